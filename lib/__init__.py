@@ -1,0 +1,11 @@
+"""Navmesh generator and runtime: pure Python plus numpy, usable with or without Blender.
+
+    from lib import generate, BakeParams
+    mesh = generate(vertices, triangles, BakeParams(agent_radius=0.4))
+"""
+from .errors import BakeCancelled, NavMeshError
+from .navmesh import NavMesh, load, save
+from .params import BakeParams
+from .pipeline import generate
+
+__all__ = ["BakeCancelled", "BakeParams", "NavMesh", "NavMeshError", "generate", "load", "save"]

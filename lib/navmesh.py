@@ -1,0 +1,263 @@
+"""The NavMesh value every stage after decomposition produces or consumes, and its JSON form.
+
+Storage is flat (CSR) so that queries can vectorise: polygon p owns the edge slots
+`poly_offsets[p]:poly_offsets[p+1]`. Edge k of a polygon runs from its vertex k to vertex k+1.
+Per-edge arrays (`poly_vertices`, `neighbors`, `edge_clearance`) share those slots.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import NavMeshError
+from .params import BakeParams
+
+FORMAT_NAME = "navmesh"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class NavMesh:
+    """Convex polygons over the walkable surface (world Z-up, meters).
+
+    vertices: (V, 3) float64. poly_offsets: (P+1,) int64. poly_vertices: (E,) int64,
+    counter-clockwise seen from +Z. neighbors: (E,) int64, the polygon across each edge or -1.
+    regions, areas: (P,) int64, connected-island id and area id per polygon.
+    detail_vertices / detail_triangles / detail_polygons: a triangulated surface that follows the
+    real floor within max_height_error; triangle t belongs to polygon detail_polygons[t].
+    edge_clearance: (E,) float64 or None: largest agent radius that can cross each edge
+    (0 on boundary edges, inf where nothing limits it).
+    cross_clearance: flat float64 or None: per polygon an n×n row-major block (n = its edge count) at
+    cross_offsets[p]:cross_offsets[p+1]; entry [i, j] is the widest agent radius that can enter by
+    edge i and leave by edge j.
+    empty_reason: why the mesh is empty, when it is.
+    """
+
+    vertices: np.ndarray
+    poly_offsets: np.ndarray
+    poly_vertices: np.ndarray
+    neighbors: np.ndarray
+    regions: np.ndarray
+    areas: np.ndarray
+    params: BakeParams
+    detail_vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    detail_triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    detail_polygons: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    edge_clearance: np.ndarray | None = None
+    cross_clearance: np.ndarray | None = None
+    links: list = field(default_factory=list)
+    empty_reason: str | None = None
+
+    @classmethod
+    def empty(cls, params: BakeParams, reason: str) -> "NavMesh":
+        return cls(
+            vertices=np.zeros((0, 3)),
+            poly_offsets=np.zeros(1, dtype=np.int64),
+            poly_vertices=np.zeros(0, dtype=np.int64),
+            neighbors=np.zeros(0, dtype=np.int64),
+            regions=np.zeros(0, dtype=np.int64),
+            areas=np.zeros(0, dtype=np.int64),
+            params=params,
+            empty_reason=reason,
+        )
+
+    @property
+    def polygon_count(self) -> int:
+        return len(self.poly_offsets) - 1
+
+    @property
+    def is_empty(self) -> bool:
+        return self.polygon_count == 0
+
+    @property
+    def polygon_sizes(self) -> np.ndarray:
+        return np.diff(self.poly_offsets)
+
+    @property
+    def edge_polygon(self) -> np.ndarray:
+        """(E,) the polygon that owns each edge slot."""
+        return np.repeat(np.arange(self.polygon_count), self.polygon_sizes)
+
+    @property
+    def edge_next_vertex(self) -> np.ndarray:
+        """(E,) the vertex each edge runs to (vertex k+1 of its polygon, wrapping)."""
+        nxt = np.arange(1, len(self.poly_vertices) + 1)
+        nxt[self.poly_offsets[1:] - 1] = self.poly_offsets[:-1]
+        return self.poly_vertices[nxt]
+
+    @property
+    def cross_offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.polygon_sizes**2)]).astype(np.int64)
+
+    @property
+    def polygons(self) -> list[list[int]]:
+        return [self.poly_vertices[a:b].tolist() for a, b in zip(self.poly_offsets[:-1], self.poly_offsets[1:])]
+
+    def polygon(self, p: int) -> np.ndarray:
+        return self.poly_vertices[self.poly_offsets[p] : self.poly_offsets[p + 1]]
+
+    def area_xy(self) -> float:
+        """Walkable area seen from above (m²)."""
+        if self.is_empty:
+            return 0.0
+        a = self.vertices[self.poly_vertices, :2]
+        b = self.vertices[self.edge_next_vertex, :2]
+        return float(0.5 * np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
+
+    def to_dict(self) -> dict:
+        def per_poly(flat: np.ndarray, offsets: np.ndarray, cast) -> list:
+            return [[cast(x) for x in flat[a:b]] for a, b in zip(offsets[:-1], offsets[1:])]
+
+        data = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "units": "meter",
+            "up_axis": "Z",
+            "params": self.params.to_dict(),
+            "vertices": self.vertices.tolist(),
+            "polygons": self.polygons,
+            "neighbors": per_poly(self.neighbors, self.poly_offsets, int),
+            "regions": self.regions.astype(int).tolist(),
+            "areas": self.areas.astype(int).tolist(),
+            "detail": {
+                "vertices": self.detail_vertices.tolist(),
+                "triangles": self.detail_triangles.astype(int).tolist(),
+                "polygons": self.detail_polygons.astype(int).tolist(),
+            },
+            "edge_clearance": None
+            if self.edge_clearance is None
+            else per_poly(self.edge_clearance, self.poly_offsets, _float_out),
+            "cross_clearance": None
+            if self.cross_clearance is None
+            else per_poly(self.cross_clearance, self.cross_offsets, _float_out),
+            "links": list(self.links),
+        }
+        if self.empty_reason is not None:
+            data["empty_reason"] = self.empty_reason
+        return data
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "NavMesh":
+        """Rebuild from `to_dict` output; every inconsistency is a NavMeshError naming it."""
+        if not isinstance(data, dict):
+            raise NavMeshError("navmesh JSON must be an object at the top level")
+        if data.get("format") != FORMAT_NAME:
+            raise NavMeshError(f"not a navmesh file: format is {data.get('format')!r}, expected {FORMAT_NAME!r}")
+        if data.get("version") != FORMAT_VERSION:
+            raise NavMeshError(f"unsupported navmesh version {data.get('version')!r}; this reader knows {FORMAT_VERSION}")
+        if data.get("up_axis", "Z") != "Z":
+            raise NavMeshError(f"navmesh has up_axis {data.get('up_axis')!r}; only Z-up files can be loaded back")
+        for key in ("params", "vertices", "polygons", "neighbors", "regions", "areas"):
+            if key not in data:
+                raise NavMeshError(f"navmesh JSON is missing the field {key!r}")
+        params = BakeParams.from_dict(data["params"])
+        vertices = _array(data["vertices"], np.float64, "vertices").reshape(-1, 3)
+        polygons = data["polygons"]
+        if not isinstance(polygons, list) or not all(isinstance(p, list) and len(p) >= 3 for p in polygons):
+            raise NavMeshError("polygons must be a list of vertex-index lists with at least 3 entries each")
+        sizes = np.array([len(p) for p in polygons], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        poly_vertices = _flat_ints(polygons, "polygons")
+        if len(poly_vertices) and (poly_vertices.min() < 0 or poly_vertices.max() >= len(vertices)):
+            raise NavMeshError("polygons refer to vertex indices out of range")
+        neighbors = _per_edge(data["neighbors"], sizes, "neighbors", int)
+        if len(neighbors) and (neighbors.min() < -1 or neighbors.max() >= len(sizes)):
+            raise NavMeshError("neighbors refer to polygon indices out of range")
+        regions = _array(data["regions"], np.int64, "regions")
+        areas = _array(data["areas"], np.int64, "areas")
+        if len(regions) != len(sizes) or len(areas) != len(sizes):
+            raise NavMeshError("regions and areas need one entry per polygon")
+        detail = data.get("detail") or {}
+        detail_vertices = _array(detail.get("vertices", []), np.float64, "detail.vertices").reshape(-1, 3)
+        detail_triangles = _array(detail.get("triangles", []), np.int64, "detail.triangles").reshape(-1, 3)
+        detail_polygons = _array(detail.get("polygons", []), np.int64, "detail.polygons")
+        if len(detail_triangles) != len(detail_polygons):
+            raise NavMeshError("detail.polygons needs one entry per detail triangle")
+        if len(detail_triangles) and (detail_triangles.min() < 0 or detail_triangles.max() >= len(detail_vertices)):
+            raise NavMeshError("detail.triangles refer to vertex indices out of range")
+        edge_clearance = None
+        if data.get("edge_clearance") is not None:
+            edge_clearance = _per_edge(data["edge_clearance"], sizes, "edge_clearance", _float_in)
+        cross_clearance = None
+        if data.get("cross_clearance") is not None:
+            cross_clearance = _per_edge(data["cross_clearance"], sizes**2, "cross_clearance", _float_in)
+        return cls(
+            vertices=vertices,
+            poly_offsets=offsets,
+            poly_vertices=poly_vertices,
+            neighbors=neighbors,
+            regions=regions,
+            areas=areas,
+            params=params,
+            detail_vertices=detail_vertices,
+            detail_triangles=detail_triangles,
+            detail_polygons=detail_polygons,
+            edge_clearance=edge_clearance,
+            cross_clearance=cross_clearance,
+            links=list(data.get("links") or []),
+            empty_reason=data.get("empty_reason"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "NavMesh":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise NavMeshError(f"navmesh file is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+def save(navmesh: NavMesh, path, indent: int | None = None) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(navmesh.to_json(indent=indent))
+
+
+def load(path) -> NavMesh:
+    with open(path, encoding="utf-8") as fh:
+        return NavMesh.from_json(fh.read())
+
+
+def _float_out(x: float):
+    """JSON has no infinity: +inf (unlimited clearance) is written as null."""
+    return None if math.isinf(x) else float(x)
+
+
+def _float_in(x) -> float:
+    return math.inf if x is None else float(x)
+
+
+def _array(values, dtype, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError):
+        raise NavMeshError(f"field {name!r} has entries of the wrong type or shape") from None
+    if dtype == np.float64 and arr.size and not np.all(np.isfinite(arr)):
+        raise NavMeshError(f"field {name!r} has NaN or infinite values")
+    return arr.reshape(-1) if arr.ndim <= 1 else arr
+
+
+def _flat_ints(lists: list, name: str) -> np.ndarray:
+    try:
+        flat = [int(x) for row in lists for x in row]
+    except (TypeError, ValueError):
+        raise NavMeshError(f"field {name!r} must hold lists of integers") from None
+    return np.asarray(flat, dtype=np.int64)
+
+
+def _per_edge(lists, sizes: np.ndarray, name: str, cast) -> np.ndarray:
+    if not isinstance(lists, list) or len(lists) != len(sizes):
+        raise NavMeshError(f"field {name!r} needs one list per polygon")
+    for row, n in zip(lists, sizes):
+        if not isinstance(row, list) or len(row) != n:
+            raise NavMeshError(f"field {name!r} has a list of the wrong length for its polygon")
+    try:
+        flat = [cast(x) for row in lists for x in row]
+    except (TypeError, ValueError):
+        raise NavMeshError(f"field {name!r} has entries of the wrong type") from None
+    return np.asarray(flat, dtype=np.float64 if cast is _float_in else np.int64)

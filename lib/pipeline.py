@@ -1,0 +1,67 @@
+"""The bake pipeline: triangle soup -> NavMesh, one stage after another (Recast's rcBuild* chain)."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import clearance, contours, detail, heightfield, polygons, regions
+from .navmesh import NavMesh
+from .params import BakeParams
+from .soup import prepare_soup
+
+ProgressCallback = Callable[[str, float], None]
+
+
+def generate(
+    vertices,
+    triangles,
+    params: BakeParams | None = None,
+    walkable=None,
+    areas=None,
+    progress: ProgressCallback | None = None,
+) -> NavMesh:
+    """Bake a navmesh from a world-space triangle soup (Z-up, meters).
+
+    walkable: optional per-triangle bool, False for "obstacle only" (blocks, never walked on).
+    areas: optional per-triangle area id (0..63).
+    progress: called as progress(stage, fraction_done); it may raise lib.errors.BakeCancelled to stop.
+    Raises NavMeshError for unusable input; returns an empty NavMesh with `empty_reason` when the
+    input is valid but nothing is walkable.
+    """
+    params = params or BakeParams()
+    report = progress or (lambda stage, fraction: None)
+    report("input", 0.0)
+    soup = prepare_soup(vertices, triangles, walkable, areas)
+    if soup.empty_reason:
+        return NavMesh.empty(params, soup.empty_reason)
+    report("heightfield", 0.05)
+    hf = heightfield.build_heightfield(soup, params)
+    if hf.span_count == 0:
+        return NavMesh.empty(params, "no walkable surface: nothing is flat enough with enough headroom")
+    report("regions", 0.35)
+    region_map = regions.build_regions(hf, params)
+    if region_map.region_count == 0:
+        return NavMesh.empty(
+            params, "no walkable area is left after eroding by the agent radius and dropping small islands"
+        )
+    report("contours", 0.5)
+    outlines = contours.build_contours(hf, region_map, params)
+    report("polygons", 0.65)
+    mesh = polygons.build_polygons(outlines, params)
+    if mesh.is_empty:
+        return NavMesh.empty(params, "the walkable outlines were too small to hold a polygon")
+    report("detail", 0.8)
+    mesh = detail.build_detail(mesh, hf, params)
+    report("clearance", 0.9)
+    mesh = clearance.compute_clearance(mesh)
+    mesh = _to_world(mesh, soup.origin)
+    report("done", 1.0)
+    return mesh
+
+
+def _to_world(mesh: NavMesh, origin: np.ndarray) -> NavMesh:
+    mesh.vertices = mesh.vertices + origin
+    if len(mesh.detail_vertices):
+        mesh.detail_vertices = mesh.detail_vertices + origin
+    return mesh

@@ -1,0 +1,96 @@
+"""Input stage: validate and normalise a triangle soup before voxelisation.
+
+Level geometry is a polygon soup. This stage turns whatever arrays the caller has into a
+clean `TriangleSoup`: finite coordinates, valid indices, no degenerate triangles, and a local
+origin so that coordinates around 1e6 keep their precision in the later stages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import NavMeshError
+
+# A triangle whose doubled area is below this fraction of its longest edge squared is degenerate.
+_DEGENERATE_RATIO = 1e-12
+
+
+@dataclass(frozen=True)
+class TriangleSoup:
+    """A clean soup in a local frame: world = local + origin.
+
+    vertices: (N, 3) float64, local frame. triangles: (M, 3) int64, none degenerate.
+    walkable: (M,) bool, False for "obstacle only" triangles that block but are never walked on.
+    areas: (M,) int32 area id per triangle. origin: (3,) float64.
+    empty_reason: set when nothing usable is left (then M == 0).
+    """
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    walkable: np.ndarray
+    areas: np.ndarray
+    origin: np.ndarray
+    empty_reason: str | None = None
+
+
+def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup:
+    """Check and normalise caller arrays; raise NavMeshError naming the first problem found."""
+    try:
+        verts = np.asarray(vertices, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise NavMeshError(f"vertices are not numeric: {exc}") from None
+    if verts.size == 0:
+        verts = verts.reshape(0, 3)
+    if verts.ndim != 2 or verts.shape[1] != 3:
+        raise NavMeshError(f"vertices must have shape (N, 3), got {verts.shape}")
+    try:
+        tris_raw = np.asarray(triangles)
+    except (TypeError, ValueError) as exc:
+        raise NavMeshError(f"triangles are not an index array: {exc}") from None
+    if tris_raw.size == 0:
+        tris_raw = tris_raw.reshape(0, 3)
+    if tris_raw.ndim != 2 or tris_raw.shape[1] != 3:
+        raise NavMeshError(f"triangles must have shape (M, 3), got {tris_raw.shape}")
+    if tris_raw.dtype.kind == "f":
+        if not np.all(np.isfinite(tris_raw)) or np.any(tris_raw != np.round(tris_raw)):
+            raise NavMeshError("triangle indices must be whole numbers")
+    elif tris_raw.dtype.kind not in "iu":
+        raise NavMeshError(f"triangle indices must be integers, got dtype {tris_raw.dtype}")
+    tris = tris_raw.astype(np.int64)
+    m = len(tris)
+
+    walk = np.ones(m, dtype=bool) if walkable is None else np.asarray(walkable, dtype=bool).reshape(-1)
+    area = np.zeros(m, dtype=np.int32) if areas is None else np.asarray(areas).reshape(-1)
+    if len(walk) != m:
+        raise NavMeshError(f"walkable flags: expected one per triangle ({m}), got {len(walk)}")
+    if len(area) != m:
+        raise NavMeshError(f"area ids: expected one per triangle ({m}), got {len(area)}")
+    if area.dtype.kind not in "iu" or (m and (area.min() < 0 or area.max() > 63)):
+        raise NavMeshError("area ids must be integers from 0 to 63")
+    area = area.astype(np.int32)
+
+    bad = ~np.isfinite(verts).all(axis=1)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise NavMeshError(f"{int(bad.sum())} vertices have NaN or infinite coordinates (first: vertex {first})")
+    if m and (tris.min() < 0 or tris.max() >= len(verts)):
+        bad_tri = int(np.flatnonzero((tris < 0).any(axis=1) | (tris >= len(verts)).any(axis=1))[0])
+        raise NavMeshError(
+            f"triangle {bad_tri} has vertex index {tris[bad_tri].tolist()} out of range for {len(verts)} vertices"
+        )
+
+    origin = verts.min(axis=0) if len(verts) else np.zeros(3)
+    local = verts - origin
+    empty = np.zeros((0, 3), dtype=np.int64)
+    if m == 0:
+        return TriangleSoup(local, empty, walk[:0], area[:0], origin, "the input has no triangles")
+
+    p0, p1, p2 = local[tris[:, 0]], local[tris[:, 1]], local[tris[:, 2]]
+    doubled_area = np.linalg.norm(np.cross(p1 - p0, p2 - p0), axis=1)
+    longest_sq = np.maximum.reduce([((p1 - p0) ** 2).sum(1), ((p2 - p1) ** 2).sum(1), ((p0 - p2) ** 2).sum(1)])
+    keep = doubled_area > _DEGENERATE_RATIO * np.maximum(longest_sq, 1e-300)
+    keep &= longest_sq > 0
+    if not keep.any():
+        return TriangleSoup(local, empty, walk[:0], area[:0], origin, f"all {m} triangles are degenerate (zero area)")
+    return TriangleSoup(local, tris[keep], walk[keep], area[keep], origin)
