@@ -1,0 +1,174 @@
+"""Benchmark: bake every scene and print one JSON line per scene, then the peers and the ratios.
+
+    python -m bench.run [--repeats 5] [--no-peers] [--only NAME ...]
+
+Each scene is baked in its own process so `peak_mb` (peak resident memory of that process,
+interpreter and numpy included) belongs to that scene alone. The shared Recast demo scenes use
+RecastDemo's parameters, and ../shared/bench/peers (Recast WASM, navcat) runs on the same scene,
+parameters and queries in the same run, so ratios compare like with like.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+PEERS_SRC = REPO.parent / "shared" / "bench" / "peers"
+PEERS_WORK = REPO / "bench" / "peers_work"
+
+# RecastDemo's defaults, as in ../shared/bench/peers/params-recastdemo.json.
+RECAST_DEMO = {
+    "cell_size": 0.3, "cell_height": 0.2, "agent_height": 2.0, "agent_radius": 0.6, "agent_max_climb": 0.9,
+    "agent_max_slope": 45.0, "region_min_area": 8 * 8 * 0.3 * 0.3, "max_verts_per_poly": 6,
+    "max_edge_error": 1.3, "max_height_error": 0.2,
+}
+OWN_SCENE_PARAMS = {"cell_size": 0.2, "cell_height": 0.1, "agent_radius": 0.5, "agent_height": 2.0,
+                    "agent_max_climb": 0.5, "max_edge_error": 0.2}
+
+
+def scene_arrays(name: str):
+    from bench import scenes
+
+    for stem, v, t, path in scenes.shared_scenes():
+        if stem == name:
+            return v, t, None, RECAST_DEMO, scenes.shared_queries(path)
+    for stem, scene in scenes.own_scenes():
+        if stem == name:
+            return scene.vertices, scene.triangles, scene.walkable, OWN_SCENE_PARAMS, None
+    raise SystemExit(f"unknown scene {name!r}")
+
+
+def bake_one(name: str, repeats: int) -> dict:
+    """Bake one scene `repeats` times in this process and measure it (called in a child process)."""
+    from lib import BakeParams, generate
+
+    vertices, triangles, walkable, params, queries = scene_arrays(name)
+    params = BakeParams(**params)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        mesh = generate(vertices, triangles, params, walkable=walkable)
+        times.append(time.perf_counter() - t0)
+    row = {
+        "scene": name, "triangles": int(len(triangles)), "bake_s": round(statistics.median(times), 4),
+        "polygons": mesh.polygon_count, "vertices": int(len(mesh.vertices)), "area": round(mesh.area_xy(), 3),
+        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    if queries is not None:
+        row.update(query_figures(mesh, queries))
+    return row
+
+
+def query_figures(mesh, queries: np.ndarray) -> dict:
+    from lib import query
+
+    times, found, reached, lengths = [], 0, 0, []
+    paths = []
+    for q in queries:
+        t0 = time.perf_counter()
+        result = query.find_path(mesh, q[:3], q[3:])
+        times.append(time.perf_counter() - t0)
+        ok = result.status in ("found", "partial") and len(result.points) > 0
+        hit = bool(ok and np.linalg.norm(result.points[-1] - q[3:]) < 0.5)
+        found += ok
+        reached += hit
+        if hit:
+            lengths.append(result.length)
+        paths.append({"reached": hit, "length": float(result.length) if ok else None})
+    return {
+        "query_ms_median": round(1000 * statistics.median(times), 4), "queries": len(queries),
+        "found": int(found), "reached": int(reached),
+        "mean_length": round(float(np.mean(lengths)), 3) if lengths else None, "paths": paths,
+    }
+
+
+def run_child(name: str, repeats: int) -> dict:
+    out = subprocess.run([sys.executable, "-m", "bench.run", "--child", name, "--repeats", str(repeats)],
+                         cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"scene": name, "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def peers_ready() -> bool:
+    if not PEERS_SRC.exists() or shutil.which("node") is None:
+        return False
+    if not (PEERS_WORK / "node_modules").exists():
+        shutil.copytree(PEERS_SRC, PEERS_WORK, dirs_exist_ok=True)
+        for f in PEERS_WORK.iterdir():
+            f.chmod(0o644 if f.is_file() else 0o755)
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=PEERS_WORK, check=True)
+    return True
+
+
+def run_peer(script: str, obj: pathlib.Path) -> dict:
+    args = ["node", script, str(obj), "params-recastdemo.json"]
+    qpath = obj.with_suffix(".queries.json")
+    if qpath.exists():
+        args.append(str(qpath))
+    out = subprocess.run(args, cwd=PEERS_WORK, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def ratios(ours: dict, recast: dict, navcat: dict) -> dict:
+    row = {
+        "scene": ours["scene"],
+        "bake_vs_navcat": round(ours["bake_s"] * 1000 / navcat["build_ms_median"], 2),
+        "bake_vs_recast": round(ours["bake_s"] * 1000 / recast["build_ms_median"], 2),
+        "polygons_vs_recast": round(ours["polygons"] / recast["polys"], 3),
+        "area_vs_recast": round(ours["area"] / recast["area_xz"], 3),
+    }
+    if "query_ms_median" in ours and "query_ms_median" in navcat:
+        row["query_vs_navcat"] = round(ours["query_ms_median"] / navcat["query_ms_median"], 2)
+        both = [(a["length"], b["length"]) for a, b in zip(ours["paths"], recast["paths"]) if a["reached"] and b["reached"]]
+        if both:
+            row["length_vs_detour"] = round(sum(a for a, _ in both) / sum(b for _, b in both), 4)
+            row["length_pairs"] = len(both)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(bake_one(args.child, args.repeats)))
+        return
+
+    from bench import scenes
+
+    shared = {stem: path for stem, _, _, path in scenes.shared_scenes()}
+    if not shared:
+        print(json.dumps({"note": f"shared scenes not found at {scenes.SHARED_SCENES}; skipped"}))
+    names = list(shared) + [name for name, _ in scenes.own_scenes()]
+    if args.only:
+        names = [n for n in names if n in args.only]
+    use_peers = not args.no_peers and bool(shared) and peers_ready()
+    for name in names:
+        row = run_child(name, args.repeats)
+        print(json.dumps({k: v for k, v in row.items() if k != "paths"}), flush=True)
+        if use_peers and name in shared and "error" not in row:
+            recast = run_peer("recast.mjs", shared[name])
+            navcat = run_peer("navcat.mjs", shared[name])
+            for label, peer in (("recast", recast), ("navcat", navcat)):
+                print(json.dumps({"scene": name, "peer": label, "build_ms_median": peer["build_ms_median"],
+                                  "polys": peer["polys"], "verts": peer["verts"], "area_xz": round(peer["area_xz"], 3),
+                                  "query_ms_median": peer.get("query_ms_median"),
+                                  "reached": sum(p["reached"] for p in peer.get("paths", []))}), flush=True)
+            print(json.dumps({"ratios": ratios(row, recast, navcat)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

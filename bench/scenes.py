@@ -1,0 +1,101 @@
+"""Benchmark scenes: the shared Recast demo levels (when present) and levels generated here."""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+
+from tests.scenes import Scene, rotated_boxes_scene
+
+SHARED_SCENES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "scenes"
+
+
+def load_obj_z_up(path: pathlib.Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read an OBJ (Y-up as written) into Z-up world arrays: (x, y, z) -> (x, -z, y), as Blender imports it."""
+    verts, tris = [], []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "v":
+            verts.append([float(parts[1]), float(parts[2]), float(parts[3])])
+        elif parts[0] == "f":
+            idx = [int(p.split("/")[0]) for p in parts[1:]]
+            idx = [i - 1 if i > 0 else len(verts) + i for i in idx]
+            tris += [(idx[0], idx[k], idx[k + 1]) for k in range(1, len(idx) - 1)]
+    v = np.asarray(verts, dtype=np.float64)
+    return np.stack([v[:, 0], -v[:, 2], v[:, 1]], axis=1), np.asarray(tris, dtype=np.int64)
+
+
+def y_up_to_z_up(points: np.ndarray) -> np.ndarray:
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    return np.stack([points[:, 0], -points[:, 2], points[:, 1]], axis=1)
+
+
+def shared_scenes() -> list[tuple[str, np.ndarray, np.ndarray, pathlib.Path]]:
+    """(name, vertices, triangles, obj path) for each shared OBJ; empty when ../shared is absent."""
+    out = []
+    for path in sorted(SHARED_SCENES.glob("*.obj")):
+        v, t = load_obj_z_up(path)
+        out.append((path.stem, v, t, path))
+    return out
+
+
+def shared_queries(obj_path: pathlib.Path) -> np.ndarray | None:
+    """(Q, 6) start/goal pairs in Z-up world, from the scene's *.queries.json (Y-up)."""
+    qpath = obj_path.with_suffix(".queries.json")
+    if not qpath.exists():
+        return None
+    q = np.asarray(json.loads(qpath.read_text()), dtype=np.float64)
+    return np.hstack([y_up_to_z_up(q[:, :3]), y_up_to_z_up(q[:, 3:])])
+
+
+def large_terrain(target_triangles: int = 150_000, seed: int = 7) -> Scene:
+    """Rolling terrain tessellated finely plus scattered crates: a big, realistic soup."""
+    rng = np.random.default_rng(seed)
+    crates = 400
+    n = int(np.sqrt((target_triangles - crates * 12) / 2)) + 1
+    size = 160.0
+    xs = np.linspace(0, size, n + 1)
+    gx, gy = np.meshgrid(xs, xs)
+    gz = 1.5 * np.sin(gx / 13.0) * np.cos(gy / 17.0) + 0.4 * np.sin(gx / 3.1 + gy / 4.3)
+    verts = np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1)
+    i, j = np.meshgrid(np.arange(n), np.arange(n))
+    a = (j * (n + 1) + i).ravel()
+    tris = np.concatenate([np.stack([a, a + 1, a + n + 2], 1), np.stack([a, a + n + 2, a + n + 1], 1)])
+    scene = Scene().add(verts, tris)
+    for _ in range(crates):
+        cx, cy = rng.uniform(5, size - 5, size=2)
+        scene.box((cx, cy, -1.0), (*rng.uniform(0.8, 3.0, size=2), 4.0), float(rng.uniform(0, 180)))
+    return scene
+
+
+def multi_storey() -> Scene:
+    """Three floors stacked 3.5 m apart, joined by stairs through an opening in each slab, with pillars."""
+    scene = Scene()
+    run, rise, steps = 0.3, 0.25, 14
+    stair_x0, stair_x1 = 20.0, 20.0 + run * steps
+    bands = [(0.0, 4.0), (16.0, 20.0)]  # the y-band of the stairs leaving floor 0 and floor 1
+    for level in range(3):
+        z = level * 3.5
+        if level == 0:
+            scene.floor(0, 0, 30, 20, z)
+        else:  # a slab with an opening where the stairs from the floor below arrive
+            y0, y1 = bands[level - 1]
+            rest = (4.0, 20.0) if y0 == 0.0 else (0.0, 16.0)
+            scene.box((15, sum(rest) / 2, z - 0.2), (30, rest[1] - rest[0], 0.2))
+            scene.box(((stair_x0 - 1) / 2, (y0 + y1) / 2, z - 0.2), (stair_x0 - 1, y1 - y0, 0.2))
+            scene.box(((stair_x1 + 30) / 2, (y0 + y1) / 2, z - 0.2), (30 - stair_x1, y1 - y0, 0.2))
+        for px in (8, 14):
+            scene.box((px, 8, z), (0.6, 0.6, 3.3))
+            scene.box((px, 12, z), (0.6, 0.6, 3.3))
+        if level < 2:
+            y0, y1 = bands[level]
+            scene.stairs(stair_x0, y0 + 0.5, width=3.0, step_run=run, step_rise=rise, steps=steps, z0=z)
+    return scene
+
+
+def own_scenes() -> list[tuple[str, Scene]]:
+    boxes, _ = rotated_boxes_scene(11, count=30, extent=40.0)
+    return [("rotated_boxes", boxes), ("multi_storey", multi_storey()), ("large_terrain_150k", large_terrain())]

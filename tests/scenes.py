@@ -1,0 +1,94 @@
+"""Small test levels built from numpy, with the exact answers tests compare against.
+
+Each builder returns a `Scene`: a world-space triangle soup (Z-up, meters) with optional
+per-triangle walkable flags. Geometry is closed and outward-facing like modelled levels.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Corner order of a unit box: bit 0 = +x, bit 1 = +y, bit 2 = +z.
+_BOX_QUADS = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
+
+
+@dataclass
+class Scene:
+    vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    walkable: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def add(self, vertices, triangles, walkable: bool = True) -> "Scene":
+        base = len(self.vertices)
+        self.vertices = np.vstack([self.vertices, np.asarray(vertices, dtype=np.float64)])
+        self.triangles = np.vstack([self.triangles, np.asarray(triangles, dtype=np.int64) + base])
+        self.walkable = np.concatenate([self.walkable, np.full(len(triangles), walkable)])
+        return self
+
+    def quad(self, a, b, c, d, walkable: bool = True) -> "Scene":
+        """A planar quad a-b-c-d, counter-clockwise seen from the side its normal faces."""
+        return self.add([a, b, c, d], [(0, 1, 2), (0, 2, 3)], walkable)
+
+    def floor(self, x0, y0, x1, y1, z=0.0, walkable: bool = True) -> "Scene":
+        return self.quad((x0, y0, z), (x1, y0, z), (x1, y1, z), (x0, y1, z), walkable)
+
+    def box(self, center, size, yaw_deg: float = 0.0, walkable: bool = True) -> "Scene":
+        """A closed box; center is the centre of its bottom face."""
+        cx, cy, cz = center
+        sx, sy, sz = size
+        c, s = math.cos(math.radians(yaw_deg)), math.sin(math.radians(yaw_deg))
+        corners = []
+        for k in range(8):
+            lx = (sx / 2) * (1 if k & 1 else -1)
+            ly = (sy / 2) * (1 if k & 2 else -1)
+            corners.append((cx + c * lx - s * ly, cy + s * lx + c * ly, cz + (sz if k & 4 else 0.0)))
+        tris = [(q[0], q[1], q[2]) for q in _BOX_QUADS] + [(q[0], q[2], q[3]) for q in _BOX_QUADS]
+        return self.add(corners, tris, walkable)
+
+    def wall(self, x0, y0, x1, y1, height, thickness, z=0.0, walkable: bool = True) -> "Scene":
+        """A wall box from (x0, y0) to (x1, y1) with the given thickness."""
+        length = math.hypot(x1 - x0, y1 - y0)
+        yaw = math.degrees(math.atan2(y1 - y0, x1 - x0))
+        return self.box(((x0 + x1) / 2, (y0 + y1) / 2, z), (length, thickness, height), yaw, walkable)
+
+    def stairs(self, x0, y0, width, step_run, step_rise, steps, z0=0.0) -> "Scene":
+        """Solid steps climbing along +x from (x0, y0), each a closed box."""
+        for k in range(steps):
+            top = z0 + (k + 1) * step_rise
+            self.box((x0 + (k + 0.5) * step_run, y0 + width / 2, z0), (step_run, width, top - z0))
+        return self
+
+    def ramp(self, x0, y0, x1, y1, z0, z1) -> "Scene":
+        """A sloped quad rising along +x from z0 at x0 to z1 at x1."""
+        return self.quad((x0, y0, z0), (x1, y0, z1), (x1, y1, z1), (x0, y1, z0))
+
+
+def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
+    """A square floor with boxes at random rotations, and the exact free space as a shapely geometry.
+
+    Returns (scene, exact_free(r)) where exact_free(r) = floor.buffer(-r) minus boxes.buffer(r).
+    """
+    from shapely.geometry import Polygon, box as shapely_box
+    from shapely.ops import unary_union
+
+    rng = np.random.default_rng(seed)
+    scene = Scene().floor(0, 0, extent, extent)
+    footprints = []
+    for _ in range(count):
+        cx, cy = rng.uniform(3, extent - 3, size=2)
+        sx, sy = rng.uniform(0.6, 2.5, size=2)
+        yaw = float(rng.uniform(0, 180))
+        scene.box((cx, cy, 0.0), (sx, sy, 1.5), yaw)
+        c, s = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
+        pts = [(cx + c * dx - s * dy, cy + s * dx + c * dy) for dx, dy in
+               ((-sx / 2, -sy / 2), (sx / 2, -sy / 2), (sx / 2, sy / 2), (-sx / 2, sy / 2))]
+        footprints.append(Polygon(pts))
+    floor = shapely_box(0, 0, extent, extent)
+    obstacles = unary_union(footprints)
+
+    def exact_free(r: float):
+        return floor.buffer(-r, join_style="mitre").difference(obstacles.buffer(r))
+
+    return scene, exact_free

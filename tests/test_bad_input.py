@@ -1,0 +1,85 @@
+"""Bad input gets a NavMeshError naming the problem, or an empty NavMesh with a reason (issue 2)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lib import BakeParams, NavMeshError, generate
+from tests.scenes import Scene
+
+FLOOR = Scene().floor(0, 0, 4, 4)
+
+
+def test_empty_input_gives_an_empty_mesh_with_a_reason():
+    mesh = generate(np.zeros((0, 3)), np.zeros((0, 3), dtype=int))
+    assert mesh.is_empty and "no triangles" in mesh.empty_reason
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_coordinates_are_named(bad):
+    verts = FLOOR.vertices.copy()
+    verts[2, 1] = bad
+    with pytest.raises(NavMeshError, match="NaN or infinite.*vertex 2"):
+        generate(verts, FLOOR.triangles)
+
+
+@pytest.mark.parametrize("index", [-1, 4, 99])
+def test_indices_out_of_range_are_named(index):
+    tris = FLOOR.triangles.copy()
+    tris[1, 2] = index
+    with pytest.raises(NavMeshError, match="triangle 1 .*out of range"):
+        generate(FLOOR.vertices, tris)
+
+
+@pytest.mark.parametrize(
+    "vertices, triangles, message",
+    [
+        (np.zeros((4, 2)), [[0, 1, 2]], "shape"),
+        ([[0, 0, 0]] * 3, [[0, 1]], "shape"),
+        ([[0, 0, 0]] * 3, [[0.0, 1.5, 2.0]], "whole numbers"),
+        ([["a", 0, 0]] * 3, [[0, 1, 2]], "not numeric"),
+    ],
+)
+def test_malformed_arrays_are_named(vertices, triangles, message):
+    with pytest.raises(NavMeshError, match=message):
+        generate(vertices, triangles)
+
+
+def test_only_degenerate_triangles_give_an_empty_mesh_with_a_reason():
+    verts = np.array([[0, 0, 0], [1, 1, 0], [2, 2, 0], [5, 5, 5]], dtype=float)
+    mesh = generate(verts, [[0, 1, 2], [3, 3, 3], [0, 0, 1]])
+    assert mesh.is_empty and "degenerate" in mesh.empty_reason
+
+
+def test_nothing_walkable_gives_an_empty_mesh_with_a_reason():
+    walls = Scene().quad((0, 0, 0), (5, 0, 0), (5, 0, 3), (0, 0, 3)).quad((0, 1, 0), (0, 1, 3), (5, 1, 3), (5, 1, 0))
+    mesh = generate(walls.vertices, walls.triangles)
+    assert mesh.is_empty and mesh.empty_reason
+
+
+def test_a_floor_smaller_than_the_agent_gives_an_empty_mesh_with_a_reason():
+    tiny = Scene().floor(0, 0, 0.5, 0.5)
+    mesh = generate(tiny.vertices, tiny.triangles, BakeParams(agent_radius=0.4))
+    assert mesh.is_empty and "radius" in mesh.empty_reason
+
+
+def test_mismatched_flags_are_named():
+    with pytest.raises(NavMeshError, match="walkable flags"):
+        generate(FLOOR.vertices, FLOOR.triangles, walkable=[True])
+    with pytest.raises(NavMeshError, match="area ids"):
+        generate(FLOOR.vertices, FLOOR.triangles, areas=[0, 99])
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [("cell_size", 0, "cell_size"), ("agent_max_slope", 90, "agent_max_slope"),
+     ("max_verts_per_poly", 2, "max_verts_per_poly"), ("agent_radius", float("nan"), "agent_radius")],
+)
+def test_bad_parameters_are_named(field, value, message):
+    with pytest.raises(NavMeshError, match=message):
+        BakeParams(**{field: value})
+
+
+def test_unknown_parameter_names_are_rejected():
+    with pytest.raises(NavMeshError, match="agent_radios"):
+        BakeParams.from_dict({"agent_radios": 0.5})

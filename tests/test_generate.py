@@ -1,0 +1,156 @@
+"""The generator on scenes whose answer is known (issue 2)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lib import BakeParams, NavMesh, generate
+from tests.navmesh_checks import as_shapely, assert_valid_navmesh, components, connected, polygon_at, polygons_at
+from tests.scenes import Scene, rotated_boxes_scene
+
+PARAMS = BakeParams(
+    cell_size=0.1, cell_height=0.05, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.4,
+    agent_max_slope=45.0, region_min_area=0.5, max_edge_error=0.1, max_height_error=0.1,
+)
+
+
+def bake(scene: Scene, params: BakeParams = PARAMS) -> NavMesh:
+    mesh = generate(scene.vertices, scene.triangles, params, walkable=scene.walkable)
+    assert_valid_navmesh(mesh)
+    return mesh
+
+
+def room_with_doorway(door_width: float) -> Scene:
+    """Two 6 m rooms side by side; the wall between them at x = 6 has a centred doorway."""
+    scene = Scene().floor(0, 0, 12, 6)
+    gap0, gap1 = 3 - door_width / 2, 3 + door_width / 2
+    scene.wall(6, -0.1, 6, gap0, height=2.5, thickness=0.2)
+    scene.wall(6, gap1, 6, 6.1, height=2.5, thickness=0.2)
+    return scene
+
+
+@pytest.mark.parametrize("door_width, is_open", [(0.6, False), (1.2, True)])
+def test_doorway_narrower_than_agent_is_closed_and_wider_is_open(door_width, is_open):
+    mesh = bake(room_with_doorway(door_width))
+    assert connected(mesh, (3, 3, 0), (9, 3, 0)) is is_open
+    assert polygon_at(mesh, 3, 3, 0) is not None and polygon_at(mesh, 9, 3, 0) is not None
+
+
+@pytest.mark.parametrize("clearance, kept", [(1.5, False), (2.5, True)])
+def test_tunnel_lower_than_agent_height_is_excluded(clearance, kept):
+    scene = Scene().floor(0, 0, 12, 4)
+    scene.box((6, 2, clearance), (4, 6, 0.2))  # a slab over the middle, wider than the floor
+    mesh = bake(scene)
+    assert (polygon_at(mesh, 6, 2, 0) is not None) is kept
+    assert connected(mesh, (2, 2, 0), (10, 2, 0)) is kept
+
+
+@pytest.mark.parametrize("rise, joined", [(0.2, True), (0.6, False)])
+def test_stairs_connect_only_when_steps_are_within_climb(rise, joined):
+    steps = 5
+    top = rise * steps
+    scene = Scene().floor(0, 0, 6, 3)
+    scene.stairs(6, 0, width=3, step_run=0.4, step_rise=rise, steps=steps)
+    scene.box((6 + steps * 0.4 + 3, 1.5, 0), (6, 3, top))  # landing at the top
+    mesh = bake(scene)
+    assert polygon_at(mesh, 3, 1.5, 0) is not None
+    assert polygon_at(mesh, 6 + steps * 0.4 + 3, 1.5, top) is not None
+    assert connected(mesh, (3, 1.5, 0), (6 + steps * 0.4 + 3, 1.5, top)) is joined
+
+
+@pytest.mark.parametrize("angle, walkable", [(42.0, True), (48.0, False)])
+def test_slopes_just_under_and_over_max_slope(angle, walkable):
+    run = 4.0
+    rise = run * math.tan(math.radians(angle))
+    scene = Scene().floor(0, 0, 4, 4)
+    scene.ramp(4, 0, 4 + run, 4, 0, rise)
+    scene.floor(4 + run, 0, 12 + run, 4, z=rise)
+    mesh = bake(scene)
+    mid_z = rise / 2
+    assert (polygon_at(mesh, 4 + run / 2, 2, mid_z, z_tol=0.3) is not None) is walkable
+    assert connected(mesh, (2, 2, 0), (8 + run, 2, rise)) is walkable
+
+
+def test_bridge_over_walkway_keeps_both_floors_separate():
+    scene = Scene().floor(0, 4, 20, 8)  # walkway along x
+    scene.box((10, 2, 3.0), (3, 4, 0.2))  # bridge approach south of the walkway
+    scene.box((10, 6, 3.0), (3, 4, 0.2))  # deck over the walkway, 3 m up
+    scene.box((10, 10, 3.0), (3, 4, 0.2))  # approach to the north
+    mesh = bake(scene)
+    walk = polygon_at(mesh, 10, 6, 0.0, z_tol=0.2)
+    deck = polygon_at(mesh, 10, 6, 3.2, z_tol=0.2)
+    assert walk is not None and deck is not None and walk != deck
+    labels = components(mesh)
+    assert labels[walk] != labels[deck]
+    assert connected(mesh, (2, 6, 0), (18, 6, 0)), "the walkway under the bridge must stay open"
+    assert connected(mesh, (10, 1, 3.2), (10, 11, 3.2)), "the bridge must be one walkable deck"
+    z = mesh.vertices[:, 2]
+    assert np.all((np.abs(z) < 0.15) | (np.abs(z - 3.2) < 0.15)), "vertices must sit on one of the two floors"
+
+
+def test_two_disjoint_rooms_are_two_regions():
+    scene = Scene().floor(0, 0, 5, 5).floor(8, 0, 13, 5)
+    mesh = bake(scene)
+    a, b = polygon_at(mesh, 2.5, 2.5, 0), polygon_at(mesh, 10.5, 2.5, 0)
+    assert a is not None and b is not None
+    assert mesh.regions[a] != mesh.regions[b]
+    assert len(set(components(mesh).tolist())) == 2
+    assert mesh.area_xy() == pytest.approx(2 * (5 - 2 * 0.4) ** 2, rel=0.02)
+
+
+def test_flat_room_is_few_polygons_and_agent_radius_is_exact():
+    mesh = bake(Scene().floor(0, 0, 7.3, 4.1))
+    assert mesh.polygon_count == 1
+    xy = mesh.vertices[:, :2]
+    assert xy.min(axis=0) == pytest.approx([0.4, 0.4], abs=PARAMS.cell_size / 2)
+    assert xy.max(axis=0) == pytest.approx([6.9, 3.7], abs=PARAMS.cell_size / 2)
+    assert np.allclose(mesh.vertices[:, 2], 0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rotated_boxes_match_the_exact_free_space(seed):
+    scene, exact_free = rotated_boxes_scene(seed)
+    mesh = bake(scene)
+    exact = exact_free(PARAMS.agent_radius)
+    ours = as_shapely(mesh)
+    coverage = ours.intersection(exact).area / exact.area
+    spill = ours.difference(exact).area / exact.area
+    assert coverage >= 0.98, f"covers only {coverage:.2%} of the exact free space"
+    assert spill < 0.01, f"spills {spill:.2%} outside the exact free space"
+    tolerance = max(PARAMS.cell_size / 2, PARAMS.max_edge_error) + 1e-6
+    assert ours.boundary.hausdorff_distance(exact.boundary) <= tolerance
+
+
+def test_obstacle_only_objects_block_but_are_never_walked_on():
+    scene = Scene().floor(0, 0, 10, 10)
+    scene.box((5, 5, 0), (4, 4, 0.3), walkable=False)  # a low platform marked obstacle only
+    mesh = bake(scene)
+    assert not polygons_at(mesh, 5, 5)
+    assert polygon_at(mesh, 1, 1, 0) is not None
+
+
+def test_coordinates_around_a_million_keep_their_precision():
+    offset = np.array([1e6, -2e6, 1e6])
+    near = bake(Scene().floor(0, 0, 6, 4))
+    scene = Scene().floor(0, 0, 6, 4)
+    scene.vertices = scene.vertices + offset
+    far = bake(scene)
+    assert far.polygon_count == near.polygon_count
+    assert np.allclose(np.sort(far.vertices - offset, axis=0), np.sort(near.vertices, axis=0), atol=1e-6)
+
+
+def test_json_round_trip_is_lossless():
+    scene, _ = rotated_boxes_scene(4, count=4, extent=12)
+    mesh = bake(scene)
+    again = NavMesh.from_json(mesh.to_json())
+    for name in ("vertices", "poly_offsets", "poly_vertices", "neighbors", "regions", "areas",
+                 "detail_vertices", "detail_triangles", "detail_polygons"):
+        assert np.array_equal(getattr(mesh, name), getattr(again, name)), name
+    for name in ("edge_clearance", "cross_clearance"):
+        a, b = getattr(mesh, name), getattr(again, name)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert np.array_equal(a, b), name
+    assert again.params == mesh.params
