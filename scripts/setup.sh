@@ -7,8 +7,8 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import sys; sys.exit(0 if open('.venv/.installed').read() == open('requirements-test.txt').read() else 1)" 2>/dev/null; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -r requirements-test.txt
-  cp requirements-test.txt .venv/.installed
+wanted=$(cat requirements-test.txt requirements-blender.txt)
+if [ "$(cat .venv/.installed 2>/dev/null)" != "$wanted" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+  printf '%s' "$wanted" > .venv/.installed
 fi
