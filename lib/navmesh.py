@@ -18,6 +18,20 @@ from .params import BakeParams
 FORMAT_NAME = "navmesh"
 FORMAT_VERSION = 1
 
+# Y-up files (for engines) store Blender's (x, y, z) as (x, z, -y): a rotation, so lengths and
+# counter-clockwise winding (now seen from +Y) are kept; reading applies the inverse (x, -z, y).
+_Z_TO_Y_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+
+
+def to_y_up(points: np.ndarray) -> np.ndarray:
+    """Blender Z-up (x, y, z) -> Y-up (x, z, -y), for (N, 3) arrays."""
+    return np.asarray(points, dtype=np.float64).reshape(-1, 3) @ _Z_TO_Y_UP.T
+
+
+def from_y_up(points: np.ndarray) -> np.ndarray:
+    """Y-up (x, y, z) -> Blender Z-up (x, -z, y); exact inverse of `to_y_up`."""
+    return np.asarray(points, dtype=np.float64).reshape(-1, 3) @ _Z_TO_Y_UP
+
 
 @dataclass
 class NavMesh:
@@ -107,7 +121,9 @@ class NavMesh:
         b = self.vertices[self.edge_next_vertex, :2]
         return float(0.5 * np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
 
-    def to_dict(self) -> dict:
+    def to_dict(self, y_up: bool = False) -> dict:
+        """JSON-ready dict (see schema/navmesh.schema.json); y_up writes coordinates as (x, z, -y)."""
+
         def per_poly(flat: np.ndarray, offsets: np.ndarray, cast) -> list:
             return [[cast(x) for x in flat[a:b]] for a, b in zip(offsets[:-1], offsets[1:])]
 
@@ -115,15 +131,15 @@ class NavMesh:
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "units": "meter",
-            "up_axis": "Z",
+            "up_axis": "Y" if y_up else "Z",
             "params": self.params.to_dict(),
-            "vertices": self.vertices.tolist(),
+            "vertices": (to_y_up(self.vertices) if y_up else self.vertices).tolist(),
             "polygons": self.polygons,
             "neighbors": per_poly(self.neighbors, self.poly_offsets, int),
             "regions": self.regions.astype(int).tolist(),
             "areas": self.areas.astype(int).tolist(),
             "detail": {
-                "vertices": self.detail_vertices.tolist(),
+                "vertices": (to_y_up(self.detail_vertices) if y_up else self.detail_vertices).tolist(),
                 "triangles": self.detail_triangles.astype(int).tolist(),
                 "polygons": self.detail_polygons.astype(int).tolist(),
             },
@@ -139,25 +155,30 @@ class NavMesh:
             data["empty_reason"] = self.empty_reason
         return data
 
-    def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+    def to_json(self, indent: int | None = None, y_up: bool = False) -> str:
+        return json.dumps(self.to_dict(y_up=y_up), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: dict) -> "NavMesh":
-        """Rebuild from `to_dict` output; every inconsistency is a NavMeshError naming it."""
+        """Rebuild from `to_dict` output (Z-up or Y-up); every inconsistency is a NavMeshError naming it."""
         if not isinstance(data, dict):
             raise NavMeshError("navmesh JSON must be an object at the top level")
         if data.get("format") != FORMAT_NAME:
             raise NavMeshError(f"not a navmesh file: format is {data.get('format')!r}, expected {FORMAT_NAME!r}")
         if data.get("version") != FORMAT_VERSION:
             raise NavMeshError(f"unsupported navmesh version {data.get('version')!r}; this reader knows {FORMAT_VERSION}")
-        if data.get("up_axis", "Z") != "Z":
-            raise NavMeshError(f"navmesh has up_axis {data.get('up_axis')!r}; only Z-up files can be loaded back")
+        up_axis = data.get("up_axis", "Z")
+        if up_axis not in ("Z", "Y"):
+            raise NavMeshError(f"navmesh has up_axis {up_axis!r}; expected 'Z' or 'Y'")
+        if data.get("units", "meter") != "meter":
+            raise NavMeshError(f"navmesh has units {data.get('units')!r}; only 'meter' is supported")
         for key in ("params", "vertices", "polygons", "neighbors", "regions", "areas"):
             if key not in data:
                 raise NavMeshError(f"navmesh JSON is missing the field {key!r}")
+        if not isinstance(data["params"], dict):
+            raise NavMeshError("field 'params' must be an object of bake parameters")
         params = BakeParams.from_dict(data["params"])
-        vertices = _array(data["vertices"], np.float64, "vertices").reshape(-1, 3)
+        vertices = _points(data["vertices"], "vertices")
         polygons = data["polygons"]
         if not isinstance(polygons, list) or not all(isinstance(p, list) and len(p) >= 3 for p in polygons):
             raise NavMeshError("polygons must be a list of vertex-index lists with at least 3 entries each")
@@ -174,11 +195,18 @@ class NavMesh:
         if len(regions) != len(sizes) or len(areas) != len(sizes):
             raise NavMeshError("regions and areas need one entry per polygon")
         detail = data.get("detail") or {}
-        detail_vertices = _array(detail.get("vertices", []), np.float64, "detail.vertices").reshape(-1, 3)
-        detail_triangles = _array(detail.get("triangles", []), np.int64, "detail.triangles").reshape(-1, 3)
+        if not isinstance(detail, dict):
+            raise NavMeshError("field 'detail' must be an object with vertices, triangles and polygons")
+        detail_vertices = _points(detail.get("vertices", []), "detail.vertices")
+        detail_triangles = _array(detail.get("triangles", []), np.int64, "detail.triangles")
+        if detail_triangles.size % 3:
+            raise NavMeshError("field 'detail.triangles' must hold triples of vertex indices")
+        detail_triangles = detail_triangles.reshape(-1, 3)
         detail_polygons = _array(detail.get("polygons", []), np.int64, "detail.polygons")
         if len(detail_triangles) != len(detail_polygons):
             raise NavMeshError("detail.polygons needs one entry per detail triangle")
+        if len(detail_polygons) and (detail_polygons.min() < 0 or detail_polygons.max() >= len(sizes)):
+            raise NavMeshError("detail.polygons refer to polygon indices out of range")
         if len(detail_triangles) and (detail_triangles.min() < 0 or detail_triangles.max() >= len(detail_vertices)):
             raise NavMeshError("detail.triangles refer to vertex indices out of range")
         edge_clearance = None
@@ -187,6 +215,11 @@ class NavMesh:
         cross_clearance = None
         if data.get("cross_clearance") is not None:
             cross_clearance = _per_edge(data["cross_clearance"], sizes**2, "cross_clearance", _float_in)
+        links = data.get("links") or []
+        if not isinstance(links, list):
+            raise NavMeshError("field 'links' must be a list")
+        if up_axis == "Y":
+            vertices, detail_vertices = from_y_up(vertices), from_y_up(detail_vertices)
         return cls(
             vertices=vertices,
             poly_offsets=offsets,
@@ -200,7 +233,7 @@ class NavMesh:
             detail_polygons=detail_polygons,
             edge_clearance=edge_clearance,
             cross_clearance=cross_clearance,
-            links=list(data.get("links") or []),
+            links=list(links),
             empty_reason=data.get("empty_reason"),
         )
 
@@ -213,14 +246,23 @@ class NavMesh:
         return cls.from_dict(data)
 
 
-def save(navmesh: NavMesh, path, indent: int | None = None) -> None:
+def save(navmesh: NavMesh, path, indent: int | None = None, y_up: bool = False) -> None:
+    """Write the JSON file; y_up stores coordinates as (x, z, -y) for Y-up engines."""
+    text = navmesh.to_json(indent=indent, y_up=y_up)
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(navmesh.to_json(indent=indent))
+        fh.write(text)
 
 
 def load(path) -> NavMesh:
-    with open(path, encoding="utf-8") as fh:
-        return NavMesh.from_json(fh.read())
+    """Read a navmesh JSON file, Z-up or Y-up, back into a Z-up NavMesh."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise NavMeshError(f"cannot read navmesh file {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise NavMeshError(f"navmesh file {str(path)!r} is not UTF-8 text") from None
+    return NavMesh.from_json(text)
 
 
 def _float_out(x: float):
@@ -240,6 +282,13 @@ def _array(values, dtype, name: str) -> np.ndarray:
     if dtype == np.float64 and arr.size and not np.all(np.isfinite(arr)):
         raise NavMeshError(f"field {name!r} has NaN or infinite values")
     return arr.reshape(-1) if arr.ndim <= 1 else arr
+
+
+def _points(values, name: str) -> np.ndarray:
+    arr = _array(values, np.float64, name)
+    if arr.size % 3 or (arr.ndim > 1 and arr.shape[-1] != 3):
+        raise NavMeshError(f"field {name!r} must be a list of [x, y, z] points")
+    return arr.reshape(-1, 3)
 
 
 def _flat_ints(lists: list, name: str) -> np.ndarray:
