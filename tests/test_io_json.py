@@ -1,0 +1,152 @@
+"""The navmesh JSON format: lossless round trips (Z-up and Y-up), the schema, and bad files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import lib
+from lib.navmesh import NavMesh, from_y_up, to_y_up
+from tests.fixtures.io import navmeshes
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "schema" / "navmesh.schema.json").read_text())
+
+
+def validate(doc: dict) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+
+
+def test_schema_is_a_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("build", [navmeshes.l_corridor, navmeshes.mixed])
+@pytest.mark.parametrize("y_up", [False, True])
+def test_file_round_trip_is_lossless_and_matches_schema(tmp_path, build, y_up):
+    mesh = build()
+    path = tmp_path / "mesh.json"
+    lib.save(mesh, path, y_up=y_up)
+    doc = json.loads(path.read_text())
+    validate(doc)
+    assert doc["up_axis"] == ("Y" if y_up else "Z")
+    assert doc["units"] == "meter"
+    navmeshes.assert_equal(lib.load(path), mesh)
+
+
+def test_y_up_maps_blender_xyz_to_x_z_minus_y():
+    mesh = navmeshes.l_corridor()
+    doc = mesh.to_dict(y_up=True)
+    x, y, z = mesh.vertices.T
+    np.testing.assert_array_equal(np.array(doc["vertices"]), np.stack([x, z, -y], axis=1))
+    dx, dy, dz = mesh.detail_vertices.T
+    np.testing.assert_array_equal(np.array(doc["detail"]["vertices"]), np.stack([dx, dz, -dy], axis=1))
+    assert doc["polygons"] == mesh.polygons
+
+
+def test_y_up_keeps_polygons_counter_clockwise_seen_from_up():
+    """Seen from +Y looking down, the (x, -z) plane is Blender's (x, y) plane: winding is kept."""
+    mesh = navmeshes.mixed()
+    yup = np.array(mesh.to_dict(y_up=True)["vertices"])
+    for poly in mesh.polygons:
+        p = yup[poly]
+        u, w = p[:, 0], -p[:, 2]
+        assert 0.5 * np.sum(u * np.roll(w, -1) - np.roll(u, -1) * w) > 0
+
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@given(arrays(np.float64, st.tuples(st.integers(1, 20), st.just(3)), elements=finite))
+def test_y_up_conversion_is_an_exact_rotation(points):
+    converted = to_y_up(points)
+    np.testing.assert_array_equal(from_y_up(converted), points)
+    np.testing.assert_array_equal(converted[:, 1], points[:, 2])
+    np.testing.assert_allclose(np.linalg.norm(converted, axis=1), np.linalg.norm(points, axis=1))
+
+
+def test_empty_mesh_round_trips_with_its_reason(tmp_path):
+    mesh = NavMesh.empty(lib.BakeParams(), "no walkable surface")
+    doc = mesh.to_dict()
+    validate(doc)
+    navmeshes.assert_equal(NavMesh.from_dict(doc), mesh)
+
+
+def test_unlimited_clearance_is_written_as_null():
+    doc = navmeshes.l_corridor().to_dict()
+    flat = [c for row in doc["edge_clearance"] for c in row]
+    assert None in flat and 0.0 in flat and 0.75 in flat
+
+
+def _doc() -> dict:
+    return navmeshes.mixed().to_dict()
+
+
+def _with(**changes) -> str:
+    doc = _doc()
+    for key, value in changes.items():
+        if value is KeyError:
+            del doc[key]
+        else:
+            doc[key] = value
+    return json.dumps(doc)
+
+
+BAD_FILES = {
+    "corrupt JSON": ('{"format": "navmesh", "version": 1, "vert', "not valid JSON"),
+    "top level list": ("[1, 2, 3]", "object at the top level"),
+    "other format": (_with(format="gltf"), "not a navmesh file"),
+    "newer version": (_with(version=2), "unsupported navmesh version 2"),
+    "missing polygons": (_with(polygons=KeyError), "missing the field 'polygons'"),
+    "missing params": (_with(params=KeyError), "missing the field 'params'"),
+    "polygon index out of range": (_with(polygons=[[0, 1, 2, 3], [1, 4, 99], [5, 6, 7, 8, 9, 10]]), "vertex indices out of range"),
+    "neighbour out of range": (_with(neighbors=[[-1, 7, -1, -1], [-1, -1, 0], [-1] * 6]), "polygon indices out of range"),
+    "neighbour list too short": (_with(neighbors=[[-1, 1, -1], [-1, -1, 0], [-1] * 6]), "wrong length"),
+    "detail triangle out of range": (
+        _with(detail={"vertices": [[0, 0, 0]] * 3, "triangles": [[0, 1, 5]], "polygons": [0]}),
+        "detail.triangles refer to vertex indices out of range",
+    ),
+    "detail polygon out of range": (
+        _with(detail={"vertices": [[0, 0, 0]] * 3, "triangles": [[0, 1, 2]], "polygons": [9]}),
+        "detail.polygons refer to polygon indices out of range",
+    ),
+    "vertices not triples": (_with(vertices=[[0, 0], [1, 1]]), "list of \\[x, y, z\\] points"),
+    "vertex not a number": (_with(vertices=[["a", 0, 0]]), "wrong type"),
+    "regions per polygon": (_with(regions=[0]), "one entry per polygon"),
+    "unknown up axis": (_with(up_axis="X"), "up_axis 'X'"),
+    "other units": (_with(units="inch"), "units 'inch'"),
+    "params not an object": (_with(params=[1, 2]), "bake parameters"),
+    "unknown parameter": (_with(params={"cell_sise": 0.3}), "unknown bake parameter"),
+    "invalid parameter": (_with(params={"cell_size": -1}), "cell_size must be greater than 0"),
+    "cross clearance size": (_with(cross_clearance=[[1.0], [1.0], [1.0]]), "cross_clearance"),
+    "links not a list": (_with(links="none"), "'links' must be a list"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_bad_files_raise_a_navmesh_error_naming_the_problem(tmp_path, name):
+    text, message = BAD_FILES[name]
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(lib.NavMeshError, match=message):
+        lib.load(path)
+
+
+def test_schema_rejects_what_the_reader_rejects():
+    for name in ("newer version", "other format", "missing polygons", "unknown up axis", "vertices not triples"):
+        with pytest.raises(jsonschema.ValidationError):
+            validate(json.loads(BAD_FILES[name][0]))
+
+
+def test_missing_and_binary_files_are_navmesh_errors(tmp_path):
+    with pytest.raises(lib.NavMeshError, match="cannot read navmesh file"):
+        lib.load(tmp_path / "nowhere.json")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(lib.NavMeshError, match="not UTF-8"):
+        lib.load(binary)
