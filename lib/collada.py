@@ -32,9 +32,8 @@ def to_collada(
     triangulate: bool = False,
 ) -> str:
     """The .dae document as a string. y_up writes (x, z, -y) with up_axis Y_UP, else Z_UP."""
-    base = f"{name}{GODOT_SUFFIX}" if godot_suffix and not name.endswith(GODOT_SUFFIX) else name
-    geom_id = _xml_id(base) + "-mesh"
-    node_id = _xml_id(base)
+    base = _xml_id(f"{name}{GODOT_SUFFIX}" if godot_suffix and not name.endswith(GODOT_SUFFIX) else name)
+    geom_id = f"{base}-mesh"
 
     root = ET.Element("COLLADA", {"xmlns": NAMESPACE, "version": "1.4.1"})
     _asset(root, y_up)
@@ -79,8 +78,8 @@ def to_collada(
 
     scenes = ET.SubElement(root, "library_visual_scenes")
     scene = ET.SubElement(scenes, "visual_scene", {"id": "Scene", "name": "Scene"})
-    node = ET.SubElement(scene, "node", {"id": node_id, "name": base, "type": "NODE"})
-    ET.SubElement(node, "instance_geometry", {"url": f"#{geom_id}", "name": base})
+    node = ET.SubElement(scene, "node", {"id": base, "name": base, "type": "NODE"})
+    ET.SubElement(node, "instance_geometry", {"url": f"#{geom_id}"})
     ET.SubElement(ET.SubElement(root, "scene"), "instance_visual_scene", {"url": "#Scene"})
 
     ET.indent(root)
@@ -128,6 +127,7 @@ def _floats(values) -> str:
 
 
 def _xml_id(name: str) -> str:
-    """An xs:ID-safe version of a name (letters, digits, '-', '_', '.'; not starting with a digit)."""
+    """The name as an xs:NCName, which COLLADA requires for ids and names: letters, digits, '-', '_'
+    and '.', not starting with a digit, '-' or '.'."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     return safe if safe and (safe[0].isalpha() or safe[0] == "_") else f"_{safe}"
