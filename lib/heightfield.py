@@ -51,6 +51,286 @@ class Heightfield:
         )
 
 
+# Pairs (triangle, cell) handled per vectorised batch; bounds peak memory to tens of MB.
+_CHUNK_PAIRS = 131072
+# Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
+_MERGE_GAP = 1e-5
+# Relative tolerance of the point-in-triangle test, so centres on shared edges are not lost.
+_INSIDE_TOL = 1e-9
+_MAX_CLIP_VERTS = 8
+
+
 def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
-    """Rasterise the soup and keep the walkable floor spans with their links."""
-    raise NotImplementedError  # written by the heightfield work item
+    """Rasterise the soup and keep the walkable floor spans with their links.
+
+    Walkable triangles are sampled exactly at column centres (unbiased floor coverage); all other
+    triangles are rasterised conservatively (every touched column gets the triangle's z-range over
+    it), so thin walls always block. Fragments merge into solid spans per column; a span is a floor
+    when a walkable fragment lies within agent_max_climb of its top and the headroom fits the agent.
+    """
+    cs = float(params.cell_size)
+    verts = soup.vertices
+    if len(verts):
+        bmin = verts[:, :2].min(axis=0).astype(np.float64)
+        extent = verts[:, :2].max(axis=0) - bmin
+    else:
+        bmin, extent = np.zeros(2), np.zeros(2)
+    width = max(1, int(np.ceil(extent[0] / cs)))
+    height = max(1, int(np.ceil(extent[1] / cs)))
+    grid = _Grid(cs, bmin, width, height)
+
+    tris = soup.triangles
+    if len(tris) == 0:
+        return _empty(grid)
+    p = verts[tris]  # (M, 3, 3)
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    nz = normal[:, 2] / np.linalg.norm(normal, axis=1)
+    cos_slope = np.cos(np.radians(params.agent_max_slope))
+    floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - 1e-12)
+
+    frags = [_sample_centres(p[floor_tri], soup.areas[floor_tri], grid)]
+    frags.append(_rasterise_conservative(p[~floor_tri], grid))
+    col = np.concatenate([f[0] for f in frags])
+    lo = np.concatenate([f[1] for f in frags])
+    hi = np.concatenate([f[2] for f in frags])
+    walk = np.concatenate([f[3] for f in frags])
+    area = np.concatenate([f[4] for f in frags])
+    if not walk.any():
+        return _empty(grid)
+
+    span_col, span_top, ceiling, span_walk, span_area = _merge_spans(col, lo, hi, walk, area, params.agent_max_climb)
+    keep = span_walk & (ceiling - span_top >= params.agent_height)
+    span_col, z, ceiling, span_area = span_col[keep], span_top[keep], ceiling[keep], span_area[keep]
+    x = (span_col % width).astype(np.int32)
+    y = (span_col // width).astype(np.int32)
+    links = _link_spans(span_col, x, y, z, ceiling, grid, params)
+    return Heightfield(cs, bmin, width, height, x, y, z, ceiling, span_area.astype(np.int32), links)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    cs: float
+    bmin: np.ndarray
+    width: int
+    height: int
+
+
+def _empty(grid: _Grid) -> Heightfield:
+    f, i = np.zeros(0), np.zeros(0, dtype=np.int32)
+    return Heightfield(
+        grid.cs, grid.bmin, grid.width, grid.height, i, i.copy(), f, f.copy(), i.copy(), np.zeros((0, 4), dtype=np.int64)
+    )
+
+
+def _pair_batches(i0: np.ndarray, i1: np.ndarray, j0: np.ndarray, j1: np.ndarray):
+    """Yield (triangle, i, j) index arrays over each triangle's cell range, in bounded batches."""
+    nx = np.maximum(i1 - i0 + 1, 0)
+    ny = np.maximum(j1 - j0 + 1, 0)
+    counts = nx * ny
+    ends = np.cumsum(counts)
+    start_tri = 0
+    while start_tri < len(counts):
+        base = ends[start_tri] - counts[start_tri]
+        stop_tri = max(int(np.searchsorted(ends, base + _CHUNK_PAIRS, side="right")), start_tri + 1)
+        c = counts[start_tri:stop_tri]
+        total = int(c.sum())
+        if total:
+            t = np.repeat(np.arange(start_tri, stop_tri), c)
+            local = np.arange(total) - np.repeat(np.cumsum(c) - c, c)
+            yield t, i0[t] + local % nx[t], j0[t] + local // nx[t]
+        start_tri = stop_tri
+
+
+def _sample_centres(p: np.ndarray, areas: np.ndarray, grid: _Grid):
+    """Walkable fragments [z, z] at every column centre inside an upward floor triangle."""
+    cs, (bx, by) = grid.cs, grid.bmin
+    tol = _INSIDE_TOL * cs
+    lo_xy = p[:, :, :2].min(axis=1)
+    hi_xy = p[:, :, :2].max(axis=1)
+    i0 = np.maximum(np.ceil((lo_xy[:, 0] - tol - bx) / cs - 0.5), 0).astype(np.int64)
+    i1 = np.minimum(np.floor((hi_xy[:, 0] + tol - bx) / cs - 0.5), grid.width - 1).astype(np.int64)
+    j0 = np.maximum(np.ceil((lo_xy[:, 1] - tol - by) / cs - 0.5), 0).astype(np.int64)
+    j1 = np.minimum(np.floor((hi_xy[:, 1] + tol - by) / cs - 0.5), grid.height - 1).astype(np.int64)
+    a, b, c = p[:, 0], p[:, 1], p[:, 2]
+    area2 = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0])
+    edge_len = np.stack([np.hypot(*(c - b)[:, :2].T), np.hypot(*(a - c)[:, :2].T), np.hypot(*(b - a)[:, :2].T)], 1)
+    zlo, zhi = p[:, :, 2].min(axis=1), p[:, :, 2].max(axis=1)
+    out = []
+    for t, i, j in _pair_batches(i0, i1, j0, j1):
+        px = bx + (i + 0.5) * cs
+        py = by + (j + 0.5) * cs
+        # Edge functions opposite each vertex; all >= 0 inside a counter-clockwise (upward) triangle.
+        w = np.empty((len(t), 3))
+        for k, (u, v) in enumerate(((b, c), (c, a), (a, b))):
+            ux, uy = u[t, 0], u[t, 1]
+            w[:, k] = (v[t, 0] - ux) * (py - uy) - (v[t, 1] - uy) * (px - ux)
+        inside = (w >= -tol * edge_len[t]).all(axis=1)
+        t, i, j, w = t[inside], i[inside], j[inside], w[inside]
+        z = (w[:, 0] * a[t, 2] + w[:, 1] * b[t, 2] + w[:, 2] * c[t, 2]) / area2[t]
+        z = np.clip(z, zlo[t], zhi[t])
+        out.append((j * grid.width + i, z, z, np.ones(len(t), dtype=bool), areas[t]))
+    return _concat_frags(out)
+
+
+def _rasterise_conservative(p: np.ndarray, grid: _Grid):
+    """Non-walkable fragments: the triangle's z-range over every column square it touches."""
+    cs, (bx, by) = grid.cs, grid.bmin
+    lo_xy = p[:, :, :2].min(axis=1)
+    hi_xy = p[:, :, :2].max(axis=1)
+
+    def cell_range(lo, hi, origin, n):
+        # Half-open columns [k*cs, (k+1)*cs): an edge exactly on a boundary belongs to the upper column.
+        first = np.floor((lo - origin) / cs)
+        last = np.maximum(np.ceil((hi - origin) / cs) - 1, first)
+        return np.clip(first, 0, n - 1).astype(np.int64), np.clip(last, 0, n - 1).astype(np.int64)
+
+    i0, i1 = cell_range(lo_xy[:, 0], hi_xy[:, 0], bx, grid.width)
+    j0, j1 = cell_range(lo_xy[:, 1], hi_xy[:, 1], by, grid.height)
+    single = (i0 == i1) & (j0 == j1)
+    out = []
+    if single.any():  # Triangles inside one column need no clipping.
+        zs = p[single, :, 2]
+        n = int(single.sum())
+        out.append((j0[single] * grid.width + i0[single], zs.min(1), zs.max(1), np.zeros(n, bool), np.zeros(n, np.int32)))
+    multi = ~single
+    pm = p[multi]
+    # Per edge: its 2D normal, the triangle's projected interval on it and the edge's own offset,
+    # for a separating-axis reject and an "square wholly inside the triangle" fast path.
+    edge = np.roll(pm[:, :, :2], -1, axis=1) - pm[:, :, :2]
+    nrm = np.stack([-edge[:, :, 1], edge[:, :, 0]], axis=2)  # (T, 3, 2)
+    proj = np.einsum("tek,tvk->tev", nrm, pm[:, :, :2])  # (T, edge, vertex)
+    tmin, tmax = proj.min(axis=2), proj.max(axis=2)
+    q = proj[:, [0, 1, 2], [0, 1, 2]]
+    inward = proj[:, [0, 1, 2], [2, 0, 1]] > q  # third vertex on the positive side
+    normal = np.cross(pm[:, 1] - pm[:, 0], pm[:, 2] - pm[:, 0])
+    flat = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
+    safe_nz = np.where(flat, normal[:, 2], 1.0)
+    grad = -normal[:, :2] / safe_nz[:, None]
+    for t, i, j in _pair_batches(i0[multi], i1[multi], j0[multi], j1[multi]):
+        x0 = bx + i * cs
+        y0 = by + j * cs
+        cx, cy = x0 + 0.5 * cs, y0 + 0.5 * cs
+        nt = nrm[t]
+        centre = nt[:, :, 0] * cx[:, None] + nt[:, :, 1] * cy[:, None]
+        half = 0.5 * cs * (np.abs(nt[:, :, 0]) + np.abs(nt[:, :, 1]))
+        apart = ((centre + half < tmin[t]) | (centre - half > tmax[t])).any(axis=1)
+        qt = q[t]
+        inner = np.where(inward[t], centre - half >= qt, centre + half <= qt).all(axis=1) & flat[t]
+        a = inner & ~apart
+        if a.any():
+            ta = t[a]
+            zc = pm[ta, 0, 2] + grad[ta, 0] * (cx[a] - pm[ta, 0, 0]) + grad[ta, 1] * (cy[a] - pm[ta, 0, 1])
+            dz = 0.5 * cs * (np.abs(grad[ta, 0]) + np.abs(grad[ta, 1]))
+            n = len(ta)
+            out.append((j[a] * grid.width + i[a], zc - dz, zc + dz, np.zeros(n, bool), np.zeros(n, np.int32)))
+        b = ~inner & ~apart
+        if not b.any():
+            continue
+        t, i, j, x0, y0 = t[b], i[b], j[b], x0[b], y0[b]
+        poly = np.zeros((len(t), _MAX_CLIP_VERTS, 3))
+        poly[:, :3] = pm[t]
+        count = np.full(len(t), 3)
+        for axis, bound, sign in ((0, x0, 1.0), (0, x0 + cs, -1.0), (1, y0, 1.0), (1, y0 + cs, -1.0)):
+            poly, count = _clip(poly, count, axis, bound, sign)
+        hit = count > 0
+        valid = np.arange(_MAX_CLIP_VERTS) < count[hit, None]
+        z = poly[hit, :, 2]
+        zmin = np.where(valid, z, np.inf).min(axis=1)
+        zmax = np.where(valid, z, -np.inf).max(axis=1)
+        n = int(hit.sum())
+        out.append((j[hit] * grid.width + i[hit], zmin, zmax, np.zeros(n, bool), np.zeros(n, np.int32)))
+    return _concat_frags(out)
+
+
+def _clip(poly: np.ndarray, count: np.ndarray, axis: int, bound: np.ndarray, sign: float):
+    """Clip convex polygons (K, V, 3) with `count` vertices to sign * (coord - bound) >= 0."""
+    k, v = poly.shape[:2]
+    idx = np.arange(v)
+    valid = idx < count[:, None]
+    nxt_idx = (idx + 1) % np.maximum(count, 1)[:, None]
+    nxt = np.take_along_axis(poly, nxt_idx[:, :, None], axis=1)
+    d = sign * (poly[:, :, axis] - bound[:, None])
+    dn = sign * (nxt[:, :, axis] - bound[:, None])
+    keep = valid & (d >= 0)
+    cross = valid & (((d > 0) & (dn < 0)) | ((d < 0) & (dn > 0)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(cross, d / (d - dn), 0.0)
+    inter = poly + s[:, :, None] * (nxt - poly)
+    cand = np.stack([poly, inter], axis=2).reshape(k, 2 * v, 3)
+    mask = np.stack([keep, cross], axis=2).reshape(k, 2 * v)
+    order = np.argsort(~mask, axis=1, kind="stable")[:, :v]
+    return np.take_along_axis(cand, order[:, :, None], axis=1), np.minimum(mask.sum(axis=1), v)
+
+
+def _concat_frags(parts):
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int32)
+    return tuple(np.concatenate([part[k] for part in parts]) for k in range(5))
+
+
+def _merge_spans(col, lo, hi, walk, area, climb: float):
+    """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
+
+    Returns per span: column, top, ceiling (bottom of the next span up, inf if none), walkable flag
+    (a walkable fragment within `climb` of the top) and that fragment's area id.
+    """
+    order = np.lexsort((lo, col))
+    col, lo, hi, walk, area = col[order], lo[order], hi[order], walk[order], area[order]
+    zbase = lo.min()
+    stride = float(hi.max() - zbase) + 1.0
+    # Running max of hi within each column: columns are offset so one global accumulate suffices.
+    run = np.maximum.accumulate((hi - zbase) + col * stride) - col * stride + zbase
+    start = np.ones(len(col), dtype=bool)
+    start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
+    starts = np.flatnonzero(start)
+    sid = np.cumsum(start) - 1
+    span_col = col[starts]
+    span_bottom = lo[starts]
+    span_top = np.maximum.reduceat(hi, starts)
+    near_top = walk & (hi >= span_top[sid] - climb)
+    span_walk = np.add.reduceat(near_top.astype(np.int64), starts) > 0
+    score = np.where(near_top, hi, -np.inf)
+    best = np.maximum.reduceat(score, starts)
+    pick = near_top & (score == best[sid])
+    span_area = np.maximum.reduceat(np.where(pick, area, -1), starts)
+    ceiling = np.full(len(starts), np.inf)
+    same = span_col[1:] == span_col[:-1]
+    ceiling[:-1][same] = span_bottom[1:][same]
+    return span_col, span_top, ceiling, span_walk, span_area
+
+
+def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """Link each span to the best passable span of each neighbour column; links are mutual."""
+    s = len(z)
+    counts = np.bincount(col, minlength=grid.width * grid.height)
+    first = np.cumsum(counts) - counts
+    max_per_col = int(counts.max()) if s else 0
+    links = np.full((s, 4), -1, dtype=np.int64)
+    for d in range(4):
+        nx, ny = x + DIR_DX[d], y + DIR_DY[d]
+        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+        ncol = np.where(inside, ny * grid.width + nx, 0)
+        best = np.full(s, -1, dtype=np.int64)
+        best_dz = np.full(s, np.inf)
+        for k in range(max_per_col):
+            cand = first[ncol] + k
+            ok = inside & (k < counts[ncol])
+            cand = np.where(ok, cand, 0)
+            dz = np.abs(z[cand] - z)
+            room = np.minimum(ceiling, ceiling[cand]) - np.maximum(z, z[cand])
+            ok &= (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz)
+            best = np.where(ok, cand, best)
+            best_dz = np.where(ok, dz, best_dz)
+        links[:, d] = best
+    # Keep a link only when the neighbour picked this span back (only matters when a column holds
+    # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
+    opposite = (np.arange(4) + 2) % 4
+    idx = np.arange(s)
+    mutual = links.copy()
+    for d in range(4):
+        b = links[:, d]
+        has = b >= 0
+        back = np.full(s, -1, dtype=np.int64)
+        back[has] = links[b[has], opposite[d]]
+        mutual[:, d] = np.where(has & (back == idx), b, -1)
+    return mutual
