@@ -182,6 +182,8 @@ class NavMesh:
         polygons = data["polygons"]
         if not isinstance(polygons, list) or not all(isinstance(p, list) and len(p) >= 3 for p in polygons):
             raise NavMeshError("polygons must be a list of vertex-index lists with at least 3 entries each")
+        if any(len(set(map(repr, p))) != len(p) for p in polygons):
+            raise NavMeshError("a polygon lists the same vertex twice")
         sizes = np.array([len(p) for p in polygons], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         poly_vertices = _flat_ints(polygons, "polygons")

@@ -1,0 +1,132 @@
+"""Navmesh files for engines: JSON (ours, lossless), COLLADA (.dae) and glTF (.glb/.gltf); JSON reads back.
+
+Used by the File > Import/Export operators and by the command line (`--format json,dae,glb`).
+JSON and COLLADA are written by lib (no bpy needed); glTF goes through Blender's bundled exporter.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from . import lib
+
+# lib is "lib" in a checkout and a sub-package of the extension when installed: import by its name.
+collada = importlib.import_module(f"{lib.__name__}.collada")
+
+FORMATS = ("json", "dae", "glb", "gltf")
+GODOT_SUFFIX = "-navmesh"
+
+
+def write_navmesh_file(
+    mesh: lib.NavMesh,
+    path,
+    fmt: str,
+    *,
+    y_up: bool = False,
+    godot_suffix: bool = True,
+    triangulate: bool = False,
+    name: str | None = None,
+    context=None,
+) -> Path:
+    """Write mesh to path as fmt ('json', 'dae', 'glb' or 'gltf') and return the path.
+
+    y_up (json, dae) stores Blender's (x, y, z) as (x, z, -y); glTF is always +Y up.
+    godot_suffix (dae, glb, gltf) names the node and mesh "<name>-navmesh" so Godot's importer makes
+    a navigation mesh of it. triangulate (dae) writes triangles instead of the convex polygons.
+    name defaults to the file name without extension. context is the bpy context for glTF.
+    """
+    fmt = fmt.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise lib.NavMeshError(f"unknown navmesh export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    path = Path(path)
+    name = name or path.stem or "navmesh"
+    try:
+        if fmt == "json":
+            lib.save(mesh, path, y_up=y_up)
+        elif fmt == "dae":
+            collada.write_collada(mesh, path, name=name, y_up=y_up, godot_suffix=godot_suffix, triangulate=triangulate)
+        else:
+            _write_gltf(mesh, path, fmt, _suffixed(name, godot_suffix), context)
+    except OSError as exc:
+        raise lib.NavMeshError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    return path
+
+
+def read_navmesh_file(path) -> lib.NavMesh:
+    """Read a navmesh JSON file (Z-up or Y-up) back into a Z-up NavMesh; other formats are export-only."""
+    path = Path(path)
+    if path.suffix.lower() != ".json":
+        raise lib.NavMeshError(
+            f"{path.name!r} is not a .json navmesh file: .dae and .glb exports cannot be read back, use the JSON export"
+        )
+    return lib.load(path)
+
+
+def gltf_extras(mesh: lib.NavMesh) -> dict:
+    """Navmesh metadata stored as custom properties, which the glTF exporter writes as node extras."""
+    return {
+        "format": lib.navmesh.FORMAT_NAME,
+        "version": lib.navmesh.FORMAT_VERSION,
+        "units": "meter",
+        "params": mesh.params.to_dict(),
+        "polygon_count": mesh.polygon_count,
+        "polygon_sizes": mesh.polygon_sizes.tolist(),
+        "regions": mesh.regions.tolist(),
+        "areas": mesh.areas.tolist(),
+        "neighbors": mesh.neighbors.tolist(),
+    }
+
+
+def _suffixed(name: str, godot_suffix: bool) -> str:
+    return f"{name}{GODOT_SUFFIX}" if godot_suffix and not name.endswith(GODOT_SUFFIX) else name
+
+
+def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> None:
+    """Export a temporary object built from mesh with Blender's glTF exporter, then remove it.
+
+    Only the temporary object is selected during the export; the user's selection is restored.
+    """
+    import bpy
+
+    context = context or bpy.context
+    data = bpy.data.meshes.new(name)
+    obj = None
+    view_layer = context.view_layer
+    selected = [o for o in view_layer.objects if o.select_get()]
+    active = view_layer.objects.active
+    try:
+        data.vertices.add(len(mesh.vertices))
+        data.vertices.foreach_set("co", mesh.vertices.astype("float32").ravel())
+        data.loops.add(len(mesh.poly_vertices))
+        data.loops.foreach_set("vertex_index", mesh.poly_vertices.astype("int32"))
+        data.polygons.add(mesh.polygon_count)
+        data.polygons.foreach_set("loop_start", mesh.poly_offsets[:-1].astype("int32"))
+        data.update()
+        obj = bpy.data.objects.new(name, data)
+        obj["navmesh"] = gltf_extras(mesh)
+        context.scene.collection.objects.link(obj)
+        for other in selected:
+            other.select_set(False)
+        obj.select_set(True)
+        view_layer.objects.active = obj
+        result = bpy.ops.export_scene.gltf(
+            filepath=str(path),
+            export_format="GLB" if fmt == "glb" else "GLTF_SEPARATE",
+            use_selection=True,
+            export_extras=True,
+            export_yup=True,
+            export_apply=False,
+            export_materials="NONE",
+            export_animations=False,
+            export_cameras=False,
+            export_lights=False,
+        )
+        if "FINISHED" not in result:
+            raise lib.NavMeshError(f"Blender's glTF exporter did not finish writing {str(path)!r}")
+    finally:
+        if obj is not None:
+            bpy.data.objects.remove(obj)
+        bpy.data.meshes.remove(data)
+        for other in selected:
+            other.select_set(True)
+        view_layer.objects.active = active

@@ -1,0 +1,162 @@
+"""File > Export (JSON, COLLADA, glTF) and File > Import (JSON) for navmesh objects.
+
+Exports act on the active navmesh object, or on the only one in the scene. Import reads and checks
+the whole file before touching the scene, so a bad file leaves nothing behind.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+from bpy.props import BoolProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from . import io_formats, lib, mesh_write
+
+
+def find_navmesh_object(context) -> bpy.types.Object:
+    """The active object if it is a navmesh object, else the only navmesh object in the scene."""
+    active = context.active_object
+    if active is not None and active.get("navmesh_generated"):
+        return active
+    found = [obj for obj in context.scene.objects if obj.get("navmesh_generated")]
+    if not found:
+        raise lib.NavMeshError("there is no navmesh object in the scene: bake a navmesh first")
+    if len(found) > 1:
+        raise lib.NavMeshError(
+            f"the scene has {len(found)} navmesh objects ({', '.join(o.name for o in found)}): make the one to export active"
+        )
+    return found[0]
+
+
+class _ExportNavmesh(ExportHelper):
+    """Shared execute for the three export operators; subclasses set fmt and their options."""
+
+    fmt = ""
+
+    def options(self) -> dict:
+        return {}
+
+    def execute(self, context):
+        try:
+            obj = find_navmesh_object(context)
+            mesh = mesh_write.read_navmesh_object(obj)
+            path = io_formats.write_navmesh_file(
+                mesh, self.filepath, self.fmt, name=obj.name, context=context, **self.options()
+            )
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, f"Navmesh export failed: {exc}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Exported {mesh.polygon_count} navmesh polygons to {path}")
+        return {"FINISHED"}
+
+
+class EXPORT_SCENE_OT_navmesh_json(_ExportNavmesh, bpy.types.Operator):
+    """Export the navmesh as JSON: lossless, readable by lib.load and File > Import"""
+
+    bl_idname = "export_scene.navmesh_json"
+    bl_label = "Export Navmesh JSON"
+    bl_options = {"PRESET"}
+    filename_ext = ".json"
+    fmt = "json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+    y_up: BoolProperty(
+        name="Y Up",
+        description="Write coordinates Y-up for engines: Blender (x, y, z) becomes (x, z, -y)",
+        default=False,
+    )
+
+    def options(self) -> dict:
+        return {"y_up": self.y_up}
+
+
+class EXPORT_SCENE_OT_navmesh_dae(_ExportNavmesh, bpy.types.Operator):
+    """Export the navmesh as COLLADA 1.4.1 polygons, with navmesh data in an extra block"""
+
+    bl_idname = "export_scene.navmesh_dae"
+    bl_label = "Export Navmesh Collada"
+    bl_options = {"PRESET"}
+    filename_ext = ".dae"
+    fmt = "dae"
+    filter_glob: StringProperty(default="*.dae", options={"HIDDEN"})
+    y_up: BoolProperty(
+        name="Y Up",
+        description="Write Y_UP with coordinates (x, z, -y) instead of Blender's Z_UP",
+        default=False,
+    )
+    godot_suffix: BoolProperty(
+        name="Godot -navmesh Suffix",
+        description="Name the node '<name>-navmesh' so Godot imports it as a navigation mesh",
+        default=True,
+    )
+    triangulate: BoolProperty(
+        name="Triangulate",
+        description="Write triangles instead of the navmesh's convex polygons",
+        default=False,
+    )
+
+    def options(self) -> dict:
+        return {"y_up": self.y_up, "godot_suffix": self.godot_suffix, "triangulate": self.triangulate}
+
+
+class EXPORT_SCENE_OT_navmesh_glb(_ExportNavmesh, bpy.types.Operator):
+    """Export the navmesh as binary glTF (+Y up), with navmesh data in the node's extras"""
+
+    bl_idname = "export_scene.navmesh_glb"
+    bl_label = "Export Navmesh glTF"
+    bl_options = {"PRESET"}
+    filename_ext = ".glb"
+    fmt = "glb"
+    filter_glob: StringProperty(default="*.glb", options={"HIDDEN"})
+    godot_suffix: BoolProperty(
+        name="Godot -navmesh Suffix",
+        description="Name the node and mesh '<name>-navmesh' so Godot imports it as a navigation mesh",
+        default=True,
+    )
+
+    def options(self) -> dict:
+        return {"godot_suffix": self.godot_suffix}
+
+
+class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
+    """Import a navmesh JSON file as a navmesh object with all its attributes"""
+
+    bl_idname = "import_scene.navmesh_json"
+    bl_label = "Import Navmesh JSON"
+    bl_options = {"REGISTER", "UNDO"}
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    def execute(self, context):
+        try:
+            mesh = io_formats.read_navmesh_file(self.filepath)
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, f"Navmesh import failed: {exc}")
+            return {"CANCELLED"}
+        obj = mesh_write.write_navmesh_object(context, mesh, Path(self.filepath).stem)
+        for other in context.view_layer.objects:
+            other.select_set(False)
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+        self.report({"INFO"}, f"Imported {mesh.polygon_count} navmesh polygons as {obj.name!r}")
+        return {"FINISHED"}
+
+
+CLASSES = (
+    EXPORT_SCENE_OT_navmesh_json,
+    EXPORT_SCENE_OT_navmesh_dae,
+    EXPORT_SCENE_OT_navmesh_glb,
+    IMPORT_SCENE_OT_navmesh_json,
+)
+
+
+def menu_export(self, context):
+    """Appended to File > Export."""
+    self.layout.operator(EXPORT_SCENE_OT_navmesh_json.bl_idname, text="Navmesh (.json)")
+    self.layout.operator(EXPORT_SCENE_OT_navmesh_dae.bl_idname, text="Navmesh Collada (.dae)")
+    self.layout.operator(EXPORT_SCENE_OT_navmesh_glb.bl_idname, text="Navmesh glTF (.glb)")
+
+
+def menu_import(self, context):
+    """Appended to File > Import."""
+    self.layout.operator(IMPORT_SCENE_OT_navmesh_json.bl_idname, text="Navmesh (.json)")
