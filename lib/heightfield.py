@@ -57,7 +57,6 @@ _CHUNK_PAIRS = 131072
 _MERGE_GAP = 1e-5
 # Relative tolerance of the point-in-triangle test, so centres on shared edges are not lost.
 _INSIDE_TOL = 1e-9
-_MAX_CLIP_VERTS = 8
 
 
 def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
@@ -223,43 +222,107 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid):
             dz = 0.5 * cs * (np.abs(grad[ta, 0]) + np.abs(grad[ta, 1]))
             n = len(ta)
             out.append((j[a] * grid.width + i[a], zc - dz, zc + dz, np.zeros(n, bool), np.zeros(n, np.int32)))
-        b = ~inner & ~apart
+        v = ~flat[t] & ~apart
+        if v.any():
+            out.append(_vertical_fragments(pm, t[v], i[v], j[v], x0[v], y0[v], grid))
+        b = ~inner & ~apart & flat[t]
         if not b.any():
             continue
-        t, i, j, x0, y0 = t[b], i[b], j[b], x0[b], y0[b]
-        poly = np.zeros((len(t), _MAX_CLIP_VERTS, 3))
-        poly[:, :3] = pm[t]
-        count = np.full(len(t), 3)
-        for axis, bound, sign in ((0, x0, 1.0), (0, x0 + cs, -1.0), (1, y0, 1.0), (1, y0 + cs, -1.0)):
-            poly, count = _clip(poly, count, axis, bound, sign)
-        hit = count > 0
-        valid = np.arange(_MAX_CLIP_VERTS) < count[hit, None]
-        z = poly[hit, :, 2]
-        zmin = np.where(valid, z, np.inf).min(axis=1)
-        zmax = np.where(valid, z, -np.inf).max(axis=1)
-        n = int(hit.sum())
-        out.append((j[hit] * grid.width + i[hit], zmin, zmax, np.zeros(n, bool), np.zeros(n, np.int32)))
+        out.append(_flat_fragments(pm, t[b], i[b], j[b], x0[b], y0[b], grid))
     return _concat_frags(out)
 
 
-def _clip(poly: np.ndarray, count: np.ndarray, axis: int, bound: np.ndarray, sign: float):
-    """Clip convex polygons (K, V, 3) with `count` vertices to sign * (coord - bound) >= 0."""
-    k, v = poly.shape[:2]
-    idx = np.arange(v)
-    valid = idx < count[:, None]
-    nxt_idx = (idx + 1) % np.maximum(count, 1)[:, None]
-    nxt = np.take_along_axis(poly, nxt_idx[:, :, None], axis=1)
-    d = sign * (poly[:, :, axis] - bound[:, None])
-    dn = sign * (nxt[:, :, axis] - bound[:, None])
-    keep = valid & (d >= 0)
-    cross = valid & (((d > 0) & (dn < 0)) | ((d < 0) & (dn > 0)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(cross, d / (d - dn), 0.0)
-    inter = poly + s[:, :, None] * (nxt - poly)
-    cand = np.stack([poly, inter], axis=2).reshape(k, 2 * v, 3)
-    mask = np.stack([keep, cross], axis=2).reshape(k, 2 * v)
-    order = np.argsort(~mask, axis=1, kind="stable")[:, :v]
-    return np.take_along_axis(cand, order[:, :, None], axis=1), np.minimum(mask.sum(axis=1), v)
+def _vertical_fragments(pm, t, i, j, x0, y0, grid: _Grid):
+    """z-ranges of vertical triangles over column squares.
+
+    A vertical triangle projects to a segment; its part over a square is the slab u in [ua, ub]
+    along that segment, whose z-range comes from the vertices inside the slab and the edges'
+    heights at ua and ub. Cheaper than clipping and exact for thin walls.
+    """
+    cs = grid.cs
+    tri = pm[t]
+    xy = tri[:, :, :2]
+    ext = xy - xy[:, :1]
+    k = np.argmax((ext**2).sum(axis=2), axis=1)
+    d = np.take_along_axis(ext, k[:, None, None], axis=1)[:, 0]
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    u = np.einsum("tvk,tk->tv", ext, d)  # position of each vertex along the segment, from vertex 0
+    ua = np.full(len(t), -np.inf)
+    ub = np.full(len(t), np.inf)
+    for axis, lo in ((0, x0), (1, y0)):
+        comp = d[:, axis]
+        moving = np.abs(comp) > 1e-12
+        safe = np.where(moving, comp, 1.0)
+        e0 = (lo - xy[:, 0, axis]) / safe
+        e1 = (lo + cs - xy[:, 0, axis]) / safe
+        ua = np.where(moving, np.maximum(ua, np.minimum(e0, e1)), ua)
+        ub = np.where(moving, np.minimum(ub, np.maximum(e0, e1)), ub)
+    ua = np.maximum(ua, u.min(axis=1))
+    ub = np.minimum(ub, u.max(axis=1))
+    tol = _INSIDE_TOL * cs
+    z = tri[:, :, 2]
+    cand = [np.where((u >= ua[:, None] - tol) & (u <= ub[:, None] + tol), z, np.nan)]
+    for e in range(3):
+        u0, u1, z0, z1 = u[:, e], u[:, (e + 1) % 3], z[:, e], z[:, (e + 1) % 3]
+        du = u1 - u0
+        safe = np.where(du != 0, du, 1.0)
+        for at in (ua, ub):
+            on = (du != 0) & (at >= np.minimum(u0, u1)) & (at <= np.maximum(u0, u1))
+            cand.append(np.where(on, z0 + (at - u0) / safe * (z1 - z0), np.nan)[:, None])
+    zs = np.concatenate(cand, axis=1)
+    hit = (ua <= ub + tol) & ~np.isnan(zs).all(axis=1)
+    zs = zs[hit]
+    n = int(hit.sum())
+    zmin = np.nanmin(zs, axis=1) if n else np.zeros(0)
+    zmax = np.nanmax(zs, axis=1) if n else np.zeros(0)
+    return j[hit] * grid.width + i[hit], zmin, zmax, np.zeros(n, bool), np.zeros(n, np.int32)
+
+
+def _flat_fragments(pm, t, i, j, x0, y0, grid: _Grid):
+    """z-ranges of non-vertical triangles over the column squares their edges cross.
+
+    z is linear over the triangle, so its extremes over triangle ∩ square lie at that polygon's
+    corners: triangle vertices inside the square, square corners inside the triangle, and edge /
+    side crossings. Every candidate is evaluated in one vectorised pass (no polygon clipping).
+    """
+    cs = grid.cs
+    tri = pm[t]
+    x1, y1 = x0 + cs, y0 + cs
+    tol = _INSIDE_TOL * cs
+    cand = []
+    vx, vy, vz = tri[:, :, 0], tri[:, :, 1], tri[:, :, 2]
+    inside = (vx >= x0[:, None] - tol) & (vx <= x1[:, None] + tol) & (vy >= y0[:, None] - tol) & (vy <= y1[:, None] + tol)
+    cand.append(np.where(inside, vz, np.nan))
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    normal = np.cross(b - a, c - a)
+    area2 = normal[:, 2]
+    grad = -normal[:, :2] / area2[:, None]
+    for qx in (x0, x1):
+        for qy in (y0, y1):
+            w = []
+            for u, v in ((b, c), (c, a), (a, b)):
+                w.append(((v[:, 0] - u[:, 0]) * (qy - u[:, 1]) - (v[:, 1] - u[:, 1]) * (qx - u[:, 0])) * np.sign(area2))
+            inside = (np.stack(w, axis=1) >= -tol * np.abs(area2)[:, None] / cs).all(axis=1)
+            zq = a[:, 2] + grad[:, 0] * (qx - a[:, 0]) + grad[:, 1] * (qy - a[:, 1])
+            cand.append(np.where(inside, zq, np.nan)[:, None])
+    for e in range(3):
+        p0, p1 = tri[:, e], tri[:, (e + 1) % 3]
+        delta = p1 - p0
+        for axis, other, lo_o, hi_o, sides in ((0, 1, y0, y1, (x0, x1)), (1, 0, x0, x1, (y0, y1))):
+            moving = delta[:, axis] != 0
+            safe = np.where(moving, delta[:, axis], 1.0)
+            for side in sides:
+                f = (side - p0[:, axis]) / safe
+                o = p0[:, other] + f * delta[:, other]
+                ok = moving & (f >= 0) & (f <= 1) & (o >= lo_o - tol) & (o <= hi_o + tol)
+                cand.append(np.where(ok, p0[:, 2] + f * delta[:, 2], np.nan)[:, None])
+    zs = np.concatenate(cand, axis=1)
+    hit = ~np.isnan(zs).all(axis=1)
+    zs = zs[hit]
+    n = int(hit.sum())
+    zmin = np.nanmin(zs, axis=1) if n else np.zeros(0)
+    zmax = np.nanmax(zs, axis=1) if n else np.zeros(0)
+    return j[hit] * grid.width + i[hit], zmin, zmax, np.zeros(n, bool), np.zeros(n, np.int32)
 
 
 def _concat_frags(parts):
