@@ -34,7 +34,7 @@ class _ExportNavmesh(ExportHelper):
 
     fmt = ""
 
-    def options(self) -> dict:
+    def format_options(self) -> dict:
         return {}
 
     def execute(self, context):
@@ -42,7 +42,7 @@ class _ExportNavmesh(ExportHelper):
             obj = find_navmesh_object(context)
             mesh = mesh_write.read_navmesh_object(obj)
             path = io_formats.write_navmesh_file(
-                mesh, self.filepath, self.fmt, name=obj.name, context=context, **self.options()
+                mesh, self.filepath, self.fmt, name=obj.name, context=context, **self.format_options()
             )
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, f"Navmesh export failed: {exc}")
@@ -66,7 +66,7 @@ class EXPORT_SCENE_OT_navmesh_json(_ExportNavmesh, bpy.types.Operator):
         default=False,
     )
 
-    def options(self) -> dict:
+    def format_options(self) -> dict:
         return {"y_up": self.y_up}
 
 
@@ -95,7 +95,7 @@ class EXPORT_SCENE_OT_navmesh_dae(_ExportNavmesh, bpy.types.Operator):
         default=False,
     )
 
-    def options(self) -> dict:
+    def format_options(self) -> dict:
         return {"y_up": self.y_up, "godot_suffix": self.godot_suffix, "triangulate": self.triangulate}
 
 
@@ -114,7 +114,7 @@ class EXPORT_SCENE_OT_navmesh_glb(_ExportNavmesh, bpy.types.Operator):
         default=True,
     )
 
-    def options(self) -> dict:
+    def format_options(self) -> dict:
         return {"godot_suffix": self.godot_suffix}
 
 
