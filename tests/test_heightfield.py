@@ -1,0 +1,232 @@
+"""Walkable heightfield: known-answer scenes and property tests for build_heightfield."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.heightfield import DIR_DX, DIR_DY, build_heightfield
+from lib.params import BakeParams
+from lib.soup import prepare_soup
+from tests.scenes import Scene
+
+PARAMS = BakeParams(cell_size=0.5, cell_height=0.1, agent_height=2.0, agent_max_climb=0.5, agent_max_slope=45.0)
+
+
+def bake(scene: Scene, params: BakeParams = PARAMS, areas=None):
+    soup = prepare_soup(scene.vertices, scene.triangles, scene.walkable, areas)
+    return build_heightfield(soup, params), soup
+
+
+def spans_at(hf, i: int, j: int) -> np.ndarray:
+    return np.flatnonzero((hf.x == i) & (hf.y == j))
+
+
+def linked(hf, a: int, b: int) -> bool:
+    return bool((hf.links[a] == b).any())
+
+
+def test_flat_floor_one_span_per_column_all_interior_links():
+    hf, soup = bake(Scene().floor(0, 0, 10, 6, z=3.0))
+    assert (hf.width, hf.height) == (20, 12)
+    assert hf.span_count == 20 * 12
+    np.testing.assert_allclose(hf.z + soup.origin[2], 3.0)
+    assert np.all(np.isinf(hf.ceiling))
+    # Sorted by (y, x, z).
+    assert np.all(np.diff(hf.y * hf.width + hf.x) > 0)
+    for d in range(4):
+        nx, ny = hf.x + DIR_DX[d], hf.y + DIR_DY[d]
+        inside = (nx >= 0) & (nx < hf.width) & (ny >= 0) & (ny < hf.height)
+        assert np.all(hf.links[inside, d] >= 0)
+        assert np.all(hf.links[~inside, d] == -1)
+        target = hf.links[inside, d]
+        assert np.array_equal(hf.x[target], nx[inside]) and np.array_equal(hf.y[target], ny[inside])
+
+
+def test_centre_sampling_is_unbiased():
+    """A floor ending mid-column covers exactly the columns whose centre it contains."""
+    scene = Scene().floor(0, 0, 10, 4).floor(0, 4, 2.6, 4.9)  # 2.6 covers centres 0.25..2.25
+    hf, _ = bake(scene)
+    top_row = hf.x[hf.y == 8]  # y centre 4.25
+    assert sorted(top_row.tolist()) == list(range(5))
+    assert hf.span_count == 20 * 8 + 5 * 2  # rows 8 and 9 (centres 4.25, 4.75) hold 5 columns
+
+
+def test_ceiling_lower_than_agent_removes_spans():
+    scene = Scene().floor(0, 0, 10, 10).floor(3, 3, 7, 7, z=1.5).floor(0, 0, 1, 1, z=2.5)
+    hf, _ = bake(scene)
+    cx, cy = hf.centers_xy().T
+    under = (cx > 3) & (cx < 7) & (cy > 3) & (cy < 7)
+    # Under the low slab only the slab's top remains (ground spans were dropped).
+    np.testing.assert_allclose(hf.z[under], 1.5)
+    assert np.count_nonzero(under) == 8 * 8
+    high = (cx < 1) & (cy < 1)
+    np.testing.assert_allclose(np.sort(hf.z[high]), [0.0] * 4 + [2.5] * 4)
+    np.testing.assert_allclose(hf.ceiling[high & (hf.z == 0.0)], 2.5)
+
+
+def test_step_below_climb_links_above_does_not():
+    low = Scene().floor(0, 0, 4, 4).floor(4, 0, 8, 4, z=0.4)
+    hf, _ = bake(low)
+    a, b = spans_at(hf, 7, 3)[0], spans_at(hf, 8, 3)[0]
+    assert hf.links[a, 0] == b and hf.links[b, 2] == a
+    high = Scene().floor(0, 0, 4, 4).floor(4, 0, 8, 4, z=0.6)
+    hf, _ = bake(high)
+    a, b = spans_at(hf, 7, 3)[0], spans_at(hf, 8, 3)[0]
+    assert hf.links[a, 0] == -1 and hf.links[b, 2] == -1
+    assert hf.span_count == 16 * 8
+
+
+def _slope_floor(deg: float) -> Scene:
+    rise = 4.0 * math.tan(math.radians(deg))
+    return Scene().quad((0, 0, 0), (4, 0, rise), (4, 4, rise), (0, 4, 0))
+
+
+def test_slope_just_under_max_is_walkable_just_over_is_not():
+    params = BakeParams(cell_size=0.5, agent_max_climb=0.6, agent_max_slope=45.0)
+    hf, _ = bake(_slope_floor(44.0), params)
+    assert hf.span_count == 8 * 8
+    cx = hf.centers_xy()[:, 0]
+    np.testing.assert_allclose(hf.z, cx * math.tan(math.radians(44.0)))
+    hf, _ = bake(_slope_floor(46.0), params)
+    assert hf.span_count == 0
+
+
+def test_thin_vertical_wall_cuts_links():
+    """A zero-thickness wall quad at x = 5.1 (not on a column edge) blocks every crossing."""
+    scene = Scene().floor(0, 0, 10, 10).quad((5.1, 0, 0), (5.1, 10, 0), (5.1, 10, 3), (5.1, 0, 3), walkable=False)
+    hf, _ = bake(scene)
+    # Column 10 (x in [5, 5.5)) holds the wall; its floor span is gone.
+    assert not np.any(hf.x == 10)
+    assert np.count_nonzero(hf.x == 9) == 20 and np.count_nonzero(hf.x == 11) == 20
+    crossing = hf.links[:, 0] >= 0
+    assert np.all(hf.x[hf.links[crossing, 0]] - hf.x[crossing] == 1)
+    left, right = hf.x <= 9, hf.x >= 11
+    for d in range(4):
+        ok = hf.links[:, d] >= 0
+        assert not np.any(left[ok] & right[hf.links[ok, d]])
+
+
+def test_diagonal_thin_wall_is_not_missed():
+    """A zero-thickness diagonal wall leaves no link from one side of it to the other."""
+    scene = Scene().floor(0, 0, 10, 10).quad((0.3, 0, 0), (10, 9.7, 0), (10, 9.7, 3), (0.3, 0, 3), walkable=False)
+    hf, _ = bake(scene)
+    cx, cy = hf.centers_xy().T
+    side = np.sign(cy - (cx - 0.3))
+    for d in range(4):
+        ok = hf.links[:, d] >= 0
+        assert np.all(side[ok] == side[hf.links[ok, d]])
+
+
+def test_box_on_floor_removes_columns_under_it():
+    # Lower than agent_height: the soup is hollow, so a taller box would leave an enclosed floor.
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (3, 3, 1.5), walkable=False)
+    hf, _ = bake(scene)
+    cx, cy = hf.centers_xy().T
+    inside = (np.abs(cx - 5) < 1.5) & (np.abs(cy - 5) < 1.5)
+    assert not inside.any()
+    # Columns that do not touch the box footprint [3.5, 6.5]^2 all keep their floor span.
+    clear = (np.abs(cx - 5) > 1.75) | (np.abs(cy - 5) > 1.75)
+    assert np.count_nonzero(clear) == 20 * 20 - 8 * 8
+    assert np.all(hf.z == 0.0)
+
+
+def test_walkable_box_top_is_a_floor_not_linked_to_ground():
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (3, 3, 1.0))
+    hf, _ = bake(scene)
+    top = hf.z == 1.0
+    assert np.count_nonzero(top) == 6 * 6
+    ground = np.flatnonzero(~top)
+    assert not np.any(top[hf.links[ground][hf.links[ground] >= 0]])
+
+
+def test_obstacle_only_triangles_never_walkable():
+    scene = Scene().floor(0, 0, 10, 10, walkable=False).box((5, 5, 0), (3, 3, 1.0), walkable=False)
+    hf, _ = bake(scene)
+    assert hf.span_count == 0
+    assert hf.links.shape == (0, 4)
+
+
+def test_kerb_lower_than_climb_is_stepped_over():
+    """Recast's climb rule: a solid within agent_max_climb above a floor keeps the span walkable."""
+    scene = Scene().floor(0, 0, 10, 10).quad((5.1, 0, 0), (5.1, 10, 0), (5.1, 10, 0.3), (5.1, 0, 0.3), walkable=False)
+    hf, _ = bake(scene)
+    assert hf.span_count == 20 * 20
+    np.testing.assert_allclose(hf.z[hf.x == 10], 0.3)
+    assert np.all(hf.z[hf.x != 10] == 0.0)
+    assert np.all(hf.links[(hf.x == 9) | (hf.x == 10), 0] >= 0)
+
+
+def test_bridge_over_walkway_two_spans_not_linked():
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 3.0), (10, 2, 0.2))
+    hf, _ = bake(scene)
+    i, j = 10, 10
+    s = spans_at(hf, i, j)
+    assert len(s) == 2
+    np.testing.assert_allclose(hf.z[s], [0.0, 3.2])
+    np.testing.assert_allclose(hf.ceiling[s[0]], 3.0)
+    assert not linked(hf, s[0], s[1]) and not linked(hf, s[1], s[0])
+    # Each level links along itself.
+    left = spans_at(hf, i - 1, j)
+    assert hf.links[s[0], 2] == left[0] and hf.links[s[1], 2] == left[1]
+
+
+def test_area_ids_follow_the_floor():
+    scene = Scene().floor(0, 0, 5, 5).floor(5, 0, 10, 5)
+    hf, _ = bake(scene, areas=[3, 3, 7, 7])
+    np.testing.assert_array_equal(hf.area, np.where(hf.centers_xy()[:, 0] < 5, 3, 7))
+
+
+def test_far_coordinates_keep_precision():
+    offset = np.array([1e6, -2e6, 1e6])
+    base = Scene().floor(0, 0, 10, 10).floor(10, 0, 20, 10, z=0.4)
+    far = Scene(base.vertices + offset, base.triangles, base.walkable)
+    hf_far, soup = bake(far)
+    hf_near, _ = bake(base)
+    assert hf_far.span_count == hf_near.span_count == 40 * 20
+    np.testing.assert_allclose(hf_far.z + soup.origin[2], hf_near.z + offset[2], atol=1e-9)
+    np.testing.assert_array_equal(hf_far.links, hf_near.links)
+
+
+def test_empty_soup_gives_empty_heightfield():
+    soup = prepare_soup(np.zeros((0, 3)), np.zeros((0, 3), dtype=int))
+    hf = build_heightfield(soup, PARAMS)
+    assert hf.span_count == 0 and hf.links.shape == (0, 4)
+
+
+coords = st.floats(-5.0, 5.0, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    verts=st.lists(st.tuples(coords, coords, st.floats(-2.0, 2.0)), min_size=3, max_size=12),
+    tri_seed=st.integers(0, 2**31 - 1),
+    n_tris=st.integers(1, 12),
+    climb=st.floats(0.0, 1.5),
+    agent_height=st.floats(0.1, 3.0),
+)
+def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agent_height):
+    rng = np.random.default_rng(tri_seed)
+    v = np.array(verts)
+    tris = rng.integers(0, len(v), size=(n_tris, 3))
+    walkable = rng.random(n_tris) < 0.8
+    soup = prepare_soup(v, tris, walkable)
+    params = BakeParams(cell_size=0.4, agent_height=agent_height, agent_max_climb=climb)
+    hf = build_heightfield(soup, params)
+    s = hf.span_count
+    assert hf.links.shape == (s, 4)
+    assert np.all((hf.x >= 0) & (hf.x < hf.width) & (hf.y >= 0) & (hf.y < hf.height))
+    if s == 0:
+        return
+    zmin, zmax = soup.vertices[:, 2].min(), soup.vertices[:, 2].max()
+    assert np.all((hf.z >= zmin - 1e-9) & (hf.z <= zmax + 1e-9))
+    assert np.all(hf.ceiling - hf.z >= agent_height)
+    for d in range(4):
+        ok = hf.links[:, d] >= 0
+        a, b = np.flatnonzero(ok), hf.links[ok, d]
+        assert np.array_equal(hf.links[b, (d + 2) % 4], a)
+        assert np.array_equal(hf.x[b] - hf.x[a], np.full(len(a), DIR_DX[d]))
+        assert np.array_equal(hf.y[b] - hf.y[a], np.full(len(a), DIR_DY[d]))
+        assert np.all(np.abs(hf.z[b] - hf.z[a]) <= climb + 1e-12)
