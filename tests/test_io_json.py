@@ -105,6 +105,7 @@ BAD_FILES = {
     "missing polygons": (_with(polygons=KeyError), "missing the field 'polygons'"),
     "missing params": (_with(params=KeyError), "missing the field 'params'"),
     "polygon index out of range": (_with(polygons=[[0, 1, 2, 3], [1, 4, 99], [5, 6, 7, 8, 9, 10]]), "vertex indices out of range"),
+    "repeated polygon vertex": (_with(polygons=[[0, 1, 2, 3], [1, 1, 2], [5, 6, 7, 8, 9, 10]]), "same vertex twice"),
     "neighbour out of range": (_with(neighbors=[[-1, 7, -1, -1], [-1, -1, 0], [-1] * 6]), "polygon indices out of range"),
     "neighbour list too short": (_with(neighbors=[[-1, 1, -1], [-1, -1, 0], [-1] * 6]), "wrong length"),
     "detail triangle out of range": (

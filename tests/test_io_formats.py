@@ -1,0 +1,45 @@
+"""io_formats.write_navmesh_file / read_navmesh_file: the entry point shared by operators and CLI."""
+from __future__ import annotations
+
+import json
+
+import collada
+import pytest
+
+import lib
+from navmesh_addon import io_formats
+from tests.fixtures.io import navmeshes
+
+
+@pytest.mark.parametrize("y_up", [False, True])
+def test_json_written_by_io_formats_reads_back_identical(tmp_path, y_up):
+    mesh = navmeshes.mixed()
+    path = io_formats.write_navmesh_file(mesh, tmp_path / "m.json", "json", y_up=y_up)
+    assert json.loads(path.read_text())["up_axis"] == ("Y" if y_up else "Z")
+    navmeshes.assert_equal(io_formats.read_navmesh_file(path), mesh)
+
+
+def test_dae_options_reach_the_collada_writer(tmp_path):
+    mesh = navmeshes.mixed()
+    path = io_formats.write_navmesh_file(mesh, tmp_path / "Level.dae", ".DAE", y_up=True, triangulate=True)
+    dae = collada.Collada(str(path))
+    assert dae.assetInfo.upaxis == "Y_UP"
+    assert dae.scene.nodes[0].xmlnode.get("name") == "Level-navmesh"
+    assert isinstance(dae.geometries[0].primitives[0], collada.triangleset.TriangleSet)
+
+
+def test_unknown_format_is_refused_by_name(tmp_path):
+    with pytest.raises(lib.NavMeshError, match="unknown navmesh export format 'obj'"):
+        io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "m.obj", "obj")
+
+
+def test_unwritable_path_is_a_navmesh_error(tmp_path):
+    with pytest.raises(lib.NavMeshError, match="cannot write"):
+        io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "missing" / "m.json", "json")
+
+
+def test_only_json_reads_back(tmp_path):
+    path = tmp_path / "m.dae"
+    io_formats.write_navmesh_file(navmeshes.mixed(), path, "dae")
+    with pytest.raises(lib.NavMeshError, match="cannot be read back"):
+        io_formats.read_navmesh_file(path)
