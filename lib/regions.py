@@ -1,0 +1,200 @@
+"""Region stage: exact agent-radius erosion and region partition (Recast: rcErodeWalkableArea,
+rcBuildDistanceField, rcBuildRegions / layer merging), vectorised over the span graph."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .heightfield import DIR_DX, DIR_DY, Heightfield
+from .params import BakeParams
+
+
+@dataclass
+class RegionMap:
+    """Per-span erosion distance and region labels.
+
+    distance: (S,) float64, 2D distance from the span's column centre to the nearest floor boundary
+    (midpoint of a cell edge with a missing link); inf where it is farther than agent_radius + 2 cells.
+    region: (S,) int64 region id, -1 for spans not in the navmesh (eroded away or dropped).
+    region_count: R. region_area: (R,) int64 area id of each region.
+    A region never holds two spans of one column, so it is a single-valued floor seen from above.
+    """
+
+    distance: np.ndarray
+    region: np.ndarray
+    region_count: int
+    region_area: np.ndarray
+
+
+def build_regions(hf: Heightfield, params: BakeParams) -> RegionMap:
+    """Erode the floor by agent_radius exactly, then split it into few large single-storey regions."""
+    s = hf.span_count
+    if s == 0:
+        return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
+    distance = distance_field(hf, params.agent_radius)
+    inside = distance >= params.agent_radius
+    u, v = _edges(hf, inside)
+    label = connected_components(s, u, v)
+    column = hf.y.astype(np.int64) * hf.width + hf.x
+    conflict = _conflicting(label, column, inside)
+    if conflict.any():
+        label = _split_layers(label, column, hf.z, inside, conflict, u, v)
+    region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
+    return RegionMap(distance, region, len(region_area), region_area)
+
+
+def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
+    """Euclidean distance to the nearest boundary point by vector propagation (Danielsson).
+
+    Every span carries its nearest known boundary point; each sweep offers it the points of its
+    4 linked and 4 diagonal (two links) neighbours. Sweeps stop when nothing changes or after
+    enough of them to cover radius + 2 cells; farther spans keep inf.
+    """
+    s, cs = hf.span_count, hf.cell_size
+    centre = hf.centers_xy()
+    links = hf.links
+    near = np.zeros((s, 2))
+    dist = np.full(s, np.inf)
+    for d in range(4):
+        missing = links[:, d] < 0
+        near[missing] = centre[missing] + 0.5 * cs * np.array([DIR_DX[d], DIR_DY[d]])
+        dist[missing] = 0.5 * cs
+    nbr = _eight_neighbours(links)
+    changed = np.flatnonzero(dist < np.inf)
+    for _ in range(int(np.ceil(radius / cs)) + 3):
+        # Only spans next to one that changed can improve.
+        nb = nbr[changed].ravel()
+        act = np.unique(nb[nb >= 0])
+        cand_idx = nbr[act]  # (A, 8)
+        safe = np.maximum(cand_idx, 0)
+        ok = (cand_idx >= 0) & np.isfinite(dist[safe])
+        dx = near[safe, 0] - centre[act, 0, None]
+        dy = near[safe, 1] - centre[act, 1, None]
+        cd = np.where(ok, dx * dx + dy * dy, np.inf)
+        k = np.argmin(cd, axis=1)
+        rows = np.arange(len(act))
+        best = np.sqrt(cd[rows, k])
+        better = best < dist[act] - 1e-12
+        if not better.any():
+            break
+        changed = act[better]
+        dist[changed] = best[better]
+        near[changed] = near[safe[rows[better], k[better]]]
+    return dist
+
+
+def _eight_neighbours(links: np.ndarray) -> np.ndarray:
+    """(S, 8): the 4 linked neighbours, then the 4 diagonals reached through two links (-1 if none)."""
+    s = len(links)
+    out = np.full((s, 8), -1, dtype=np.int64)
+    out[:, :4] = links
+    for d in range(4):
+        e = (d + 1) % 4
+        a = links[:, d]
+        via_a = np.where(a >= 0, links[np.maximum(a, 0), e], -1)
+        b = links[:, e]
+        via_b = np.where(b >= 0, links[np.maximum(b, 0), d], -1)
+        out[:, 4 + d] = np.where(via_a >= 0, via_a, via_b)
+    return out
+
+
+def _edges(hf: Heightfield, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Links (+x and +y, links are mutual) between inside spans of the same area id."""
+    us, vs = [], []
+    for d in (0, 1):
+        n = hf.links[:, d]
+        ok = inside & (n >= 0)
+        ok[ok] &= inside[n[ok]] & (hf.area[n[ok]] == hf.area[ok])
+        us.append(np.flatnonzero(ok))
+        vs.append(n[ok])
+    return np.concatenate(us), np.concatenate(vs)
+
+
+def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Label of each node = smallest node id in its component (hook to smaller root, pointer jumping)."""
+    label = np.arange(n, dtype=np.int64)
+    while True:
+        lu, lv = label[u], label[v]
+        diff = lu != lv
+        if not diff.any():
+            return label
+        np.minimum.at(label, np.maximum(lu, lv)[diff], np.minimum(lu, lv)[diff])
+        while True:
+            jumped = label[label]
+            if np.array_equal(jumped, label):
+                break
+            label = jumped
+
+
+def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Bool per span: its component holds two spans of one column (stacked floors joined by a ramp)."""
+    idx = np.flatnonzero(inside)
+    order = np.lexsort((column[idx], label[idx]))
+    lab, col = label[idx][order], column[idx][order]
+    dup = (lab[1:] == lab[:-1]) & (col[1:] == col[:-1])
+    bad = np.zeros(len(label), dtype=bool)
+    bad[np.unique(lab[1:][dup])] = True
+    return inside & bad[label]
+
+
+def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
+    """Split conflicting components into single-storey pieces, then greedily merge neighbours.
+
+    A span's level is its rank by height among its component's spans in its column; pieces are
+    connected same-level spans, so each holds at most one span per column. Adjacent pieces are then
+    merged, longest shared border first, whenever their column sets stay disjoint (Recast's layer merge).
+    """
+    idx = np.flatnonzero(conflict)
+    order = idx[np.lexsort((z[idx], column[idx], label[idx]))]
+    key_l, key_c = label[order], column[order]
+    start = np.ones(len(order), dtype=bool)
+    start[1:] = (key_l[1:] != key_l[:-1]) | (key_c[1:] != key_c[:-1])
+    pos = np.arange(len(order))
+    first = np.maximum.accumulate(np.where(start, pos, 0))
+    level = np.zeros(len(label), dtype=np.int64)
+    level[order] = pos - first
+    keep = ~(conflict[u] & (level[u] != level[v]))
+    piece = connected_components(len(label), u[keep], v[keep])
+
+    cut_u, cut_v = piece[u[~keep]], piece[v[~keep]]
+    pairs, counts = np.unique(np.sort(np.stack([cut_u, cut_v], axis=1), axis=1), axis=0, return_counts=True)
+    members = np.flatnonzero(conflict)
+    pieces = piece[members]
+    by_piece = np.argsort(pieces, kind="stable")
+    ids, starts = np.unique(pieces[by_piece], return_index=True)
+    cols_sorted = column[members][by_piece]
+    columns = {int(p): np.sort(c) for p, c in zip(ids, np.split(cols_sorted, starts[1:]))}
+    parent = {p: p for p in columns}
+
+    def find(p: int) -> int:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    for k in np.lexsort((pairs[:, 1], pairs[:, 0], -counts)):
+        a, b = find(int(pairs[k, 0])), find(int(pairs[k, 1]))
+        if a == b or np.intersect1d(columns[a], columns[b], assume_unique=True).size:
+            continue
+        lo, hi = min(a, b), max(a, b)
+        parent[hi] = lo
+        columns[lo] = np.union1d(columns[lo], columns.pop(hi))
+    root = {p: find(p) for p in parent}
+    out = label.copy()
+    out[members] = np.array([root[int(p)] for p in pieces], dtype=np.int64) if len(members) else []
+    return out
+
+
+def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Drop components smaller than min_area and number the rest 0..R-1 (in order of first span)."""
+    region = np.full(len(label), -1, dtype=np.int64)
+    idx = np.flatnonzero(inside)
+    if len(idx) == 0:
+        return region, np.zeros(0, np.int64)
+    roots, first, inverse, counts = np.unique(label[idx], return_index=True, return_inverse=True, return_counts=True)
+    big = counts * cs * cs >= min_area
+    new_id = np.cumsum(big) - 1
+    region[idx] = np.where(big[inverse], new_id[inverse], -1)
+    region_area = area[idx[first[big]]].astype(np.int64)
+    return region, region_area
