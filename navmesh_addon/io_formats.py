@@ -64,7 +64,7 @@ def read_navmesh_file(path) -> lib.NavMesh:
 
 def gltf_extras(mesh: lib.NavMesh) -> dict:
     """Navmesh metadata stored as custom properties, which the glTF exporter writes as node extras."""
-    return {
+    extras = {
         "format": lib.navmesh.FORMAT_NAME,
         "version": lib.navmesh.FORMAT_VERSION,
         "units": "meter",
@@ -75,6 +75,9 @@ def gltf_extras(mesh: lib.NavMesh) -> dict:
         "areas": mesh.areas.tolist(),
         "neighbors": mesh.neighbors.tolist(),
     }
+    if mesh.empty_reason is not None:
+        extras["empty_reason"] = mesh.empty_reason
+    return extras
 
 
 def _suffixed(name: str, godot_suffix: bool) -> str:
@@ -86,7 +89,10 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
 
     Only the temporary object is selected during the export; the user's selection is restored.
     """
-    import bpy
+    try:
+        import bpy
+    except ImportError:
+        raise lib.NavMeshError("glTF export runs Blender's exporter: run it inside Blender (or with the bpy module)") from None
 
     context = context or bpy.context
     data = bpy.data.meshes.new(name)

@@ -130,10 +130,10 @@ class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
     def execute(self, context):
         try:
             mesh = io_formats.read_navmesh_file(self.filepath)
+            obj = mesh_write.write_navmesh_object(context, mesh, Path(self.filepath).stem)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, f"Navmesh import failed: {exc}")
             return {"CANCELLED"}
-        obj = mesh_write.write_navmesh_object(context, mesh, Path(self.filepath).stem)
         for other in context.view_layer.objects:
             other.select_set(False)
         obj.select_set(True)
