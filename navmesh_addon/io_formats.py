@@ -39,6 +39,8 @@ def write_navmesh_file(
     if fmt not in FORMATS:
         raise lib.NavMeshError(f"unknown navmesh export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     path = Path(path)
+    if not path.parent.is_dir():
+        raise lib.NavMeshError(f"cannot write {str(path)!r}: the folder {str(path.parent)!r} does not exist")
     name = name or path.stem or "navmesh"
     try:
         if fmt == "json":

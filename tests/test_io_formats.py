@@ -33,9 +33,16 @@ def test_unknown_format_is_refused_by_name(tmp_path):
         io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "m.obj", "obj")
 
 
-def test_unwritable_path_is_a_navmesh_error(tmp_path):
+@pytest.mark.parametrize("fmt", ["json", "dae", "glb"])
+def test_missing_folder_is_a_navmesh_error(tmp_path, fmt):
+    with pytest.raises(lib.NavMeshError, match="does not exist"):
+        io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "missing" / f"m.{fmt}", fmt)
+
+
+def test_unwritable_file_is_a_navmesh_error(tmp_path):
+    (tmp_path / "m.json").mkdir()
     with pytest.raises(lib.NavMeshError, match="cannot write"):
-        io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "missing" / "m.json", "json")
+        io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "m.json", "json")
 
 
 def test_only_json_reads_back(tmp_path):
