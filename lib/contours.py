@@ -5,6 +5,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .heightfield import DIR_DX, DIR_DY, Heightfield
+from .params import BakeParams
+from .regions import RegionMap
+
 
 @dataclass
 class RegionOutline:
@@ -21,3 +25,268 @@ class RegionOutline:
     area: int
     rings: list[np.ndarray]
     ring_neighbors: list[np.ndarray]
+
+
+# Rings with less area than this fraction of a cell are slivers and dropped.
+_MIN_RING_AREA = 1e-3
+# Passes of the self-intersection repair before the unsimplified section is restored.
+_REPAIR_PASSES = 8
+
+
+def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -> list[RegionOutline]:
+    """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
+
+    Each boundary edge of a region's cells gives one point: on a wall or ledge, where the linearly
+    interpolated distance field crosses agent_radius between the two cell centres; between two
+    regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
+    agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends.
+    """
+    region = region_map.region
+    if region_map.region_count == 0:
+        return []
+    edges = _boundary_edges(hf, region)
+    if len(edges.span) == 0:
+        return []
+    points, labels = _edge_points(hf, region_map, params, edges)
+    successor = _successors(hf, region, edges)
+    rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for ring in _cycles(successor):
+        r = int(region[edges.span[ring[0]]])
+        simple = _simplify(points[ring], labels[ring], params.max_edge_error)
+        if simple is not None:
+            rings_by_region.setdefault(r, []).append(simple)
+    min_area = _MIN_RING_AREA * hf.cell_size**2
+    outlines = []
+    for r in sorted(rings_by_region):
+        rings = [(p, n) for p, n in rings_by_region[r] if abs(_signed_area(p)) >= min_area]
+        outer = [k for k, (p, _) in enumerate(rings) if _signed_area(p) > 0]
+        if not outer:
+            continue
+        main = max(outer, key=lambda k: _signed_area(rings[k][0]))
+        holes = [k for k, (p, _) in enumerate(rings) if _signed_area(p) < 0]
+        chosen = [rings[main]] + [rings[k] for k in holes]
+        outlines.append(
+            RegionOutline(
+                region=r,
+                area=int(region_map.region_area[r]),
+                rings=[p for p, _ in chosen],
+                ring_neighbors=[n for _, n in chosen],
+            )
+        )
+    return outlines
+
+
+@dataclass
+class _Edges:
+    """Boundary cell edges: span (E,) and direction (E,); `index` maps span*4+dir -> edge or -1."""
+
+    span: np.ndarray
+    dir: np.ndarray
+    index: np.ndarray
+
+
+def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:
+    links = hf.links
+    nreg = np.where(links >= 0, region[np.maximum(links, 0)], -1)
+    boundary = (region[:, None] >= 0) & (nreg != region[:, None])
+    span, d = np.nonzero(boundary)
+    index = np.full(hf.span_count * 4, -1, dtype=np.int64)
+    index[span * 4 + d] = np.arange(len(span))
+    return _Edges(span.astype(np.int64), d.astype(np.int64), index)
+
+
+def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edges: _Edges):
+    """(E, 3) point and (E,) neighbour region (-1 for wall/ledge) of every boundary edge."""
+    cs, radius = hf.cell_size, params.agent_radius
+    dist, region = region_map.distance, region_map.region
+    a, d = edges.span, edges.dir
+    b = hf.links[a, d]
+    has_b = b >= 0
+    bs = np.maximum(b, 0)
+    centre = hf.centers_xy()
+    step = np.stack([DIR_DX[d], DIR_DY[d]], axis=1) * cs
+    nreg = np.where(has_b, region[bs], -1)
+    shared = nreg >= 0
+    da = dist[a]
+    db = np.where(has_b, dist[bs], da - cs)
+    za = hf.z[a]
+    zb = np.where(has_b, hf.z[bs], za)
+    drop = da - db
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where((drop > 0) & (db < radius), (da - radius) / drop, 0.5)
+    t = np.clip(t, 0.0, 1.0)
+    xy = centre[a] + t[:, None] * step
+    z = za + t * (zb - za)
+    # Between regions: the symmetric midpoint, bitwise equal from either side.
+    xy[shared] = (centre[a[shared]] + centre[bs[shared]]) * 0.5
+    z[shared] = (za[shared] + zb[shared]) * 0.5
+    return np.column_stack([xy, z]), nreg
+
+
+def _successors(hf: Heightfield, region: np.ndarray, edges: _Edges) -> np.ndarray:
+    """Next boundary edge walking with the region on the left (Recast's walkContour, vectorised).
+
+    From edge (s, d) turn left to (s, d+1); while that is not a boundary, step across it and turn
+    right. Around one grid corner this resolves within four steps; -1 where the links are too
+    irregular for that.
+    """
+    links = hf.links
+    s = edges.span.copy()
+    d = (edges.dir + 1) % 4
+    nxt = np.full(len(s), -1, dtype=np.int64)
+    pending = np.arange(len(s))
+    for _ in range(4):
+        e = edges.index[s[pending] * 4 + d[pending]]
+        done = e >= 0
+        nxt[pending[done]] = e[done]
+        pending = pending[~done]
+        if len(pending) == 0:
+            break
+        s[pending] = links[s[pending], d[pending]]
+        d[pending] = (d[pending] + 3) % 4
+    return nxt
+
+
+def _cycles(successor: np.ndarray):
+    """Yield each closed cycle of the successor map as an array of edge ids (open chains are skipped)."""
+    seen = np.zeros(len(successor), dtype=bool)
+    nxt = successor.tolist()
+    for start in range(len(nxt)):
+        if seen[start]:
+            continue
+        ring = []
+        e = start
+        while e >= 0 and not seen[e]:
+            seen[e] = True
+            ring.append(e)
+            e = nxt[e]
+        if e == start:
+            yield np.array(ring, dtype=np.int64)
+
+
+def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
+    """Simplified (ring points, per-edge neighbour) or None if fewer than 3 points remain.
+
+    Shared runs keep only their end points (a ring shared whole with one region keeps its corners);
+    wall runs between kept points are reduced with Ramer-Douglas-Peucker. If that makes the ring
+    cross itself, dropped points come back on the crossing edges.
+    """
+    points, labels = _dedupe(points, labels)
+    n = len(points)
+    if n < 3:
+        return None
+    prev_l, next_l = np.roll(labels, 1), np.roll(labels, -1)
+    shared = labels >= 0
+    if shared.all() and (labels == labels[0]).all():
+        keep = ~_collinear(points)
+    else:
+        keep = shared & ((labels != prev_l) | (labels != next_l))
+        if not keep.any():
+            keep[np.lexsort((points[:, 1], points[:, 0]))[0]] = True
+            first = int(np.flatnonzero(keep)[0])
+            keep[int(np.argmax(np.hypot(*(points[:, :2] - points[first, :2]).T)))] = True
+        kept = np.flatnonzero(keep)
+        for a, b in zip(kept, np.roll(kept, -1)):
+            span = _section(a, b, n)
+            if not _is_shared_run(labels, span):
+                keep[span[_rdp(points[span, :2], tolerance)]] = True
+    for _ in range(_REPAIR_PASSES):
+        idx = np.flatnonzero(keep)
+        bad = _crossing_edges(points[idx, :2])
+        if not bad.size:
+            break
+        for k in bad:
+            a, b = idx[k], idx[(k + 1) % len(idx)]
+            span = _section(a, b, n)
+            if len(span) > 2 and not _is_shared_run(labels, span):
+                inner = span[1:-1]
+                dev = _seg_dist(points[inner, :2], points[a, :2], points[b, :2])
+                keep[inner[int(np.argmax(dev))]] = True
+    idx = np.flatnonzero(keep)
+    if len(idx) < 3:
+        return None
+    nb = np.full(len(idx), -1, dtype=np.int64)
+    for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
+        span = _section(a, b, n)
+        if _is_shared_run(labels, span):
+            nb[k] = labels[a]
+    return points[idx], nb
+
+
+def _dedupe(points: np.ndarray, labels: np.ndarray):
+    """Drop wall points equal to their predecessor (a cell centre exactly at agent_radius)."""
+    same = (points == np.roll(points, 1, axis=0)).all(axis=1) & (labels < 0)
+    if same.all():
+        same[0] = False
+    return points[~same], labels[~same]
+
+
+def _section(a: int, b: int, n: int) -> np.ndarray:
+    """Ring indices from a to b inclusive, going forward (the whole ring and back to a if a == b)."""
+    return np.arange(a, a + (b - a - 1) % n + 2) % n
+
+
+def _is_shared_run(labels: np.ndarray, span: np.ndarray) -> bool:
+    """The whole section a..b (inclusive) borders one other region."""
+    lab = labels[span]
+    return bool(lab[0] >= 0 and (lab == lab[0]).all())
+
+
+def _collinear(points: np.ndarray) -> np.ndarray:
+    p, q, r = np.roll(points[:, :2], 1, axis=0), points[:, :2], np.roll(points[:, :2], -1, axis=0)
+    cross = (q[:, 0] - p[:, 0]) * (r[:, 1] - q[:, 1]) - (q[:, 1] - p[:, 1]) * (r[:, 0] - q[:, 0])
+    return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
+
+
+def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """2D distance of points p (N, 2) to segment a-b."""
+    ab = b - a
+    den = float(ab @ ab)
+    t = np.clip(((p - a) @ ab) / den, 0.0, 1.0) if den > 0 else np.zeros(len(p))
+    return np.hypot(*(p - (a + t[:, None] * ab)).T)
+
+
+def _rdp(p: np.ndarray, tolerance: float) -> np.ndarray:
+    """Indices into p kept by Ramer-Douglas-Peucker (the two ends always)."""
+    keep = np.zeros(len(p), dtype=bool)
+    keep[0] = keep[-1] = True
+    stack = [(0, len(p) - 1)]
+    while stack:
+        a, b = stack.pop()
+        if b - a < 2:
+            continue
+        dev = _seg_dist(p[a + 1 : b], p[a], p[b])
+        k = int(np.argmax(dev))
+        if dev[k] > tolerance:
+            m = a + 1 + k
+            keep[m] = True
+            stack += [(a, m), (m, b)]
+    return np.flatnonzero(keep)
+
+
+def _crossing_edges(p: np.ndarray) -> np.ndarray:
+    """Indices of ring edges (i -> i+1) that properly cross or touch a non-adjacent edge."""
+    n = len(p)
+    if n < 4:
+        return np.zeros(0, dtype=np.int64)
+    a, b = p, np.roll(p, -1, axis=0)
+    i, j = np.triu_indices(n, k=2)
+    adjacent = (j - i) == n - 1
+    i, j = i[~adjacent], j[~adjacent]
+
+    def orient(o, u, v):
+        return np.sign((u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0]))
+
+    o1, o2 = orient(a[i], b[i], a[j]), orient(a[i], b[i], b[j])
+    o3, o4 = orient(a[j], b[j], a[i]), orient(a[j], b[j], b[i])
+    hit = (o1 * o2 <= 0) & (o3 * o4 <= 0)
+    # Collinear, non-overlapping pairs pass the sign test; require a real overlap of their boxes.
+    lo_i, hi_i = np.minimum(a[i], b[i]), np.maximum(a[i], b[i])
+    lo_j, hi_j = np.minimum(a[j], b[j]), np.maximum(a[j], b[j])
+    hit &= (lo_i <= hi_j).all(axis=1) & (lo_j <= hi_i).all(axis=1)
+    return np.unique(np.concatenate([i[hit], j[hit]]))
+
+
+def _signed_area(p: np.ndarray) -> float:
+    x, y = p[:, 0], p[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
