@@ -1,0 +1,362 @@
+"""Polygon stage: region outlines with holes -> few convex polygons (Recast: rcBuildPolyMesh).
+
+Each region is triangulated (holes bridged into the outer ring, ear clipping that always cuts
+the fattest ear) and the triangles are merged Hertel-Mehlhorn style across inessential diagonals,
+longest diagonal first. Several ear orders are tried per region and the decomposition with the
+fewest polygons is kept. Vertices are welded across regions by exact coordinates, so shared
+borders (bitwise-identical in both outlines) join without T-junctions.
+"""
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+
+import numpy as np
+
+from .contours import RegionOutline
+from .navmesh import NavMesh
+from .params import BakeParams
+
+log = logging.getLogger(__name__)
+
+# Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear.
+_COLLINEAR = 1e-10
+
+
+def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh:
+    """Decompose every region outline into convex polygons and weld them into one NavMesh."""
+    maxv = int(params.max_verts_per_poly)
+    vertex_index: dict[tuple, int] = {}
+    points: list[tuple] = []
+    rings_idx: list[list[list[int]]] = []
+    for outline in outlines:
+        region_rings = []
+        for ring in outline.rings:
+            ring = np.asarray(ring, dtype=np.float64).reshape(-1, 3)
+            idx = []
+            for p in map(tuple, ring.tolist()):
+                if p not in vertex_index:
+                    vertex_index[p] = len(points)
+                    points.append(p)
+                idx.append(vertex_index[p])
+            region_rings.append(idx)
+        rings_idx.append(region_rings)
+    xy = np.array([p[:2] for p in points], dtype=np.float64).reshape(-1, 2)
+    uses = np.zeros(len(points), dtype=np.int64)
+    for region_rings in rings_idx:
+        for idx in region_rings:
+            np.add.at(uses, idx, 1)
+
+    polys: list[list[int]] = []
+    regions: list[int] = []
+    areas: list[int] = []
+    for outline, region_rings in zip(outlines, rings_idx):
+        rings = [
+            _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses)
+            for idx, nb in zip(region_rings, outline.ring_neighbors)
+        ]
+        rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
+        if not rings or _signed_area(xy[rings[0]]) <= 0:
+            log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
+            continue
+        region_polys = _decompose(rings, xy, maxv, outline.region)
+        polys.extend(region_polys)
+        regions.extend([outline.region] * len(region_polys))
+        areas.extend([outline.area] * len(region_polys))
+
+    if not polys:
+        return NavMesh.empty(params, "no region outline could hold a polygon")
+    return _assemble(polys, regions, areas, np.array(points, dtype=np.float64), params)
+
+
+def _assemble(polys, regions, areas, vertices: np.ndarray, params: BakeParams) -> NavMesh:
+    """Compact the used vertices and build the CSR arrays and edge neighbours."""
+    used = sorted({v for poly in polys for v in poly})
+    remap = {v: i for i, v in enumerate(used)}
+    polys = [[remap[v] for v in poly] for poly in polys]
+    owner = {}
+    for p, poly in enumerate(polys):
+        for k, a in enumerate(poly):
+            owner[(a, poly[(k + 1) % len(poly)])] = p
+    flat = [v for poly in polys for v in poly]
+    neighbors = [owner.get((poly[(k + 1) % len(poly)], a), -1) for poly in polys for k, a in enumerate(poly)]
+    sizes = [len(poly) for poly in polys]
+    return NavMesh(
+        vertices=vertices[used] if used else np.zeros((0, 3)),
+        poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        poly_vertices=np.asarray(flat, dtype=np.int64),
+        neighbors=np.asarray(neighbors, dtype=np.int64),
+        regions=np.asarray(regions, dtype=np.int64),
+        areas=np.asarray(areas, dtype=np.int64),
+        params=params,
+    )
+
+
+def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+
+def _turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
+    """+1 left turn o->a->b, -1 right turn, 0 collinear (relative tolerance)."""
+    c = _cross(o, a, b)
+    scale = math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1])
+    if abs(c) <= _COLLINEAR * scale:
+        return 0
+    return 1 if c > 0 else -1
+
+
+def _signed_area(pts: np.ndarray) -> float:
+    x, y = pts[:, 0], pts[:, 1]
+    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray) -> list[int]:
+    """Remove straight-angle vertices between two wall edges that nothing else uses.
+
+    Such vertices only cost polygon vertex budget; vertices on shared borders (or used by another
+    ring) must stay, or the neighbour region would see a T-junction.
+    """
+    n = len(idx)
+    if n <= 3 or len(nb) != n:
+        return idx
+    keep = []
+    for i in range(n):
+        a, v, b = idx[i - 1], idx[i], idx[(i + 1) % n]
+        free = nb[i - 1] == -1 and nb[i] == -1 and uses[v] == 1
+        straight = free and _turn(xy[a], xy[v], xy[b]) == 0 and np.dot(xy[v] - xy[a], xy[b] - xy[v]) > 0
+        if not straight:
+            keep.append(v)
+    return keep
+
+
+def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
+    """Drop repeated consecutive vertices and spikes (a->b->a); None when nothing with area is left."""
+    ring = list(idx)
+    changed = True
+    while changed and len(ring) >= 3:
+        changed = False
+        out = [v for k, v in enumerate(ring) if v != ring[k - 1]] if len(ring) > 1 else ring
+        n = len(out)
+        for k in range(n):
+            if n >= 3 and out[k - 1] == out[(k + 1) % n]:
+                del out[k]
+                del out[k - 1 if k > 0 else -1]
+                changed = True
+                break
+        ring = out
+    if len(ring) < 3 or abs(_signed_area(xy[ring])) <= 0:
+        return None
+    return ring
+
+
+def _segments_cross(p, q, a, b) -> bool:
+    """True when segments pq and ab intersect other than at shared endpoints (touching counts)."""
+    d1, d2 = _cross(a, b, p), _cross(a, b, q)
+    d3, d4 = _cross(p, q, a), _cross(p, q, b)
+    if ((d1 > 0 and d2 < 0) or (d1 < 0 and d2 > 0)) and ((d3 > 0 and d4 < 0) or (d3 < 0 and d4 > 0)):
+        return True
+
+    def on(s, t, r, d):
+        return d == 0 and min(s[0], t[0]) <= r[0] <= max(s[0], t[0]) and min(s[1], t[1]) <= r[1] <= max(s[1], t[1])
+
+    return on(a, b, p, d1) or on(a, b, q, d2) or on(p, q, a, d3) or on(p, q, b, d4)
+
+
+def _bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
+    """Splice every hole into the outer ring through a visible bridge (holes by decreasing max x)."""
+    outer = list(rings[0])
+    holes = sorted(rings[1:], key=lambda h: -xy[h, 0].max())
+    for h_i, hole in enumerate(holes):
+        start = int(np.argmax(xy[hole, 0]))
+        p_idx = hole[start]
+        p = xy[p_idx]
+        others = [e for h in holes[h_i + 1 :] for e in zip(h, h[1:] + h[:1])]
+        edges = list(zip(outer, outer[1:] + outer[:1])) + others
+        order = np.argsort(np.linalg.norm(xy[outer] - p, axis=1), kind="stable")
+        chosen = None
+        for k in order:
+            m_idx = outer[k]
+            if m_idx == p_idx or np.array_equal(xy[m_idx], p):
+                chosen = k
+                break
+            m = xy[m_idx]
+            prev, nxt = xy[outer[k - 1]], xy[outer[(k + 1) % len(outer)]]
+            if not _in_cone(prev, m, nxt, p):
+                continue
+            blocked = False
+            for a, b in edges:
+                if m_idx in (a, b) or p_idx in (a, b):
+                    continue
+                if _segments_cross(p, m, xy[a], xy[b]):
+                    blocked = True
+                    break
+            if not blocked:
+                chosen = k
+                break
+        if chosen is None:
+            log.warning("a hole could not be bridged to its outline and is ignored")
+            continue
+        m_idx = outer[chosen]
+        rot = hole[start:] + hole[:start]
+        if m_idx == p_idx or np.array_equal(xy[m_idx], p):
+            outer = outer[: chosen + 1] + rot[1:] + outer[chosen:]
+        else:
+            outer = outer[: chosen + 1] + rot + [p_idx] + outer[chosen:]
+    return outer
+
+
+def _in_cone(prev, m, nxt, p) -> bool:
+    """Does direction m->p point into the polygon interior at vertex m (between its two edges)?"""
+    if _cross(prev, m, nxt) >= 0:
+        return _cross(m, nxt, p) > 0 and _cross(prev, m, p) > 0
+    return not (_cross(m, nxt, p) <= 0 and _cross(prev, m, p) <= 0)
+
+
+def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -> list[list[int]]:
+    """Fewest convex polygons over a few triangulations of one region."""
+    ring = _bridge_holes(rings, xy)
+    best = None
+    for mode in ("fat", "first", "far"):
+        tris = _ear_clip(ring, xy, mode)
+        if tris is None:
+            continue
+        merged = _merge(tris, xy, maxv)
+        if best is None or len(merged) < len(best):
+            best = merged
+    if best is None:
+        log.warning("region %d dropped: its outline could not be triangulated (self-intersecting?)", region)
+        return []
+    return best
+
+
+def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | None:
+    """Triangulate a simple (possibly weakly simple, bridged) ring; None if it fails.
+
+    mode picks which valid ear is cut: "fat" = the largest smallest angle, "first" = the first
+    in ring order (long fans), "far" = the ear with the longest new diagonal.
+    """
+    nodes = list(range(len(ring)))
+    nxt = [(i + 1) % len(ring) for i in nodes]
+    prv = [(i - 1) % len(ring) for i in nodes]
+    alive = set(nodes)
+    pts = xy[ring]
+    score: dict[int, float | None] = {}
+
+    def ear_score(i: int) -> float | None:
+        a, b, c = prv[i], i, nxt[i]
+        pa, pb, pc = pts[a], pts[b], pts[c]
+        if _turn(pa, pb, pc) <= 0:
+            return None
+        ids = (ring[a], ring[b], ring[c])
+        for j in alive:
+            if j in (a, b, c) or ring[j] in ids:
+                continue
+            q = pts[j]
+            if np.array_equal(q, pa) or np.array_equal(q, pb) or np.array_equal(q, pc):
+                continue
+            if _cross(pa, pb, q) >= 0 and _cross(pb, pc, q) >= 0 and _cross(pc, pa, q) >= 0:
+                return None
+        if mode == "first":
+            return -float(i)
+        if mode == "far":
+            return float(np.hypot(*(pc - pa)))
+        return _min_angle(pa, pb, pc)
+
+    for i in nodes:
+        score[i] = ear_score(i)
+    tris = []
+    while len(alive) > 3:
+        cands = [(s, i) for i, s in score.items() if i in alive and s is not None]
+        if not cands:
+            rest = [ring[i] for i in _walk(next(iter(alive)), nxt, len(alive))]
+            if abs(_signed_area(xy[rest])) <= 1e-12 * max(1.0, float(np.ptp(xy[rest]) ** 2)):
+                return tris
+            return None
+        _, i = max(cands)
+        a, c = prv[i], nxt[i]
+        tris.append([ring[a], ring[i], ring[c]])
+        alive.discard(i)
+        del score[i]
+        nxt[a], prv[c] = c, a
+        score[a] = ear_score(a)
+        score[c] = ear_score(c)
+    last = [ring[i] for i in _walk(next(iter(alive)), nxt, 3)]
+    if _turn(xy[last[0]], xy[last[1]], xy[last[2]]) > 0:
+        tris.append(last)
+    return tris
+
+
+def _walk(start: int, nxt: list[int], n: int) -> list[int]:
+    out, i = [], start
+    for _ in range(n):
+        out.append(i)
+        i = nxt[i]
+    return out
+
+
+def _min_angle(a, b, c) -> float:
+    def ang(p, q, r):
+        u, v = q - p, r - p
+        return abs(math.atan2(u[0] * v[1] - u[1] * v[0], u[0] * v[0] + u[1] * v[1]))
+
+    return min(ang(a, b, c), ang(b, c, a), ang(c, a, b))
+
+
+def _merge(tris: list[list[int]], xy: np.ndarray, maxv: int) -> list[list[int]]:
+    """Hertel-Mehlhorn: remove diagonals (longest first) while the union stays convex and small."""
+    polys: dict[int, list[int]] = {k: list(t) for k, t in enumerate(tris)}
+    owner: dict[tuple[int, int], int] = {}
+    for k, t in polys.items():
+        for j in range(3):
+            owner[(t[j], t[(j + 1) % 3])] = k
+    heap = []
+    for (a, b), p in owner.items():
+        if a < b and (b, a) in owner:
+            heapq.heappush(heap, (-float(np.hypot(*(xy[a] - xy[b]))), a, b))
+    next_id = len(tris)
+    while heap:
+        _, a, b = heapq.heappop(heap)
+        p, q = owner.get((a, b)), owner.get((b, a))
+        if p is None or q is None or p == q:
+            continue
+        merged = _try_merge(polys[p], polys[q], a, b, xy, maxv)
+        if merged is None:
+            continue
+        for poly in (polys.pop(p), polys.pop(q)):
+            for j in range(len(poly)):
+                owner.pop((poly[j], poly[(j + 1) % len(poly)]), None)
+        polys[next_id] = merged
+        for j in range(len(merged)):
+            owner[(merged[j], merged[(j + 1) % len(merged)])] = next_id
+        for j in range(len(merged)):
+            u, v = merged[j], merged[(j + 1) % len(merged)]
+            if (v, u) in owner:
+                heapq.heappush(heap, (-float(np.hypot(*(xy[u] - xy[v]))), min(u, v), max(u, v)))
+        next_id += 1
+    return [_rotate_min(poly) for poly in polys.values()]
+
+
+def _rotate_min(poly: list[int]) -> list[int]:
+    k = poly.index(min(poly))
+    return poly[k:] + poly[:k]
+
+
+def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, maxv: int) -> list[int] | None:
+    """Union of two polygons sharing edge a->b (in pp) / b->a (in qq), or None if not convex / too big."""
+    if len(pp) + len(qq) - 2 > maxv:
+        return None
+    i = pp.index(a)
+    pp = pp[i:] + pp[:i]  # a, b, ...
+    j = qq.index(b)
+    qq = qq[j:] + qq[:j]  # b, a, ...
+    merged = pp[1:] + qq[1:]  # b ... (pp) ..., a ... (qq) ...
+    if len(set(merged)) != len(merged):
+        return None
+    n = len(merged)
+    for k in range(n):
+        o, v, w = xy[merged[k - 1]], xy[merged[k]], xy[merged[(k + 1) % n]]
+        turn = _turn(o, v, w)
+        if turn < 0 or (turn == 0 and np.dot(v - o, w - v) <= 0):
+            return None
+    return merged
