@@ -121,61 +121,86 @@ def _empty(grid: _Grid) -> Heightfield:
     )
 
 
-def _pair_batches(i0: np.ndarray, i1: np.ndarray, j0: np.ndarray, j1: np.ndarray):
-    """Yield (triangle, i, j) index arrays over each triangle's cell range, in bounded batches."""
-    nx = np.maximum(i1 - i0 + 1, 0)
-    ny = np.maximum(j1 - j0 + 1, 0)
-    counts = nx * ny
+def _batches(counts: np.ndarray):
+    """Expand segments of the given lengths into (segment, index within segment), in bounded batches."""
     ends = np.cumsum(counts)
-    start_tri = 0
-    while start_tri < len(counts):
-        base = ends[start_tri] - counts[start_tri]
-        stop_tri = max(int(np.searchsorted(ends, base + _CHUNK_PAIRS, side="right")), start_tri + 1)
-        c = counts[start_tri:stop_tri]
+    start = 0
+    while start < len(counts):
+        base = ends[start] - counts[start]
+        stop = max(int(np.searchsorted(ends, base + _CHUNK_PAIRS, side="right")), start + 1)
+        c = counts[start:stop]
         total = int(c.sum())
         if total:
-            t = np.repeat(np.arange(start_tri, stop_tri), c)
-            local = np.arange(total) - np.repeat(np.cumsum(c) - c, c)
-            yield t, i0[t] + local % nx[t], j0[t] + local // nx[t]
-        start_tri = stop_tri
+            seg = np.repeat(np.arange(start, stop), c)
+            yield seg, np.arange(total) - np.repeat(np.cumsum(c) - c, c)
+        start = stop
+
+
+def _row_batches(j0: np.ndarray, j1: np.ndarray):
+    """Yield (triangle, row) pairs for each triangle's rows j0..j1, in bounded batches."""
+    for t, local in _batches(np.maximum(j1 - j0 + 1, 0)):
+        yield t, j0[t] + local
+
+
+def _line_span(tri: np.ndarray, y: np.ndarray):
+    """x-interval [lo, hi] where each triangle's projection meets the line at height y (lo > hi: none)."""
+    lo = np.full(len(y), np.inf)
+    hi = np.full(len(y), -np.inf)
+    for e in range(3):
+        p0, p1 = tri[:, e], tri[:, (e + 1) % 3]
+        d0, d1 = p0[:, 1] - y, p1[:, 1] - y
+        dy = p1[:, 1] - p0[:, 1]
+        moving = dy != 0
+        f = np.clip(-d0 / np.where(moving, dy, 1.0), 0.0, 1.0)
+        x = np.where(moving & (d0 * d1 <= 0), p0[:, 0] + f * (p1[:, 0] - p0[:, 0]), np.nan)
+        x_on = np.where(d0 == 0, p0[:, 0], np.nan)
+        for cand in (x, x_on):
+            lo = np.fmin(lo, cand)
+            hi = np.fmax(hi, cand)
+    return lo, hi
 
 
 def _sample_centres(p: np.ndarray, areas: np.ndarray, grid: _Grid):
-    """Walkable fragments [z, z] at every column centre inside an upward floor triangle."""
+    """Walkable fragments [z, z] at every column centre inside an upward floor triangle.
+
+    Scanline: per (triangle, row) the triangle's x-interval on the row's centre line gives the
+    covered centres directly, with a small inclusive tolerance for centres on shared edges.
+    """
     cs, (bx, by) = grid.cs, grid.bmin
     tol = _INSIDE_TOL * cs
-    lo_xy = p[:, :, :2].min(axis=1)
-    hi_xy = p[:, :, :2].max(axis=1)
-    i0 = np.maximum(np.ceil((lo_xy[:, 0] - tol - bx) / cs - 0.5), 0).astype(np.int64)
-    i1 = np.minimum(np.floor((hi_xy[:, 0] + tol - bx) / cs - 0.5), grid.width - 1).astype(np.int64)
-    j0 = np.maximum(np.ceil((lo_xy[:, 1] - tol - by) / cs - 0.5), 0).astype(np.int64)
-    j1 = np.minimum(np.floor((hi_xy[:, 1] + tol - by) / cs - 0.5), grid.height - 1).astype(np.int64)
-    a, b, c = p[:, 0], p[:, 1], p[:, 2]
-    area2 = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0])
-    edge_len = np.stack([np.hypot(*(c - b)[:, :2].T), np.hypot(*(a - c)[:, :2].T), np.hypot(*(b - a)[:, :2].T)], 1)
+    lo_y, hi_y = p[:, :, 1].min(axis=1), p[:, :, 1].max(axis=1)
+    j0 = np.maximum(np.ceil((lo_y - tol - by) / cs - 0.5), 0).astype(np.int64)
+    j1 = np.minimum(np.floor((hi_y + tol - by) / cs - 0.5), grid.height - 1).astype(np.int64)
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    grad = -normal[:, :2] / normal[:, 2:3]
     zlo, zhi = p[:, :, 2].min(axis=1), p[:, :, 2].max(axis=1)
     out = []
-    for t, i, j in _pair_batches(i0, i1, j0, j1):
-        px = bx + (i + 0.5) * cs
-        py = by + (j + 0.5) * cs
-        # Edge functions opposite each vertex; all >= 0 inside a counter-clockwise (upward) triangle.
-        w = np.empty((len(t), 3))
-        for k, (u, v) in enumerate(((b, c), (c, a), (a, b))):
-            ux, uy = u[t, 0], u[t, 1]
-            w[:, k] = (v[t, 0] - ux) * (py - uy) - (v[t, 1] - uy) * (px - ux)
-        inside = (w >= -tol * edge_len[t]).all(axis=1)
-        t, i, j, w = t[inside], i[inside], j[inside], w[inside]
-        z = (w[:, 0] * a[t, 2] + w[:, 1] * b[t, 2] + w[:, 2] * c[t, 2]) / area2[t]
-        z = np.clip(z, zlo[t], zhi[t])
-        out.append((j * grid.width + i, z, z, np.ones(len(t), dtype=bool), areas[t]))
+    for t, j in _row_batches(j0, j1):
+        yc = by + (j + 0.5) * cs
+        # Nudge the line inside the triangle's y-range so rows touching a vertex keep it.
+        lo, hi = _line_span(p[t], np.clip(yc, lo_y[t], hi_y[t]))
+        i0 = np.maximum(np.ceil((lo - tol - bx) / cs - 0.5), 0)
+        i1 = np.minimum(np.floor((hi + tol - bx) / cs - 0.5), grid.width - 1)
+        ok = np.isfinite(i0) & np.isfinite(i1) & (i1 >= i0)
+        t, j, yc, i0 = t[ok], j[ok], yc[ok], i0[ok].astype(np.int64)
+        for row, local in _batches((i1[ok].astype(np.int64) - i0 + 1)):
+            tt, i = t[row], i0[row] + local
+            px = bx + (i + 0.5) * cs
+            z = p[tt, 0, 2] + grad[tt, 0] * (px - p[tt, 0, 0]) + grad[tt, 1] * (yc[row] - p[tt, 0, 1])
+            z = np.clip(z, zlo[tt], zhi[tt])
+            out.append((j[row] * grid.width + i, z, z, np.ones(len(tt), dtype=bool), areas[tt]))
     return _concat_frags(out)
 
 
 def _rasterise_conservative(p: np.ndarray, grid: _Grid):
-    """Non-walkable fragments: the triangle's z-range over every column square it touches."""
+    """Non-walkable fragments: the triangle's z-range over every column square it touches.
+
+    Scanline over row strips: the triangle's x-range within a strip bounds the touched columns;
+    columns whose square lies wholly inside a non-vertical triangle take the plane's range over
+    the square directly, the rest get exact per-square z-ranges.
+    """
     cs, (bx, by) = grid.cs, grid.bmin
-    lo_xy = p[:, :, :2].min(axis=1)
-    hi_xy = p[:, :, :2].max(axis=1)
+    lo_y, hi_y = p[:, :, 1].min(axis=1), p[:, :, 1].max(axis=1)
 
     def cell_range(lo, hi, origin, n):
         # Half-open columns [k*cs, (k+1)*cs): an edge exactly on a boundary belongs to the upper column.
@@ -183,52 +208,45 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid):
         last = np.maximum(np.ceil((hi - origin) / cs) - 1, first)
         return np.clip(first, 0, n - 1).astype(np.int64), np.clip(last, 0, n - 1).astype(np.int64)
 
-    i0, i1 = cell_range(lo_xy[:, 0], hi_xy[:, 0], bx, grid.width)
-    j0, j1 = cell_range(lo_xy[:, 1], hi_xy[:, 1], by, grid.height)
-    single = (i0 == i1) & (j0 == j1)
-    out = []
-    if single.any():  # Triangles inside one column need no clipping.
-        zs = p[single, :, 2]
-        n = int(single.sum())
-        out.append((j0[single] * grid.width + i0[single], zs.min(1), zs.max(1), np.zeros(n, bool), np.zeros(n, np.int32)))
-    multi = ~single
-    pm = p[multi]
-    # Per edge: its 2D normal, the triangle's projected interval on it and the edge's own offset,
-    # for a separating-axis reject and an "square wholly inside the triangle" fast path.
-    edge = np.roll(pm[:, :, :2], -1, axis=1) - pm[:, :, :2]
-    nrm = np.stack([-edge[:, :, 1], edge[:, :, 0]], axis=2)  # (T, 3, 2)
-    proj = np.einsum("tek,tvk->tev", nrm, pm[:, :, :2])  # (T, edge, vertex)
-    tmin, tmax = proj.min(axis=2), proj.max(axis=2)
-    q = proj[:, [0, 1, 2], [0, 1, 2]]
-    inward = proj[:, [0, 1, 2], [2, 0, 1]] > q  # third vertex on the positive side
-    normal = np.cross(pm[:, 1] - pm[:, 0], pm[:, 2] - pm[:, 0])
+    j0, j1 = cell_range(lo_y, hi_y, by, grid.height)
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     flat = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
-    safe_nz = np.where(flat, normal[:, 2], 1.0)
-    grad = -normal[:, :2] / safe_nz[:, None]
-    for t, i, j in _pair_batches(i0[multi], i1[multi], j0[multi], j1[multi]):
-        x0 = bx + i * cs
-        y0 = by + j * cs
-        cx, cy = x0 + 0.5 * cs, y0 + 0.5 * cs
-        nt = nrm[t]
-        centre = nt[:, :, 0] * cx[:, None] + nt[:, :, 1] * cy[:, None]
-        half = 0.5 * cs * (np.abs(nt[:, :, 0]) + np.abs(nt[:, :, 1]))
-        apart = ((centre + half < tmin[t]) | (centre - half > tmax[t])).any(axis=1)
-        qt = q[t]
-        inner = np.where(inward[t], centre - half >= qt, centre + half <= qt).all(axis=1) & flat[t]
-        a = inner & ~apart
-        if a.any():
-            ta = t[a]
-            zc = pm[ta, 0, 2] + grad[ta, 0] * (cx[a] - pm[ta, 0, 0]) + grad[ta, 1] * (cy[a] - pm[ta, 0, 1])
-            dz = 0.5 * cs * (np.abs(grad[ta, 0]) + np.abs(grad[ta, 1]))
-            n = len(ta)
-            out.append((j[a] * grid.width + i[a], zc - dz, zc + dz, np.zeros(n, bool), np.zeros(n, np.int32)))
-        v = ~flat[t] & ~apart
-        if v.any():
-            out.append(_vertical_fragments(pm, t[v], i[v], j[v], x0[v], y0[v], grid))
-        b = ~inner & ~apart & flat[t]
-        if not b.any():
-            continue
-        out.append(_flat_fragments(pm, t[b], i[b], j[b], x0[b], y0[b], grid))
+    grad = -normal[:, :2] / np.where(flat, normal[:, 2], 1.0)[:, None]
+    out = []
+    for t, j in _row_batches(j0, j1):
+        tri = p[t]
+        ya = by + j * cs
+        yb = ya + cs
+        la, ra = _line_span(tri, np.clip(ya, lo_y[t], hi_y[t]))
+        lb, rb = _line_span(tri, np.clip(yb, lo_y[t], hi_y[t]))
+        in_strip = (tri[:, :, 1] >= ya[:, None]) & (tri[:, :, 1] <= yb[:, None])
+        xlo = np.fmin(np.fmin(la, lb), np.where(in_strip, tri[:, :, 0], np.inf).min(axis=1))
+        xhi = np.fmax(np.fmax(ra, rb), np.where(in_strip, tri[:, :, 0], -np.inf).max(axis=1))
+        ok = xlo <= xhi
+        i0, i1 = cell_range(xlo[ok], xhi[ok], bx, grid.width)
+        t, j, ya = t[ok], j[ok], ya[ok]
+        # Squares wholly inside: both strip edges cross the triangle over the square's width.
+        inner_lo = np.ceil((np.maximum(la[ok], lb[ok]) - bx) / cs)
+        inner_hi = np.floor((np.minimum(ra[ok], rb[ok]) - bx) / cs) - 1
+        whole = flat[t] & (ya >= lo_y[t]) & (ya + cs <= hi_y[t])
+        inner_lo = np.where(whole, inner_lo, np.inf)
+        for row, local in _batches(i1 - i0 + 1):
+            tt, i, jj = t[row], i0[row] + local, j[row]
+            x0, y0 = bx + i * cs, ya[row]
+            inner = (i >= inner_lo[row]) & (i <= inner_hi[row])
+            if inner.any():
+                ta = tt[inner]
+                cx, cy = x0[inner] + 0.5 * cs, y0[inner] + 0.5 * cs
+                zc = p[ta, 0, 2] + grad[ta, 0] * (cx - p[ta, 0, 0]) + grad[ta, 1] * (cy - p[ta, 0, 1])
+                dz = 0.5 * cs * (np.abs(grad[ta, 0]) + np.abs(grad[ta, 1]))
+                n = len(ta)
+                out.append((jj[inner] * grid.width + i[inner], zc - dz, zc + dz, np.zeros(n, bool), np.zeros(n, np.int32)))
+            v = ~flat[tt]
+            if v.any():
+                out.append(_vertical_fragments(p, tt[v], i[v], jj[v], x0[v], y0[v], grid))
+            b = ~inner & flat[tt]
+            if b.any():
+                out.append(_flat_fragments(p, tt[b], i[b], jj[b], x0[b], y0[b], grid))
     return _concat_frags(out)
 
 
@@ -337,12 +355,14 @@ def _merge_spans(col, lo, hi, walk, area, climb: float):
     Returns per span: column, top, ceiling (bottom of the next span up, inf if none), walkable flag
     (a walkable fragment within `climb` of the top) and that fragment's area id.
     """
-    order = np.lexsort((lo, col))
-    col, lo, hi, walk, area = col[order], lo[order], hi[order], walk[order], area[order]
+    # Columns are offset by more than the soup's height range, so one float key sorts by
+    # (column, lo) and one global accumulate gives the running max of hi within each column.
     zbase = lo.min()
     stride = float(hi.max() - zbase) + 1.0
-    # Running max of hi within each column: columns are offset so one global accumulate suffices.
-    run = np.maximum.accumulate((hi - zbase) + col * stride) - col * stride + zbase
+    offset = col * stride - zbase
+    order = np.argsort(lo + offset)
+    col, lo, hi, walk, area, offset = col[order], lo[order], hi[order], walk[order], area[order], offset[order]
+    run = np.maximum.accumulate(hi + offset) - offset
     start = np.ones(len(col), dtype=bool)
     start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
     starts = np.flatnonzero(start)
@@ -367,23 +387,27 @@ def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.nd
     s = len(z)
     counts = np.bincount(col, minlength=grid.width * grid.height)
     first = np.cumsum(counts) - counts
-    max_per_col = int(counts.max()) if s else 0
     links = np.full((s, 4), -1, dtype=np.int64)
     for d in range(4):
         nx, ny = x + DIR_DX[d], y + DIR_DY[d]
         inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
         ncol = np.where(inside, ny * grid.width + nx, 0)
+        cnt = np.where(inside, counts[ncol], 0)
+        base = first[ncol]
         best = np.full(s, -1, dtype=np.int64)
         best_dz = np.full(s, np.inf)
-        for k in range(max_per_col):
-            cand = first[ncol] + k
-            ok = inside & (k < counts[ncol])
-            cand = np.where(ok, cand, 0)
-            dz = np.abs(z[cand] - z)
-            room = np.minimum(ceiling, ceiling[cand]) - np.maximum(z, z[cand])
-            ok &= (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz)
-            best = np.where(ok, cand, best)
-            best_dz = np.where(ok, dz, best_dz)
+        active = np.flatnonzero(cnt > 0)
+        k = 0
+        while active.size:
+            cand = base[active] + k
+            za, zc = z[active], z[cand]
+            dz = np.abs(zc - za)
+            room = np.minimum(ceiling[active], ceiling[cand]) - np.maximum(za, zc)
+            ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
+            best[active[ok]] = cand[ok]
+            best_dz[active[ok]] = dz[ok]
+            k += 1
+            active = active[cnt[active] > k]
         links[:, d] = best
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
