@@ -1,0 +1,17 @@
+"""Blender extension entry point: forwards register/unregister to navmesh_addon (generator in lib/).
+
+The import happens inside the functions so that importing this folder as a plain package (pytest
+sees the repository root as one because of tests/__init__.py) does not pull in bpy.
+"""
+
+
+def register() -> None:
+    from .navmesh_addon import register as register_addon
+
+    register_addon()
+
+
+def unregister() -> None:
+    from .navmesh_addon import unregister as unregister_addon
+
+    unregister_addon()
