@@ -1,0 +1,193 @@
+"""Region stage: exact erosion distance, components, single-storey split, small-island drop."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib.heightfield import DIR_DX, DIR_DY, Heightfield
+from lib.params import BakeParams
+from lib.regions import build_regions
+
+
+def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield:
+    """Heightfield from floors given as (mask (W, H) bool, z scalar or (W, H), [area id]).
+
+    Each True cell is a span at that floor's height; 4-neighbours link when their heights are
+    within `climb` (the closest one if several), as build_heightfield would link them.
+    """
+    w, h = floors[0][0].shape
+    xs, ys, zs, areas = [], [], [], []
+    for floor in floors:
+        mask = np.asarray(floor[0], dtype=bool)
+        z = np.broadcast_to(np.asarray(floor[1], dtype=float), mask.shape)
+        i, j = np.nonzero(mask)
+        xs.append(i)
+        ys.append(j)
+        zs.append(z[i, j])
+        areas.append(np.full(len(i), floor[2] if len(floor) > 2 else 0))
+    x, y, z, area = (np.concatenate(a) for a in (xs, ys, zs, areas))
+    order = np.lexsort((z, x, y))
+    x, y, z, area = x[order], y[order], z[order], area[order]
+    by_column: dict[tuple[int, int], list[int]] = {}
+    for k in range(len(z)):
+        by_column.setdefault((int(x[k]), int(y[k])), []).append(k)
+    links = np.full((len(z), 4), -1, dtype=np.int64)
+    for k in range(len(z)):
+        for d in range(4):
+            cands = [n for n in by_column.get((int(x[k] + DIR_DX[d]), int(y[k] + DIR_DY[d])), []) if abs(z[n] - z[k]) <= climb]
+            if cands:
+                links[k, d] = min(cands, key=lambda n: abs(z[n] - z[k]))
+    return Heightfield(
+        cs, np.zeros(2), w, h, x.astype(np.int32), y.astype(np.int32), z, np.full(len(z), np.inf), area.astype(np.int32), links
+    )
+
+
+def params(**kw) -> BakeParams:
+    base = dict(cell_size=0.1, agent_radius=0.3, region_min_area=0.0, max_edge_error=0.1)
+    base.update(kw)
+    return BakeParams(**base)
+
+
+def two_rooms(door_cells: int) -> np.ndarray:
+    """Two 3 m x 3 m rooms (cs 0.1) side by side, a one-cell wall between with a centred door."""
+    mask = np.ones((61, 30), dtype=bool)
+    mask[30, :] = False
+    lo = 15 - door_cells // 2
+    mask[30, lo : lo + door_cells] = True
+    return mask
+
+
+def assert_single_storey(hf: Heightfield, region: np.ndarray) -> None:
+    keep = region >= 0
+    keys = np.stack([region[keep], hf.x[keep], hf.y[keep]], axis=1)
+    assert len(np.unique(keys, axis=0)) == len(keys), "a region holds two spans of one column"
+
+
+def test_distance_to_a_straight_wall_is_exact():
+    hf = make_heightfield([(np.ones((20, 20), bool), 0.0)])
+    rm = build_regions(hf, params(agent_radius=0.5))
+    # Spans within reach of the x = 0 wall only (rows away from the other walls): distance = centre x.
+    near = (hf.x < 5) & (hf.y >= 7) & (hf.y < 13)
+    np.testing.assert_allclose(rm.distance[near], (hf.x[near] + 0.5) * 0.1, atol=1e-12)
+
+
+def test_distance_matches_brute_force_near_boundaries():
+    mask = np.ones((30, 30), bool)
+    mask[10:13, 14] = False  # a thin wall piece
+    mask[20, 5] = False  # a one-cell pillar
+    mask[25:, 25:] = False  # a notch in the outer wall
+    hf = make_heightfield([(mask, 0.0)])
+    radius = 0.4
+    rm = build_regions(hf, params(agent_radius=radius))
+    centre = hf.centers_xy()
+    s, d = np.nonzero(hf.links < 0)
+    midpoints = centre[s] + 0.05 * np.stack([DIR_DX[d], DIR_DY[d]], axis=1)
+    brute = np.hypot(*(centre[:, None, :] - midpoints[None]).transpose(2, 0, 1)).min(axis=1)
+    near = brute < radius + 0.1
+    np.testing.assert_allclose(rm.distance[near], brute[near], atol=1e-12)
+    assert (rm.distance >= brute - 1e-12).all()
+
+
+def test_doorway_narrower_than_the_agent_closes():
+    hf = make_heightfield([(two_rooms(5), 0.0)])  # 0.5 m door < 2 * 0.3 m
+    assert build_regions(hf, params()).region_count == 2
+
+
+def test_doorway_wider_than_the_agent_stays_open():
+    hf = make_heightfield([(two_rooms(8), 0.0)])  # 0.8 m door > 0.6 m
+    rm = build_regions(hf, params())
+    assert rm.region_count == 1
+    assert (rm.region[(hf.x == 30)] == 0).any()
+
+
+def test_erosion_keeps_exactly_the_spans_at_least_radius_from_walls():
+    hf = make_heightfield([(np.ones((30, 30), bool), 0.0)])
+    rm = build_regions(hf, params(agent_radius=0.3))
+    # Centres at (i + 0.5) * 0.1 >= 0.3 from each wall: i in 3..26.
+    inside = (hf.x >= 3) & (hf.x <= 26) & (hf.y >= 3) & (hf.y <= 26)
+    np.testing.assert_array_equal(rm.region >= 0, inside)
+
+
+def test_two_disjoint_rooms_give_two_regions():
+    mask = np.zeros((50, 20), bool)
+    mask[:20] = True
+    mask[30:] = True
+    rm = build_regions(make_heightfield([(mask, 0.0)]), params())
+    assert rm.region_count == 2
+    assert len(rm.region_area) == 2
+
+
+def test_small_islands_are_dropped():
+    mask = np.zeros((60, 20), bool)
+    mask[:30] = True  # 3 m x 2 m
+    mask[40:48, 5:13] = True  # 0.8 m x 0.8 m, eroded to 0.2 m x 0.2 m
+    hf = make_heightfield([(mask, 0.0)])
+    rm = build_regions(hf, params(region_min_area=0.5))
+    assert rm.region_count == 1
+    assert (rm.region[hf.x >= 40] == -1).all()
+
+
+def test_area_ids_split_regions():
+    left = np.zeros((40, 20), bool)
+    left[:20] = True
+    hf = make_heightfield([(left, 0.0, 1), (~left, 0.0, 2)])
+    rm = build_regions(hf, params(agent_radius=0.0))
+    assert rm.region_count == 2
+    assert sorted(rm.region_area.tolist()) == [1, 2]
+    for r in range(2):
+        assert len(np.unique(hf.area[rm.region == r])) == 1
+
+
+def ramp_scene():
+    """A ground floor, a ramp up to z = 3 and an upper floor that extends back over the ground floor."""
+    w, h = 60, 20
+    ground = np.zeros((w, h), bool)
+    ground[:, :10] = True
+    ramp = np.zeros((w, h), bool)
+    ramp[:30, 10:] = True
+    ramp_z = np.repeat((np.arange(w) * 0.1)[:, None], h, axis=1)
+    upper = np.zeros((w, h), bool)
+    upper[30:, :] = True
+    return make_heightfield([(ground, 0.0), (ramp, ramp_z), (upper, 3.0)], climb=0.15)
+
+
+def test_floors_joined_by_a_ramp_split_into_single_storey_regions():
+    hf = ramp_scene()
+    rm = build_regions(hf, params(agent_radius=0.2))
+    assert rm.region_count >= 2
+    assert_single_storey(hf, rm.region)
+    ground = (hf.z == 0) & (hf.x >= 35) & (hf.y < 8) & (rm.region >= 0)
+    upper = (hf.z == 3) & (hf.x >= 35) & (hf.y < 8) & (rm.region >= 0)
+    assert ground.any() and upper.any()
+    assert np.intersect1d(rm.region[ground], rm.region[upper]).size == 0
+
+
+def test_empty_heightfield_gives_no_regions():
+    hf = make_heightfield([(np.zeros((5, 5), bool), 0.0)])
+    rm = build_regions(hf, params())
+    assert rm.region_count == 0 and len(rm.region) == 0
+
+
+@st.composite
+def layered_masks(draw):
+    w = draw(st.integers(4, 14))
+    h = draw(st.integers(4, 14))
+    cells = st.lists(st.booleans(), min_size=w * h, max_size=w * h)
+    lower = np.array(draw(cells)).reshape(w, h)
+    upper = np.array(draw(cells)).reshape(w, h)
+    # The upper floor rises from z = 0 to 1 along x in steps below the climb, so it often joins the lower one.
+    z = np.repeat((np.arange(w) * 0.12)[:, None], h, axis=1) + draw(st.sampled_from([0.0, 0.3]))
+    return lower, upper, z
+
+
+@settings(max_examples=60, deadline=None)
+@given(layered_masks(), st.sampled_from([0.0, 0.1, 0.15, 0.25]))
+def test_random_layered_floors(masks, radius):
+    lower, upper, z = masks
+    hf = make_heightfield([(lower, 0.0), (upper, z)], climb=0.15)
+    rm = build_regions(hf, params(agent_radius=radius))
+    assert len(rm.region) == hf.span_count
+    assert_single_storey(hf, rm.region)
+    assert set(np.unique(rm.region[rm.region >= 0]).tolist()) == set(range(rm.region_count))
+    assert ((rm.region >= 0) <= (rm.distance >= radius)).all()
