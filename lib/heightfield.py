@@ -394,10 +394,16 @@ def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.nd
         ncol = np.where(inside, ny * grid.width + nx, 0)
         cnt = np.where(inside, counts[ncol], 0)
         base = first[ncol]
-        best = np.full(s, -1, dtype=np.int64)
-        best_dz = np.full(s, np.inf)
-        active = np.flatnonzero(cnt > 0)
-        k = 0
+        # First candidate of every neighbour column in one full-length pass (most columns hold one span).
+        cand = np.where(cnt > 0, base, 0)
+        zc = z[cand]
+        dz = np.abs(zc - z)
+        room = np.minimum(ceiling, ceiling[cand]) - np.maximum(z, zc)
+        ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
+        best = np.where(ok, cand, -1)
+        best_dz = np.where(ok, dz, np.inf)
+        k = 1
+        active = np.flatnonzero(cnt > k)
         while active.size:
             cand = base[active] + k
             za, zc = z[active], z[cand]
