@@ -1,0 +1,244 @@
+"""Detail stage: a triangulated surface per polygon that follows the real floor (Recast: rcBuildPolyMeshDetail).
+
+Each polygon starts as a fan over its own vertices; the heightfield sample (span at a column
+centre inside the polygon, on the polygon's own floor) farthest from the surface is inserted
+until every sample is within max_height_error or the per-polygon insertion cap is reached.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .heightfield import Heightfield
+from .navmesh import NavMesh
+from .params import BakeParams
+
+# At most this many samples are inserted into one polygon's detail triangulation.
+MAX_INSERTIONS = 256
+# Barycentric margin below which a sample counts as lying on a triangle edge.
+_EDGE_EPS = 1e-9
+
+
+def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams) -> NavMesh:
+    """Fill mesh.detail_* so the surface is within params.max_height_error of the sampled floor."""
+    if mesh.is_empty:
+        return mesh
+    column_start, column_count = _column_index(hf)
+    # Floors above each other are at least agent_height apart, so a sample farther than half of it
+    # from the polygon's plane belongs to another floor.
+    layer_tol = 0.5 * float(params.agent_height)
+    out_vertices, out_tris, out_polys = [], [], []
+    base = 0
+    for p in range(mesh.polygon_count):
+        poly = mesh.vertices[mesh.polygon(p)]
+        samples = _samples(poly, hf, column_start, column_count, layer_tol)
+        verts, tris = _refine(poly, samples, float(params.max_height_error))
+        out_vertices.append(verts)
+        out_tris.append(tris + base)
+        out_polys.append(np.full(len(tris), p, dtype=np.int64))
+        base += len(verts)
+    mesh.detail_vertices = np.concatenate(out_vertices)
+    mesh.detail_triangles = np.concatenate(out_tris).astype(np.int64)
+    mesh.detail_polygons = np.concatenate(out_polys)
+    return mesh
+
+
+def surface_height(mesh: NavMesh, poly: int, xy) -> float:
+    """Height of the detail surface of polygon `poly` at xy (clamped to the nearest triangle)."""
+    q = np.asarray(xy, dtype=np.float64)[:2]
+    sel = np.nonzero(mesh.detail_polygons == poly)[0]
+    if len(sel):
+        tri = mesh.detail_vertices[mesh.detail_triangles[sel]]
+    else:
+        pv = mesh.vertices[mesh.polygon(poly)]
+        n = len(pv)
+        tri = np.stack([np.repeat(pv[:1], n - 2, axis=0), pv[1:-1], pv[2:]], axis=1)
+    bary = _barycentric(tri, q[None, :])[:, 0, :]
+    k = int(np.argmax(bary.min(axis=1)))
+    w = np.clip(bary[k], 0.0, None)
+    w = w / w.sum()
+    return float(w @ tri[k, :, 2])
+
+
+def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
+    """Per grid column: first span index and span count (spans are sorted by (j, i, z))."""
+    col = hf.y.astype(np.int64) * hf.width + hf.x.astype(np.int64)
+    n_cols = hf.width * hf.height
+    count = np.bincount(col, minlength=n_cols)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    return start, count
+
+
+def _samples(poly: np.ndarray, hf: Heightfield, start: np.ndarray, count: np.ndarray, layer_tol: float) -> np.ndarray:
+    """(N, 3) floor samples strictly inside the polygon (top view), one per column, on its floor."""
+    cs = hf.cell_size
+    lo = np.floor((poly[:, :2].min(axis=0) - hf.bmin) / cs).astype(np.int64)
+    hi = np.floor((poly[:, :2].max(axis=0) - hf.bmin) / cs).astype(np.int64)
+    lo = np.maximum(lo, 0)
+    hi = np.minimum(hi, [hf.width - 1, hf.height - 1])
+    if np.any(hi < lo):
+        return np.zeros((0, 3))
+    ii, jj = np.meshgrid(np.arange(lo[0], hi[0] + 1), np.arange(lo[1], hi[1] + 1))
+    cols = (jj * hf.width + ii).ravel()
+    cxy = np.stack([hf.bmin[0] + (ii.ravel() + 0.5) * cs, hf.bmin[1] + (jj.ravel() + 0.5) * cs], axis=1)
+    a = poly[:, :2]
+    d = np.roll(a, -1, axis=0) - a
+    cross = d[None, :, 0] * (cxy[:, None, 1] - a[None, :, 1]) - d[None, :, 1] * (cxy[:, None, 0] - a[None, :, 0])
+    edge_len = np.linalg.norm(d, axis=1)
+    inside = np.all(cross > 1e-6 * cs * edge_len[None, :], axis=1) & (count[cols] > 0)
+    cols, cxy = cols[inside], cxy[inside]
+    if len(cols) == 0:
+        return np.zeros((0, 3))
+    plane_z = _plane(poly)(cxy)
+    reps = count[cols]
+    span = np.repeat(start[cols], reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))
+    owner = np.repeat(np.arange(len(cols)), reps)
+    dz = np.abs(hf.z[span] - plane_z[owner])
+    order = np.lexsort((dz, owner))
+    first = order[np.concatenate([[True], owner[order][1:] != owner[order][:-1]])]
+    ok = dz[first] <= layer_tol
+    best = span[first][ok]
+    return np.column_stack([cxy[owner[first][ok]], hf.z[best]])
+
+
+def _plane(poly: np.ndarray):
+    """Least-squares plane z = a x + b y + c through the polygon vertices, as a function of xy."""
+    A = np.column_stack([poly[:, 0], poly[:, 1], np.ones(len(poly))])
+    coef, *_ = np.linalg.lstsq(A, poly[:, 2], rcond=None)
+    return lambda xy: xy[:, 0] * coef[0] + xy[:, 1] * coef[1] + coef[2]
+
+
+def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """(T, N, 3) barycentric coordinates (top view) of points q (N, 2) in triangles tri (T, 3, >=2)."""
+    a, b, c = tri[:, 0, :2], tri[:, 1, :2], tri[:, 2, :2]
+    v0, v1 = b - a, c - a
+    det = v0[:, 0] * v1[:, 1] - v0[:, 1] * v1[:, 0]
+    det = np.where(np.abs(det) > 0, det, 1e-300)
+    r = q[None, :, :] - a[:, None, :]
+    w1 = (r[..., 0] * v1[:, None, 1] - r[..., 1] * v1[:, None, 0]) / det[:, None]
+    w2 = (v0[:, None, 0] * r[..., 1] - v0[:, None, 1] * r[..., 0]) / det[:, None]
+    return np.stack([1.0 - w1 - w2, w1, w2], axis=-1)
+
+
+def _refine(poly: np.ndarray, samples: np.ndarray, max_error: float) -> tuple[np.ndarray, np.ndarray]:
+    """Fan triangulation of the polygon plus inserted samples (Delaunay flips) until the error bound holds."""
+    n = len(poly)
+    tin = _Tin([*poly], [[0, k, k + 1] for k in range(1, n - 1)])
+    owner = np.zeros(len(samples), dtype=np.int64)
+    w = np.zeros((len(samples), 3))
+    err = np.zeros(len(samples))
+    _locate(tin, samples, np.arange(len(samples)), np.arange(len(tin.tris)), owner, w, err)
+    for _ in range(MAX_INSERTIONS):
+        worst = int(np.argmax(err)) if len(err) else 0
+        if not len(err) or err[worst] <= max_error:
+            break
+        err[worst] = -1.0
+        changed = tin.insert(int(owner[worst]), w[worst], samples[worst])
+        if changed:
+            changed_arr = np.asarray(sorted(changed))
+            redo = np.nonzero(np.isin(owner, changed_arr) & (err >= 0))[0]
+            _locate(tin, samples, redo, changed_arr, owner, w, err)
+    return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64)
+
+
+def _locate(tin: "_Tin", samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
+    """Assign samples `which` to their containing triangle among `cand`; update weights and errors."""
+    if len(which) == 0:
+        return
+    v = np.asarray(tin.verts)
+    tri = np.asarray(tin.tris)[cand]
+    bary = _barycentric(v[tri], samples[which, :2])
+    best = np.argmax(bary.min(axis=2), axis=0)
+    owner[which] = cand[best]
+    w[which] = bary[best, np.arange(len(which))]
+    z = np.einsum("nk,nk->n", w[which], v[tri[best], 2])
+    err[which] = np.abs(z - samples[which, 2])
+
+
+class _Tin:
+    """A small triangulation of one convex polygon with point insertion and Lawson flips."""
+
+    def __init__(self, verts: list, tris: list[list[int]]):
+        self.verts = verts
+        self.tris = tris
+        self.edge = {}
+        for t, tri in enumerate(tris):
+            self._register(t)
+
+    def _register(self, t: int) -> None:
+        tri = self.tris[t]
+        for i in range(3):
+            self.edge[(tri[i], tri[(i + 1) % 3])] = t
+
+    def _set(self, t: int, tri: list[int]) -> None:
+        if t < len(self.tris):
+            old = self.tris[t]
+            for i in range(3):
+                if self.edge.get((old[i], old[(i + 1) % 3])) == t:
+                    del self.edge[(old[i], old[(i + 1) % 3])]
+            self.tris[t] = tri
+        else:
+            self.tris.append(tri)
+        self._register(t)
+
+    def insert(self, t: int, w: np.ndarray, point: np.ndarray) -> set[int]:
+        """Split triangle t at point (3 triangles, or 2+2 across an inner edge it lies on); the changed triangles.
+
+        Points on the polygon's own boundary are not inserted: they would put a vertex inside a
+        polygon edge, which the neighbouring polygon's detail surface would not share.
+        """
+        on_edge = np.nonzero(w < _EDGE_EPS)[0]
+        if len(on_edge) > 1:
+            return set()
+        new = len(self.verts)
+        tri = self.tris[t]
+        if len(on_edge) == 0:
+            a, b, c = tri
+            self.verts.append(np.asarray(point, dtype=np.float64))
+            t1, t2 = len(self.tris), len(self.tris) + 1
+            self._set(t, [a, b, new])
+            self._set(t1, [b, c, new])
+            self._set(t2, [c, a, new])
+            created = [t, t1, t2]
+        else:
+            k = int(on_edge[0])
+            opp, u, v = tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]
+            other = self.edge.get((v, u))
+            if other is None:
+                return set()
+            far = next(x for x in self.tris[other] if x not in (u, v))
+            self.verts.append(np.asarray(point, dtype=np.float64))
+            t1, t2 = len(self.tris), len(self.tris) + 1
+            self._set(t, [opp, u, new])
+            self._set(t1, [v, opp, new])
+            self._set(other, [far, v, new])
+            self._set(t2, [u, far, new])
+            created = [t, t1, other, t2]
+        changed = set(created)
+        stack = [(self.tris[s][0], self.tris[s][1]) for s in created]
+        while stack:
+            u, v = stack.pop()
+            t_in = self.edge.get((u, v))
+            t_out = self.edge.get((v, u))
+            if t_in is None or t_out is None or new not in self.tris[t_in]:
+                continue
+            far = next(x for x in self.tris[t_out] if x not in (u, v))
+            if not self._in_circle(new, u, v, far) or not self._convex_quad(new, u, far, v):
+                continue
+            self._set(t_in, [new, u, far])
+            self._set(t_out, [new, far, v])
+            changed.update((t_in, t_out))
+            stack.extend([(u, far), (far, v)])
+        return changed
+
+    def _in_circle(self, a: int, b: int, c: int, d: int) -> bool:
+        """Is d strictly inside the circumcircle of the CCW triangle abc (top view)?"""
+        p = np.asarray([self.verts[i][:2] for i in (a, b, c)]) - self.verts[d][:2]
+        m = np.column_stack([p, (p**2).sum(axis=1)])
+        return float(np.linalg.det(m)) > 1e-12
+
+    def _convex_quad(self, a: int, b: int, c: int, d: int) -> bool:
+        """Is the quad a, b, c, d strictly convex, so flipping its diagonal keeps both triangles valid?"""
+        q = np.asarray([self.verts[i][:2] for i in (a, b, c, d)])
+        e = np.roll(q, -1, axis=0) - q
+        f = np.roll(e, -1, axis=0)
+        return bool(np.all(e[:, 0] * f[:, 1] - e[:, 1] * f[:, 0] > 1e-12))
