@@ -304,43 +304,51 @@ def _flat_fragments(pm, t, i, j, x0, y0, grid: _Grid):
     side crossings. Every candidate is evaluated in one vectorised pass (no polygon clipping).
     """
     cs = grid.cs
-    tri = pm[t]
     x1, y1 = x0 + cs, y0 + cs
     tol = _INSIDE_TOL * cs
-    cand = []
-    vx, vy, vz = tri[:, :, 0], tri[:, :, 1], tri[:, :, 2]
-    inside = (vx >= x0[:, None] - tol) & (vx <= x1[:, None] + tol) & (vy >= y0[:, None] - tol) & (vy <= y1[:, None] + tol)
-    cand.append(np.where(inside, vz, np.nan))
-    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    normal = np.cross(b - a, c - a)
-    area2 = normal[:, 2]
-    grad = -normal[:, :2] / area2[:, None]
+    vx = [np.ascontiguousarray(pm[t, k, 0]) for k in range(3)]
+    vy = [np.ascontiguousarray(pm[t, k, 1]) for k in range(3)]
+    vz = [np.ascontiguousarray(pm[t, k, 2]) for k in range(3)]
+    zmin = np.full(len(t), np.nan)
+    zmax = np.full(len(t), np.nan)
+
+    def take(ok, z):
+        nonlocal zmin, zmax
+        cand = np.where(ok, z, np.nan)
+        zmin = np.fmin(zmin, cand)
+        zmax = np.fmax(zmax, cand)
+
+    for k in range(3):
+        take((vx[k] >= x0 - tol) & (vx[k] <= x1 + tol) & (vy[k] >= y0 - tol) & (vy[k] <= y1 + tol), vz[k])
+    ex = [vx[(k + 1) % 3] - vx[k] for k in range(3)]
+    ey = [vy[(k + 1) % 3] - vy[k] for k in range(3)]
+    area2 = ex[0] * ey[2] * -1 + ey[0] * ex[2]  # (b - a) x (c - a), with c - a = -(edge 2)
+    # Plane gradient -(n_x, n_y) / n_z with n = (b - a) x (c - a).
+    gx = -(ey[0] * (vz[2] - vz[0]) + (vz[1] - vz[0]) * ey[2]) / area2
+    gy = ((vz[1] - vz[0]) * ex[2] + ex[0] * (vz[2] - vz[0])) / area2
+    sign = np.sign(area2)
+    slack = -tol * np.abs(area2) / cs
     for qx in (x0, x1):
         for qy in (y0, y1):
-            w = []
-            for u, v in ((b, c), (c, a), (a, b)):
-                w.append(((v[:, 0] - u[:, 0]) * (qy - u[:, 1]) - (v[:, 1] - u[:, 1]) * (qx - u[:, 0])) * np.sign(area2))
-            inside = (np.stack(w, axis=1) >= -tol * np.abs(area2)[:, None] / cs).all(axis=1)
-            zq = a[:, 2] + grad[:, 0] * (qx - a[:, 0]) + grad[:, 1] * (qy - a[:, 1])
-            cand.append(np.where(inside, zq, np.nan)[:, None])
-    for e in range(3):
-        p0, p1 = tri[:, e], tri[:, (e + 1) % 3]
-        delta = p1 - p0
-        for axis, other, lo_o, hi_o, sides in ((0, 1, y0, y1, (x0, x1)), (1, 0, x0, x1, (y0, y1))):
-            moving = delta[:, axis] != 0
-            safe = np.where(moving, delta[:, axis], 1.0)
+            inside = np.ones(len(t), dtype=bool)
+            for k in range(3):
+                inside &= (ex[k] * (qy - vy[k]) - ey[k] * (qx - vx[k])) * sign >= slack
+            take(inside, vz[0] + gx * (qx - vx[0]) + gy * (qy - vy[0]))
+    for k in range(3):
+        dz = vz[(k + 1) % 3] - vz[k]
+        for d_a, d_o, p_a, p_o, lo_o, hi_o, sides in (
+            (ex[k], ey[k], vx[k], vy[k], y0, y1, (x0, x1)),
+            (ey[k], ex[k], vy[k], vx[k], x0, x1, (y0, y1)),
+        ):
+            moving = d_a != 0
+            inv = 1.0 / np.where(moving, d_a, 1.0)
             for side in sides:
-                f = (side - p0[:, axis]) / safe
-                o = p0[:, other] + f * delta[:, other]
-                ok = moving & (f >= 0) & (f <= 1) & (o >= lo_o - tol) & (o <= hi_o + tol)
-                cand.append(np.where(ok, p0[:, 2] + f * delta[:, 2], np.nan)[:, None])
-    zs = np.concatenate(cand, axis=1)
-    hit = ~np.isnan(zs).all(axis=1)
-    zs = zs[hit]
+                f = (side - p_a) * inv
+                o = p_o + f * d_o
+                take(moving & (f >= 0) & (f <= 1) & (o >= lo_o - tol) & (o <= hi_o + tol), vz[k] + f * dz)
+    hit = ~np.isnan(zmin)
     n = int(hit.sum())
-    zmin = np.nanmin(zs, axis=1) if n else np.zeros(0)
-    zmax = np.nanmax(zs, axis=1) if n else np.zeros(0)
-    return j[hit] * grid.width + i[hit], zmin, zmax, np.zeros(n, bool), np.zeros(n, np.int32)
+    return j[hit] * grid.width + i[hit], zmin[hit], zmax[hit], np.zeros(n, bool), np.zeros(n, np.int32)
 
 
 def _concat_frags(parts):

@@ -120,6 +120,26 @@ def test_diagonal_thin_wall_is_not_missed():
         assert np.all(side[ok] == side[hf.links[ok, d]])
 
 
+def test_steep_roof_gives_exact_ceiling_over_each_column():
+    """A 63° roof z = 2.5 + 2x is rasterised conservatively: a column's ceiling is the roof's
+    lowest point over its square, at the square's left edge, for interior and edge squares alike."""
+    scene = Scene().floor(0, 0, 10, 10).quad((0, 0, 2.5), (2, 0, 6.5), (2, 10, 6.5), (0, 10, 2.5))
+    hf, _ = bake(scene)
+    under = hf.x < 4
+    assert np.count_nonzero(under) == 4 * 20
+    np.testing.assert_allclose(hf.ceiling[under], 2.5 + 2 * 0.5 * hf.x[under])
+    assert np.all(np.isinf(hf.ceiling[~under]))
+    assert np.all(hf.z == 0.0)
+
+
+def test_steep_roof_seen_from_both_sides_and_rotated():
+    """Same roof along y and facing down: the conservative range does not depend on orientation."""
+    scene = Scene().floor(0, 0, 10, 10).quad((0, 0, 2.5), (10, 0, 2.5), (10, 2, 6.5), (0, 2, 6.5))
+    hf, _ = bake(scene)
+    under = hf.y < 4
+    np.testing.assert_allclose(hf.ceiling[under], 2.5 + 2 * 0.5 * hf.y[under])
+
+
 def test_box_on_floor_removes_columns_under_it():
     # Lower than agent_height: the soup is hollow, so a taller box would leave an enclosed floor.
     scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (3, 3, 1.5), walkable=False)
