@@ -279,21 +279,21 @@ def _vertical_fragments(pm, t, i, j, x0, y0, grid: _Grid):
     ub = np.minimum(ub, u.max(axis=1))
     tol = _INSIDE_TOL * cs
     z = tri[:, :, 2]
-    cand = [np.where((u >= ua[:, None] - tol) & (u <= ub[:, None] + tol), z, np.nan)]
+    in_slab = (u >= ua[:, None] - tol) & (u <= ub[:, None] + tol)
+    zmin = np.where(in_slab, z, np.inf).min(axis=1)
+    zmax = np.where(in_slab, z, -np.inf).max(axis=1)
     for e in range(3):
         u0, u1, z0, z1 = u[:, e], u[:, (e + 1) % 3], z[:, e], z[:, (e + 1) % 3]
         du = u1 - u0
-        safe = np.where(du != 0, du, 1.0)
+        inv = 1.0 / np.where(du != 0, du, 1.0)
         for at in (ua, ub):
             on = (du != 0) & (at >= np.minimum(u0, u1)) & (at <= np.maximum(u0, u1))
-            cand.append(np.where(on, z0 + (at - u0) / safe * (z1 - z0), np.nan)[:, None])
-    zs = np.concatenate(cand, axis=1)
-    hit = (ua <= ub + tol) & ~np.isnan(zs).all(axis=1)
-    zs = zs[hit]
+            ze = z0 + (at - u0) * inv * (z1 - z0)
+            zmin = np.where(on, np.minimum(zmin, ze), zmin)
+            zmax = np.where(on, np.maximum(zmax, ze), zmax)
+    hit = (ua <= ub + tol) & (zmin <= zmax)
     n = int(hit.sum())
-    zmin = np.nanmin(zs, axis=1) if n else np.zeros(0)
-    zmax = np.nanmax(zs, axis=1) if n else np.zeros(0)
-    return j[hit] * grid.width + i[hit], zmin, zmax, np.zeros(n, bool), np.zeros(n, np.int32)
+    return j[hit] * grid.width + i[hit], zmin[hit], zmax[hit], np.zeros(n, bool), np.zeros(n, np.int32)
 
 
 def _flat_fragments(pm, t, i, j, x0, y0, grid: _Grid):
