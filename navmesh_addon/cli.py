@@ -1,0 +1,288 @@
+"""Headless batch commands: bake a level to navmesh files, and check paths on a baked navmesh.
+
+The same `main(argv)` serves both entry points:
+    blender -b -c navmesh bake level.blend --output out/level.json       (Blender 4.2+, extension enabled)
+    python -m navmesh_addon bake level.obj --output out/level.json       (the bpy module, repo root)
+
+Exit codes: 0 success; 1 the bake or a file write failed (nothing walkable, degenerate input, ...);
+2 bad command line or unusable input file; 3 `paths --fail-unreachable` and some pair's goal was not
+reached. Errors go to stderr as one line starting with "navmesh:".
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from pathlib import Path
+
+import bpy
+
+from . import io_formats, lib, mesh_write, operators_bake, presets
+
+COMMAND_ID = "navmesh"
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+SCENE_IMPORTERS = {
+    ".obj": ("wm", "obj_import"),
+    ".gltf": ("import_scene", "gltf"),
+    ".glb": ("import_scene", "gltf"),
+    ".fbx": ("import_scene", "fbx"),
+}
+OUTPUT_FORMATS = ("json", "dae", "glb", "gltf", "blend")
+AGENT_OPTIONS = {
+    "agent_radius": "agent_radius",
+    "agent_height": "agent_height",
+    "max_climb": "agent_max_climb",
+    "max_slope": "agent_max_slope",
+    "cell_size": "cell_size",
+}
+
+_cli_handle = None
+
+
+class UsageError(Exception):
+    """Bad command line or unusable input file (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of exiting, so Blender's command runner keeps control."""
+
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="navmesh", description="Bake navmeshes and check paths without opening Blender's UI.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    bake = commands.add_parser("bake", help="bake a level (.blend, .obj, .gltf/.glb, .fbx) to navmesh files")
+    bake.add_argument("input", type=Path, help="the level: .blend, or a scene file to import (.obj, .gltf, .glb, .fbx)")
+    bake.add_argument("--output", "-o", type=Path, required=True,
+                      help="output file; its extension picks the format unless --format is given")
+    bake.add_argument("--format", "-f", help=f"comma-separated formats ({', '.join(OUTPUT_FORMATS)}): one file each")
+    bake.add_argument("--preset", help=f"agent preset ({', '.join(presets.AGENT_PRESETS)}); options below override it")
+    bake.add_argument("--agent-radius", type=float, metavar="R", help="meters")
+    bake.add_argument("--agent-height", type=float, metavar="H", help="meters")
+    bake.add_argument("--max-climb", type=float, metavar="C", help="meters")
+    bake.add_argument("--max-slope", type=float, metavar="DEG", help="degrees")
+    bake.add_argument("--cell-size", type=float, metavar="CS", help="meters")
+    bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
+    bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
+
+    paths = commands.add_parser("paths", help="find paths on a baked navmesh for a list of start/goal pairs")
+    paths.add_argument("navmesh", type=Path, help="navmesh .json, or a .blend holding a baked navmesh object")
+    paths.add_argument("queries", type=Path, help="JSON list of [sx, sy, sz, gx, gy, gz] in scene coordinates (Z-up)")
+    paths.add_argument("--radius", type=float, help="agent radius (default: the navmesh's bake radius)")
+    paths.add_argument("--output", "-o", type=Path, required=True, help="result JSON file")
+    paths.add_argument("--object", help="in a .blend with several baked navmeshes, the object to use")
+    paths.add_argument("--fail-unreachable", action="store_true",
+                       help="exit with code 3 when some pair's goal is not reached (status other than 'found')")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Run one command; returns the exit code and never raises for expected failures."""
+    try:
+        args = build_parser().parse_args(argv)
+        return bake_command(args) if args.command == "bake" else paths_command(args)
+    except UsageError as exc:
+        return _fail(EXIT_USAGE, str(exc))
+    except lib.NavMeshError as exc:
+        return _fail(EXIT_FAILED, str(exc))
+
+
+def bake_command(args: argparse.Namespace) -> int:
+    outputs = output_paths(args.output, args.format)
+    values = agent_values(args)
+    load_scene(args.input)
+    context = bpy.context
+    settings = context.scene.navmesh
+    if args.collection is not None:
+        collection = bpy.data.collections.get(args.collection)
+        if collection is None:
+            names = ", ".join(sorted(c.name for c in bpy.data.collections)) or "none"
+            raise UsageError(f"no collection named {args.collection!r} in {args.input} (collections: {names})")
+        settings.source, settings.collection = "COLLECTION", collection
+    else:
+        settings.source = "VISIBLE"
+    for name, value in values.items():
+        setattr(settings, name, math.radians(value) if name == "agent_max_slope" else value)
+        stored = math.degrees(getattr(settings, name)) if name == "agent_max_slope" else getattr(settings, name)
+        if not math.isclose(stored, value, rel_tol=1e-5, abs_tol=1e-6):
+            raise UsageError(f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})")
+    obj = operators_bake.bake_to_object(context, settings)
+    mesh = mesh_write.read_navmesh_object(obj)
+    for fmt, path in outputs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "blend":
+            bpy.ops.wm.save_as_mainfile(filepath=str(path.resolve()), check_existing=False)
+        else:
+            io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, context=context)
+        print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable -> {path}")
+    return EXIT_OK
+
+
+def paths_command(args: argparse.Namespace) -> int:
+    if args.radius is not None and not (math.isfinite(args.radius) and args.radius >= 0):
+        raise UsageError(f"--radius must be a finite number >= 0, got {args.radius}")
+    mesh = load_navmesh(args.navmesh, args.object)
+    pairs = load_queries(args.queries)
+    query = importlib.import_module(f"{lib.__name__}.query")
+    results = []
+    for pair in pairs:
+        found = query.find_path(mesh, pair[:3], pair[3:], radius=args.radius)
+        results.append({
+            "start": pair[:3],
+            "goal": pair[3:],
+            "status": str(found.status),
+            "points": [[float(c) for c in p] for p in found.points],
+            "length": float(found.length),
+        })
+    missed = [i for i, r in enumerate(results) if r["status"] != "found"]
+    report = {
+        "navmesh": str(args.navmesh),
+        "radius": mesh.params.agent_radius if args.radius is None else args.radius,
+        "results": results,
+        "unreachable": missed,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=1))
+    print(f"navmesh: {len(results) - len(missed)} of {len(results)} paths found -> {args.output}")
+    if missed and args.fail_unreachable:
+        return _fail(EXIT_UNREACHABLE, f"goal not reached for pair(s) {', '.join(map(str, missed))} (see {args.output})")
+    return EXIT_OK
+
+
+def output_paths(output: Path, formats: str | None) -> list[tuple[str, Path]]:
+    """(format, path) per requested format; several formats share the output's stem, one file each."""
+    if formats is None:
+        fmt = output.suffix.lower().lstrip(".")
+        if fmt not in OUTPUT_FORMATS:
+            raise UsageError(f"cannot tell the format from {str(output)!r}: use an extension "
+                             f"({', '.join(OUTPUT_FORMATS)}) or --format")
+        return [(fmt, output)]
+    names = [f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip()]
+    unknown = [f for f in names if f not in OUTPUT_FORMATS]
+    if unknown or not names:
+        raise UsageError(f"unknown --format {', '.join(unknown) or formats!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+    stem = output.with_suffix("") if output.suffix.lower().lstrip(".") in OUTPUT_FORMATS else output
+    return [(fmt, stem.with_name(f"{stem.name}.{fmt}")) for fmt in dict.fromkeys(names)]
+
+
+def agent_values(args: argparse.Namespace) -> dict[str, float]:
+    """Bake settings from the preset, overridden by explicit options (slope in degrees)."""
+    values: dict[str, float] = {}
+    if args.preset is not None:
+        by_name = {name.lower(): name for name in presets.AGENT_PRESETS}
+        key = by_name.get(args.preset.lower())
+        if key is None:
+            raise UsageError(f"unknown --preset {args.preset!r}; choose from {', '.join(presets.AGENT_PRESETS)}")
+        values.update(presets.AGENT_PRESETS[key])
+    for option, field in AGENT_OPTIONS.items():
+        value = getattr(args, option)
+        if value is not None:
+            values[field] = value
+    try:
+        lib.BakeParams(**values)
+    except lib.NavMeshError as exc:
+        raise UsageError(str(exc)) from None
+    return values
+
+
+def load_scene(path: Path) -> None:
+    """Make `path` the scene to bake: open a .blend, or import a scene file into an empty scene."""
+    if not path.is_file():
+        raise UsageError(f"input file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".blend":
+        _open_blend(path)
+        return
+    if suffix not in SCENE_IMPORTERS:
+        raise UsageError(f"cannot read {path.name!r}: use a .blend, .obj, .gltf, .glb or .fbx file")
+    bpy.data.batch_remove(list(bpy.data.objects))
+    module, name = SCENE_IMPORTERS[suffix]
+    importer = getattr(getattr(bpy.ops, module), name)
+    try:
+        result = importer(filepath=str(path.resolve()))
+    except RuntimeError as exc:
+        raise UsageError(f"cannot import {path.name!r}: {_first_line(exc)}") from None
+    if "FINISHED" not in result or not any(o.type == "MESH" for o in bpy.context.scene.objects):
+        raise UsageError(f"{path.name!r} holds no mesh to bake")
+
+
+def load_navmesh(path: Path, object_name: str | None) -> lib.NavMesh:
+    """The navmesh in a .json file, or our baked object in a .blend (the only one, or `object_name`)."""
+    if not path.is_file():
+        raise UsageError(f"navmesh file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            return io_formats.read_navmesh_file(path)
+        except lib.NavMeshError as exc:
+            raise UsageError(f"{path.name}: {exc}") from None
+    if suffix != ".blend":
+        raise UsageError(f"cannot read a navmesh from {path.name!r}: use a navmesh .json or a .blend")
+    _open_blend(path)
+    ours = [o for o in bpy.data.objects if o.get(mesh_write.TAG)]
+    if object_name is not None:
+        ours = [o for o in ours if o.name == object_name]
+    if len(ours) != 1:
+        names = ", ".join(o.name for o in bpy.data.objects if o.get(mesh_write.TAG)) or "none"
+        what = f"no baked navmesh object named {object_name!r}" if object_name else (
+            "no baked navmesh object" if not ours else "several baked navmesh objects, pick one with --object")
+        raise UsageError(f"{path.name}: {what} (baked navmeshes: {names})")
+    try:
+        return mesh_write.read_navmesh_object(ours[0])
+    except lib.NavMeshError as exc:
+        raise UsageError(f"{path.name}: {exc}") from None
+
+
+def load_queries(path: Path) -> list[list[float]]:
+    """Start/goal pairs from a JSON list of 6-number lists; every defect names the offending entry."""
+    if not path.is_file():
+        raise UsageError(f"queries file {str(path)!r} does not exist")
+    try:
+        data = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path.name} is not valid JSON: {exc}") from None
+    if not isinstance(data, list) or not data:
+        raise UsageError(f"{path.name} must hold a non-empty JSON list of [sx, sy, sz, gx, gy, gz]")
+    pairs = []
+    for i, entry in enumerate(data):
+        ok = isinstance(entry, list) and len(entry) == 6 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in entry)
+        if not ok:
+            raise UsageError(f"{path.name}: entry {i} must be 6 finite numbers [sx, sy, sz, gx, gy, gz], got {entry!r}")
+        pairs.append([float(v) for v in entry])
+    return pairs
+
+
+def register() -> None:
+    """Make `blender -c navmesh ...` available (Blender 4.2+)."""
+    global _cli_handle
+    if _cli_handle is None and hasattr(bpy.utils, "register_cli_command"):
+        _cli_handle = bpy.utils.register_cli_command(COMMAND_ID, main)
+
+
+def unregister() -> None:
+    global _cli_handle
+    if _cli_handle is not None:
+        bpy.utils.unregister_cli_command(_cli_handle)
+        _cli_handle = None
+
+
+def _open_blend(path: Path) -> None:
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(path.resolve()), load_ui=False)
+    except RuntimeError as exc:
+        raise UsageError(f"cannot open {path.name!r}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"navmesh: error: {message}", file=sys.stderr)
+    return code
