@@ -51,11 +51,11 @@ class Heightfield:
         )
 
 
-# Pairs (triangle, cell) handled per vectorised batch; bounds peak memory to tens of MB.
+# (triangle, row) or (triangle, cell) pairs handled per vectorised batch; bounds peak memory.
 _CHUNK_PAIRS = 131072
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
 _MERGE_GAP = 1e-5
-# Relative tolerance of the point-in-triangle test, so centres on shared edges are not lost.
+# Inclusive tolerance (in cell sizes) of the coverage tests, so centres on shared edges are not lost.
 _INSIDE_TOL = 1e-9
 
 
