@@ -1,0 +1,41 @@
+"""Navmesh add-on: registration only; each module holds what one part of the UI does."""
+try:
+    from .. import lib
+except (ImportError, ValueError):
+    import lib
+
+import bpy
+
+from . import io_operators, operators_bake, operators_path, overlay, panels, presets, properties
+
+_CLASSES = (
+    *properties.CLASSES,
+    *presets.CLASSES,
+    *operators_bake.CLASSES,
+    *operators_path.CLASSES,
+    *io_operators.CLASSES,
+    *panels.CLASSES,
+)
+
+
+def register() -> None:
+    for cls in _CLASSES:
+        bpy.utils.register_class(cls)
+    properties.register_properties()
+    bpy.types.TOPBAR_MT_file_export.append(io_operators.menu_export)
+    bpy.types.TOPBAR_MT_file_import.append(io_operators.menu_import)
+    operators_path.register_handlers()
+    overlay.register_draw_handler()
+
+
+def unregister() -> None:
+    overlay.unregister_draw_handler()
+    operators_path.unregister_handlers()
+    bpy.types.TOPBAR_MT_file_import.remove(io_operators.menu_import)
+    bpy.types.TOPBAR_MT_file_export.remove(io_operators.menu_export)
+    properties.unregister_properties()
+    for cls in reversed(_CLASSES):
+        bpy.utils.unregister_class(cls)
+
+
+__all__ = ["lib", "register", "unregister"]

@@ -1,0 +1,121 @@
+"""NavMesh -> Blender mesh object (faces = navigation polygons, attributes per the design) and back."""
+from __future__ import annotations
+
+import colorsys
+import uuid
+
+import bpy
+import numpy as np
+
+from . import lib
+
+TAG = "navmesh_generated"
+JSON_KEY = "navmesh_json"
+REVISION_KEY = "navmesh_revision"  # changes with every write, so caches need not compare the JSON
+REGION_COLOR = "nav_region_color"
+
+
+def find_navmesh_objects(scene) -> list:
+    """Objects in the scene that we generated (tagged), never guessed from names."""
+    return [obj for obj in scene.objects if obj.get(TAG)]
+
+
+def region_colors(regions: np.ndarray) -> np.ndarray:
+    """(P, 4) RGBA per polygon: a distinct, stable hue per region id (golden-ratio hue steps)."""
+    regions = np.asarray(regions, dtype=np.int64)
+    hues = (regions * 0.61803398875) % 1.0
+    rgb = np.array([colorsys.hsv_to_rgb(h, 0.55, 0.9) for h in hues.tolist()]).reshape(-1, 3)
+    return np.hstack([rgb, np.ones((len(regions), 1))])
+
+
+def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
+    """A new mesh datablock holding the polygons, their attributes and the full NavMesh JSON."""
+    data = bpy.data.meshes.new(name)
+    vcount, ecount, pcount = len(mesh.vertices), len(mesh.poly_vertices), mesh.polygon_count
+    data.vertices.add(vcount)
+    data.loops.add(ecount)
+    data.polygons.add(pcount)
+    data.vertices.foreach_set("co", mesh.vertices.astype(np.float32).ravel())
+    data.loops.foreach_set("vertex_index", mesh.poly_vertices.astype(np.int32))
+    data.polygons.foreach_set("loop_start", mesh.poly_offsets[:-1].astype(np.int32))
+    data.update(calc_edges=True)
+
+    loop_edges = np.zeros(ecount, dtype=np.int32)
+    data.loops.foreach_get("edge_index", loop_edges)
+    edge_count = len(data.edges)
+    portal = np.zeros(edge_count, dtype=bool)
+    portal[loop_edges[mesh.neighbors >= 0]] = True
+    clearance = np.zeros(edge_count, dtype=np.float32)
+    if mesh.edge_clearance is not None:
+        slot = np.where(mesh.neighbors >= 0, mesh.edge_clearance, 0.0).astype(np.float32)
+        np.maximum.at(clearance, loop_edges, slot)
+
+    _attribute(data, "nav_clearance", "FLOAT", "EDGE", clearance)
+    _attribute(data, "nav_portal", "BOOLEAN", "EDGE", portal)
+    _attribute(data, "nav_neighbor", "INT", "CORNER", mesh.neighbors.astype(np.int32))
+    _attribute(data, "nav_region", "INT", "FACE", mesh.regions.astype(np.int32))
+    _attribute(data, "nav_area", "INT", "FACE", mesh.areas.astype(np.int32))
+    color_attr = data.attributes.new(REGION_COLOR, "FLOAT_COLOR", "FACE")
+    color_attr.data.foreach_set("color", region_colors(mesh.regions).astype(np.float32).ravel())
+    data.color_attributes.active_color = color_attr
+    data[JSON_KEY] = mesh.to_json()
+    data[REVISION_KEY] = uuid.uuid4().hex
+    data.validate(clean_customdata=False)
+    return data
+
+
+def write_navmesh_object(
+    context, mesh: lib.NavMesh, name: str, *, collection_name: str = "Navmesh", stats: dict | None = None
+) -> bpy.types.Object:
+    """Create or update our navmesh object `name` in collection `collection_name`.
+
+    Only an object tagged as ours is replaced (its mesh datablock is swapped, so references to the
+    object stay valid); a user's object that happens to have the name is left untouched.
+    """
+    collection = _collection(context, collection_name)
+    obj = bpy.data.objects.get(name)
+    data = build_mesh(mesh, name)
+    if obj is not None and obj.get(TAG) and obj.type == "MESH":
+        old = obj.data
+        obj.data = data
+        if old.users == 0:
+            bpy.data.meshes.remove(old)
+    else:
+        obj = bpy.data.objects.new(name, data)
+        obj[TAG] = True
+    if collection not in obj.users_collection:
+        for other in list(obj.users_collection):
+            other.objects.unlink(obj)
+        collection.objects.link(obj)
+    obj.hide_render = True
+    obj.matrix_world.identity()
+    info = {"params": mesh.params.to_dict(), "polygons": mesh.polygon_count, "area": mesh.area_xy()}
+    if mesh.empty_reason:
+        info["empty_reason"] = mesh.empty_reason
+    info.update(stats or {})
+    obj["navmesh"] = info
+    return obj
+
+
+def read_navmesh_object(obj) -> lib.NavMesh:
+    """The NavMesh stored on our object (lossless, including clearance and the detail mesh)."""
+    if obj is None or obj.type != "MESH" or JSON_KEY not in obj.data:
+        name = getattr(obj, "name", None)
+        raise lib.NavMeshError(f"object {name!r} carries no navmesh data: bake a navmesh or import a navmesh JSON file")
+    return lib.NavMesh.from_json(obj.data[JSON_KEY])
+
+
+def _collection(context, name: str) -> bpy.types.Collection:
+    collection = bpy.data.collections.get(name)
+    if collection is None:
+        collection = bpy.data.collections.new(name)
+    scene_root = context.scene.collection
+    if collection not in scene_root.children_recursive:
+        scene_root.children.link(collection)
+    collection.hide_render = True
+    return collection
+
+
+def _attribute(data, name: str, kind: str, domain: str, values: np.ndarray) -> None:
+    attr = data.attributes.new(name, kind, domain)
+    attr.data.foreach_set("value", values)

@@ -1,0 +1,177 @@
+"""The Bake operator: scene -> lib.generate -> navmesh object.
+
+EXEC bakes synchronously (scripts, CLI). INVOKE extracts on the main thread, runs lib.generate in a
+worker thread and polls it from a modal timer, so Blender stays responsive; Esc cancels and leaves
+the scene as it was. The scene is only written on the main thread, once the worker has finished.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import bpy
+
+from . import lib, mesh_write, scene_extract
+from .scene_extract import SceneArrays
+
+
+def result_name(context, settings) -> str:
+    """Name of the result object: the source collection's name, else the scene's."""
+    if settings.source == "COLLECTION" and settings.collection is not None:
+        return f"{settings.collection.name}_navmesh"
+    return f"{context.scene.name}_navmesh"
+
+
+class BakeJob:
+    """One bake of already-extracted arrays, run inline or in a worker thread; cancellable between stages."""
+
+    def __init__(self, arrays: SceneArrays, params: lib.BakeParams):
+        self.arrays = arrays
+        self.params = params
+        self.stage = "waiting"
+        self.fraction = 0.0
+        self.result: lib.NavMesh | None = None
+        self.error: Exception | None = None
+        self.cancelled = False
+        self.seconds = 0.0
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _progress(self, stage: str, fraction: float) -> None:
+        self.stage, self.fraction = stage, fraction
+        if self._cancel.is_set():
+            raise lib.BakeCancelled(stage)
+
+    def run(self) -> None:
+        """Bake now, on this thread; outcome in result / error / cancelled."""
+        start = time.perf_counter()
+        try:
+            a = self.arrays
+            self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress)
+        except lib.BakeCancelled:
+            self.cancelled = True
+        except Exception as exc:  # reported to the user by the operator, never lost in the thread
+            self.error = exc
+        self.seconds = time.perf_counter() - start
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="navmesh-bake", daemon=True)
+        self._thread.start()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def done(self) -> bool:
+        return self._thread is None or not self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def prepare(context, settings) -> BakeJob:
+    """Main-thread half before the bake: validated parameters and extracted arrays (NavMeshError if unusable)."""
+    params = settings.to_bake_params()
+    arrays = scene_extract.extract_scene(context, settings.source, settings.collection)
+    return BakeJob(arrays, params)
+
+
+def finish(context, settings, job: BakeJob) -> bpy.types.Object:
+    """Main-thread half after the bake: write the result object, or raise the bake's error."""
+    if job.error is not None:
+        if isinstance(job.error, lib.NavMeshError):
+            raise job.error
+        raise lib.NavMeshError(f"the bake failed unexpectedly: {type(job.error).__name__}: {job.error}") from job.error
+    mesh = job.result
+    if mesh.is_empty:
+        raise lib.NavMeshError(f"nothing walkable: {mesh.empty_reason}. Check the objects' Navmesh role, "
+                               "lower Agent Radius or Min Region Area, or raise Max Slope")
+    stats = {
+        "bake_time": job.seconds,
+        "sources": job.arrays.object_names,
+        "area_costs": {str(k): v for k, v in job.arrays.area_costs.items()},
+    }
+    return mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
+
+
+def bake_to_object(context, settings=None) -> bpy.types.Object:
+    """Synchronous bake of the scene's navmesh settings; returns the navmesh object, raises NavMeshError."""
+    settings = settings or context.scene.navmesh
+    job = prepare(context, settings)
+    job.run()
+    return finish(context, settings, job)
+
+
+class NAVMESH_OT_bake(bpy.types.Operator):
+    """Bake a navmesh from the chosen sources (Esc cancels)"""
+
+    bl_idname = "navmesh.bake"
+    bl_label = "Bake Navmesh"
+    bl_options = {"REGISTER", "UNDO"}
+
+    _job: BakeJob | None = None
+    _timer = None
+
+    def execute(self, context):
+        try:
+            obj = bake_to_object(context)
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons")
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        if context.window is None:
+            return self.execute(context)
+        settings = context.scene.navmesh
+        try:
+            self._job = prepare(context, settings)
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self._job.start()
+        self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
+        context.window_manager.modal_handler_add(self)
+        self._show(context, "starting", 0.0)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        job = self._job
+        if event.type == "ESC":
+            job.cancel()
+            job.wait()
+            self._cleanup(context)
+            self.report({"WARNING"}, "Navmesh bake cancelled; the scene is unchanged")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        if not job.done:
+            self._show(context, job.stage, job.fraction)
+            return {"RUNNING_MODAL"}
+        self._cleanup(context)
+        try:
+            obj = finish(context, context.scene.navmesh, job)
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons in {job.seconds:.2f} s")
+        return {"FINISHED"}  # with the UNDO option this pushes the undo step for the write
+
+    def _show(self, context, stage: str, fraction: float) -> None:
+        settings = context.scene.navmesh
+        settings.bake_stage, settings.bake_progress = stage, fraction
+        context.workspace.status_text_set(f"Baking navmesh: {stage} {fraction:.0%}  (Esc to cancel)")
+        for area in context.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+
+    def _cleanup(self, context) -> None:
+        context.window_manager.event_timer_remove(self._timer)
+        context.workspace.status_text_set(None)
+        settings = context.scene.navmesh
+        settings.bake_stage, settings.bake_progress = "", 0.0
+
+
+CLASSES = (NAVMESH_OT_bake,)

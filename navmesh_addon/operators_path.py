@@ -1,0 +1,174 @@
+"""Viewport path test: Start/Goal handles on the navmesh, a path recomputed when they move, Path to Curve."""
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from . import lib, mesh_write
+
+HANDLE_TAG = "navmesh_path_handle"
+
+
+@dataclass
+class PathState:
+    """The last computed path, its mesh, and the inputs it was computed from (the cache key)."""
+
+    key: tuple | None = None
+    result: object | None = None
+    mesh: lib.NavMesh | None = None
+
+
+STATE = PathState()
+
+
+def find_path(mesh: lib.NavMesh, start, goal, radius: float):
+    """lib.query.find_path, imported on first use so the add-on still loads where queries are unavailable."""
+    query = importlib.import_module(f"{lib.__name__}.query")
+    return query.find_path(mesh, np.asarray(start, dtype=np.float64), np.asarray(goal, dtype=np.float64), radius=radius)
+
+
+def navmesh_for_path(context) -> bpy.types.Object:
+    """The active navmesh object, else the only one in the scene; NavMeshError saying what to do otherwise."""
+    active = context.active_object
+    if active is not None and active.get(mesh_write.TAG):
+        return active
+    found = mesh_write.find_navmesh_objects(context.scene)
+    if len(found) != 1:
+        raise lib.NavMeshError("bake a navmesh first" if not found else
+                               "several navmesh objects: make the one to test active")
+    return found[0]
+
+
+def path_key(settings) -> tuple | None:
+    """What the path depends on: handle positions, radius and the navmesh data; None if incomplete."""
+    nav, start, goal = settings.path_navmesh, settings.path_start, settings.path_goal
+    if nav is None or start is None or goal is None or nav.type != "MESH":
+        return None
+    return (tuple(start.matrix_world.translation), tuple(goal.matrix_world.translation),
+            round(settings.path_radius, 6), nav.data.get(mesh_write.REVISION_KEY))
+
+
+def update_path(scene) -> bool:
+    """Recompute the test path if its inputs changed; True when it did."""
+    settings = scene.navmesh
+    key = path_key(settings)
+    if key == STATE.key:
+        return False
+    STATE.key = key
+    if key is None:
+        STATE.result = STATE.mesh = None
+        settings.path_status = ""
+        return True
+    try:
+        mesh = mesh_write.read_navmesh_object(settings.path_navmesh)
+        began = time.perf_counter()
+        result = find_path(mesh, key[0], key[1], settings.path_radius)
+        elapsed = time.perf_counter() - began
+    except (lib.NavMeshError, ImportError) as exc:
+        STATE.result = STATE.mesh = None
+        settings.path_status = f"error: {exc}"
+        return True
+    STATE.result, STATE.mesh = result, mesh
+    settings.path_status = str(result.status)
+    settings.path_length = float(result.length)
+    settings.path_polygons = int(result.nodes_expanded)
+    settings.path_time_ms = elapsed * 1000.0
+    return True
+
+
+@persistent
+def on_depsgraph_update(scene, depsgraph) -> None:
+    """depsgraph_update_post handler; cheap when nothing the path depends on moved."""
+    if hasattr(scene, "navmesh"):
+        update_path(scene)
+
+
+def _polygon_centroids(mesh: lib.NavMesh) -> np.ndarray:
+    sums = np.add.reduceat(mesh.vertices[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
+    return sums / mesh.polygon_sizes[:, None]
+
+
+def _handle(name: str, location, collection) -> bpy.types.Object:
+    obj = bpy.data.objects.get(name)
+    if obj is None or not obj.get(HANDLE_TAG):
+        obj = bpy.data.objects.new(name, None)
+        obj[HANDLE_TAG] = True
+        obj.empty_display_type = "SINGLE_ARROW"
+        obj.empty_display_size = 1.0
+        collection.objects.link(obj)
+    obj.location = location
+    obj.hide_render = True
+    return obj
+
+
+class NAVMESH_OT_add_path_test(bpy.types.Operator):
+    """Add Start and Goal handles on the navmesh; moving them recomputes the test path"""
+
+    bl_idname = "navmesh.add_path_test"
+    bl_label = "Add Path Test"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        try:
+            nav = navmesh_for_path(context)
+            mesh = mesh_write.read_navmesh_object(nav)
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        if mesh.is_empty:
+            self.report({"ERROR"}, "the navmesh is empty: bake it again with walkable sources")
+            return {"CANCELLED"}
+        centroids = _polygon_centroids(mesh)
+        start = centroids[0]
+        goal = centroids[int(np.argmax(np.linalg.norm(centroids - start, axis=1)))]
+        collection = nav.users_collection[0]
+        settings = context.scene.navmesh
+        settings.path_navmesh = nav
+        settings.path_start = _handle("Path Start", start, collection)
+        settings.path_goal = _handle("Path Goal", goal, collection)
+        update_path(context.scene)
+        return {"FINISHED"}
+
+
+class NAVMESH_OT_path_to_curve(bpy.types.Operator):
+    """Write the current test path as a poly curve object"""
+
+    bl_idname = "navmesh.path_to_curve"
+    bl_label = "Path to Curve"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        update_path(context.scene)
+        result = STATE.result
+        if result is None or len(result.points) < 2:
+            self.report({"ERROR"}, "no path to convert: add a path test with a reachable goal first")
+            return {"CANCELLED"}
+        points = np.asarray(result.points, dtype=np.float64).reshape(-1, 3)
+        curve = bpy.data.curves.new("Navmesh Path", "CURVE")
+        curve.dimensions = "3D"
+        spline = curve.splines.new("POLY")
+        spline.points.add(len(points) - 1)
+        spline.points.foreach_set("co", np.hstack([points, np.ones((len(points), 1))]).ravel())
+        obj = bpy.data.objects.new("Navmesh Path", curve)
+        context.collection.objects.link(obj)
+        self.report({"INFO"}, f"Path curve with {len(points)} points")
+        return {"FINISHED"}
+
+
+CLASSES = (NAVMESH_OT_add_path_test, NAVMESH_OT_path_to_curve)
+
+
+def register_handlers() -> None:
+    if on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
+
+
+def unregister_handlers() -> None:
+    if on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.remove(on_depsgraph_update)
+    STATE.key = STATE.result = STATE.mesh = None

@@ -1,0 +1,149 @@
+"""3D Viewport sidebar, tab "Navmesh": agent, sources, advanced, bake, statistics, display, path test, export."""
+from __future__ import annotations
+
+import bpy
+
+from . import mesh_write, presets
+
+
+def _result(context):
+    """Our navmesh object to report on: the active one if it is ours, else the first in the scene."""
+    active = context.active_object
+    if active is not None and active.get(mesh_write.TAG):
+        return active
+    found = mesh_write.find_navmesh_objects(context.scene)
+    return found[0] if found else None
+
+
+class _Sidebar:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Navmesh"
+
+
+class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
+    bl_label = "Navmesh"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.navmesh
+        row = layout.row(align=True)
+        row.menu(presets.NAVMESH_MT_agent_presets.__name__, text=presets.NAVMESH_MT_agent_presets.bl_label)
+        row.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="ADD")
+        row.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="REMOVE").remove_active = True
+        col = layout.column(align=True)
+        for name in ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope"):
+            col.prop(settings, name)
+        if settings.bake_stage:
+            layout.progress(factor=settings.bake_progress, text=f"{settings.bake_stage} (Esc to cancel)")
+        else:
+            layout.operator("navmesh.bake", icon="MOD_MESHDEFORM")
+        obj = _result(context)
+        if obj is not None:
+            info = obj.get("navmesh", {})
+            box = layout.box()
+            box.label(text=obj.name, icon="OUTLINER_OB_MESH")
+            box.label(text=f"Polygons: {info.get('polygons', 0)}")
+            box.label(text=f"Area: {info.get('area', 0.0):.1f} m²")
+            if "bake_time" in info:
+                box.label(text=f"Bake time: {info['bake_time']:.2f} s")
+
+
+class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
+    bl_label = "Sources"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.navmesh
+        layout.prop(settings, "source")
+        if settings.source == "COLLECTION":
+            layout.prop(settings, "collection")
+        obj = context.active_object
+        if obj is not None and not obj.get(mesh_write.TAG):
+            box = layout.box()
+            box.label(text=obj.name, icon="OBJECT_DATA")
+            box.prop(obj, "navmesh_role")
+            box.prop(obj, "navmesh_area")
+            box.prop(obj, "navmesh_area_cost")
+            mat = obj.active_material
+            if mat is not None:
+                box.label(text=mat.name, icon="MATERIAL")
+                box.prop(mat, "navmesh_area")
+                box.prop(mat, "navmesh_area_cost")
+
+
+class VIEW3D_PT_navmesh_advanced(_Sidebar, bpy.types.Panel):
+    bl_label = "Advanced"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.navmesh
+        col = layout.column(align=True)
+        for name in ("cell_size", "cell_height", "region_min_area", "max_verts_per_poly", "max_edge_error",
+                     "max_height_error"):
+            col.prop(settings, name)
+
+
+class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):
+    bl_label = "Display"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.navmesh
+        row = layout.row(align=True)
+        row.prop(settings, "show_regions", toggle=True)
+        row.prop(settings, "show_portals", toggle=True)
+        row.prop(settings, "show_clearance", toggle=True)
+        if settings.show_regions:
+            layout.label(text="Solid mode: Color > Attribute shows regions", icon="INFO")
+
+
+class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
+    bl_label = "Path Test"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        settings = context.scene.navmesh
+        layout.operator("navmesh.add_path_test", icon="EMPTY_ARROWS")
+        layout.prop(settings, "path_radius")
+        layout.prop(settings, "path_show_portals")
+        if settings.path_status:
+            box = layout.box()
+            box.label(text=f"Status: {settings.path_status}")
+            box.label(text=f"Length: {settings.path_length:.2f} m")
+            box.label(text=f"Polygons visited: {settings.path_polygons}")
+            box.label(text=f"Query time: {settings.path_time_ms:.2f} ms")
+        layout.operator("navmesh.path_to_curve", icon="CURVE_PATH")
+
+
+class VIEW3D_PT_navmesh_export(_Sidebar, bpy.types.Panel):
+    bl_label = "Export"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        row = self.layout.row(align=True)
+        row.operator("export_scene.navmesh_json", text="JSON")
+        row.operator("export_scene.navmesh_dae", text="COLLADA")
+        row.operator("export_scene.navmesh_glb", text="glTF")
+
+
+CLASSES = (
+    VIEW3D_PT_navmesh,
+    VIEW3D_PT_navmesh_sources,
+    VIEW3D_PT_navmesh_advanced,
+    VIEW3D_PT_navmesh_display,
+    VIEW3D_PT_navmesh_path,
+    VIEW3D_PT_navmesh_export,
+)

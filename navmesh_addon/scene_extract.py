@@ -1,0 +1,125 @@
+"""Blender scene -> world-space triangle arrays with a role and area per triangle.
+
+Objects are read evaluated (modifiers applied, collection and geometry-node instances realised)
+through the depsgraph, so parenting, linked duplicates and negative scale come out in world space.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from . import lib
+
+GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
+ROLE_RANK = {"WALKABLE": 0, "OBSTACLE": 1, "IGNORE": 2}
+
+
+@dataclass
+class SceneArrays:
+    """What lib.generate needs, plus which objects it came from."""
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    walkable: np.ndarray
+    areas: np.ndarray
+    object_names: list[str] = field(default_factory=list)
+    area_costs: dict[int, float] = field(default_factory=dict)
+
+
+def source_objects(context, source: str, collection=None) -> set:
+    """The original objects the user picked as sources; NavMeshError saying what to do when there are none."""
+    if source == "SELECTED":
+        picked = set(context.selected_objects)
+        if not picked:
+            raise lib.NavMeshError("nothing is selected: select the objects to bake, or set Source to Collection or Visible")
+    elif source == "COLLECTION":
+        if collection is None:
+            raise lib.NavMeshError("no collection chosen: pick the collection to bake in the Sources panel")
+        picked = set(collection.all_objects)
+        if not picked:
+            raise lib.NavMeshError(f"collection {collection.name!r} is empty: add objects to it or pick another collection")
+    elif source == "VISIBLE":
+        picked = {obj for obj in context.view_layer.objects if obj.visible_get()}
+        if not picked:
+            raise lib.NavMeshError("no object is visible: unhide the level geometry or choose another source")
+    else:
+        raise lib.NavMeshError(f"unknown source {source!r}; expected SELECTED, COLLECTION or VISIBLE")
+    return {obj for obj in picked if not obj.get("navmesh_generated")}
+
+
+def extract_scene(context, source: str, collection=None) -> SceneArrays:
+    """World-space triangles of the evaluated source objects, with walkable flags and area ids."""
+    sources = source_objects(context, source, collection)
+    depsgraph = context.evaluated_depsgraph_get()
+    parts, names, costs = [], [], {}
+    for inst in depsgraph.object_instances:
+        obj = inst.object
+        owner = (inst.parent if inst.is_instance else obj).original
+        if owner not in sources or obj.type not in GEOMETRY_TYPES:
+            continue
+        role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
+        if role == "IGNORE":
+            continue
+        part = _object_triangles(obj, np.array(inst.matrix_world), role == "WALKABLE", costs)
+        if part is not None:
+            parts.append(part)
+            names.append(owner.name)
+    if not parts:
+        raise lib.NavMeshError("the source objects have no faces to bake (all ignored, empty or not geometry): "
+                               "add mesh objects or set their Navmesh role to Walkable")
+    offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    arrays = SceneArrays(
+        vertices=np.concatenate([p[0] for p in parts]),
+        triangles=np.concatenate([p[1] + off for p, off in zip(parts, offsets)]),
+        walkable=np.concatenate([p[2] for p in parts]),
+        areas=np.concatenate([p[3] for p in parts]),
+        object_names=sorted(set(names)),
+        area_costs=costs,
+    )
+    if not arrays.walkable.any():
+        raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "
+                               "set the floor objects' Navmesh role to Walkable")
+    return arrays
+
+
+def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
+    """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it has no faces."""
+    mesh = obj.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        nv, nt = len(mesh.vertices), len(mesh.loop_triangles)
+        if nt == 0:
+            return None
+        co = np.empty(nv * 3, dtype=np.float64)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(nt * 3, dtype=np.int64)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+        mat_index = np.empty(nt, dtype=np.int64)
+        mesh.loop_triangles.foreach_get("material_index", mat_index)
+    finally:
+        obj.to_mesh_clear()
+    co = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+    tris = tris.reshape(-1, 3)
+    if np.linalg.det(matrix[:3, :3]) < 0:
+        tris = tris[:, ::-1].copy()
+    return co, tris, np.full(nt, walkable), _triangle_areas(obj, mat_index, costs)
+
+
+def _triangle_areas(obj, mat_index: np.ndarray, costs: dict) -> np.ndarray:
+    """Area id per triangle: its material's area when set (>= 0), else the object's."""
+    original = obj.original
+    costs.setdefault(original.navmesh_area, original.navmesh_area_cost)
+    lookup = []
+    for slot in obj.material_slots:
+        mat = slot.material
+        if mat is not None and mat.navmesh_area >= 0:
+            lookup.append(mat.navmesh_area)
+            costs.setdefault(mat.navmesh_area, mat.navmesh_area_cost)
+        else:
+            lookup.append(original.navmesh_area)
+    if not lookup:
+        return np.full(len(mat_index), original.navmesh_area, dtype=np.int64)
+    table = np.asarray(lookup, dtype=np.int64)
+    return table[np.clip(mat_index, 0, len(table) - 1)]
