@@ -30,6 +30,7 @@ class SceneArrays:
 
 def source_objects(context, source: str, collection=None) -> set:
     """The original objects the user picked as sources; NavMeshError saying what to do when there are none."""
+    context.view_layer.update()  # objects added by a script this tick are not listed before a sync
     if source == "SELECTED":
         picked = set(context.selected_objects)
         if not picked:

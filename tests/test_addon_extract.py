@@ -1,0 +1,148 @@
+"""Scene -> arrays: evaluated, world-space triangles with roles and areas, and clear errors."""
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+import lib
+from navmesh_addon.scene_extract import extract_scene
+from tests.blender_scenes import box_object, grid_object, select_only, triangle_normals
+
+
+def test_modifiers_are_applied_in_world_space(blender):
+    floor = grid_object("Floor", 2.0, 2.0, location=(10.0, 0.0, 1.0))
+    array = floor.modifiers.new("Array", "ARRAY")
+    array.count = 3
+    array.relative_offset_displace = (1.0, 0.0, 0.0)
+    select_only(floor)
+    arrays = extract_scene(blender, "SELECTED")
+    assert arrays.triangles.shape == (6, 3)
+    np.testing.assert_allclose(arrays.vertices[:, 0].min(), 10.0)
+    np.testing.assert_allclose(arrays.vertices[:, 0].max(), 16.0)
+    np.testing.assert_allclose(arrays.vertices[:, 2], 1.0)
+    assert arrays.object_names == ["Floor"]
+    assert len(floor.data.polygons) == 1 and len(floor.modifiers) == 1
+
+
+def test_parenting_puts_the_child_where_the_viewport_shows_it(blender):
+    parent = bpy.data.objects.new("Parent", None)
+    blender.scene.collection.objects.link(parent)
+    parent.location = (5.0, 0.0, 0.0)
+    parent.rotation_euler = (0.0, 0.0, math.pi / 2)
+    child = grid_object("Child", 2.0, 1.0)
+    child.parent = parent
+    select_only(child)
+    arrays = extract_scene(blender, "SELECTED")
+    # Local x in [0, 2] becomes world y in [0, 2]; local y in [0, 1] becomes world x in [4, 5].
+    np.testing.assert_allclose(arrays.vertices[:, 0].min(), 4.0, atol=1e-6)
+    np.testing.assert_allclose(arrays.vertices[:, 0].max(), 5.0, atol=1e-6)
+    np.testing.assert_allclose(arrays.vertices[:, 1].max(), 2.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (1.0, -2.0, 1.0), (-1.0, -1.0, -1.0)])
+def test_negative_scale_keeps_faces_pointing_out(blender, scale):
+    box = box_object("Box", (0, 0, 0), (1, 1, 1))
+    box.scale = scale
+    select_only(box)
+    arrays = extract_scene(blender, "SELECTED")
+    normals = triangle_normals(arrays.vertices, arrays.triangles)
+    centres = arrays.vertices[arrays.triangles].mean(axis=1)
+    outward = centres - arrays.vertices.mean(axis=0)
+    assert np.all(np.sum(normals * outward, axis=1) > 0)
+    assert np.sum(normals[:, 2] > 0.99) == 2  # exactly the top face looks up
+
+
+def test_linked_duplicates_and_collection_instances_are_all_baked(blender):
+    props = bpy.data.collections.new("Props")
+    tile = grid_object("Tile", 1.0, 1.0, collection=props)
+    twin = bpy.data.objects.new("Twin", tile.data)
+    twin.location = (3.0, 0.0, 0.0)
+    blender.scene.collection.objects.link(twin)
+    instancers = []
+    for i in range(2):
+        empty = bpy.data.objects.new(f"Instance{i}", None)
+        empty.instance_type = "COLLECTION"
+        empty.instance_collection = props
+        empty.location = (0.0, 10.0 * (i + 1), 2.0)
+        blender.scene.collection.objects.link(empty)
+        instancers.append(empty)
+    select_only(twin, *instancers)
+    arrays = extract_scene(blender, "SELECTED")
+    assert arrays.triangles.shape == (6, 3)
+    centres = arrays.vertices[arrays.triangles].mean(axis=1)
+    np.testing.assert_allclose(sorted(set(np.round(centres[:, 1] // 1))), [0.0, 10.0, 20.0])
+    assert np.all(arrays.vertices[arrays.vertices[:, 1] >= 10.0][:, 2] == 2.0)
+
+
+def test_roles_obstacle_and_ignore(blender):
+    floor = grid_object("Floor", 10.0, 10.0)
+    crate = box_object("Crate", (4, 4, 0), (6, 6, 1))
+    ghost = box_object("Ghost", (0, 0, 0), (1, 1, 1))
+    crate.navmesh_role = "OBSTACLE"
+    ghost.navmesh_role = "IGNORE"
+    arrays = extract_scene(blender, "VISIBLE")
+    assert arrays.object_names == ["Crate", "Floor"]
+    assert arrays.triangles.shape == (14, 3)
+    assert arrays.walkable.sum() == 2
+    walk_z = arrays.vertices[arrays.triangles[arrays.walkable]][..., 2]
+    np.testing.assert_allclose(walk_z, 0.0)
+    assert floor.navmesh_role == "WALKABLE"
+
+
+def test_area_from_object_and_material(blender):
+    floor = grid_object("Floor", 4.0, 4.0)
+    floor.navmesh_area = 2
+    road = grid_object("Road", 4.0, 1.0, location=(0, 5, 0))
+    mud = bpy.data.materials.new("Mud")
+    mud.navmesh_area = 7
+    mud.navmesh_area_cost = 3.0
+    road.data.materials.append(mud)
+    arrays = extract_scene(blender, "VISIBLE")
+    centres_y = arrays.vertices[arrays.triangles].mean(axis=1)[:, 1]
+    np.testing.assert_array_equal(arrays.areas[centres_y < 4], 2)
+    np.testing.assert_array_equal(arrays.areas[centres_y > 4], 7)
+    assert arrays.area_costs[7] == 3.0
+
+
+def test_collection_source_reads_nested_collections(blender):
+    level = bpy.data.collections.new("Level")
+    blender.scene.collection.children.link(level)
+    inner = bpy.data.collections.new("Inner")
+    level.children.link(inner)
+    grid_object("A", 1.0, 1.0, collection=level)
+    grid_object("B", 1.0, 1.0, location=(2, 0, 0), collection=inner)
+    grid_object("Outside", 1.0, 1.0, location=(9, 0, 0))
+    arrays = extract_scene(blender, "COLLECTION", level)
+    assert arrays.object_names == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    "setup, source, words",
+    [
+        (lambda: grid_object("Floor", 1, 1), "SELECTED", "nothing is selected"),
+        (lambda: None, "COLLECTION", "no collection chosen"),
+        (lambda: bpy.data.objects.new("Empty", None), "VISIBLE", "no object is visible"),
+    ],
+)
+def test_nothing_to_bake_says_what_to_do(blender, setup, source, words):
+    setup()
+    select_only()
+    with pytest.raises(lib.NavMeshError, match=words):
+        extract_scene(blender, source)
+
+
+def test_only_obstacles_is_nothing_walkable(blender):
+    box_object("Crate", (0, 0, 0), (1, 1, 1)).navmesh_role = "OBSTACLE"
+    with pytest.raises(lib.NavMeshError, match="nothing walkable.*Walkable"):
+        extract_scene(blender, "VISIBLE")
+
+
+def test_navmesh_results_are_never_sources(blender):
+    floor = grid_object("Floor", 1, 1)
+    old = grid_object("Old_navmesh", 1, 1, location=(5, 0, 0))
+    old["navmesh_generated"] = True
+    arrays = extract_scene(blender, "VISIBLE")
+    assert arrays.object_names == [floor.name]
