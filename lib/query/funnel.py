@@ -1,0 +1,107 @@
+"""String pulling (Simple Stupid Funnel) through a portal corridor, keeping a clearance from corners."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """z of (a - o) x (b - o): > 0 when b is left of the ray o->a."""
+    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+
+def shrink_portal(left, right, left_corner: bool, right_corner: bool, d: float):
+    """Move portal ends that are wall corners inward by d (never past the middle)."""
+    if d <= 0:
+        return left, right
+    span = right - left
+    length = float(np.linalg.norm(span[:2]))
+    if length < 1e-12:
+        return left, right
+    step = min(d / length, 0.5)
+    both = left_corner and right_corner
+    if both and 2 * d > length:
+        mid = 0.5 * (left + right)
+        return mid, mid
+    new_left = left + span * step if left_corner else left
+    new_right = right - span * step if right_corner else right
+    return new_left, new_right
+
+
+def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) -> tuple[list, list, list]:
+    """Taut path from start to goal through portals (left, right seen walking forward).
+
+    Returns points, the portal index each point came from (-1 start, len(lefts) goal) and which side
+    ('L'/'R'/'') it bends around.
+    """
+    lefts = list(lefts) + [goal]
+    rights = list(rights) + [goal]
+    n = len(lefts)
+    pts, idx, side = [start], [-1], [""]
+    apex, pl, pr = start, start, start
+    ai = li = ri = -1
+    i = 0
+    while i < n:
+        left, right = lefts[i], rights[i]
+        if _cross(apex, pr, right) >= 0:  # right side tightens
+            if np.allclose(apex[:2], pr[:2]) or _cross(apex, pl, right) < 0:
+                pr, ri = right, i
+            else:
+                pts.append(pl), idx.append(li), side.append("L")
+                apex, ai = pl, li
+                pl, pr, li, ri = apex, apex, ai, ai
+                i = ai + 1
+                continue
+        if _cross(apex, pl, left) <= 0:  # left side tightens
+            if np.allclose(apex[:2], pl[:2]) or _cross(apex, pr, left) > 0:
+                pl, li = left, i
+            else:
+                pts.append(pr), idx.append(ri), side.append("R")
+                apex, ai = pr, ri
+                pl, pr, li, ri = apex, apex, ai, ai
+                i = ai + 1
+                continue
+        i += 1
+    if not np.allclose(pts[-1], goal):
+        pts.append(goal), idx.append(n - 1), side.append("")
+    return pts, idx, side
+
+
+def _tangent_dir(p: np.ndarray, c: np.ndarray, d: float, circle_left: bool) -> np.ndarray | None:
+    """Unit XY direction from p of the line tangent to circle (c, d) with the circle on the given side."""
+    v = c[:2] - p[:2]
+    dist = float(np.linalg.norm(v))
+    if dist <= d + 1e-12:
+        return None
+    ang = math.asin(d / dist) * (-1.0 if circle_left else 1.0)
+    u = v / dist
+    ca, sa = math.cos(ang), math.sin(ang)
+    return np.array([u[0] * ca - u[1] * sa, u[0] * sa + u[1] * ca])
+
+
+def round_corners(points: list, corners: list, sides: list, d: float, passes: int = 3) -> list:
+    """Move each bend so both of its segments are tangent to a circle of radius d around its wall corner."""
+    if d <= 0 or len(points) < 3:
+        return points
+    pts = [np.array(p, dtype=np.float64) for p in points]
+    for _ in range(passes):
+        for k in range(1, len(pts) - 1):
+            c = corners[k]
+            if c is None:
+                continue
+            left = sides[k] == "L"
+            d1 = _tangent_dir(pts[k - 1], c, d, left)
+            d2 = _tangent_dir(pts[k + 1], c, d, not left)
+            if d1 is None or d2 is None:
+                continue
+            den = d1[0] * d2[1] - d1[1] * d2[0]
+            if abs(den) < 1e-12:
+                continue
+            w = pts[k + 1][:2] - pts[k - 1][:2]
+            t = (w[0] * d2[1] - w[1] * d2[0]) / den
+            if t <= 0:
+                continue
+            xy = pts[k - 1][:2] + t * d1
+            pts[k] = np.array([xy[0], xy[1], pts[k][2]])
+    return pts

@@ -1,0 +1,162 @@
+"""Spatial index over polygon bounding boxes (uniform XY grid) and point location on the mesh."""
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from ..errors import NavMeshError
+from ..navmesh import NavMesh
+
+_INDEXES: dict[int, tuple[weakref.ref, "MeshIndex"]] = {}
+
+
+class MeshIndex:
+    """Per-mesh query data: polygon bboxes in a uniform XY grid, planes, detail triangles per polygon."""
+
+    def __init__(self, mesh: NavMesh):
+        if mesh.is_empty:
+            raise NavMeshError(f"cannot query an empty navmesh ({mesh.empty_reason or 'no polygons'})")
+        self.mesh = weakref.proxy(mesh)
+        v = mesh.vertices
+        offs = mesh.poly_offsets
+        pv = v[mesh.poly_vertices]
+        self.lo = np.minimum.reduceat(pv, offs[:-1], axis=0)
+        self.hi = np.maximum.reduceat(pv, offs[:-1], axis=0)
+        self.edge_poly = mesh.edge_polygon
+        self.edge_a = pv
+        self.edge_b = v[mesh.edge_next_vertex]
+        # Newell normal per polygon gives the plane used when there is no detail mesh.
+        a, b = self.edge_a, self.edge_b
+        n = np.stack(
+            [
+                np.add.reduceat((a[:, 1] - b[:, 1]) * (a[:, 2] + b[:, 2]), offs[:-1]),
+                np.add.reduceat((a[:, 2] - b[:, 2]) * (a[:, 0] + b[:, 0]), offs[:-1]),
+                np.add.reduceat((a[:, 0] - b[:, 0]) * (a[:, 1] + b[:, 1]), offs[:-1]),
+            ],
+            axis=1,
+        )
+        self.area = 0.5 * n[:, 2]
+        self.normal = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-18)
+        self.centroid = np.add.reduceat(pv, offs[:-1], axis=0) / np.diff(offs)[:, None]
+        self.detail_by_poly: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * mesh.polygon_count
+        if len(mesh.detail_triangles):
+            order = np.argsort(mesh.detail_polygons, kind="stable")
+            cuts = np.searchsorted(mesh.detail_polygons[order], np.arange(mesh.polygon_count + 1))
+            self.detail_by_poly = [order[cuts[p] : cuts[p + 1]] for p in range(mesh.polygon_count)]
+        size = np.maximum(self.hi[:, :2] - self.lo[:, :2], 1e-6)
+        self.cell = float(max(np.median(size), 1e-3)) * 2.0
+        self.origin = self.lo[:, :2].min(axis=0)
+        c0 = np.floor((self.lo[:, :2] - self.origin) / self.cell).astype(np.int64)
+        c1 = np.floor((self.hi[:, :2] - self.origin) / self.cell).astype(np.int64)
+        self.dims = c1.max(axis=0) + 1
+        cells: dict[int, list[int]] = {}
+        for p in range(mesh.polygon_count):
+            for cx in range(c0[p, 0], c1[p, 0] + 1):
+                for cy in range(c0[p, 1], c1[p, 1] + 1):
+                    cells.setdefault(int(cx * self.dims[1] + cy), []).append(p)
+        self.cells = {k: np.asarray(vs, dtype=np.int64) for k, vs in cells.items()}
+
+    def polygons_near(self, xy: np.ndarray, radius: float) -> np.ndarray:
+        """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
+        c0 = np.floor((xy - radius - self.origin) / self.cell).astype(np.int64)
+        c1 = np.floor((xy + radius - self.origin) / self.cell).astype(np.int64)
+        c0 = np.maximum(c0, 0)
+        c1 = np.minimum(c1, self.dims - 1)
+        found = [
+            self.cells[k]
+            for cx in range(c0[0], c1[0] + 1)
+            for cy in range(c0[1], c1[1] + 1)
+            if (k := int(cx * self.dims[1] + cy)) in self.cells
+        ]
+        if not found:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(found))
+
+    def inside_xy(self, p: int, xy: np.ndarray, eps: float = 1e-9) -> bool:
+        s = slice(self.mesh.poly_offsets[p], self.mesh.poly_offsets[p + 1])
+        a, b = self.edge_a[s, :2], self.edge_b[s, :2]
+        cross = (b[:, 0] - a[:, 0]) * (xy[1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (xy[0] - a[:, 0])
+        return bool(np.all(cross >= -eps))
+
+    def height(self, p: int, xy: np.ndarray) -> float:
+        """Surface height of polygon p at xy: detail triangles when present, else the polygon plane."""
+        tris = self.detail_by_poly[p]
+        if len(tris):
+            t = self.mesh.detail_vertices[self.mesh.detail_triangles[tris]]
+            a, b, c = t[:, 0], t[:, 1], t[:, 2]
+            v0, v1, v2 = b[:, :2] - a[:, :2], c[:, :2] - a[:, :2], xy[None] - a[:, :2]
+            den = v0[:, 0] * v1[:, 1] - v1[:, 0] * v0[:, 1]
+            den = np.where(np.abs(den) < 1e-18, 1e-18, den)
+            u = (v2[:, 0] * v1[:, 1] - v1[:, 0] * v2[:, 1]) / den
+            w = (v0[:, 0] * v2[:, 1] - v2[:, 0] * v0[:, 1]) / den
+            outside = np.maximum(np.maximum(-u, -w), u + w - 1)
+            k = int(np.argmin(outside))
+            return float(a[k, 2] + u[k] * (b[k, 2] - a[k, 2]) + w[k] * (c[k, 2] - a[k, 2]))
+        n = self.normal[p]
+        c = self.centroid[p]
+        if abs(n[2]) < 1e-9:
+            return float(c[2])
+        return float(c[2] - (n[0] * (xy[0] - c[0]) + n[1] * (xy[1] - c[1])) / n[2])
+
+    def closest_point(self, p: int, point: np.ndarray) -> np.ndarray:
+        """Closest point of polygon p to point: its surface point above/below when inside in XY, else on an edge."""
+        xy = point[:2]
+        if self.inside_xy(p, xy):
+            return np.array([xy[0], xy[1], self.height(p, xy)])
+        s = slice(self.mesh.poly_offsets[p], self.mesh.poly_offsets[p + 1])
+        return closest_on_segments(point, self.edge_a[s], self.edge_b[s])[0]
+
+    def locate(self, point, search_radius: float | None = None) -> tuple[int, np.ndarray]:
+        """Nearest polygon and nearest mesh point to a 3D point; (-1, point) when nothing is within reach."""
+        point = np.asarray(point, dtype=np.float64).reshape(3)
+        if not np.all(np.isfinite(point)):
+            raise NavMeshError(f"query point {point.tolist()} has NaN or infinite coordinates")
+        limit = math.inf if search_radius is None else float(search_radius)
+        radius = self.cell
+        span = float(np.linalg.norm(self.dims * self.cell)) + float(np.linalg.norm(point[:2] - self.origin))
+        while True:
+            r = min(radius, limit)
+            cand = self.polygons_near(point[:2], r)
+            best, best_d, best_pt = -1, math.inf, point
+            if len(cand):
+                gap = np.maximum(np.maximum(self.lo[cand] - point, point - self.hi[cand]), 0.0)
+                lower = np.linalg.norm(gap, axis=1)
+                for k in np.argsort(lower):
+                    if lower[k] >= best_d:
+                        break
+                    q = self.closest_point(int(cand[k]), point)
+                    d = float(np.linalg.norm(q - point))
+                    if d < best_d:
+                        best, best_d, best_pt = int(cand[k]), d, q
+            if best >= 0 and best_d <= r:
+                return best, best_pt
+            if r >= limit or radius > span:
+                return (best, best_pt) if best >= 0 and best_d <= limit else (-1, point)
+            radius *= 2.0
+
+
+def closest_on_segments(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+    """Closest point to `point` over segments a->b (3D) and the index of that segment."""
+    ab = b - a
+    t = np.clip(np.einsum("ij,ij->i", point - a, ab) / np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-18), 0, 1)
+    q = a + t[:, None] * ab
+    k = int(np.argmin(np.linalg.norm(q - point, axis=1)))
+    return q[k], k
+
+
+def get_index(mesh: NavMesh) -> MeshIndex:
+    """The mesh's index, built once and kept while the mesh lives."""
+    hit = _INDEXES.get(id(mesh))
+    if hit is not None and hit[0]() is mesh:
+        return hit[1]
+    index = MeshIndex(mesh)
+    key = id(mesh)
+    _INDEXES[key] = (weakref.ref(mesh, lambda _ref: _INDEXES.pop(key, None)), index)
+    return index
+
+
+def locate(mesh: NavMesh, point, search_radius: float | None = None) -> tuple[int, np.ndarray]:
+    """Nearest polygon id and nearest point on the mesh (world frame) to `point`; -1 if none within search_radius."""
+    return get_index(mesh).locate(point, search_radius)

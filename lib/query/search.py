@@ -1,0 +1,266 @@
+"""A* over portal crossing points with clearance and area filters; time-sliced search; find_path."""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import NavMeshError
+from ..navmesh import NavMesh
+from .funnel import round_corners, shrink_portal, string_pull
+from .index import MeshIndex, get_index
+
+IN_PROGRESS, FOUND, PARTIAL, UNREACHABLE = "in_progress", "found", "partial", "unreachable"
+
+
+@dataclass
+class QueryFilter:
+    """Like Detour's dtQueryFilter: a cost multiplier per area id (default 1) and excluded area ids."""
+
+    area_cost: dict[int, float] = field(default_factory=dict)
+    excluded: frozenset[int] | set[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        for area, cost in self.area_cost.items():
+            if not (math.isfinite(cost) and cost > 0):
+                raise NavMeshError(f"area {area} has cost {cost}; costs must be finite and > 0")
+
+    def cost(self, area: int) -> float:
+        return float(self.area_cost.get(int(area), 1.0))
+
+    def passable(self, area: int) -> bool:
+        return int(area) not in self.excluded
+
+    def min_cost(self) -> float:
+        return min([1.0, *self.area_cost.values()])
+
+
+DEFAULT_FILTER = QueryFilter()
+
+
+@dataclass
+class PathResult:
+    """status 'found' / 'partial' / 'unreachable'; points (K, 3); polygon of each point; length in meters."""
+
+    status: str
+    points: np.ndarray
+    polygons: np.ndarray
+    length: float
+    nodes_expanded: int
+    corridor: list[int] = field(default_factory=list)
+    reason: str = ""
+
+
+def check_radius(mesh: NavMesh, radius: float | None) -> float:
+    r0 = float(mesh.params.agent_radius)
+    if radius is None:
+        return r0
+    r = float(radius)
+    if not math.isfinite(r) or r < r0 - 1e-9:
+        raise NavMeshError(f"agent radius {radius} is below the bake radius {r0}; rebake with a smaller radius")
+    return r
+
+
+class MeshGraph:
+    """Per-mesh arrays the searches share: twins, clearances, boundary-corner flags."""
+
+    def __init__(self, mesh: NavMesh, index: MeshIndex):
+        self.index = index
+        E = len(mesh.poly_vertices)
+        nxt = mesh.edge_next_vertex
+        key = {(int(u), int(w)): e for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))}
+        self.twin = np.array(
+            [key.get((int(w), int(u)), -1) if mesh.neighbors[e] >= 0 else -1 for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))],
+            dtype=np.int64,
+        )
+        inf = np.full(E, math.inf)
+        self.edge_clear = mesh.edge_clearance if mesh.edge_clearance is not None else np.where(mesh.neighbors >= 0, inf, 0.0)
+        self.cross = mesh.cross_clearance
+        self.cross_offsets = mesh.cross_offsets
+        boundary = mesh.neighbors < 0
+        corner = np.zeros(len(mesh.vertices), dtype=bool)
+        corner[mesh.poly_vertices[boundary]] = True
+        corner[nxt[boundary]] = True
+        self.corner = corner
+        self.nxt = nxt
+        self.sizes = mesh.polygon_sizes
+
+    def cross_ok(self, mesh: NavMesh, p: int, i: int, j: int, r: float) -> bool:
+        if self.cross is None or i < 0:
+            return True
+        n = int(self.sizes[p])
+        return bool(self.cross[self.cross_offsets[p] + i * n + j] >= r - 1e-9)
+
+
+_GRAPHS: dict[int, tuple] = {}
+
+
+def get_graph(mesh: NavMesh) -> MeshGraph:
+    index = get_index(mesh)
+    hit = _GRAPHS.get(id(mesh))
+    if hit is not None and hit[0] is index:
+        return hit[1]
+    graph = MeshGraph(mesh, index)
+    _GRAPHS[id(mesh)] = (index, graph)
+    return graph
+
+
+def _crossing_point(x: np.ndarray, goal: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Point of portal a-b minimising |x - y| + |y - goal| (in XY; height along the portal)."""
+    ab = b[:2] - a[:2]
+    dxg = goal[:2] - x[:2]
+    den = dxg[0] * ab[1] - dxg[1] * ab[0]
+    if abs(den) > 1e-12:
+        w = a[:2] - x[:2]
+        t = (dxg[0] * w[1] - dxg[1] * w[0]) / den
+        s = (ab[0] * w[1] - ab[1] * w[0]) / den
+        if 0.0 <= t <= 1.0 and s >= 0.0:
+            return a + t * (b - a)
+    da = np.linalg.norm(a - x) + np.linalg.norm(goal - a)
+    db = np.linalg.norm(b - x) + np.linalg.norm(goal - b)
+    return a if da <= db else b
+
+
+def portal_ends(mesh: NavMesh, graph: MeshGraph, e: int, d: float) -> tuple[np.ndarray, np.ndarray, bool, bool]:
+    """Left and right ends (walking out of the edge's polygon) of portal e, shrunk by d at wall corners."""
+    u, w = int(mesh.poly_vertices[e]), int(graph.nxt[e])
+    left, right = mesh.vertices[w], mesh.vertices[u]
+    lc, rc = bool(graph.corner[w]), bool(graph.corner[u])
+    sl, sr = shrink_portal(left, right, lc, rc, d)
+    return sl, sr, lc, rc
+
+
+class SlicedSearch:
+    """A* whose nodes are portal crossing points, advanced by `update(max_iterations)` and pollable."""
+
+    def __init__(self, mesh: NavMesh, start, goal, radius: float | None = None, filter: QueryFilter | None = None):
+        self.mesh = mesh
+        self.graph = get_graph(mesh)
+        self.filter = filter or DEFAULT_FILTER
+        self.radius = check_radius(mesh, radius)
+        self.d = self.radius - float(mesh.params.agent_radius)
+        index = self.graph.index
+        self.start_poly, self.start = index.locate(start)
+        self.goal_poly, self.goal = index.locate(goal)
+        self.nodes_expanded = 0
+        self.status = IN_PROGRESS
+        self.reason = ""
+        self._result: PathResult | None = None
+        self._parent: dict[int, int] = {}
+        self._poly: dict[int, int] = {}
+        self._point: dict[int, np.ndarray] = {}
+        self._entry: dict[int, int] = {}
+        self._g: dict[int, float] = {}
+        self._closed: set[int] = set()
+        self._heap: list = []
+        self._hscale = self.filter.min_cost()
+        if self.start_poly < 0 or self.goal_poly < 0:
+            self._finish(UNREACHABLE, "start or goal is not on the navmesh")
+            return
+        if not self.filter.passable(mesh.areas[self.start_poly]):
+            self._finish(UNREACHABLE, "start polygon's area is excluded by the filter")
+            return
+        self._goal_node = -2
+        self._best_node, self._best_h = -1, float(np.linalg.norm(self.start - self.goal))
+        self._add(-1, -1, self.start_poly, self.start, -1, 0.0)
+
+    def _add(self, node: int, parent: int, poly: int, point: np.ndarray, entry: int, g: float) -> None:
+        if node in self._closed or g >= self._g.get(node, math.inf):
+            return
+        self._g[node], self._parent[node], self._poly[node] = g, parent, poly
+        self._point[node], self._entry[node] = point, entry
+        h = 0.0 if node == -2 else float(np.linalg.norm(point - self.goal)) * self._hscale
+        heapq.heappush(self._heap, (g + h, g, node))
+
+    def update(self, max_iterations: int = 1 << 30) -> str:
+        """Expand up to max_iterations nodes; returns the status (in_progress, found, partial, unreachable)."""
+        mesh, graph, f, r = self.mesh, self.graph, self.filter, self.radius
+        it = 0
+        while self.status == IN_PROGRESS and it < max_iterations:
+            if not self._heap:
+                self._finish_partial()
+                break
+            _, g, node = heapq.heappop(self._heap)
+            if node in self._closed or g > self._g[node]:
+                continue
+            self._closed.add(node)
+            it += 1
+            self.nodes_expanded += 1
+            if node == -2:
+                self._finish(FOUND)
+                break
+            p, x, entry = self._poly[node], self._point[node], self._entry[node]
+            h = float(np.linalg.norm(x - self.goal))
+            if h < self._best_h:
+                self._best_node, self._best_h = node, h
+            cost = f.cost(mesh.areas[p])
+            if p == self.goal_poly:
+                self._add(-2, node, p, self.goal, -1, g + cost * float(np.linalg.norm(self.goal - x)))
+            a = int(mesh.poly_offsets[p])
+            for k in range(int(graph.sizes[p])):
+                e = a + k
+                q = int(mesh.neighbors[e])
+                if q < 0 or k == entry or graph.edge_clear[e] < r - 1e-9 or not f.passable(mesh.areas[q]):
+                    continue
+                if not graph.cross_ok(mesh, p, entry, k, r):
+                    continue
+                left, right, _, _ = portal_ends(mesh, graph, e, self.d)
+                y = _crossing_point(x, self.goal, left, right)
+                tw = int(graph.twin[e])
+                self._add(e, node, q, y, tw - int(mesh.poly_offsets[q]) if tw >= 0 else -1, g + cost * float(np.linalg.norm(y - x)))
+        return self.status
+
+    def _finish_partial(self) -> None:
+        node = self._best_node
+        p = self._poly[node]
+        target = self.graph.index.closest_point(p, self.goal)
+        self._finish(PARTIAL, "goal is not reachable for this radius and filter; path ends at the closest reachable point", node, target)
+
+    def _finish(self, status: str, reason: str = "", node: int = -2, end: np.ndarray | None = None) -> None:
+        self.status, self.reason = status, reason
+        if status == UNREACHABLE:
+            self._result = PathResult(status, np.zeros((0, 3)), np.zeros(0, dtype=np.int64), 0.0, self.nodes_expanded, [], reason)
+            return
+        chain = []
+        while node != -1:
+            chain.append(node)
+            node = self._parent[node]
+        chain.reverse()
+        portals = [n for n in chain if n >= 0]
+        end = self.goal if end is None else end
+        self._result = build_path(self.mesh, self.graph, self.start, end, self.start_poly, portals, self.d)
+        self._result.status, self._result.reason = status, reason
+        self._result.nodes_expanded = self.nodes_expanded
+
+    def result(self) -> PathResult:
+        """The path once the search has finished (raises while it is in progress)."""
+        if self._result is None:
+            raise NavMeshError("search is still in progress; call update() until status is not 'in_progress'")
+        return self._result
+
+
+def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, portals: list[int], d: float) -> PathResult:
+    """Funnel through the corridor given by portal edge slots, then round bends to keep d from corners."""
+    corridor = [start_poly] + [int(mesh.neighbors[e]) for e in portals]
+    lefts, rights, lcs, rcs = [], [], [], []
+    for e in portals:
+        sl, sr, lc, rc = portal_ends(mesh, graph, e, d)
+        lefts.append(sl), rights.append(sr)
+        u, w = int(mesh.poly_vertices[e]), int(graph.nxt[e])
+        lcs.append(mesh.vertices[w] if lc else None), rcs.append(mesh.vertices[u] if rc else None)
+    pts, idx, side = string_pull(np.asarray(start, float), np.asarray(end, float), lefts, rights)
+    corners = [lcs[i] if s == "L" else rcs[i] if s == "R" else None for i, s in zip(idx, side)]
+    pts = round_corners(pts, corners, side, d)
+    polys = np.array([corridor[0] if i < 0 else corridor[min(i + 1, len(corridor) - 1)] for i in idx], dtype=np.int64)
+    arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
+    length = float(np.linalg.norm(np.diff(arr, axis=0), axis=1).sum()) if len(arr) > 1 else 0.0
+    return PathResult(FOUND, arr, polys, length, 0, corridor)
+
+
+def find_path(mesh: NavMesh, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> PathResult:
+    """Shortest path for an agent of `radius` (>= bake radius) from start to goal, world frame."""
+    search = SlicedSearch(mesh, start, goal, radius, filter)
+    search.update()
+    return search.result()
