@@ -168,7 +168,8 @@ def _bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
     outer = list(rings[0])
     holes = sorted(rings[1:], key=lambda h: -xy[h, 0].max())
     for h_i, hole in enumerate(holes):
-        start = int(np.argmax(xy[hole, 0]))
+        shared = [k for k, v in enumerate(hole) if v in set(outer)]
+        start = shared[0] if shared else int(np.argmax(xy[hole, 0]))
         p_idx = hole[start]
         p = xy[p_idx]
         others = [e for h in holes[h_i + 1 :] for e in zip(h, h[1:] + h[:1])]

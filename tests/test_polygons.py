@@ -1,0 +1,168 @@
+"""Polygon stage: region outlines with holes -> few convex polygons, welded across regions."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from shapely.geometry import Polygon
+from shapely.ops import unary_union
+
+from lib.contours import RegionOutline
+from lib.params import BakeParams
+from lib.polygons import build_polygons
+from tests.navmesh_checks import assert_valid_navmesh, polygon_xy
+
+
+def outline(rings, region=0, area=0, z=0.0, neighbors=None) -> RegionOutline:
+    """RegionOutline from xy rings (outer CCW, holes CW), walls everywhere unless neighbors given."""
+    rings3 = [np.column_stack([np.asarray(r, dtype=np.float64), np.full(len(r), z)]) for r in rings]
+    nbs = neighbors or [np.full(len(r), -1, dtype=np.int64) for r in rings]
+    return RegionOutline(region, area, rings3, [np.asarray(n, dtype=np.int64) for n in nbs])
+
+
+def covered_area(mesh) -> float:
+    return unary_union([Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]).area
+
+
+SQUARE = [(0, 0), (4, 0), (4, 4), (0, 4)]
+L_SHAPE = [(0, 0), (4, 0), (4, 1), (1, 1), (1, 4), (0, 4)]
+HOLE = [(1, 1), (1, 3), (3, 3), (3, 1)]
+
+
+def zigzag_corridor(teeth: int) -> list[tuple[float, float]]:
+    """A corridor bent like a saw: each bend has one notch on one side (r = teeth - 1 notches)."""
+    lower = [(2.0 * i, 2.0 * (i % 2)) for i in range(teeth + 1)]
+    upper = [(2.0 * i, 2.0 * (i % 2) + 1.5) for i in range(teeth, -1, -1)]
+    return lower + upper
+
+
+def notches(ring) -> int:
+    xy = np.asarray(ring, dtype=np.float64)
+    d1 = np.roll(xy, -1, axis=0) - xy
+    d0 = np.roll(d1, 1, axis=0)
+    return int(np.sum(d0[:, 0] * d1[:, 1] - d0[:, 1] * d1[:, 0] < -1e-12))
+
+
+def test_square_is_one_polygon():
+    mesh = build_polygons([outline([SQUARE])], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert mesh.polygon_count == 1
+    assert mesh.area_xy() == pytest.approx(16.0)
+
+
+def test_l_shape_is_two_polygons():
+    mesh = build_polygons([outline([L_SHAPE], region=3, area=5)], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert mesh.polygon_count == 2
+    assert mesh.regions.tolist() == [3, 3] and mesh.areas.tolist() == [5, 5]
+    assert mesh.area_xy() == pytest.approx(7.0)
+
+
+def test_square_with_square_hole_is_at_most_four_polygons():
+    mesh = build_polygons([outline([SQUARE, HOLE])], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert mesh.polygon_count <= 4
+    assert covered_area(mesh) == pytest.approx(12.0)
+
+
+@pytest.mark.parametrize("teeth", [4, 7, 10])
+def test_zigzag_is_near_the_notch_lower_bound(teeth):
+    ring = zigzag_corridor(teeth)
+    r = notches(ring)
+    mesh = build_polygons([outline([ring])], BakeParams(max_verts_per_poly=6))
+    assert_valid_navmesh(mesh)
+    assert mesh.polygon_count <= r + 1
+    assert mesh.polygon_count >= math.ceil(r / 2) + 1
+    assert covered_area(mesh) == pytest.approx(Polygon(ring).area)
+
+
+def test_max_three_vertices_gives_triangles():
+    mesh = build_polygons([outline([SQUARE, HOLE])], BakeParams(max_verts_per_poly=3))
+    assert_valid_navmesh(mesh)
+    assert np.all(mesh.polygon_sizes == 3)
+    assert covered_area(mesh) == pytest.approx(12.0)
+
+
+def test_two_regions_weld_along_their_shared_border():
+    # Region 0 = [0,2]x[0,2], region 1 = [2,4]x[0,2]; the shared border has an extra vertex (2, 1).
+    left = [(0, 0), (2, 0), (2, 1), (2, 2), (0, 2)]
+    right = [(2, 0), (4, 0), (4, 2), (2, 2), (2, 1)]
+    a = outline([left], region=0, neighbors=[[-1, 1, 1, -1, -1]])
+    b = outline([right], region=1, neighbors=[[-1, -1, -1, 0, 0]])
+    mesh = build_polygons([a, b], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert len(mesh.vertices) == 7, "shared border vertices are welded"
+    assert mesh.polygon_count == 2
+    assert sorted(mesh.regions.tolist()) == [0, 1]
+    assert np.sum(mesh.neighbors >= 0) == 4, "both halves of the border are portals both ways"
+
+
+def test_collinear_wall_vertices_are_dropped_but_shared_ones_kept():
+    ring = [(0, 0), (1, 0), (2, 0), (3, 0), (3, 3), (0, 3)]
+    mesh = build_polygons([outline([ring])], BakeParams())
+    assert mesh.polygon_count == 1 and mesh.polygon_sizes.tolist() == [4]
+    nbs = [[-1, 7, -1, -1, -1, -1]]
+    mesh = build_polygons([outline([ring], neighbors=nbs)], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert {(1.0, 0.0), (2.0, 0.0)} <= set(map(tuple, mesh.vertices[:, :2].tolist()))
+
+
+def test_hole_touching_the_outer_ring_at_a_vertex():
+    hole = [(0, 2), (2, 3), (2, 1)]  # clockwise, touches the outer ring at (0, 2)
+    outer = [(0, 0), (4, 0), (4, 4), (0, 4), (0, 2)]
+    mesh = build_polygons([outline([outer, hole], neighbors=[[0, 0, 0, 0, 0], [0, 0, 0]])], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert covered_area(mesh) == pytest.approx(16.0 - 2.0)
+
+
+def test_thin_sliver_region_does_not_crash():
+    ring = [(0, 0), (10, 0), (10, 1e-3), (0, 1e-3)]
+    mesh = build_polygons([outline([ring])], BakeParams())
+    assert mesh.polygon_count == 1
+    assert mesh.area_xy() == pytest.approx(1e-2)
+
+
+def test_empty_and_degenerate_outlines_give_an_empty_mesh_with_a_reason():
+    mesh = build_polygons([outline([[(0, 0), (1, 0), (2, 0)]])], BakeParams())
+    assert mesh.is_empty and mesh.empty_reason
+    assert build_polygons([], BakeParams()).is_empty
+
+
+def test_vertices_keep_their_heights():
+    mesh = build_polygons([outline([L_SHAPE], z=2.5)], BakeParams())
+    assert np.all(mesh.vertices[:, 2] == 2.5)
+
+
+@st.composite
+def polygon_with_holes(draw):
+    """A star-shaped outer ring (CCW) with up to 3 disjoint square holes (CW) inside its kernel disc."""
+    n = draw(st.integers(3, 24))
+    angles = np.sort(np.array(draw(st.lists(st.floats(0, 2 * np.pi, exclude_max=True), min_size=n, max_size=n, unique=True))))
+    if np.min(np.diff(np.concatenate([angles, [angles[0] + 2 * np.pi]]))) < 1e-2:
+        angles = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    radii = np.array(draw(st.lists(st.floats(4.0, 10.0), min_size=n, max_size=n)))
+    outer = np.round(np.column_stack([radii * np.cos(angles), radii * np.sin(angles)]), 3)
+    centres = [(-1.5, -1.5), (1.5, -1.5), (0.0, 1.5)]
+    k = draw(st.integers(0, 3))
+    holes = []
+    for cx, cy in centres[:k]:
+        h = draw(st.floats(0.2, 0.6))
+        holes.append([(cx - h, cy - h), (cx - h, cy + h), (cx + h, cy + h), (cx + h, cy - h)])
+    maxv = draw(st.integers(3, 8))
+    return outer.tolist(), holes, maxv
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(polygon_with_holes())
+def test_random_polygons_with_holes_decompose_exactly(case):
+    outer, holes, maxv = case
+    shape = Polygon(outer, holes)
+    if not shape.is_valid:
+        return
+    mesh = build_polygons([outline([outer, *holes])], BakeParams(max_verts_per_poly=maxv))
+    assert_valid_navmesh(mesh)
+    assert covered_area(mesh) == pytest.approx(shape.area, rel=1e-9)
+    assert mesh.area_xy() == pytest.approx(shape.area, rel=1e-9), "polygons overlap"
