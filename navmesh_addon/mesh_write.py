@@ -39,6 +39,7 @@ def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
     data.loops.foreach_set("vertex_index", mesh.poly_vertices.astype(np.int32))
     data.polygons.foreach_set("loop_start", mesh.poly_offsets[:-1].astype(np.int32))
     data.update(calc_edges=True)
+    data.validate(clean_customdata=False)
 
     loop_edges = np.zeros(ecount, dtype=np.int32)
     data.loops.foreach_get("edge_index", loop_edges)
@@ -55,12 +56,14 @@ def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
     _attribute(data, "nav_neighbor", "INT", "CORNER", mesh.neighbors.astype(np.int32))
     _attribute(data, "nav_region", "INT", "FACE", mesh.regions.astype(np.int32))
     _attribute(data, "nav_area", "INT", "FACE", mesh.areas.astype(np.int32))
-    color_attr = data.attributes.new(REGION_COLOR, "FLOAT_COLOR", "FACE")
-    color_attr.data.foreach_set("color", region_colors(mesh.regions).astype(np.float32).ravel())
+    # Solid mode shows only point or corner colours, so each corner carries its polygon's region colour.
+    color_attr = data.color_attributes.new(REGION_COLOR, "FLOAT_COLOR", "CORNER")
+    corner_colors = np.repeat(region_colors(mesh.regions), mesh.polygon_sizes, axis=0)
+    color_attr.data.foreach_set("color", corner_colors.astype(np.float32).ravel())
     data.color_attributes.active_color = color_attr
+    data.color_attributes.render_color_index = data.color_attributes.active_color_index
     data[JSON_KEY] = mesh.to_json()
     data[REVISION_KEY] = uuid.uuid4().hex
-    data.validate(clean_customdata=False)
     return data
 
 

@@ -1,0 +1,92 @@
+"""NavMesh -> Blender object: faces, attribute domains and values, stored JSON, replacement rules."""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+import lib
+from navmesh_addon import mesh_write
+from tests.fixtures.io import navmeshes
+
+
+def attribute(obj, name: str, domain: str, dtype) -> np.ndarray:
+    attr = obj.data.attributes[name]
+    assert attr.domain == domain
+    field = "color" if attr.data_type == "FLOAT_COLOR" else "value"
+    width = 4 if field == "color" else 1
+    values = np.zeros(len(attr.data) * width, dtype=dtype)
+    attr.data.foreach_get(field, values)
+    return values
+
+
+def test_faces_are_the_polygons_in_order(blender):
+    mesh = navmeshes.l_corridor()
+    obj = mesh_write.write_navmesh_object(blender, mesh, "Level_navmesh")
+    assert [list(p.vertices) for p in obj.data.polygons] == mesh.polygons
+    co = np.zeros(len(obj.data.vertices) * 3)
+    obj.data.vertices.foreach_get("co", co)
+    np.testing.assert_allclose(co.reshape(-1, 3), mesh.vertices, atol=1e-6)
+    assert obj.hide_render and obj.get("navmesh_generated")
+    assert [c.name for c in obj.users_collection] == ["Navmesh"]
+    assert "Navmesh" in [c.name for c in blender.scene.collection.children]
+
+
+def test_attributes_have_the_contract_domains_and_values(blender):
+    mesh = navmeshes.l_corridor()
+    mesh.regions = np.array([0, 0, 1])
+    obj = mesh_write.write_navmesh_object(blender, mesh, "Level_navmesh")
+    np.testing.assert_array_equal(attribute(obj, "nav_neighbor", "CORNER", np.int32), mesh.neighbors)
+    np.testing.assert_array_equal(attribute(obj, "nav_region", "FACE", np.int32), [0, 0, 1])
+    np.testing.assert_array_equal(attribute(obj, "nav_area", "FACE", np.int32), [0, 0, 3])
+    portal = attribute(obj, "nav_portal", "EDGE", bool)
+    clearance = attribute(obj, "nav_clearance", "EDGE", np.float32)
+    edge_keys = [tuple(sorted(e.vertices)) for e in obj.data.edges]
+    portal_keys = {tuple(sorted(k)) for k in [(1, 2), (2, 5)]}
+    assert {k for k, p in zip(edge_keys, portal) if p} == portal_keys
+    assert np.all(clearance[~portal] == 0.0)
+    # navmeshes.from_polygons gives the first portal 0.75 and the second unlimited clearance.
+    assert sorted(clearance[portal].tolist()) == [0.75, np.inf]
+    colors = attribute(obj, mesh_write.REGION_COLOR, "CORNER", np.float32).reshape(-1, 4)
+    first_corner = mesh.poly_offsets[:-1]
+    assert np.array_equal(colors[first_corner[0]], colors[first_corner[1]])
+    assert not np.array_equal(colors[first_corner[0]], colors[first_corner[2]])
+    np.testing.assert_array_equal(colors[: mesh.poly_offsets[1]], np.tile(colors[0], (4, 1)))
+    assert obj.data.color_attributes.active_color.name == mesh_write.REGION_COLOR
+
+
+def test_stored_json_reads_back_losslessly(blender):
+    mesh = navmeshes.mixed()
+    obj = mesh_write.write_navmesh_object(blender, mesh, "Mixed", stats={"bake_time": 1.5})
+    navmeshes.assert_equal(mesh_write.read_navmesh_object(obj), mesh)
+    info = obj["navmesh"]
+    assert info["polygons"] == mesh.polygon_count
+    assert info["bake_time"] == 1.5
+    assert info["params"]["agent_radius"] == pytest.approx(mesh.params.agent_radius)
+    assert info["area"] == pytest.approx(mesh.area_xy())
+
+
+def test_rewrite_replaces_only_our_object(blender):
+    first = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "Level_navmesh")
+    old_mesh_name = first.data.name
+    second = mesh_write.write_navmesh_object(blender, navmeshes.mixed(), "Level_navmesh")
+    assert second == first
+    assert old_mesh_name not in bpy.data.meshes or bpy.data.meshes[old_mesh_name].users > 0
+    assert len([o for o in bpy.data.objects if o.get("navmesh_generated")]) == 1
+    assert len(second.data.polygons) == navmeshes.mixed().polygon_count
+
+
+def test_a_user_object_with_the_same_name_is_left_alone(blender):
+    user_mesh = bpy.data.meshes.new("Mine")
+    user = bpy.data.objects.new("Level_navmesh", user_mesh)
+    blender.scene.collection.objects.link(user)
+    ours = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "Level_navmesh")
+    assert ours != user and ours.get("navmesh_generated")
+    assert user.data == user_mesh and not user.get("navmesh_generated")
+    assert user.name == "Level_navmesh"
+
+
+def test_reading_an_object_without_navmesh_data_is_a_clear_error(blender):
+    plain = bpy.data.objects.new("Plain", bpy.data.meshes.new("Plain"))
+    with pytest.raises(lib.NavMeshError, match="carries no navmesh data"):
+        mesh_write.read_navmesh_object(plain)
