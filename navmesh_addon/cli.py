@@ -138,6 +138,7 @@ def paths_command(args: argparse.Namespace) -> int:
             "status": str(found.status),
             "points": [[float(c) for c in p] for p in found.points],
             "length": float(found.length),
+            "reason": found.reason,
         })
     missed = [i for i, r in enumerate(results) if r["status"] != "found"]
     report = {
