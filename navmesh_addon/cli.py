@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     bake.add_argument("--output", "-o", type=Path, required=True,
                       help="output file; its extension picks the format unless --format is given")
     bake.add_argument("--format", "-f", help=f"comma-separated formats ({', '.join(OUTPUT_FORMATS)}): one file each")
-    bake.add_argument("--preset", help=f"agent preset ({', '.join(presets.AGENT_PRESETS)}); options below override it")
+    bake.add_argument("--preset", help="agent preset: human, child, large or a saved user preset; options below override it")
     bake.add_argument("--agent-radius", type=float, metavar="R", help="meters")
     bake.add_argument("--agent-height", type=float, metavar="H", help="meters")
     bake.add_argument("--max-climb", type=float, metavar="C", help="meters")
@@ -95,9 +95,12 @@ def main(argv: list[str]) -> int:
 def bake_command(args: argparse.Namespace) -> int:
     outputs = output_paths(args.output, args.format)
     values = agent_values(args)
+    preset = find_preset(args.preset) if args.preset is not None else None
     load_scene(args.input)
     context = bpy.context
     settings = context.scene.navmesh
+    if preset is not None:
+        apply_preset(settings, preset)
     if args.collection is not None:
         collection = bpy.data.collections.get(args.collection)
         if collection is None:
@@ -172,23 +175,42 @@ def output_paths(output: Path, formats: str | None) -> list[tuple[str, Path]]:
 
 
 def agent_values(args: argparse.Namespace) -> dict[str, float]:
-    """Bake settings from the preset, overridden by explicit options (slope in degrees)."""
-    values: dict[str, float] = {}
-    if args.preset is not None:
-        by_name = {name.lower(): name for name in presets.AGENT_PRESETS}
-        key = by_name.get(args.preset.lower())
-        if key is None:
-            raise UsageError(f"unknown --preset {args.preset!r}; choose from {', '.join(presets.AGENT_PRESETS)}")
-        values.update(presets.AGENT_PRESETS[key])
-    for option, field in AGENT_OPTIONS.items():
-        value = getattr(args, option)
-        if value is not None:
-            values[field] = value
+    """Explicit agent options as BakeParams fields (slope in degrees), checked before anything is loaded."""
+    values = {field: getattr(args, option) for option, field in AGENT_OPTIONS.items() if getattr(args, option) is not None}
     try:
         lib.BakeParams(**values)
     except lib.NavMeshError as exc:
         raise UsageError(str(exc)) from None
     return values
+
+
+def preset_names() -> dict[str, str | Path]:
+    """Lower-case preset name -> built-in key or user preset file (Blender's preset folders)."""
+    names: dict[str, str | Path] = {}
+    for folder in bpy.utils.preset_paths(presets.PRESET_SUBDIR):
+        for file in sorted(Path(folder).glob("*.py")):
+            names[file.stem.lower()] = file
+            names[bpy.path.display_name(file.stem).lower()] = file
+    for key, label, _ in presets.BUILTIN_ITEMS:
+        names[key.lower()] = key
+        names[label.lower()] = key
+    return names
+
+
+def find_preset(name: str) -> str | Path:
+    known = preset_names()
+    found = known.get(name.lower())
+    if found is None:
+        choices = sorted({k.lower() for k in presets.BUILTIN} | {n for n, v in known.items() if isinstance(v, Path)})
+        raise UsageError(f"unknown --preset {name!r}; choose from {', '.join(choices)}")
+    return found
+
+
+def apply_preset(settings, preset: str | Path) -> None:
+    if isinstance(preset, Path):
+        bpy.utils.execfile(str(preset))
+    else:
+        presets.apply_builtin(settings, preset)
 
 
 def load_scene(path: Path) -> None:

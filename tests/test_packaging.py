@@ -1,0 +1,106 @@
+"""The extension as a user gets it: built and validated by Blender's extension tool, installed with
+"Install from Disk" (extensions.package_install_files) into a fresh user folder, enabled, and baking."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import lib
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "tests" / "fixtures" / "levels" / "demo_level.obj"
+
+
+def extension_tool() -> Path:
+    """blender_ext.py shipped in the bpy wheel (runs with plain Python)."""
+    bpy_dir = Path(importlib.util.find_spec("bpy").origin).parent
+    found = sorted(bpy_dir.glob("*/scripts/addons_core/bl_pkg/cli/blender_ext.py"))
+    assert found, f"Blender's extension tool is missing under {bpy_dir}"
+    return found[-1]
+
+
+@pytest.fixture(scope="module")
+def extension_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    result = subprocess.run(
+        [sys.executable, str(extension_tool()), "build", "--source-dir", str(ROOT), "--output-dir", str(out)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    zips = list(out.glob("*.zip"))
+    assert len(zips) == 1, zips
+    return zips[0]
+
+
+def test_manifest_validates():
+    result = subprocess.run([sys.executable, str(extension_tool()), "validate", str(ROOT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_zip_validates_and_holds_only_the_extension(extension_zip):
+    result = subprocess.run([sys.executable, str(extension_tool()), "validate", str(extension_zip)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    names = zipfile.ZipFile(extension_zip).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"blender_manifest.toml", "__init__.py", "README.md", "lib", "navmesh_addon"}
+    for required in ("lib/pipeline.py", "lib/collada.py", "lib/query/__init__.py", "navmesh_addon/cli.py"):
+        assert required in names
+    assert not any(name.endswith(".pyc") or "__pycache__" in name for name in names)
+
+
+INSTALL_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import bpy
+
+    zip_path, demo, out = sys.argv[1:4]
+    result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default", enable_on_install=True)
+    module = "bl_ext.user_default.navmesh"
+    enabled = module in bpy.context.preferences.addons
+    bpy.ops.mesh.primitive_plane_add(size=10.0)
+    bake = bpy.ops.navmesh.bake()
+    baked = [o.name for o in bpy.data.objects if o.get("navmesh_generated")]
+    polygons = bpy.data.objects[baked[0]]["navmesh"]["polygons"] if baked else 0
+    cli = sys.modules[module + ".navmesh_addon.cli"]
+    code = cli.main(["bake", demo, "--output", out, "--preset", "Human"])
+    print("RESULT " + json.dumps({
+        "install": sorted(result), "enabled": enabled, "bake": sorted(bake), "polygons": polygons,
+        "cli_code": code, "toplevel_lib_imported": "lib" in sys.modules,
+        "user_dir": bpy.utils.user_resource("EXTENSIONS"),
+    }))
+""")
+
+
+def test_install_from_disk_enables_and_bakes(extension_zip, tmp_path):
+    """Installed into an empty user folder, the extension registers, bakes through bpy.ops, and its
+    CLI bakes the demo level, all without the repository on sys.path."""
+    user = tmp_path / "user"
+    user.mkdir()
+    script = tmp_path / "install_and_bake.py"
+    script.write_text(INSTALL_SCRIPT)
+    out = tmp_path / "demo.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["BLENDER_USER_RESOURCES"] = str(user)
+    run = subprocess.run(
+        [sys.executable, str(script), str(extension_zip), str(DEMO), str(out)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    assert run.returncode == 0 and lines, run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads(lines[-1][len("RESULT "):])
+    assert report["install"] == ["FINISHED"]
+    assert report["enabled"]
+    assert Path(report["user_dir"]).resolve().is_relative_to(user.resolve())
+    assert (user / "extensions" / "user_default" / "navmesh" / "blender_manifest.toml").is_file()
+    assert report["bake"] == ["FINISHED"] and report["polygons"] >= 1
+    assert not report["toplevel_lib_imported"], "the installed add-on must use its own lib sub-package"
+    assert report["cli_code"] == 0, run.stderr[-3000:]
+    mesh = lib.load(out)
+    assert mesh.polygon_count >= 5 and mesh.params.agent_radius == pytest.approx(0.4)
