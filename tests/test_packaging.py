@@ -57,7 +57,7 @@ def test_zip_validates_and_holds_only_the_extension(extension_zip):
 
 
 INSTALL_SCRIPT = textwrap.dedent("""
-    import json, sys
+    import importlib, json, sys
     import bpy
 
     zip_path, demo, out = sys.argv[1:4]
@@ -68,7 +68,7 @@ INSTALL_SCRIPT = textwrap.dedent("""
     bake = bpy.ops.navmesh.bake()
     baked = [o.name for o in bpy.data.objects if o.get("navmesh_generated")]
     polygons = bpy.data.objects[baked[0]]["navmesh"]["polygons"] if baked else 0
-    cli = sys.modules[module + ".navmesh_addon.cli"]
+    cli = importlib.import_module(module + ".navmesh_addon.cli")
     code = cli.main(["bake", demo, "--output", out, "--preset", "Human"])
     print("RESULT " + json.dumps({
         "install": sorted(result), "enabled": enabled, "bake": sorted(bake), "polygons": polygons,
