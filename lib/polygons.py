@@ -164,47 +164,66 @@ def _segments_cross(p, q, a, b) -> bool:
 
 
 def _bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
-    """Splice every hole into the outer ring through a visible bridge (holes by decreasing max x)."""
+    """Splice every hole into the outer ring (holes by decreasing max x).
+
+    A hole that touches the ring at a vertex is spliced there; otherwise through the visible
+    bridge that is short and meets its four adjacent edges at wide angles (no sliver triangles).
+    """
     outer = list(rings[0])
     holes = sorted(rings[1:], key=lambda h: -xy[h, 0].max())
     for h_i, hole in enumerate(holes):
-        shared = [k for k, v in enumerate(hole) if v in set(outer)]
-        start = shared[0] if shared else int(np.argmax(xy[hole, 0]))
-        p_idx = hole[start]
-        p = xy[p_idx]
-        others = [e for h in holes[h_i + 1 :] for e in zip(h, h[1:] + h[:1])]
-        edges = list(zip(outer, outer[1:] + outer[:1])) + others
-        order = np.argsort(np.linalg.norm(xy[outer] - p, axis=1), kind="stable")
-        chosen = None
-        for k in order:
-            m_idx = outer[k]
-            if m_idx == p_idx or np.array_equal(xy[m_idx], p):
-                chosen = k
-                break
-            m = xy[m_idx]
-            prev, nxt = xy[outer[k - 1]], xy[outer[(k + 1) % len(outer)]]
-            if not _in_cone(prev, m, nxt, p):
+        on_outer = set(outer)
+        shared = [k for k, v in enumerate(hole) if v in on_outer]
+        if shared:
+            start, chosen = shared[0], outer.index(hole[shared[0]])
+        else:
+            others = [e for h in holes[h_i:] for e in zip(h, h[1:] + h[:1])]
+            edges = list(zip(outer, outer[1:] + outer[:1])) + others
+            found = _best_bridge(outer, hole, edges, xy)
+            if found is None:
+                log.warning("a hole could not be bridged to its outline and is ignored")
                 continue
-            blocked = False
-            for a, b in edges:
-                if m_idx in (a, b) or p_idx in (a, b):
-                    continue
-                if _segments_cross(p, m, xy[a], xy[b]):
-                    blocked = True
-                    break
-            if not blocked:
-                chosen = k
-                break
-        if chosen is None:
-            log.warning("a hole could not be bridged to its outline and is ignored")
-            continue
-        m_idx = outer[chosen]
+            start, chosen = found
         rot = hole[start:] + hole[:start]
-        if m_idx == p_idx or np.array_equal(xy[m_idx], p):
+        if outer[chosen] == rot[0]:
             outer = outer[: chosen + 1] + rot[1:] + outer[chosen:]
         else:
-            outer = outer[: chosen + 1] + rot + [p_idx] + outer[chosen:]
+            outer = outer[: chosen + 1] + rot + [rot[0]] + outer[chosen:]
     return outer
+
+
+# Visible bridge candidates examined per hole vertex, nearest first.
+_BRIDGE_CANDIDATES = 6
+
+
+def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tuple[int, int] | None:
+    """(hole position, outer position) of the best visible bridge, or None if none is visible."""
+    best, best_score = None, math.inf
+    for s, p_idx in enumerate(hole):
+        p = xy[p_idx]
+        p_prev, p_next = xy[hole[s - 1]], xy[hole[(s + 1) % len(hole)]]
+        dist = np.linalg.norm(xy[outer] - p, axis=1)
+        seen = 0
+        for k in np.argsort(dist, kind="stable"):
+            if seen >= _BRIDGE_CANDIDATES or dist[k] * 0.5 >= best_score:
+                break
+            m_idx = outer[k]
+            m = xy[m_idx]
+            prev, nxt = xy[outer[k - 1]], xy[outer[(k + 1) % len(outer)]]
+            if not _in_cone(prev, m, nxt, p) or not _in_cone(p_prev, p, p_next, m):
+                continue
+            if any(
+                m_idx not in (a, b) and p_idx not in (a, b) and _segments_cross(p, m, xy[a], xy[b]) for a, b in edges
+            ):
+                continue
+            seen += 1
+            d = (m - p) / dist[k]
+            sines = [abs(float(np.cross(d, (q - o) / max(np.linalg.norm(q - o), 1e-300)))) for o, q in
+                     ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
+            score = dist[k] / max(min(sines), 1e-9)
+            if score < best_score:
+                best, best_score = (s, int(k)), score
+    return best
 
 
 def _in_cone(prev, m, nxt, p) -> bool:

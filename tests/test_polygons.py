@@ -138,10 +138,14 @@ def test_vertices_keep_their_heights():
 
 @st.composite
 def polygon_with_holes(draw):
-    """A star-shaped outer ring (CCW) with up to 3 disjoint square holes (CW) inside its kernel disc."""
+    """A star-shaped outer ring (CCW) with up to 3 disjoint square holes (CW) inside its kernel disc.
+
+    max_verts_per_poly >= 4 here: with triangles only, finely sampled arcs force needle triangles.
+    """
     n = draw(st.integers(3, 24))
     angles = np.sort(np.array(draw(st.lists(st.floats(0, 2 * np.pi, exclude_max=True), min_size=n, max_size=n, unique=True))))
-    if np.min(np.diff(np.concatenate([angles, [angles[0] + 2 * np.pi]]))) < 1e-2:
+    gaps = np.diff(np.concatenate([angles, [angles[0] + 2 * np.pi]]))
+    if gaps.min() < 1e-2 or gaps.max() > 1.4:  # keep the holes' disc (radius 3) inside the ring
         angles = np.linspace(0, 2 * np.pi, n, endpoint=False)
     radii = np.array(draw(st.lists(st.floats(4.0, 10.0), min_size=n, max_size=n)))
     outer = np.round(np.column_stack([radii * np.cos(angles), radii * np.sin(angles)]), 3)
@@ -151,7 +155,7 @@ def polygon_with_holes(draw):
     for cx, cy in centres[:k]:
         h = draw(st.floats(0.2, 0.6))
         holes.append([(cx - h, cy - h), (cx - h, cy + h), (cx + h, cy + h), (cx + h, cy - h)])
-    maxv = draw(st.integers(3, 8))
+    maxv = draw(st.integers(4, 8))
     return outer.tolist(), holes, maxv
 
 
