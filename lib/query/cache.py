@@ -7,7 +7,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..navmesh import NavMesh
-from .search import FOUND, PathResult, QueryFilter, SlicedSearch, build_path, check_radius, get_graph
+from .search import FOUND, PathResult, QueryFilter, SlicedSearch, _portals_of, build_path, check_radius, get_graph
 
 
 class PathCache:
@@ -51,7 +51,7 @@ class PathCache:
         search.update()
         res = search.result()
         if res.status == FOUND:
-            portals = _corridor_portals(mesh, res.corridor)
+            portals = _portals_of(mesh, res.corridor)
             self.entries[key] = (FOUND, portals)
             if len(self.entries) > self.capacity:
                 self.entries.popitem(last=False)
@@ -65,12 +65,3 @@ class PathCache:
             search.update()
             return search.result()
         return res
-
-
-def _corridor_portals(mesh: NavMesh, corridor: list[int]) -> list[int]:
-    """Edge slots crossed between consecutive corridor polygons."""
-    out = []
-    for p, q in zip(corridor[:-1], corridor[1:]):
-        a, b = int(mesh.poly_offsets[p]), int(mesh.poly_offsets[p + 1])
-        out.append(a + int(np.flatnonzero(mesh.neighbors[a:b] == q)[0]))
-    return out

@@ -48,7 +48,7 @@ def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) 
             if np.allclose(apex[:2], pr[:2]) or _cross(apex, pl, right) < 0:
                 pr, ri = right, i
             else:
-                pts.append(pl), idx.append(li), side.append("L")
+                pts.append(pl), idx.append(li), side.append("L" if li < n - 1 else "")
                 apex, ai = pl, li
                 pl, pr, li, ri = apex, apex, ai, ai
                 i = ai + 1
@@ -57,7 +57,7 @@ def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) 
             if np.allclose(apex[:2], pl[:2]) or _cross(apex, pr, left) > 0:
                 pl, li = left, i
             else:
-                pts.append(pr), idx.append(ri), side.append("R")
+                pts.append(pr), idx.append(ri), side.append("R" if ri < n - 1 else "")
                 apex, ai = pr, ri
                 pl, pr, li, ri = apex, apex, ai, ai
                 i = ai + 1

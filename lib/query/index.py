@@ -160,3 +160,33 @@ def get_index(mesh: NavMesh) -> MeshIndex:
 def locate(mesh: NavMesh, point, search_radius: float | None = None) -> tuple[int, np.ndarray]:
     """Nearest polygon id and nearest point on the mesh (world frame) to `point`; -1 if none within search_radius."""
     return get_index(mesh).locate(point, search_radius)
+
+
+def walk_segment(mesh: NavMesh, index: MeshIndex, p: int, s: np.ndarray, e: np.ndarray, passable=None):
+    """Walk s->e (XY) through the polygon graph from polygon p.
+
+    Returns (t, edge, visited): t = inf and edge = -1 when the walk reaches e, else the fraction where
+    it leaves through a wall edge slot (or an edge into an impassable or already visited polygon).
+    """
+    d = e[:2] - s[:2]
+    visited = [p]
+    t_enter = 0.0
+    while True:
+        a0, a1 = int(mesh.poly_offsets[p]), int(mesh.poly_offsets[p + 1])
+        a, b = index.edge_a[a0:a1, :2], index.edge_b[a0:a1, :2]
+        edge = b - a
+        num = edge[:, 1] * (a[:, 0] - s[0]) - edge[:, 0] * (a[:, 1] - s[1])
+        den = edge[:, 1] * d[0] - edge[:, 0] * d[1]
+        out = den > 1e-15
+        if not out.any():
+            return math.inf, -1, visited
+        t = np.where(out, num / np.where(out, den, 1.0), math.inf)
+        t = np.where(t >= t_enter - 1e-9, t, math.inf)
+        k = int(np.argmin(t))
+        if t[k] >= 1.0:
+            return math.inf, -1, visited
+        q = int(mesh.neighbors[a0 + k])
+        if q < 0 or q in visited or (passable is not None and not passable(q)):
+            return float(t[k]), a0 + k, visited
+        visited.append(q)
+        p, t_enter = q, float(t[k])

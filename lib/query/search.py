@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
 from .funnel import round_corners, shrink_portal, string_pull
-from .index import MeshIndex, get_index
+from .index import MeshIndex, get_index, walk_segment
 
 IN_PROGRESS, FOUND, PARTIAL, UNREACHABLE = "in_progress", "found", "partial", "unreachable"
 
@@ -230,7 +230,8 @@ class SlicedSearch:
         chain.reverse()
         portals = [n for n in chain if n >= 0]
         end = self.goal if end is None else end
-        self._result = build_path(self.mesh, self.graph, self.start, end, self.start_poly, portals, self.d)
+        passable = lambda q: self.filter.passable(self.mesh.areas[q])  # noqa: E731
+        self._result = build_path(self.mesh, self.graph, self.start, end, self.start_poly, portals, self.d, passable)
         self._result.status, self._result.reason = status, reason
         self._result.nodes_expanded = self.nodes_expanded
 
@@ -241,9 +242,8 @@ class SlicedSearch:
         return self._result
 
 
-def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, portals: list[int], d: float) -> PathResult:
-    """Funnel through the corridor given by portal edge slots, then round bends to keep d from corners."""
-    corridor = [start_poly] + [int(mesh.neighbors[e]) for e in portals]
+def _pull(mesh: NavMesh, graph: MeshGraph, start, end, corridor: list[int], portals: list[int], d: float):
+    """Funnel through the corridor's portals, then round bends to keep d from wall corners."""
     lefts, rights, lcs, rcs = [], [], [], []
     for e in portals:
         sl, sr, lc, rc = portal_ends(mesh, graph, e, d)
@@ -253,10 +253,111 @@ def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, por
     pts, idx, side = string_pull(np.asarray(start, float), np.asarray(end, float), lefts, rights)
     corners = [lcs[i] if s == "L" else rcs[i] if s == "R" else None for i, s in zip(idx, side)]
     pts = round_corners(pts, corners, side, d)
-    polys = np.array([corridor[0] if i < 0 else corridor[min(i + 1, len(corridor) - 1)] for i in idx], dtype=np.int64)
+    polys = [corridor[0] if i < 0 else corridor[min(i + 1, len(corridor) - 1)] for i in idx]
+    return [np.asarray(x, dtype=np.float64) for x in pts], polys
+
+
+def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, portals: list[int], d: float, passable=None) -> PathResult:
+    """Funnel through the corridor given by portal edge slots; then shortcut and re-funnel through the
+    corridor the shortcuts cross while that changes it (the funnel is exact within one corridor)."""
+    corridor = [start_poly] + [int(mesh.neighbors[e]) for e in portals]
+    pts, polys = _pull(mesh, graph, start, end, corridor, portals, d)
+    for _ in range(3):
+        pts, polys, walked = shortcut(mesh, graph, pts, polys, d, passable)
+        if walked is None or walked == corridor:
+            break
+        candidate = _portals_of(mesh, walked)
+        new_pts, new_polys = _pull(mesh, graph, start, end, walked, candidate, d)
+        if _length(new_pts) > _length(pts) + 1e-9:
+            break
+        corridor, pts, polys = walked, new_pts, new_polys
     arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
-    length = float(np.linalg.norm(np.diff(arr, axis=0), axis=1).sum()) if len(arr) > 1 else 0.0
-    return PathResult(FOUND, arr, polys, length, 0, corridor)
+    return PathResult(FOUND, arr, np.array(polys, dtype=np.int64), _length(pts), 0, corridor)
+
+
+def _length(pts: list) -> float:
+    arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
+    return float(np.linalg.norm(np.diff(arr, axis=0), axis=1).sum()) if len(arr) > 1 else 0.0
+
+
+def _portals_of(mesh: NavMesh, corridor: list[int]) -> list[int]:
+    """Edge slots crossed between consecutive corridor polygons."""
+    out = []
+    for p, q in zip(corridor[:-1], corridor[1:]):
+        a, b = int(mesh.poly_offsets[p]), int(mesh.poly_offsets[p + 1])
+        out.append(a + int(np.flatnonzero(mesh.neighbors[a:b] == q)[0]))
+    return out
+
+
+def _loop_free(polys: list[int]) -> list[int]:
+    """Drop repeats and loops from a polygon walk (a point on a shared vertex can revisit polygons)."""
+    out: list[int] = []
+    where: dict[int, int] = {}
+    for p in polys:
+        if p in where:
+            cut = where[p]
+            for q in out[cut + 1 :]:
+                where.pop(q, None)
+            del out[cut + 1 :]
+            continue
+        where[p] = len(out)
+        out.append(p)
+    return out
+
+
+def _wall_distance(mesh: NavMesh, graph: MeshGraph, polys: list[int], a: np.ndarray, b: np.ndarray) -> float:
+    """XY distance from segment a-b to the wall edges of the given polygons and their neighbours."""
+    near = set(polys)
+    for p in polys:
+        near.update(int(q) for q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]] if q >= 0)
+    slots = np.concatenate([np.arange(mesh.poly_offsets[p], mesh.poly_offsets[p + 1]) for p in near])
+    slots = slots[mesh.neighbors[slots] < 0]
+    if len(slots) == 0:
+        return math.inf
+    wa, wb = graph.index.edge_a[slots, :2], graph.index.edge_b[slots, :2]
+
+    def point_seg(pt, s0, s1):
+        v = s1 - s0
+        t = np.clip(np.einsum("ij,ij->i", pt - s0, v) / np.maximum(np.einsum("ij,ij->i", v, v), 1e-18), 0, 1)
+        return np.linalg.norm(pt - (s0 + t[:, None] * v), axis=1)
+
+    a2, b2 = np.broadcast_to(a[:2], wa.shape), np.broadcast_to(b[:2], wa.shape)
+    return float(min(point_seg(a[:2], wa, wb).min(), point_seg(b[:2], wa, wb).min(), point_seg(wa, a2, b2).min(), point_seg(wb, a2, b2).min()))
+
+
+def _ends_on(mesh: NavMesh, index: MeshIndex, p: int, pt: np.ndarray) -> bool:
+    """The walk's last polygon holds pt (XY inside, surface within a climb step): same floor."""
+    xy = pt[:2]
+    return index.inside_xy(p, xy, 1e-6) and abs(index.height(p, xy) - pt[2]) <= max(mesh.params.agent_max_climb, 0.05)
+
+
+def shortcut(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int], d: float, passable=None):
+    """Greedy final improvement: from each kept point jump to the farthest later point reachable in a
+    straight line over the surface that stays d from walls (fixes corridors A* chose sub-optimally).
+
+    Returns the kept points, their polygons and the polygons the kept segments cross (None if a
+    segment could not be walked)."""
+    out_p, out_poly = [pts[0]], [polys[0]]
+    walked: list[int] | None = [polys[0]]
+    i = 0
+    while i < len(pts) - 1:
+        j = len(pts) - 1
+        here = out_poly[-1]
+        while j > i:
+            t, edge, visited = walk_segment(mesh, graph.index, here, pts[i], pts[j], passable)
+            ok = edge < 0 and _ends_on(mesh, graph.index, visited[-1], pts[j])
+            if ok and (d <= 0 or _wall_distance(mesh, graph, visited, pts[i], pts[j]) >= d - 1e-9):
+                if walked is not None:
+                    walked += visited[1:]
+                out_p.append(pts[j]), out_poly.append(visited[-1])
+                break
+            if j == i + 1:
+                walked = None
+                out_p.append(pts[j]), out_poly.append(polys[j])
+                break
+            j -= 1
+        i = j
+    return out_p, out_poly, None if walked is None else _loop_free(walked)
 
 
 def find_path(mesh: NavMesh, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> PathResult:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
-from .index import closest_on_segments, get_index
+from .index import closest_on_segments, get_index, walk_segment
 from .search import DEFAULT_FILTER, QueryFilter
 
 
@@ -31,33 +31,14 @@ def raycast(mesh: NavMesh, start, end, filter: QueryFilter | None = None) -> Ray
     if p < 0:
         raise NavMeshError("raycast start is not on the navmesh")
     e3 = np.asarray(end, dtype=np.float64).reshape(3)
-    d = e3[:2] - s[:2]
-    visited = [p]
-    t_enter = 0.0
-    while True:
-        a0, a1 = int(mesh.poly_offsets[p]), int(mesh.poly_offsets[p + 1])
-        a, b = index.edge_a[a0:a1, :2], index.edge_b[a0:a1, :2]
-        edge = b - a
-        # Inside is left of each edge: n·(x - a) <= 0 with outward normal n = (ey, -ex).
-        nrm = np.stack([edge[:, 1], -edge[:, 0]], axis=1)
-        num = np.einsum("ij,ij->i", nrm, a - s[:2])
-        den = nrm @ d
-        t_exit, k_exit = 1.0, -1
-        for k in range(len(edge)):
-            if den[k] > 1e-15:
-                t = num[k] / den[k]
-                if t < t_exit and t >= t_enter - 1e-9:
-                    t_exit, k_exit = t, k
-        if k_exit < 0:
-            xy = s[:2] + d
-            return RaycastHit(math.inf, np.array([xy[0], xy[1], index.height(p, xy)]), np.zeros(3), visited)
-        q = int(mesh.neighbors[a0 + k_exit])
-        if q < 0 or not f.passable(mesh.areas[q]) or q in visited:
-            xy = s[:2] + t_exit * d
-            n = nrm[k_exit] / max(np.linalg.norm(nrm[k_exit]), 1e-18)
-            return RaycastHit(float(t_exit), np.array([xy[0], xy[1], index.height(p, xy)]), np.array([n[0], n[1], 0.0]), visited)
-        visited.append(q)
-        p, t_enter = q, t_exit
+    t, edge, visited = walk_segment(mesh, index, p, s, e3, lambda q: f.passable(mesh.areas[q]))
+    if edge < 0:
+        xy = e3[:2]
+        return RaycastHit(math.inf, np.array([xy[0], xy[1], index.height(visited[-1], xy)]), np.zeros(3), visited)
+    xy = s[:2] + t * (e3[:2] - s[:2])
+    w = index.edge_b[edge, :2] - index.edge_a[edge, :2]
+    n = np.array([w[1], -w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
+    return RaycastHit(t, np.array([xy[0], xy[1], index.height(visited[-1], xy)]), n, visited)
 
 
 def move_along_surface(mesh: NavMesh, start, target, filter: QueryFilter | None = None) -> tuple[np.ndarray, list[int]]:
