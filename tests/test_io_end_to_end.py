@@ -58,7 +58,7 @@ def test_three_pathfinding_on_the_glb_agrees_with_our_path_within_two_percent(ba
     bpy = pytest.importorskip("bpy")
     query = pytest.importorskip("lib.query", reason="lib.query (path queries) is not in this checkout yet")
     from navmesh_addon import io_formats
-    from tests.test_io_gltf import three_pathfinding_path
+    from tests.fixtures.io.gltf_tools import three_pathfinding_path
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     path = io_formats.write_navmesh_file(baked, tmp_path / "baked.glb", "glb")

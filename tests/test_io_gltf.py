@@ -1,14 +1,6 @@
 """glTF export through Blender's exporter, and a path found in it by three-pathfinding (Node)."""
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import struct
-import subprocess
-from pathlib import Path
-
 import bpy
 import numpy as np
 import pytest
@@ -16,8 +8,7 @@ import pytest
 from lib.navmesh import to_y_up
 from navmesh_addon import io_formats
 from tests.fixtures.io import navmeshes
-
-JS_DIR = Path(__file__).parent / "js"
+from tests.fixtures.io.gltf_tools import accessor, read_glb, three_pathfinding_path
 
 
 @pytest.fixture
@@ -25,28 +16,6 @@ def empty_blender():
     bpy.ops.wm.read_factory_settings(use_empty=True)
     yield bpy.context
     bpy.ops.wm.read_factory_settings(use_empty=True)
-
-
-def read_glb(path: Path) -> tuple[dict, bytes]:
-    """The JSON and BIN chunks of a .glb file."""
-    data = path.read_bytes()
-    magic, version, _ = struct.unpack_from("<4sII", data, 0)
-    assert (magic, version) == (b"glTF", 2)
-    chunks, offset = {}, 12
-    while offset < len(data):
-        length, kind = struct.unpack_from("<I4s", data, offset)
-        chunks[kind] = data[offset + 8 : offset + 8 + length]
-        offset += 8 + length
-    return json.loads(chunks[b"JSON"]), chunks[b"BIN\x00"]
-
-
-def accessor(doc: dict, binary: bytes, index: int) -> np.ndarray:
-    acc = doc["accessors"][index]
-    view = doc["bufferViews"][acc["bufferView"]]
-    dtype = {5123: np.uint16, 5125: np.uint32, 5126: np.float32}[acc["componentType"]]
-    width = {"SCALAR": 1, "VEC3": 3}[acc["type"]]
-    start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
-    return np.frombuffer(binary, dtype=dtype, count=acc["count"] * width, offset=start).reshape(acc["count"], -1)
 
 
 def test_glb_holds_the_y_up_surface_named_for_godot_with_extras(empty_blender, tmp_path):
@@ -87,35 +56,6 @@ def test_glb_without_godot_suffix_keeps_the_plain_name(empty_blender, tmp_path):
     )
     doc, _ = read_glb(path)
     assert [n["name"] for n in doc["nodes"]] == ["floor"]
-
-
-def _node_project() -> Path:
-    """tests/js installed into a cache directory keyed by its package.json (npm install once)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to check the glTF export with three-pathfinding")
-    package = (JS_DIR / "package.json").read_bytes()
-    cache = Path(os.environ.get("NAVMESH_JS_CACHE", Path.home() / ".cache" / "navmesh-tests"))
-    project = cache / f"js-{hashlib.sha256(package).hexdigest()[:12]}"
-    project.mkdir(parents=True, exist_ok=True)
-    shutil.copy(JS_DIR / "package.json", project / "package.json")
-    shutil.copy(JS_DIR / "path.mjs", project / "path.mjs")
-    if not (project / "node_modules" / "three-pathfinding").is_dir():
-        done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund"], cwd=project, capture_output=True, text=True, timeout=300
-        )
-        if done.returncode != 0:
-            pytest.skip(f"npm install of three-pathfinding failed (offline?): {done.stderr.strip()[-300:]}")
-    return project
-
-
-def three_pathfinding_path(glb: Path, start, goal) -> dict:
-    """Run tests/js/path.mjs on a .glb; start and goal are Blender (Z-up) points."""
-    project = _node_project()
-    coords = [f"{c:.9g}" for c in np.concatenate([to_y_up([start])[0], to_y_up([goal])[0]])]
-    done = subprocess.run(
-        ["node", str(project / "path.mjs"), str(glb), *coords], capture_output=True, text=True, timeout=120, check=True
-    )
-    return json.loads(done.stdout)
 
 
 def test_three_pathfinding_finds_the_known_shortest_path(empty_blender, tmp_path):

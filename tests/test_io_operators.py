@@ -11,18 +11,7 @@ import pytest
 import lib
 from navmesh_addon import io_operators, mesh_write
 from tests.fixtures.io import navmeshes
-from tests.test_io_gltf import read_glb
-
-
-@pytest.fixture
-def addon():
-    import navmesh_addon
-
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    navmesh_addon.register()
-    yield bpy.context
-    navmesh_addon.unregister()
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+from tests.fixtures.io.gltf_tools import read_glb
 
 
 def scene_state() -> tuple:
@@ -35,7 +24,7 @@ def import_json(path) -> bpy.types.Object:
 
 
 @pytest.mark.parametrize("y_up", [False, True])
-def test_import_recreates_the_navmesh_object_losslessly(addon, tmp_path, y_up):
+def test_import_recreates_the_navmesh_object_losslessly(blender, tmp_path, y_up):
     mesh = navmeshes.mixed()
     path = tmp_path / "level.json"
     lib.save(mesh, path, y_up=y_up)
@@ -48,7 +37,7 @@ def test_import_recreates_the_navmesh_object_losslessly(addon, tmp_path, y_up):
     navmeshes.assert_equal(mesh_write.read_navmesh_object(obj), mesh)
 
 
-def test_json_export_of_an_imported_object_gives_the_same_navmesh(addon, tmp_path):
+def test_json_export_of_an_imported_object_gives_the_same_navmesh(blender, tmp_path):
     mesh = navmeshes.mixed()
     lib.save(mesh, tmp_path / "in.json")
     import_json(tmp_path / "in.json")
@@ -58,7 +47,7 @@ def test_json_export_of_an_imported_object_gives_the_same_navmesh(addon, tmp_pat
     navmeshes.assert_equal(lib.load(out), mesh)
 
 
-def test_collada_and_gltf_exports_of_the_navmesh_object(addon, tmp_path):
+def test_collada_and_gltf_exports_of_the_navmesh_object(blender, tmp_path):
     mesh = navmeshes.l_corridor()
     lib.save(mesh, tmp_path / "Floor.json")
     obj = import_json(tmp_path / "Floor.json")
@@ -75,7 +64,7 @@ def test_collada_and_gltf_exports_of_the_navmesh_object(addon, tmp_path):
     assert scene_state() == before, "exports leave the scene as it was"
 
 
-def test_export_picks_the_active_navmesh_object_and_refuses_to_guess(addon, tmp_path):
+def test_export_picks_the_active_navmesh_object_and_refuses_to_guess(blender, tmp_path):
     lib.save(navmeshes.l_corridor(), tmp_path / "a.json")
     lib.save(navmeshes.mixed(), tmp_path / "b.json")
     import_json(tmp_path / "a.json")
@@ -90,7 +79,7 @@ def test_export_picks_the_active_navmesh_object_and_refuses_to_guess(addon, tmp_
     assert not (tmp_path / "ambiguous.json").exists()
 
 
-def test_export_without_a_navmesh_object_says_to_bake_first(addon, tmp_path):
+def test_export_without_a_navmesh_object_says_to_bake_first(blender, tmp_path):
     with pytest.raises(RuntimeError, match="bake a navmesh first"):
         bpy.ops.export_scene.navmesh_glb(filepath=str(tmp_path / "none.glb"))
     assert not (tmp_path / "none.glb").exists()
@@ -112,7 +101,7 @@ BAD_IMPORTS = {
 
 
 @pytest.mark.parametrize("name", list(BAD_IMPORTS))
-def test_bad_files_report_an_error_and_leave_nothing_behind(addon, tmp_path, name):
+def test_bad_files_report_an_error_and_leave_nothing_behind(blender, tmp_path, name):
     text, message = BAD_IMPORTS[name]
     path = tmp_path / "bad.json"
     path.write_text(text)
@@ -122,13 +111,13 @@ def test_bad_files_report_an_error_and_leave_nothing_behind(addon, tmp_path, nam
     assert scene_state() == before
 
 
-def test_exports_other_than_json_are_refused_on_import(addon, tmp_path):
+def test_exports_other_than_json_are_refused_on_import(blender, tmp_path):
     path = tmp_path / "level.dae"
     path.write_text("<COLLADA/>")
     with pytest.raises(RuntimeError, match="cannot be read back"):
         bpy.ops.import_scene.navmesh_json(filepath=str(path))
 
 
-def test_file_menus_offer_the_operators(addon):
+def test_file_menus_offer_the_operators(blender):
     assert io_operators.menu_export in bpy.types.TOPBAR_MT_file_export._dyn_ui_initialize()
     assert io_operators.menu_import in bpy.types.TOPBAR_MT_file_import._dyn_ui_initialize()
