@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 
 # Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear.
 _COLLINEAR = 1e-10
+# Polygons with area / perimeter² at or below this count as slivers.
+_SLIVER = 2e-4
 
 
 def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh:
@@ -234,20 +236,27 @@ def _in_cone(prev, m, nxt, p) -> bool:
 
 
 def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -> list[list[int]]:
-    """Fewest convex polygons over a few triangulations of one region."""
+    """Fewest convex polygons (slivers first avoided) over a few triangulations of one region."""
     ring = _bridge_holes(rings, xy)
-    best = None
+    best, best_key = None, None
     for mode in ("fat", "first", "far"):
         tris = _ear_clip(ring, xy, mode)
         if tris is None:
             continue
         merged = _merge(tris, xy, maxv)
-        if best is None or len(merged) < len(best):
-            best = merged
+        key = (sum(_is_sliver(xy[p]) for p in merged), len(merged))
+        if best is None or key < best_key:
+            best, best_key = merged, key
     if best is None:
         log.warning("region %d dropped: its outline could not be triangulated (self-intersecting?)", region)
         return []
     return best
+
+
+def _is_sliver(pts: np.ndarray) -> bool:
+    """Needle-like polygon: area / perimeter² below _SLIVER (an equilateral triangle has 0.048)."""
+    perimeter = float(np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1).sum())
+    return _signed_area(pts) <= _SLIVER * perimeter * perimeter
 
 
 def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | None:
