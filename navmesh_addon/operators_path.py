@@ -11,6 +11,8 @@ from bpy.app.handlers import persistent
 
 from . import lib, mesh_write
 
+# lib.query is a subpackage that lib/__init__ does not import; lib is "lib" in a checkout, a relative package when installed.
+query = importlib.import_module(f"{lib.__name__}.query")
 HANDLE_TAG = "navmesh_path_handle"
 
 
@@ -24,12 +26,6 @@ class PathState:
 
 
 STATE = PathState()
-
-
-def find_path(mesh: lib.NavMesh, start, goal, radius: float):
-    """lib.query.find_path, imported on first use so the add-on still loads where queries are unavailable."""
-    query = importlib.import_module(f"{lib.__name__}.query")
-    return query.find_path(mesh, np.asarray(start, dtype=np.float64), np.asarray(goal, dtype=np.float64), radius=radius)
 
 
 def navmesh_for_path(context) -> bpy.types.Object:
@@ -67,9 +63,9 @@ def update_path(scene) -> bool:
     try:
         mesh = mesh_write.read_navmesh_object(settings.path_navmesh)
         began = time.perf_counter()
-        result = find_path(mesh, key[0], key[1], settings.path_radius)
+        result = query.find_path(mesh, np.array(key[0]), np.array(key[1]), radius=settings.path_radius)
         elapsed = time.perf_counter() - began
-    except (lib.NavMeshError, ImportError) as exc:
+    except lib.NavMeshError as exc:
         STATE.result = STATE.mesh = None
         settings.path_status = f"error: {exc}"
         return True

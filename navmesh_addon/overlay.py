@@ -70,9 +70,9 @@ def path_lines(points) -> tuple[np.ndarray, np.ndarray]:
     return _segments(pts[:-1], pts[1:], np.tile(PATH_COLOR, (len(pts) - 1, 1)))
 
 
-def shrunk_portal_lines(mesh: lib.NavMesh, polygons, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Portals between consecutive corridor polygons, each end pulled in by radius - r0 (what the funnel uses)."""
-    corridor = [int(p) for p in polygons]
+def shrunk_portal_lines(mesh: lib.NavMesh, corridor, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Portals between consecutive corridor polygons (the A* polygon sequence), each end pulled in by radius - r0 (what the funnel uses)."""
+    corridor = [int(p) for p in corridor]
     pairs = [(p, q) for p, q in zip(corridor[:-1], corridor[1:]) if p != q]
     if not pairs:
         return _empty()
@@ -106,7 +106,7 @@ def scene_lines(meshes: list[lib.NavMesh], show_portals: bool, show_clearance: b
     if path is not None:
         parts.append(path_lines(path.points))
         if show_path_portals and path_mesh is not None:
-            parts.append(shrunk_portal_lines(path_mesh, path.polygons, path_radius))
+            parts.append(shrunk_portal_lines(path_mesh, path.corridor, path_radius))
     parts = [p for p in parts if len(p[0])]
     if not parts:
         return _empty()

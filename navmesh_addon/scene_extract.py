@@ -82,6 +82,11 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     if not arrays.walkable.any():
         raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "
                                "set the floor objects' Navmesh role to Walkable")
+    corners = arrays.vertices[arrays.triangles[arrays.walkable]]
+    doubled_area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    if not np.any(doubled_area > 1e-12):
+        raise lib.NavMeshError("degenerate input: every walkable face has zero area; fix the geometry "
+                               "(Mesh > Clean Up > Degenerate Dissolve) or apply the objects' scale")
     return arrays
 
 

@@ -58,7 +58,7 @@ def test_shrunk_portals_lose_the_extra_radius_at_both_ends(radius, expected):
 
 def test_scene_lines_follow_the_toggles():
     mesh = navmeshes.l_corridor()
-    path = SimpleNamespace(points=np.array([(1, 1, 0.5), (8, 2, 0.5), (9, 9, 0.5)]), polygons=[0, 1, 2])
+    path = SimpleNamespace(points=np.array([(1, 1, 0.5), (8, 2, 0.5), (9, 9, 0.5)]), polygons=[0, 1, 2], corridor=[0, 1, 2])
     assert overlay.scene_lines([mesh], False, False)[0].shape == (0, 3)
     assert overlay.scene_lines([mesh], True, False)[0].shape == (4, 3)
     clearance = overlay.scene_lines([mesh], True, True)

@@ -1,0 +1,134 @@
+"""Bake operator end to end in real Blender: result object, sources untouched, re-bake, undo, cancel, errors."""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+import lib
+from navmesh_addon import mesh_write, operators_bake
+from tests.blender_scenes import box_object, grid_object, mesh_snapshot, select_only
+
+
+def navmesh_objects() -> list:
+    return [o for o in bpy.data.objects if o.get("navmesh_generated")]
+
+
+@pytest.fixture
+def level(blender):
+    """A 10 m x 10 m floor with a 2 m obstacle-only crate in the middle, baked coarsely to stay fast."""
+    floor = grid_object("Floor", 10.0, 10.0)
+    crate = box_object("Crate", (4, 4, 0), (6, 6, 1.5))
+    crate.navmesh_role = "OBSTACLE"
+    settings = blender.scene.navmesh
+    settings.source = "VISIBLE"
+    settings.cell_size, settings.cell_height = 0.25, 0.1
+    return floor, crate
+
+
+def test_bake_writes_a_navmesh_around_the_obstacle(level):
+    floor, crate = level
+    before = (mesh_snapshot(floor), mesh_snapshot(crate))
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert obj.name == f"{bpy.context.scene.name}_navmesh"
+    assert obj.hide_render and obj.users_collection[0].name == "Navmesh"
+    mesh = mesh_write.read_navmesh_object(obj)
+    r = mesh.params.agent_radius
+    assert mesh.params.agent_radius == pytest.approx(0.4)
+    # Free area: floor eroded by r minus the crate grown by r (corners rounded; allow the voxel error).
+    expected = (10 - 2 * r) ** 2 - (2 + 2 * r) ** 2
+    assert obj["navmesh"]["area"] == pytest.approx(expected, rel=0.08)
+    assert obj["navmesh"]["polygons"] == len(obj.data.polygons) == mesh.polygon_count > 0
+    assert obj["navmesh"]["bake_time"] > 0
+    centres = np.array([p.center for p in obj.data.polygons])
+    assert not np.any(np.all((centres[:, :2] > 4.2) & (centres[:, :2] < 5.8), axis=1))
+    for name, domain in [("nav_clearance", "EDGE"), ("nav_portal", "EDGE"), ("nav_neighbor", "CORNER"),
+                         ("nav_region", "FACE"), ("nav_area", "FACE")]:
+        assert obj.data.attributes[name].domain == domain
+    assert (mesh_snapshot(floor), mesh_snapshot(crate)) == before
+
+
+def test_rebake_replaces_only_our_result(level):
+    bpy.ops.navmesh.bake()
+    (first,) = navmesh_objects()
+    bpy.context.scene.navmesh.agent_radius = 1.0
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    assert navmesh_objects() == [first]
+    assert mesh_write.read_navmesh_object(first).params.agent_radius == pytest.approx(1.0)
+    assert first["navmesh"]["area"] == pytest.approx((10 - 2.0) ** 2 - (2 + 2.0) ** 2, rel=0.1)
+    assert {o.name for o in bpy.data.objects} == {"Floor", "Crate", first.name}
+
+
+def test_collection_source_names_the_result_after_the_collection(blender):
+    level = bpy.data.collections.new("Arena")
+    blender.scene.collection.children.link(level)
+    grid_object("Ground", 8.0, 8.0, collection=level)
+    settings = blender.scene.navmesh
+    settings.source, settings.collection, settings.cell_size = "COLLECTION", level, 0.25
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    assert [o.name for o in navmesh_objects()] == ["Arena_navmesh"]
+
+
+def test_undo_removes_the_bake_and_restores_the_previous_one(level):
+    # Scripts call operators without undo; passing undo=True runs them as a button press does.
+    bpy.ops.ed.undo_push(message="scene built")
+    bpy.ops.navmesh.bake("EXEC_DEFAULT", True)
+    first_area = navmesh_objects()[0]["navmesh"]["area"]
+    bpy.context.scene.navmesh.agent_radius = 1.0
+    bpy.ops.navmesh.bake("EXEC_DEFAULT", True)
+    assert navmesh_objects()[0]["navmesh"]["area"] < first_area
+    bpy.ops.ed.undo()
+    (restored,) = navmesh_objects()
+    assert restored["navmesh"]["area"] == pytest.approx(first_area)
+    bpy.ops.ed.undo()
+    assert navmesh_objects() == []
+    assert {o.name for o in bpy.data.objects} == {"Floor", "Crate"}
+    assert len(bpy.data.objects["Floor"].data.polygons) == 1
+
+
+def test_cancel_stops_the_bake_and_leaves_the_scene_unchanged(level):
+    job = operators_bake.prepare(bpy.context, bpy.context.scene.navmesh)
+    job.cancel()
+    job.start()
+    job.wait(timeout=60)
+    assert job.done and job.cancelled and job.result is None and job.error is None
+    assert navmesh_objects() == []
+
+
+def test_threaded_job_gives_the_same_navmesh_as_the_synchronous_bake(level):
+    settings = bpy.context.scene.navmesh
+    job = operators_bake.prepare(bpy.context, settings)
+    job.start()
+    job.wait(timeout=120)
+    obj = operators_bake.finish(bpy.context, settings, job)
+    threaded = mesh_write.read_navmesh_object(obj)
+    sync = mesh_write.read_navmesh_object(operators_bake.bake_to_object(bpy.context))
+    assert job.stage == "done" and job.fraction == 1.0
+    np.testing.assert_allclose(threaded.vertices, sync.vertices)
+    np.testing.assert_array_equal(threaded.poly_vertices, sync.poly_vertices)
+
+
+def test_errors_are_reports_that_say_what_to_do(blender):
+    settings = blender.scene.navmesh
+    select_only()
+    with pytest.raises(RuntimeError, match="nothing is selected"):
+        bpy.ops.navmesh.bake()
+    box_object("Crate", (0, 0, 0), (1, 1, 1)).navmesh_role = "OBSTACLE"
+    settings.source = "VISIBLE"
+    with pytest.raises(RuntimeError, match="nothing walkable"):
+        bpy.ops.navmesh.bake()
+    grid_object("Tiny", 0.3, 0.3, location=(5, 5, 0))
+    with pytest.raises(RuntimeError, match="nothing walkable: .*Agent Radius"):
+        bpy.ops.navmesh.bake()
+    assert navmesh_objects() == []
+
+
+def test_degenerate_input_is_reported(blender):
+    sliver = bpy.data.meshes.new("Sliver")
+    sliver.from_pydata([(0, 0, 0), (1, 0, 0), (2, 0, 0)], [], [(0, 1, 2)])
+    blender.scene.collection.objects.link(bpy.data.objects.new("Sliver", sliver))
+    blender.scene.navmesh.source = "VISIBLE"
+    with pytest.raises(RuntimeError, match="degenerate input: .*zero area; fix the geometry"):
+        bpy.ops.navmesh.bake()
+    assert navmesh_objects() == []
