@@ -1,0 +1,89 @@
+"""Detail stage: the per-polygon triangulated surface follows the floor within max_height_error."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lib.contours import RegionOutline
+from lib.detail import build_detail, surface_height
+from lib.heightfield import Heightfield
+from lib.params import BakeParams
+from lib.polygons import build_polygons
+
+
+def heightfield(floors, width: int = 40, height: int = 40, cs: float = 0.2) -> Heightfield:
+    """A grid heightfield with one span per column per floor function z = f(x, y)."""
+    jj, ii = np.mgrid[0:height, 0:width]
+    x, y = ii.ravel(), jj.ravel()
+    cx, cy = (x + 0.5) * cs, (y + 0.5) * cs
+    zs = [np.broadcast_to(f(cx, cy), cx.shape).astype(np.float64) for f in floors]
+    xs, ys, z = np.tile(x, len(floors)), np.tile(y, len(floors)), np.concatenate(zs)
+    order = np.lexsort((z, xs, ys))
+    n = len(z)
+    return Heightfield(
+        cs, np.zeros(2), width, height, xs[order].astype(np.int32), ys[order].astype(np.int32), z[order],
+        np.full(n, np.inf), np.zeros(n, dtype=np.int32), np.full((n, 4), -1, dtype=np.int64),
+    )
+
+
+def square_mesh(f, params: BakeParams, size: float = 8.0):
+    ring = np.array([(0, 0), (size, 0), (size, size), (0, size)], dtype=np.float64)
+    outline = RegionOutline(0, 0, [np.column_stack([ring, f(ring[:, 0], ring[:, 1])])], [np.full(4, -1)])
+    return build_polygons([outline], params)
+
+
+def max_error(mesh, hf: Heightfield, floor, margin: float = 1e-6) -> float:
+    """Largest |surface - floor| over the column centres inside the (single) polygon."""
+    c = hf.centers_xy()
+    lo, hi = mesh.vertices[:, :2].min(axis=0), mesh.vertices[:, :2].max(axis=0)
+    inside = np.all((c > lo + margin) & (c < hi - margin), axis=1)
+    pts = np.unique(c[inside], axis=0)
+    return max(abs(surface_height(mesh, 0, p) - float(floor(p[0], p[1]))) for p in pts)
+
+
+def test_flat_floor_adds_no_detail_vertices():
+    params = BakeParams(max_height_error=0.05)
+    flat = lambda x, y: 0 * x + 1.25  # noqa: E731
+    mesh = build_detail(square_mesh(flat, params), heightfield([flat]), params)
+    assert len(mesh.detail_vertices) == 4 and len(mesh.detail_triangles) == 2
+    assert np.all(mesh.detail_polygons == 0)
+    assert surface_height(mesh, 0, (3.0, 5.0)) == pytest.approx(1.25)
+
+
+@pytest.mark.parametrize("tolerance", [0.05, 0.1, 0.2])
+def test_sine_floor_is_followed_within_max_height_error(tolerance):
+    params = BakeParams(max_height_error=tolerance)
+    sine = lambda x, y: 0.4 * np.sin(x) * np.cos(0.7 * y)  # noqa: E731
+    hf = heightfield([sine])
+    mesh = build_detail(square_mesh(sine, params), hf, params)
+    assert len(mesh.detail_vertices) > 4
+    assert max_error(mesh, hf, sine) <= tolerance
+    # Every detail triangle is counter-clockwise with positive area.
+    t = mesh.detail_vertices[mesh.detail_triangles]
+    cross = (t[:, 1, 0] - t[:, 0, 0]) * (t[:, 2, 1] - t[:, 0, 1]) - (t[:, 1, 1] - t[:, 0, 1]) * (t[:, 2, 0] - t[:, 0, 0])
+    assert np.all(cross > 0)
+    assert 0.5 * cross.sum() == pytest.approx(mesh.area_xy())
+
+
+def test_polygon_vertices_keep_their_heights():
+    params = BakeParams(max_height_error=0.05)
+    bump = lambda x, y: 0.3 * np.exp(-((x - 4) ** 2 + (y - 4) ** 2))  # noqa: E731
+    mesh = build_detail(square_mesh(lambda x, y: 0 * x, params), heightfield([bump]), params)
+    corners = mesh.vertices[mesh.polygon(0)]
+    assert np.array_equal(mesh.detail_vertices[: len(corners)], corners)
+    assert surface_height(mesh, 0, (4.0, 4.0)) == pytest.approx(0.3, abs=0.05)
+
+
+def test_the_floor_above_does_not_leak_into_the_surface():
+    params = BakeParams(max_height_error=0.05, agent_height=2.0)
+    ground = lambda x, y: 0 * x  # noqa: E731
+    balcony = lambda x, y: 0 * x + 3.0  # noqa: E731
+    mesh = build_detail(square_mesh(ground, params), heightfield([ground, balcony]), params)
+    assert len(mesh.detail_vertices) == 4
+    assert np.all(mesh.detail_vertices[:, 2] == 0)
+
+
+def test_empty_mesh_passes_through():
+    params = BakeParams()
+    mesh = build_polygons([], params)
+    assert build_detail(mesh, heightfield([lambda x, y: 0 * x]), params).is_empty
