@@ -151,3 +151,22 @@ def test_missing_and_binary_files_are_navmesh_errors(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(lib.NavMeshError, match="not UTF-8"):
         lib.load(binary)
+
+
+@st.composite
+def ngon_meshes(draw) -> NavMesh:
+    """Separate convex polygons (regular n-gons at random places, sizes and heights)."""
+    vertices, polygons = [], []
+    for _ in range(draw(st.integers(1, 6))):
+        n = draw(st.integers(3, 8))
+        cx, cy, z = draw(finite), draw(finite), draw(finite)
+        r = draw(st.floats(0.01, 100.0))
+        angles = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+        polygons.append(list(range(len(vertices), len(vertices) + n)))
+        vertices += [(cx + r * np.cos(a), cy + r * np.sin(a), z) for a in angles]
+    return navmeshes.from_polygons(vertices, polygons)
+
+
+@given(ngon_meshes(), st.booleans())
+def test_any_navmesh_survives_the_json_text_round_trip(mesh, y_up):
+    navmeshes.assert_equal(NavMesh.from_json(mesh.to_json(y_up=y_up)), mesh)
