@@ -185,8 +185,13 @@ def walk_segment(mesh: NavMesh, index: MeshIndex, p: int, s: np.ndarray, e: np.n
         k = int(np.argmin(t))
         if t[k] >= 1.0:
             return math.inf, -1, visited
+        # Through a vertex two edges tie: leave by one that leads on.
+        ok = lambda q: q >= 0 and q not in visited and (passable is None or passable(q))  # noqa: E731
+        ties = np.flatnonzero(t <= t[k] + 1e-9)
+        good = [int(c) for c in ties if ok(int(mesh.neighbors[a0 + c]))]
+        k = good[0] if good else k
         q = int(mesh.neighbors[a0 + k])
-        if q < 0 or q in visited or (passable is not None and not passable(q)):
+        if not ok(q):
             return float(t[k]), a0 + k, visited
         visited.append(q)
         p, t_enter = q, float(t[k])
