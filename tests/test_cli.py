@@ -1,0 +1,182 @@
+"""The headless CLI (`python -m navmesh_addon`, same code as `blender -c navmesh`): bakes the bundled
+demo level to every format, answers path queries for CI, and turns bad input into exit code 2 (bad
+command line or file), 1 (the bake failed) or 3 (--fail-unreachable) with one clear stderr line."""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lib
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "tests" / "fixtures" / "levels" / "demo_level.obj"
+ROOM_A, ROOM_B = [2.0, 1.5, 0.0], [12.0, 1.5, 0.0]
+BALCONY = [14.5, 5.0, 1.6]
+STAGE_TOP = [14.5, 1.5, 1.0]
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-m", "navmesh_addon", *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    """The demo level baked once with the Human preset to json, dae and glb."""
+    out = tmp_path_factory.mktemp("demo") / "nested" / "demo_level.json"
+    result = run_cli("bake", DEMO, "--output", out, "--format", "json,dae,glb", "--preset", "human")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+def test_bake_obj_writes_one_file_per_format(demo):
+    mesh = lib.load(demo)
+    assert mesh.polygon_count >= 5
+    p = mesh.params
+    assert (p.agent_radius, p.agent_height, p.agent_max_climb, p.agent_max_slope) == pytest.approx((0.4, 1.8, 0.4, 45.0))
+    # The Y-up OBJ came in Z-up: floors inside the 16 m x 6 m building, the balcony at 1.6 m walkable.
+    lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
+    assert lo[0] > 0 and hi[0] < 16 and lo[1] > 0 and hi[1] < 6
+    assert hi[2] == pytest.approx(1.6, abs=0.05)
+
+    import collada
+
+    dae = collada.Collada(str(demo.with_suffix(".dae")))
+    assert sum(len(prim) for prim in dae.geometries[0].primitives) == mesh.polygon_count
+
+    glb = demo.with_suffix(".glb").read_bytes()
+    magic, _, _, chunk_length, chunk_type = struct.unpack_from("<4sIII4s", glb)
+    assert magic == b"glTF" and chunk_type == b"JSON"
+    gltf = json.loads(glb[20:20 + chunk_length])
+    assert [m["name"] for m in gltf["meshes"]] == ["demo_level-navmesh"]
+
+
+def test_paths_report_each_pair_and_fail_unreachable_sets_exit_code(demo, tmp_path):
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps([ROOM_A + ROOM_B, ROOM_A + BALCONY, ROOM_A + STAGE_TOP]))
+    out = tmp_path / "paths.json"
+
+    strict = run_cli("paths", demo, queries, "--output", out, "--fail-unreachable")
+    assert strict.returncode == 3
+    assert "pair(s) 2" in strict.stderr and "Traceback" not in strict.stderr
+    report = json.loads(out.read_text())
+    assert [r["status"] for r in report["results"]][:2] == ["found", "found"]
+    assert report["results"][2]["status"] != "found" and report["unreachable"] == [2]
+    assert report["radius"] == pytest.approx(0.4)
+    through_door, to_balcony = report["results"][:2]
+    assert through_door["points"][0] == pytest.approx(ROOM_A, abs=0.05)
+    assert through_door["points"][-1] == pytest.approx(ROOM_B, abs=0.05)
+    assert through_door["length"] >= np.linalg.norm(np.subtract(ROOM_B, ROOM_A)) - 1e-6
+    assert max(pt[2] for pt in to_balcony["points"]) == pytest.approx(1.6, abs=0.05)
+
+    lenient = run_cli("paths", demo, queries, "--output", out)
+    assert lenient.returncode == 0, lenient.stderr[-3000:]
+
+
+def test_bake_into_blend_then_paths_read_the_navmesh_object(tmp_path):
+    level = tmp_path / "level.blend"
+    baked = run_cli("bake", DEMO, "--output", level, "--agent-radius", "0.3", "--max-slope", "40")
+    assert baked.returncode == 0, baked.stderr[-3000:]
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps([ROOM_A + ROOM_B]))
+    out = tmp_path / "paths.json"
+    result = run_cli("paths", level, queries, "--output", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["radius"] == pytest.approx(0.3)
+    assert report["results"][0]["status"] == "found"
+
+
+def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path):
+    result = run_cli("bake", tmp_path / "missing.obj", "--output", tmp_path / "x.json")
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("does not exist") and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("output, formats, expected", [
+    ("out/level.json", None, [("json", "out/level.json")]),
+    ("out/level.GLB", None, [("glb", "out/level.GLB")]),
+    ("out/level.json", "json, dae,glb,dae", [("json", "out/level.json"), ("dae", "out/level.dae"), ("glb", "out/level.glb")]),
+    ("out/level", "blend", [("blend", "out/level.blend")]),
+    ("out/level.v2", "json", [("json", "out/level.v2.json")]),
+])
+def test_output_paths_follow_the_extension_or_format_list(output, formats, expected):
+    from navmesh_addon import cli
+
+    assert cli.output_paths(Path(output), formats) == [(fmt, Path(path)) for fmt, path in expected]
+
+
+def _bad_obj(tmp_path) -> Path:
+    """A level with only a wall: nothing to stand on."""
+    path = tmp_path / "wall.obj"
+    path.write_text("o Wall\nv 0 0 0\nv 4 0 0\nv 4 3 0\nv 0 3 0\nf 1 2 3 4\n")
+    return path
+
+
+BAD_BAKES = {
+    "unsupported input": (["bake", "{tmp}/level.txt", "--output", "{tmp}/x.json"], 2, "use a .blend, .obj"),
+    "unknown format": (["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "json,usd"], 2, "unknown --format 'usd'"),
+    "no format": (["bake", "{demo}", "--output", "{tmp}/x.nav"], 2, "cannot tell the format"),
+    "unknown preset": (["bake", "{demo}", "--output", "{tmp}/x.json", "--preset", "elephant"], 2, "choose from child, human, large"),
+    "negative radius": (["bake", "{demo}", "--output", "{tmp}/x.json", "--agent-radius", "-1"], 2, "agent_radius must not be negative"),
+    "nan slope": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-slope", "nan"], 2, "agent_max_slope must be a finite number"),
+    "missing collection": (["bake", "{demo}", "--output", "{tmp}/x.json", "--collection", "Props"], 2, "no collection named 'Props'"),
+    "no output": (["bake", "{demo}"], 2, "--output"),
+    "no command": ([], 2, "required"),
+    "nothing walkable": (["bake", "{wall}", "--output", "{tmp}/x.json"], 1, "nothing walkable"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BAKES))
+def test_bad_bake_input_exits_with_a_clear_message(blender, tmp_path, capsys, case):
+    from navmesh_addon import cli
+
+    argv, code, message = BAD_BAKES[case]
+    (tmp_path / "level.txt").write_text("not a level")
+    names = {"tmp": tmp_path, "demo": DEMO, "wall": _bad_obj(tmp_path)}
+    assert cli.main([a.format(**names) for a in argv]) == code
+    err = capsys.readouterr().err
+    assert err.startswith("navmesh: error:") and message in err
+    assert not (tmp_path / "x.json").exists()
+
+
+BAD_QUERIES = {
+    "missing navmesh": ("{tmp}/none.json", "[[0,0,0,1,1,0]]", [], "does not exist"),
+    "navmesh not json": ("{tmp}/garbage.json", "[[0,0,0,1,1,0]]", [], "garbage.json"),
+    "navmesh wrong type": ("{tmp}/level.dae", "[[0,0,0,1,1,0]]", [], "use a navmesh .json or a .blend"),
+    "blend without navmesh": ("{tmp}/empty.blend", "[[0,0,0,1,1,0]]", [], "no baked navmesh object"),
+    "queries not json": ("{tmp}/mesh.json", "[[0,0,0,", [], "is not valid JSON"),
+    "empty queries": ("{tmp}/mesh.json", "[]", [], "non-empty JSON list"),
+    "short pair": ("{tmp}/mesh.json", "[[0,0,0,1,1,0],[1,2,3]]", [], "entry 1 must be 6 finite numbers"),
+    "negative radius": ("{tmp}/mesh.json", "[[0,0,0,1,1,0]]", ["--radius", "-0.5"], "--radius must be a finite number >= 0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_QUERIES))
+def test_bad_paths_input_exits_2_with_a_clear_message(blender, tmp_path, capsys, case):
+    import bpy
+
+    from navmesh_addon import cli
+
+    navmesh, queries, extra, message = BAD_QUERIES[case]
+    empty = lib.NavMesh.empty(lib.BakeParams(), "nothing to bake")
+    lib.save(empty, tmp_path / "mesh.json")
+    (tmp_path / "garbage.json").write_text("{\"format\": 3}")
+    (tmp_path / "level.dae").write_text("<COLLADA/>")
+    if case == "blend without navmesh":
+        bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "empty.blend"), copy=True)
+    (tmp_path / "queries.json").write_text(queries)
+    argv = ["paths", navmesh.format(tmp=tmp_path), str(tmp_path / "queries.json"), "--output", str(tmp_path / "out.json"), *extra]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("navmesh: error:") and message in err
+    assert not (tmp_path / "out.json").exists()
