@@ -120,8 +120,9 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
             self.report({"ERROR"}, "the navmesh is empty: bake it again with walkable sources")
             return {"CANCELLED"}
         centroids = _polygon_centroids(mesh)
-        start = centroids[0]
-        goal = centroids[int(np.argmax(np.linalg.norm(centroids - start, axis=1)))]
+        far = int(np.argmax(np.linalg.norm(centroids - centroids[0], axis=1)))
+        # Snap onto the surface (the detail mesh follows the real floor, polygon centroids need not).
+        start, goal = (query.locate(mesh, centroids[p])[1] for p in (0, far))
         collection = nav.users_collection[0]
         settings = context.scene.navmesh
         settings.path_navmesh = nav

@@ -1,0 +1,89 @@
+"""Viewport path test: handles on the navmesh, cached recompute on moves, status fields, Path to Curve."""
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+from navmesh_addon import mesh_write, operators_path
+from tests.fixtures.io import navmeshes
+
+
+@pytest.fixture
+def corridor(blender):
+    """The L-shaped corridor navmesh (floor at z = 0.5, baked radius 0.4) as our navmesh object."""
+    obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
+    blender.view_layer.objects.active = obj
+    return obj
+
+
+def test_add_path_test_puts_handles_on_the_navmesh_and_finds_a_path(corridor):
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    settings = bpy.context.scene.navmesh
+    start, goal = settings.path_start, settings.path_goal
+    assert settings.path_navmesh == corridor
+    assert start.get(operators_path.HANDLE_TAG) and goal.get(operators_path.HANDLE_TAG)
+    # Centroid of the first polygon and the centroid farthest from it, on the detail surface (0.01 up).
+    np.testing.assert_allclose(start.location, (4.0, 1.0, 0.51), atol=1e-6)
+    np.testing.assert_allclose(goal.location, (9.0, 6.0, 0.51), atol=1e-6)
+    assert settings.path_status == "found"
+    result = operators_path.STATE.result
+    np.testing.assert_allclose(result.points[0], start.location, atol=1e-6)
+    np.testing.assert_allclose(result.points[-1], goal.location, atol=1e-6)
+    assert settings.path_length == pytest.approx(result.length) and result.length >= math.dist((4, 1), (9, 6))
+    assert settings.path_polygons == result.nodes_expanded > 0
+    assert settings.path_time_ms > 0
+
+
+def test_recompute_only_when_handles_radius_or_navmesh_change(corridor):
+    bpy.ops.navmesh.add_path_test()
+    scene = bpy.context.scene
+    settings = scene.navmesh
+    assert operators_path.update_path(scene) is False
+    settings.path_start.location = (1.0, 1.0, 0.5)
+    settings.path_goal.location = (9.0, 9.0, 0.5)
+    bpy.context.view_layer.update()
+    operators_path.update_path(scene)
+    assert settings.path_length == pytest.approx(navmeshes.L_LENGTH, rel=1e-3)
+    assert operators_path.update_path(scene) is False
+    settings.path_radius = 0.7  # wider agent: the path keeps 0.3 m further from the inner corner
+    assert operators_path.update_path(scene) is True
+    assert settings.path_status == "found" and settings.path_length > navmeshes.L_LENGTH
+    settings.path_radius = 0.9  # wider than the first portal's clearance (0.75 in the fixture)
+    assert operators_path.update_path(scene) is True
+    assert settings.path_status == "partial"
+    mesh_write.write_navmesh_object(bpy.context, navmeshes.l_corridor(), "L_navmesh")
+    assert operators_path.update_path(scene) is True
+
+
+def test_depsgraph_handler_follows_a_moved_handle(corridor):
+    bpy.ops.navmesh.add_path_test()
+    settings = bpy.context.scene.navmesh
+    settings.path_goal.location = (1.0, 1.5, 0.5)
+    bpy.context.view_layer.update()  # runs depsgraph_update_post, as a move in the viewport does
+    np.testing.assert_allclose(operators_path.STATE.result.points[-1][:2], (1.0, 1.5), atol=1e-6)
+    assert settings.path_length == pytest.approx(math.dist((4.0, 1.0), (1.0, 1.5)), rel=1e-6)
+
+
+def test_radius_below_the_bake_radius_is_an_error_status(corridor):
+    bpy.ops.navmesh.add_path_test()
+    settings = bpy.context.scene.navmesh
+    settings.path_radius = 0.1
+    operators_path.update_path(bpy.context.scene)
+    assert settings.path_status.startswith("error:") and "bake radius" in settings.path_status
+    assert operators_path.STATE.result is None
+
+
+def test_path_to_curve_writes_the_path_points(corridor):
+    bpy.ops.navmesh.add_path_test()
+    assert bpy.ops.navmesh.path_to_curve() == {"FINISHED"}
+    curve = bpy.data.objects["Navmesh Path"]
+    points = np.array([p.co[:3] for p in curve.data.splines[0].points])
+    np.testing.assert_allclose(points, operators_path.STATE.result.points, atol=1e-6)
+
+
+def test_add_path_test_without_a_navmesh_says_to_bake(blender):
+    with pytest.raises(RuntimeError, match="bake a navmesh first"):
+        bpy.ops.navmesh.add_path_test()
