@@ -52,7 +52,8 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for ring in _cycles(successor):
         r = int(region[edges.span[ring[0]]])
-        simple = _simplify(points[ring], labels[ring], params.max_edge_error)
+        ring_points, ring_labels = _square_corners(hf, edges, ring, points, labels)
+        simple = _simplify(ring_points, ring_labels, params.max_edge_error)
         if simple is not None:
             rings_by_region.setdefault(r, []).append(simple)
     min_area = _MIN_RING_AREA * hf.cell_size**2
@@ -111,8 +112,8 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     db = np.where(has_b, dist[bs], da - cs)
     za = hf.z[a]
     zb = np.where(has_b, hf.z[bs], za)
-    drop = da - db
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf deep inside; those are shared edges
+        drop = da - db
         t = np.where((drop > 0) & (db < radius), (da - radius) / drop, 0.5)
     t = np.clip(t, 0.0, 1.0)
     xy = centre[a] + t[:, None] * step
@@ -121,6 +122,30 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     xy[shared] = (centre[a[shared]] + centre[bs[shared]]) * 0.5
     z[shared] = (za[shared] + zb[shared]) * 0.5
     return np.column_stack([xy, z]), nreg
+
+
+def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
+    """Ring points with the sharp corner restored where two straight walls meet in one cell.
+
+    Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
+    at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
+    so staircases of slanted walls are left alone.
+    """
+    span, d = edges.span[ring], edges.dir[ring]
+    nxt = np.roll(np.arange(len(ring)), -1)
+    left_turn = (span[nxt] == span) & (d[nxt] == (d + 1) % 4)
+    straight_in = np.roll(d, 1) == d
+    straight_out = d[np.roll(nxt, -1)] == d[nxt]
+    lab = labels[ring]
+    walls = (lab < 0) & (lab[nxt] < 0) & (np.roll(lab, 1) < 0) & (lab[np.roll(nxt, -1)] < 0)
+    at = np.flatnonzero(left_turn & straight_in & straight_out & walls)
+    pts = points[ring]
+    if len(at) == 0:
+        return pts, lab
+    centre = np.column_stack([hf.centers_xy()[span[at]], hf.z[span[at]]])
+    corner = pts[at] + pts[nxt[at]] - centre
+    order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
+    return np.concatenate([pts, corner])[order], np.concatenate([lab, np.full(len(at), -1)])[order]
 
 
 def _successors(hf: Heightfield, region: np.ndarray, edges: _Edges) -> np.ndarray:
@@ -168,7 +193,7 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
     """Simplified (ring points, per-edge neighbour) or None if fewer than 3 points remain.
 
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners);
-    wall runs between kept points are reduced with Ramer-Douglas-Peucker. If that makes the ring
+    wall points next to a shared run stay; wall runs between kept points are reduced with Ramer-Douglas-Peucker. If that makes the ring
     cross itself, dropped points come back on the crossing edges.
     """
     points, labels = _dedupe(points, labels)
@@ -180,7 +205,8 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
     if shared.all() and (labels == labels[0]).all():
         keep = ~_collinear(points)
     else:
-        keep = shared & ((labels != prev_l) | (labels != next_l))
+        # Shared run ends, and the wall points next to them so the wall keeps its place up to the border.
+        keep = (shared & ((labels != prev_l) | (labels != next_l))) | (~shared & ((prev_l >= 0) | (next_l >= 0)))
         if not keep.any():
             keep[np.lexsort((points[:, 1], points[:, 0]))[0]] = True
             first = int(np.flatnonzero(keep)[0])

@@ -140,13 +140,13 @@ def test_area_ids_split_regions():
 
 
 def ramp_scene():
-    """A ground floor, a ramp up to z = 3 and an upper floor that extends back over the ground floor."""
+    """A ground floor, a ramp beside it (flat, then up to z = 3) and an upper floor that extends back over the ground."""
     w, h = 60, 20
     ground = np.zeros((w, h), bool)
     ground[:, :10] = True
     ramp = np.zeros((w, h), bool)
     ramp[:30, 10:] = True
-    ramp_z = np.repeat((np.arange(w) * 0.1)[:, None], h, axis=1)
+    ramp_z = np.repeat(np.clip((np.arange(w) - 5) * 0.12, 0.0, 3.0)[:, None], h, axis=1)
     upper = np.zeros((w, h), bool)
     upper[30:, :] = True
     return make_heightfield([(ground, 0.0), (ramp, ramp_z), (upper, 3.0)], climb=0.15)

@@ -1,0 +1,166 @@
+"""Contour stage: sub-cell eroded outlines checked against exact shapely offsets, shared borders."""
+from __future__ import annotations
+
+import numpy as np
+import shapely
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shapely import affinity
+from shapely.geometry import LinearRing, Point, Polygon, box
+
+from lib.contours import build_contours
+from lib.regions import build_regions
+from tests.test_regions import layered_masks, make_heightfield, params, ramp_scene, two_rooms
+
+
+def outline_polygon(outline) -> Polygon:
+    return Polygon(outline.rings[0][:, :2], [r[:, :2] for r in outline.rings[1:]])
+
+
+def rasterise(floor, obstacles, cs: float, w: int, h: int) -> np.ndarray:
+    """Column-centre sampling: a column is floor iff its centre is inside the floor and no obstacle."""
+    x, y = np.meshgrid((np.arange(w) + 0.5) * cs, (np.arange(h) + 0.5) * cs, indexing="ij")
+    pts = shapely.points(x.ravel(), y.ravel())
+    mask = shapely.contains(floor, pts)
+    for ob in obstacles:
+        mask &= ~shapely.intersects(ob, pts)
+    return mask.reshape(w, h)
+
+
+def bake(mask, **kw):
+    hf = make_heightfield([(mask, 0.0)], cs=kw.pop("cs", 0.1))
+    p = params(**kw)
+    rm = build_regions(hf, p)
+    return hf, rm, build_contours(hf, rm, p)
+
+
+def assert_shared_borders_match(outlines) -> None:
+    """Every edge bordering region X appears reversed, bitwise, in X's outline bordering back."""
+    edges = {}
+    for o in outlines:
+        for ring, nb in zip(o.rings, o.ring_neighbors):
+            for i in np.flatnonzero(nb >= 0):
+                a, b = ring[i].tobytes(), ring[(i + 1) % len(ring)].tobytes()
+                edges[(o.region, int(nb[i]), a, b)] = True
+    for region, other, a, b in edges:
+        assert (other, region, b, a) in edges, f"edge of region {region} toward {other} has no twin"
+
+
+def assert_well_formed(outlines) -> None:
+    for o in outlines:
+        assert len(o.rings) == len(o.ring_neighbors)
+        for k, (ring, nb) in enumerate(zip(o.rings, o.ring_neighbors)):
+            assert ring.shape[1] == 3 and len(ring) >= 3 and len(nb) == len(ring)
+            assert LinearRing(ring[:, :2]).is_simple
+            assert LinearRing(ring[:, :2]).is_ccw == (k == 0)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(2.5, 16.5), st.floats(2.5, 16.5), st.floats(0.4, 2.5), st.floats(0.4, 2.5), st.floats(0, 180)),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from([(0.2, 0.5, 0.2), (0.1, 0.3, 0.1), (0.25, 0.6, 0.1)]),
+)
+def test_rotated_boxes_match_the_exact_offset(boxes, setting):
+    cs, radius, err = setting
+    size = 19.2
+    n = int(round(size / cs))
+    floor = box(0, 0, size, size)
+    obstacles = [affinity.rotate(box(x - a / 2, y - b / 2, x + a / 2, y + b / 2), ang) for x, y, a, b, ang in boxes]
+    hf, rm, outlines = bake(rasterise(floor, obstacles, cs, n, n), cs=cs, agent_radius=radius, max_edge_error=err)
+    exact = floor.buffer(-radius).difference(shapely.union_all([o.buffer(radius) for o in obstacles]))
+    ours = shapely.union_all([outline_polygon(o) for o in outlines])
+    assert ours.intersection(exact).area >= 0.98 * exact.area
+    assert ours.difference(exact).area < 0.01 * exact.area
+    # Rasterising by column centres alone moves a boundary by up to cs/2 (cs/sqrt2 at a corner);
+    # simplification adds at most max_edge_error on top of the traced outline.
+    assert ours.boundary.hausdorff_distance(exact.boundary) <= max(cs / 2, err) + cs / 2
+    assert_well_formed(outlines)
+
+
+def test_l_shaped_room_is_one_region_with_a_rounded_inner_corner():
+    floor = Polygon([(0, 0), (4, 0), (4, 2), (2, 2), (2, 4), (0, 4)])
+    hf, rm, outlines = bake(rasterise(floor, [], 0.1, 40, 40), agent_radius=0.5, max_edge_error=0.05)
+    assert len(outlines) == 1 and len(outlines[0].rings) == 1
+    ring = outlines[0].rings[0]
+    # Points whose nearest wall point is the corner (2, 2) lie on the quarter circle of radius 0.5 around it.
+    corner = np.hypot(ring[:, 0] - 2, ring[:, 1] - 2)
+    arc = (ring[:, 0] < 2) & (ring[:, 1] < 2) & (corner < 1)
+    assert arc.sum() >= 2
+    np.testing.assert_allclose(corner[arc], 0.5, atol=0.05)
+    exact = floor.buffer(-0.5)
+    ours = outline_polygon(outlines[0])
+    assert ours.symmetric_difference(exact).area < 0.02 * exact.area
+
+
+def test_room_with_a_pillar_has_a_clockwise_hole():
+    pillar = box(1.5, 1.5, 2.5, 2.5)
+    hf, rm, outlines = bake(rasterise(box(0, 0, 4, 4), [pillar], 0.1, 40, 40), agent_radius=0.3)
+    assert len(outlines) == 1
+    o = outlines[0]
+    assert len(o.rings) == 2
+    assert_well_formed(outlines)
+    hole = Polygon(o.rings[1][:, :2])
+    assert hole.contains(pillar) and pillar.buffer(0.3 + 0.1).contains(hole)
+    assert (o.ring_neighbors[1] == -1).all()
+
+
+def test_outline_of_a_square_room_is_the_eroded_square():
+    hf, rm, outlines = bake(np.ones((30, 30), bool), agent_radius=0.25)
+    (o,) = outlines
+    assert len(o.rings) == 1 and len(o.rings[0]) == 4
+    np.testing.assert_allclose(np.sort(o.rings[0][:, 0]), [0.25, 0.25, 2.75, 2.75], atol=1e-12)
+    np.testing.assert_allclose(o.rings[0][:, 2], 0.0)
+
+
+def test_two_rooms_closed_door_gives_two_outlines():
+    hf, rm, outlines = bake(two_rooms(5))
+    assert len(outlines) == 2
+    assert_well_formed(outlines)
+
+
+def test_ramp_regions_share_a_border_with_identical_vertices():
+    hf = ramp_scene()
+    p = params(agent_radius=0.2)
+    rm = build_regions(hf, p)
+    outlines = build_contours(hf, rm, p)
+    shared = [o for o in outlines if any((nb >= 0).any() for nb in o.ring_neighbors)]
+    assert len(shared) >= 2
+    assert_shared_borders_match(outlines)
+    for o in outlines:
+        for ring, nb in zip(o.rings, o.ring_neighbors):
+            for i in np.flatnonzero(nb >= 0):
+                # A shared edge between the upper floor pieces lies on the upper floor.
+                assert ring[i, 2] == ring[(i + 1) % len(ring), 2] == 3.0
+
+
+def test_area_ids_meet_without_erosion_between_them():
+    left = np.zeros((40, 20), bool)
+    left[:20] = True
+    hf = make_heightfield([(left, 0.0, 1), (~left, 0.0, 2)])
+    p = params(agent_radius=0.3)
+    outlines = build_contours(hf, build_regions(hf, p), p)
+    assert len(outlines) == 2
+    assert_shared_borders_match(outlines)
+    total = shapely.union_all([outline_polygon(o) for o in outlines])
+    # Only the cs/2 chamfers where the border meets the eroded wall are missing.
+    np.testing.assert_allclose(total.area, (4 - 0.6) * (2 - 0.6), atol=4 * 0.5 * 0.05**2 + 1e-9)
+    assert Point(2.0, 1.0).within(total.buffer(1e-9))
+
+
+@settings(max_examples=60, deadline=None)
+@given(layered_masks(), st.sampled_from([0.0, 0.1, 0.15, 0.25]), st.sampled_from([0.05, 0.2]))
+def test_random_layered_floors_give_well_formed_outlines(masks, radius, err):
+    lower, upper, z = masks
+    hf = make_heightfield([(lower, 0.0), (upper, z)], climb=0.15)
+    p = params(agent_radius=radius, max_edge_error=err)
+    rm = build_regions(hf, p)
+    outlines = build_contours(hf, rm, p)
+    assert {o.region for o in outlines} <= set(range(rm.region_count))
+    for o in outlines:
+        assert o.area == rm.region_area[o.region]
+    assert_well_formed(outlines)
+    assert_shared_borders_match(outlines)
