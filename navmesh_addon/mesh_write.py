@@ -91,6 +91,7 @@ def write_navmesh_object(
             other.objects.unlink(obj)
         collection.objects.link(obj)
     obj.hide_render = True
+    obj.show_wire = True  # polygon borders stay visible over the floor they lie on
     obj.matrix_world.identity()
     info = {"params": mesh.params.to_dict(), "polygons": mesh.polygon_count, "area": mesh.area_xy()}
     if mesh.empty_reason:

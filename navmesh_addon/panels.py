@@ -102,8 +102,6 @@ class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):
         row.prop(settings, "show_regions", toggle=True)
         row.prop(settings, "show_portals", toggle=True)
         row.prop(settings, "show_clearance", toggle=True)
-        if settings.show_regions:
-            layout.label(text="Solid mode: Color > Attribute shows regions", icon="INFO")
 
 
 class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):

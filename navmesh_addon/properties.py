@@ -32,6 +32,15 @@ def _redraw(self, context) -> None:
             area.tag_redraw()
 
 
+def _show_regions(self, context) -> None:
+    """Solid mode colours objects by their active colour attribute, which on a navmesh is the region colour."""
+    for area in getattr(context.screen, "areas", ()):
+        for space in area.spaces:
+            if space.type == "VIEW_3D":
+                space.shading.color_type = "ATTRIBUTE" if self.show_regions else "MATERIAL"
+        area.tag_redraw()
+
+
 def _distance(name: str, default: float, description: str, minimum: float = 0.0) -> FloatProperty:
     return FloatProperty(name=name, description=description, default=default, min=minimum, soft_max=10.0,
                          subtype="DISTANCE", unit="LENGTH", precision=3)
@@ -57,8 +66,8 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     max_edge_error: _distance("Max Edge Error", 0.2, "How far simplified outlines may stray from the voxel outline", 0.001)
     max_height_error: _distance("Max Height Error", 0.2, "How far the detail surface may stray from the real floor", 0.001)
 
-    show_regions: BoolProperty(name="Regions", default=True, update=_redraw,
-                               description="Colour navmesh polygons by region (Solid mode, Attribute colour)")
+    show_regions: BoolProperty(name="Regions", default=False, update=_show_regions,
+                               description="Colour navmesh polygons by region (switches Solid mode to Attribute colour)")
     show_portals: BoolProperty(name="Portals", default=False, update=_redraw,
                                description="Draw the edges shared by neighbouring polygons")
     show_clearance: BoolProperty(name="Clearance", default=False, update=_redraw,
@@ -81,11 +90,12 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     def to_bake_params(self) -> lib.BakeParams:
         """The lib parameters for these settings (slope converted to degrees); NavMeshError if out of range.
 
-        Values are rounded to 6 decimals so Blender's float32 storage does not leak 0.4000000059 into files.
+        Values are rounded (6 decimals, the slope to 1e-4 degrees) so Blender's float32 storage does not
+        leak 0.4000000059 into files.
         """
         values = {name: getattr(self, name) for name in PARAM_NAMES}
-        values["agent_max_slope"] = math.degrees(values["agent_max_slope"])
         values = {k: v if isinstance(v, int) else round(v, 6) for k, v in values.items()}
+        values["agent_max_slope"] = round(math.degrees(self.agent_max_slope), 4)
         return lib.BakeParams(**values)
 
 

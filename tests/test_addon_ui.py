@@ -1,0 +1,114 @@
+"""Agent presets and sidebar panels: presets set the documented values; panels only name real properties and operators."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import bpy
+import pytest
+
+from navmesh_addon import mesh_write, panels, presets
+from tests.fixtures.io import navmeshes
+
+
+@pytest.mark.parametrize(
+    "key, radius, height, climb, slope",
+    [("HUMAN", 0.4, 1.8, 0.4, 45.0), ("CHILD", 0.25, 1.1, 0.25, 45.0), ("LARGE", 1.2, 3.5, 0.8, 35.0)],
+)
+def test_builtin_presets_set_the_agent(blender, key, radius, height, climb, slope):
+    assert bpy.ops.navmesh.agent_preset_builtin(preset=key) == {"FINISHED"}
+    params = blender.scene.navmesh.to_bake_params()
+    assert (params.agent_radius, params.agent_height, params.agent_max_climb) == (radius, height, climb)
+    assert params.agent_max_slope == pytest.approx(slope)
+    assert blender.scene.navmesh.path_radius == pytest.approx(radius)
+    assert params.cell_size <= radius  # Recast: cells no wider than the agent radius
+
+
+def test_user_preset_values_name_real_settings(blender):
+    settings = blender.scene.navmesh
+    for path in presets.NAVMESH_OT_agent_preset_add.preset_values:
+        assert hasattr(settings, path.removeprefix("settings."))
+    assert presets.NAVMESH_MT_agent_presets.preset_subdir == presets.NAVMESH_OT_agent_preset_add.preset_subdir
+
+
+def test_bake_params_are_rounded_from_float32_storage(blender):
+    params = blender.scene.navmesh.to_bake_params()
+    assert params.agent_radius == 0.4 and params.agent_max_slope == 45.0 and params.cell_size == 0.2
+
+
+class RecordingLayout:
+    """Stands in for UILayout: records prop/operator/menu calls and checks every name exists."""
+
+    def __init__(self, log):
+        self.log = log
+        self.use_property_split = False
+
+    def _child(self, *args, **kwargs):
+        return RecordingLayout(self.log)
+
+    row = column = box = _child
+
+    def prop(self, data, name, **kwargs):
+        assert name in data.bl_rna.properties, f"{name} is not a property of {data}"
+        self.log.append(("prop", name))
+
+    def operator(self, idname, **kwargs):
+        module, name = idname.split(".")
+        assert hasattr(getattr(bpy.ops, module), name), f"no operator {idname}"
+        self.log.append(("operator", idname))
+        return SimpleNamespace()
+
+    def menu(self, idname, **kwargs):
+        assert hasattr(bpy.types, idname)
+        self.log.append(("menu", idname))
+
+    def label(self, text="", **kwargs):
+        self.log.append(("label", text))
+
+    def progress(self, **kwargs):
+        self.log.append(("progress", kwargs["text"]))
+
+    def separator(self):
+        pass
+
+
+def draw_all(context) -> list:
+    log = []
+    for cls in panels.CLASSES:
+        assert cls.bl_category == "Navmesh" and cls.bl_space_type == "VIEW_3D"
+        cls.draw(SimpleNamespace(layout=RecordingLayout(log)), context)
+    return log
+
+
+def test_panels_draw_parameters_bake_stats_path_and_export(blender):
+    obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh", stats={"bake_time": 0.25})
+    blender.view_layer.objects.active = obj
+    log = draw_all(blender)
+    props = {name for kind, name in log if kind == "prop"}
+    assert {"agent_radius", "agent_height", "agent_max_climb", "agent_max_slope", "source", "cell_size",
+            "max_verts_per_poly", "show_regions", "show_portals", "show_clearance", "path_radius"} <= props
+    operators = {name for kind, name in log if kind == "operator"}
+    assert {"navmesh.bake", "navmesh.add_path_test", "navmesh.path_to_curve", "export_scene.navmesh_json",
+            "export_scene.navmesh_dae", "export_scene.navmesh_glb"} <= operators
+    labels = [text for kind, text in log if kind == "label"]
+    assert "Polygons: 3" in labels and "Area: 36.0 m²" in labels and "Bake time: 0.25 s" in labels
+
+
+def test_panel_shows_progress_instead_of_the_button_while_baking(blender):
+    settings = blender.scene.navmesh
+    settings.bake_stage, settings.bake_progress = "regions", 0.35
+    log = draw_all(blender)
+    assert ("progress", "regions (Esc to cancel)") in log
+    assert ("operator", "navmesh.bake") not in log
+
+
+def test_sources_panel_shows_the_active_objects_role_and_material_area(blender):
+    mesh = bpy.data.meshes.new("Crate")
+    mesh.materials.append(bpy.data.materials.new("Mud"))
+    crate = bpy.data.objects.new("Crate", mesh)
+    blender.scene.collection.objects.link(crate)
+    blender.view_layer.objects.active = crate
+    log = []
+    panels.VIEW3D_PT_navmesh_sources.draw(SimpleNamespace(layout=RecordingLayout(log)), blender)
+    props = [name for kind, name in log if kind == "prop"]
+    assert props.count("navmesh_area") == 2 and "navmesh_role" in props
