@@ -1,7 +1,7 @@
 """Navmesh add-on: registration only; each module holds what one part of the UI does."""
 try:
     from .. import lib
-except (ImportError, ValueError):
+except ImportError:
     import lib
 
 import bpy

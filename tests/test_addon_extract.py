@@ -146,3 +146,29 @@ def test_navmesh_results_are_never_sources(blender):
     old["navmesh_generated"] = True
     arrays = extract_scene(blender, "VISIBLE")
     assert arrays.object_names == [floor.name]
+
+
+def test_geometry_node_instances_are_realised(blender):
+    """A geometry-nodes modifier instancing a 1 m grid on 3 points of a line 3 m apart: 3 quads."""
+    group = bpy.data.node_groups.new("Scatter", "GeometryNodeTree")
+    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    out = group.nodes.new("NodeGroupOutput")
+    line = group.nodes.new("GeometryNodeMeshLine")
+    line.inputs["Count"].default_value = 3
+    line.inputs["Offset"].default_value = (3.0, 0.0, 0.0)
+    grid = group.nodes.new("GeometryNodeMeshGrid")
+    grid.inputs["Size X"].default_value = grid.inputs["Size Y"].default_value = 1.0
+    grid.inputs["Vertices X"].default_value = grid.inputs["Vertices Y"].default_value = 2
+    scatter = group.nodes.new("GeometryNodeInstanceOnPoints")
+    group.links.new(line.outputs["Mesh"], scatter.inputs["Points"])
+    group.links.new(grid.outputs["Mesh"], scatter.inputs["Instance"])
+    group.links.new(scatter.outputs["Instances"], out.inputs[0])
+    host = grid_object("Host", 1.0, 1.0, location=(0.0, 0.0, 2.0))
+    host.modifiers.new("Scatter", "NODES").node_group = group
+    select_only(host)
+    arrays = extract_scene(blender, "SELECTED")
+    assert arrays.triangles.shape == (6, 3)
+    centres = arrays.vertices[arrays.triangles].mean(axis=1)
+    np.testing.assert_allclose(sorted(set(np.round(centres[:, 0]))), [0.0, 3.0, 6.0], atol=0.5)
+    np.testing.assert_allclose(arrays.vertices[:, 2], 2.0)
+    assert arrays.object_names == ["Host"]
