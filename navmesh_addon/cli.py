@@ -1,12 +1,14 @@
 """Headless batch commands: bake a level to navmesh files, and check paths on a baked navmesh.
 
 The same `main(argv)` serves both entry points:
-    blender -b -c navmesh bake level.blend --output out/level.json       (Blender 4.2+, extension enabled)
-    python -m navmesh_addon bake level.obj --output out/level.json       (the bpy module, repo root)
+    blender -b level.blend -c navmesh bake --output out/level.json      (Blender 4.2+, extension enabled)
+    blender -b -c navmesh bake level.obj --output out/level.json
+    python -m navmesh_addon bake level.obj --output out/level.json      (the bpy module, repo root)
 
 Exit codes: 0 success; 1 the bake or a file write failed (nothing walkable, degenerate input, ...);
-2 bad command line or unusable input file; 3 `paths --fail-unreachable` and some pair's goal was not
-reached. Errors go to stderr as one line starting with "navmesh:".
+2 bad command line or unusable input file; 3 only with `paths --fail-unreachable`, when some pair's
+goal was not reached (without the flag such pairs are reported in the output file, exit code 0).
+Errors go to stderr as one line starting with "navmesh: error:".
 """
 from __future__ import annotations
 
@@ -57,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     bake = commands.add_parser("bake", help="bake a level (.blend, .obj, .gltf/.glb, .fbx) to navmesh files")
-    bake.add_argument("input", type=Path, help="the level: .blend, or a scene file to import (.obj, .gltf, .glb, .fbx)")
+    bake.add_argument("input", type=Path, nargs="?",
+                      help="the level: .blend, or a scene file to import (.obj, .gltf, .glb, .fbx); "
+                           "default: the .blend Blender has open (blender -b level.blend -c navmesh bake ...)")
     bake.add_argument("--output", "-o", type=Path, required=True,
                       help="output file; its extension picks the format unless --format is given")
     bake.add_argument("--format", "-f", help=f"comma-separated formats ({', '.join(OUTPUT_FORMATS)}): one file each")
@@ -96,7 +100,10 @@ def bake_command(args: argparse.Namespace) -> int:
     outputs = output_paths(args.output, args.format)
     values = agent_values(args)
     preset = find_preset(args.preset) if args.preset is not None else None
-    load_scene(args.input)
+    if args.input is not None:
+        load_scene(args.input)
+    elif not bpy.data.filepath:
+        raise UsageError("no level to bake: give INPUT (a .blend, .obj, .gltf, .glb or .fbx file)")
     context = bpy.context
     settings = context.scene.navmesh
     if preset is not None:
@@ -105,7 +112,7 @@ def bake_command(args: argparse.Namespace) -> int:
         collection = bpy.data.collections.get(args.collection)
         if collection is None:
             names = ", ".join(sorted(c.name for c in bpy.data.collections)) or "none"
-            raise UsageError(f"no collection named {args.collection!r} in {args.input} (collections: {names})")
+            raise UsageError(f"no collection named {args.collection!r} in {args.input or bpy.data.filepath} (collections: {names})")
         settings.source, settings.collection = "COLLECTION", collection
     else:
         settings.source = "VISIBLE"

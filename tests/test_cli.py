@@ -95,6 +95,21 @@ def test_bake_into_blend_then_paths_read_the_navmesh_object(tmp_path):
     assert report["results"][0]["status"] == "found"
 
 
+def test_bake_without_input_bakes_the_open_blend_file(blender, tmp_path):
+    """`blender -b level.blend -c navmesh bake --output ...`: the level is the file Blender opened."""
+    import bpy
+
+    from navmesh_addon import cli
+
+    bpy.ops.wm.obj_import(filepath=str(DEMO))
+    level = tmp_path / "level.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(level))
+    bpy.ops.wm.open_mainfile(filepath=str(level))
+    assert cli.main(["bake", "--output", str(tmp_path / "level.json"), "--preset", "Child / Small Creature"]) == 0
+    mesh = lib.load(tmp_path / "level.json")
+    assert mesh.polygon_count >= 5 and mesh.params.agent_radius == pytest.approx(0.25)
+
+
 def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path):
     result = run_cli("bake", tmp_path / "missing.obj", "--output", tmp_path / "x.json")
     assert result.returncode == 2
@@ -131,6 +146,7 @@ BAD_BAKES = {
     "nan slope": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-slope", "nan"], 2, "agent_max_slope must be a finite number"),
     "missing collection": (["bake", "{demo}", "--output", "{tmp}/x.json", "--collection", "Props"], 2, "no collection named 'Props'"),
     "no output": (["bake", "{demo}"], 2, "--output"),
+    "no input and no open file": (["bake", "--output", "{tmp}/x.json"], 2, "no level to bake"),
     "no command": ([], 2, "required"),
     "nothing walkable": (["bake", "{wall}", "--output", "{tmp}/x.json"], 1, "nothing walkable"),
 }
