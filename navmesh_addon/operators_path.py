@@ -49,6 +49,12 @@ def path_key(settings) -> tuple | None:
             round(settings.path_radius, 6), nav.data.get(mesh_write.REVISION_KEY))
 
 
+def area_filter(nav) -> "query.QueryFilter":
+    """Query filter with the area costs recorded at bake time (from object and material properties)."""
+    costs = nav.get("navmesh", {}).get("area_costs", {})
+    return query.QueryFilter(area_cost={int(area): float(cost) for area, cost in costs.items()})
+
+
 def update_path(scene) -> bool:
     """Recompute the test path if its inputs changed; True when it did."""
     settings = scene.navmesh
@@ -63,7 +69,8 @@ def update_path(scene) -> bool:
     try:
         mesh = mesh_write.read_navmesh_object(settings.path_navmesh)
         began = time.perf_counter()
-        result = query.find_path(mesh, np.array(key[0]), np.array(key[1]), radius=settings.path_radius)
+        result = query.find_path(mesh, np.array(key[0]), np.array(key[1]), radius=settings.path_radius,
+                                 filter=area_filter(settings.path_navmesh))
         elapsed = time.perf_counter() - began
     except lib.NavMeshError as exc:
         STATE.result = STATE.mesh = None

@@ -108,11 +108,11 @@ def register_properties() -> None:
                                                  description="How this object takes part in navmesh bakes")
     bpy.types.Object.navmesh_area = IntProperty(name="Area Type", default=0, min=0, max=63,
                                                 description="Area id of this object's faces (0 = ground)")
-    bpy.types.Object.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.0, soft_max=10.0,
+    bpy.types.Object.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.01, soft_max=10.0,
                                                        description="Travel cost factor of this area type")
     bpy.types.Material.navmesh_area = IntProperty(name="Area Type", default=-1, min=-1, max=63,
                                                   description="Area id of faces with this material; -1 uses the object's")
-    bpy.types.Material.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.0, soft_max=10.0,
+    bpy.types.Material.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.01, soft_max=10.0,
                                                          description="Travel cost factor of this material's area type")
 
 

@@ -87,3 +87,12 @@ def test_path_to_curve_writes_the_path_points(corridor):
 def test_add_path_test_without_a_navmesh_says_to_bake(blender):
     with pytest.raises(RuntimeError, match="bake a navmesh first"):
         bpy.ops.navmesh.add_path_test()
+
+
+def test_area_costs_from_the_bake_become_the_query_filter(blender):
+    obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh", stats={"area_costs": {"3": 5.0}})
+    flt = operators_path.area_filter(obj)
+    assert flt.cost(3) == 5.0 and flt.cost(0) == 1.0
+    blender.view_layer.objects.active = obj
+    bpy.ops.navmesh.add_path_test()
+    assert blender.scene.navmesh.path_status == "found"
