@@ -110,6 +110,25 @@ def test_bake_without_input_bakes_the_open_blend_file(blender, tmp_path):
     assert mesh.polygon_count >= 5 and mesh.params.agent_radius == pytest.approx(0.25)
 
 
+@pytest.mark.parametrize("suffix, exporter", [(".glb", "gltf"), (".gltf", "gltf"), (".fbx", "fbx")])
+def test_bake_imports_gltf_and_fbx_levels_z_up(blender, tmp_path, suffix, exporter):
+    """A 10 m floor 2 m up, exported by Blender and baked from the file: it comes back level at z = 2."""
+    import bpy
+
+    from navmesh_addon import cli
+
+    bpy.ops.mesh.primitive_plane_add(size=10.0, location=(0.0, 0.0, 2.0))
+    level = tmp_path / f"floor{suffix}"
+    options = {"export_format": "GLB" if suffix == ".glb" else "GLTF_SEPARATE"} if exporter == "gltf" else {}
+    getattr(bpy.ops.export_scene, exporter)(filepath=str(level), **options)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "floor.json")]) == 0
+    mesh = lib.load(tmp_path / "floor.json")
+    assert mesh.polygon_count >= 1
+    assert mesh.vertices[:, 2] == pytest.approx(2.0, abs=0.05)
+    assert mesh.area_xy() == pytest.approx((10 - 2 * mesh.params.agent_radius) ** 2, rel=0.1)
+
+
 def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path):
     result = run_cli("bake", tmp_path / "missing.obj", "--output", tmp_path / "x.json")
     assert result.returncode == 2
