@@ -232,13 +232,20 @@ class _Tin:
 
     def _in_circle(self, a: int, b: int, c: int, d: int) -> bool:
         """Is d strictly inside the circumcircle of the CCW triangle abc (top view)?"""
-        p = np.asarray([self.verts[i][:2] for i in (a, b, c)]) - self.verts[d][:2]
-        m = np.column_stack([p, (p**2).sum(axis=1)])
-        return float(np.linalg.det(m)) > 1e-12
+        dx, dy = float(self.verts[d][0]), float(self.verts[d][1])
+        rows = []
+        for i in (a, b, c):
+            x, y = float(self.verts[i][0]) - dx, float(self.verts[i][1]) - dy
+            rows.append((x, y, x * x + y * y))
+        (ax, ay, aw), (bx, by, bw), (cx, cy, cw) = rows
+        det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
+        return det > 1e-12
 
     def _convex_quad(self, a: int, b: int, c: int, d: int) -> bool:
         """Is the quad a, b, c, d strictly convex, so flipping its diagonal keeps both triangles valid?"""
-        q = np.asarray([self.verts[i][:2] for i in (a, b, c, d)])
-        e = np.roll(q, -1, axis=0) - q
-        f = np.roll(e, -1, axis=0)
-        return bool(np.all(e[:, 0] * f[:, 1] - e[:, 1] * f[:, 0] > 1e-12))
+        q = [(float(self.verts[i][0]), float(self.verts[i][1])) for i in (a, b, c, d)]
+        for k in range(4):
+            (x0, y0), (x1, y1), (x2, y2) = q[k], q[(k + 1) % 4], q[(k + 2) % 4]
+            if (x1 - x0) * (y2 - y1) - (y1 - y0) * (x2 - x1) <= 1e-12:
+                return False
+        return True

@@ -99,6 +99,11 @@ def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
 
 
+def _cross_many(o: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Cross products (a - o) x (q_k - o) for points q (N, 2)."""
+    return (a[0] - o[0]) * (q[:, 1] - o[1]) - (a[1] - o[1]) * (q[:, 0] - o[0])
+
+
 def _turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
     """+1 left turn o->a->b, -1 right turn, 0 collinear (relative tolerance)."""
     c = _cross(o, a, b)
@@ -152,17 +157,17 @@ def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
     return ring
 
 
-def _segments_cross(p, q, a, b) -> bool:
-    """True when segments pq and ab intersect other than at shared endpoints (touching counts)."""
-    d1, d2 = _cross(a, b, p), _cross(a, b, q)
-    d3, d4 = _cross(p, q, a), _cross(p, q, b)
-    if ((d1 > 0 and d2 < 0) or (d1 < 0 and d2 > 0)) and ((d3 > 0 and d4 < 0) or (d3 < 0 and d4 > 0)):
-        return True
+def _segments_cross_many(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per segment a_k b_k: does it meet segment pq (proper crossing or touching)?"""
+    d1, d2 = _cross_many(a.T, b.T, p[None, :]).ravel(), _cross_many(a.T, b.T, q[None, :]).ravel()
+    d3, d4 = _cross_many(p, q, a), _cross_many(p, q, b)
+    proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
 
     def on(s, t, r, d):
-        return d == 0 and min(s[0], t[0]) <= r[0] <= max(s[0], t[0]) and min(s[1], t[1]) <= r[1] <= max(s[1], t[1])
+        lo, hi = np.minimum(s, t), np.maximum(s, t)
+        return (d == 0) & np.all((lo <= r) & (r <= hi), axis=-1)
 
-    return on(a, b, p, d1) or on(a, b, q, d2) or on(p, q, a, d3) or on(p, q, b, d4)
+    return proper | on(a, b, p, d1) | on(a, b, q, d2) | on(p, q, a, d3) | on(p, q, b, d4)
 
 
 def _bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
@@ -201,6 +206,8 @@ _BRIDGE_CANDIDATES = 6
 def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tuple[int, int] | None:
     """(hole position, outer position) of the best visible bridge, or None if none is visible."""
     best, best_score = None, math.inf
+    ea = np.array([e[0] for e in edges], dtype=np.int64)
+    eb = np.array([e[1] for e in edges], dtype=np.int64)
     for s, p_idx in enumerate(hole):
         p = xy[p_idx]
         p_prev, p_next = xy[hole[s - 1]], xy[hole[(s + 1) % len(hole)]]
@@ -214,9 +221,8 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
             prev, nxt = xy[outer[k - 1]], xy[outer[(k + 1) % len(outer)]]
             if not _in_cone(prev, m, nxt, p) or not _in_cone(p_prev, p, p_next, m):
                 continue
-            if any(
-                m_idx not in (a, b) and p_idx not in (a, b) and _segments_cross(p, m, xy[a], xy[b]) for a, b in edges
-            ):
+            free = (ea != m_idx) & (eb != m_idx) & (ea != p_idx) & (eb != p_idx)
+            if _segments_cross_many(p, m, xy[ea[free]], xy[eb[free]]).any():
                 continue
             seen += 1
             d = (m - p) / dist[k]
@@ -239,10 +245,12 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -
     """Fewest convex polygons (slivers first avoided) over a few triangulations of one region."""
     ring = _bridge_holes(rings, xy)
     best, best_key = None, None
-    for mode in ("fat", "first", "far"):
+    for mode, flip in (("fat", False), ("first", False), ("far", False), ("fat", True)):
         tris = _ear_clip(ring, xy, mode)
         if tris is None:
             continue
+        if flip:
+            tris = _delaunay_flips(tris, xy)
         merged = _merge(tris, xy, maxv)
         key = (sum(_is_sliver(xy[p]) for p in merged), len(merged))
         if best is None or key < best_key:
@@ -269,6 +277,8 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
     nxt = [(i + 1) % len(ring) for i in nodes]
     prv = [(i - 1) % len(ring) for i in nodes]
     alive = set(nodes)
+    alive_mask = np.ones(len(ring), dtype=bool)
+    ring_arr = np.asarray(ring)
     pts = xy[ring]
     score: dict[int, float | None] = {}
 
@@ -277,15 +287,12 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
         pa, pb, pc = pts[a], pts[b], pts[c]
         if _turn(pa, pb, pc) <= 0:
             return None
-        ids = (ring[a], ring[b], ring[c])
-        for j in alive:
-            if j in (a, b, c) or ring[j] in ids:
-                continue
-            q = pts[j]
-            if np.array_equal(q, pa) or np.array_equal(q, pb) or np.array_equal(q, pc):
-                continue
-            if _cross(pa, pb, q) >= 0 and _cross(pb, pc, q) >= 0 and _cross(pc, pa, q) >= 0:
-                return None
+        cand = alive_mask & (ring_arr != ring[a]) & (ring_arr != ring[b]) & (ring_arr != ring[c])
+        q = pts[cand]
+        q = q[~(np.all(q == pa, axis=1) | np.all(q == pb, axis=1) | np.all(q == pc, axis=1))]
+        inside = (_cross_many(pa, pb, q) >= 0) & (_cross_many(pb, pc, q) >= 0) & (_cross_many(pc, pa, q) >= 0)
+        if inside.any():
+            return None
         if mode == "first":
             return -float(i)
         if mode == "far":
@@ -306,6 +313,7 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
         a, c = prv[i], nxt[i]
         tris.append([ring[a], ring[i], ring[c]])
         alive.discard(i)
+        alive_mask[i] = False
         del score[i]
         nxt[a], prv[c] = c, a
         score[a] = ear_score(a)
@@ -314,6 +322,49 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
     if _turn(xy[last[0]], xy[last[1]], xy[last[2]]) > 0:
         tris.append(last)
     return tris
+
+
+def _delaunay_flips(tris: list[list[int]], xy: np.ndarray) -> list[list[int]]:
+    """Flip inner diagonals until locally Delaunay (fat triangles; no slivers where avoidable)."""
+    tris = [list(t) for t in tris]
+    owner = {}
+    for k, t in enumerate(tris):
+        for j in range(3):
+            owner[(t[j], t[(j + 1) % 3])] = k
+    stack = list(owner)
+    for _ in range(20 * len(tris) + 100):
+        if not stack:
+            break
+        u, v = stack.pop()
+        t, o = owner.get((u, v)), owner.get((v, u))
+        if t is None or o is None or t == o:
+            continue
+        a = next(x for x in tris[t] if x not in (u, v))
+        b = next(x for x in tris[o] if x not in (u, v))
+        if a == b or not _in_circle(xy[u], xy[v], xy[a], xy[b]):
+            continue
+        quad = [xy[a], xy[u], xy[b], xy[v]]
+        if any(_turn(quad[k - 1], quad[k], quad[(k + 1) % 4]) <= 0 for k in range(4)):
+            continue
+        for k in (t, o):
+            for j in range(3):
+                owner.pop((tris[k][j], tris[k][(j + 1) % 3]), None)
+        tris[t], tris[o] = [a, u, b], [b, v, a]
+        for k in (t, o):
+            for j in range(3):
+                owner[(tris[k][j], tris[k][(j + 1) % 3])] = k
+        stack.extend([(u, b), (b, v), (v, a), (a, u)])
+    return tris
+
+
+def _in_circle(a, b, c, d) -> bool:
+    """Is d strictly inside the circumcircle of the CCW triangle abc?"""
+    rows = [(p[0] - d[0], p[1] - d[1]) for p in (a, b, c)]
+    (ax, ay), (bx, by), (cx, cy) = rows
+    aw, bw, cw = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
+    det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
+    scale = max(aw, bw, cw) ** 2
+    return det > 1e-12 * scale
 
 
 def _walk(start: int, nxt: list[int], n: int) -> list[int]:
