@@ -130,31 +130,38 @@ class _MeshCache:
 
 MESHES = _MeshCache()
 _handle = None
+_batch = None  # (inputs key, GPU batch or None): rebuilt only when what it shows changes
 
 
 def draw() -> None:
-    """POST_VIEW draw callback: a thin wrapper around scene_lines."""
+    """POST_VIEW draw callback: a thin wrapper that turns scene_lines into a cached GPU batch."""
     import gpu  # imported here: the module's pure builders must load where no GPU exists
     from gpu_extras.batch import batch_for_shader
 
+    global _batch
     context = bpy.context
     settings = context.scene.navmesh
-    try:
-        meshes = [MESHES.get(obj) for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
-    except lib.NavMeshError:
-        return
+    objects = [obj for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
     state = operators_path.STATE
-    coords, colors = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
-                                 state.mesh, settings.path_radius, settings.path_show_portals)
-    if not len(coords):
-        return
+    key = (tuple(obj.data.get(mesh_write.REVISION_KEY) for obj in objects), settings.show_portals,
+           settings.show_clearance, settings.path_show_portals, state.key)
     shader = gpu.shader.from_builtin("POLYLINE_SMOOTH_COLOR")
+    if _batch is None or _batch[0] != key:
+        try:
+            meshes = [MESHES.get(obj) for obj in objects]
+        except lib.NavMeshError:
+            return
+        coords, colors = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
+                                     state.mesh, settings.path_radius, settings.path_show_portals)
+        batch = batch_for_shader(shader, "LINES", {"pos": coords, "color": colors}) if len(coords) else None
+        _batch = (key, batch)
+    if _batch[1] is None:
+        return
     region = context.region
     shader.uniform_float("viewportSize", (region.width, region.height))
     shader.uniform_float("lineWidth", 3.0)
-    batch = batch_for_shader(shader, "LINES", {"pos": coords, "color": colors})
     gpu.state.depth_test_set("LESS_EQUAL")
-    batch.draw(shader)
+    _batch[1].draw(shader)
     gpu.state.depth_test_set("NONE")
 
 
@@ -167,7 +174,8 @@ def register_draw_handler() -> None:
 
 
 def unregister_draw_handler() -> None:
-    global _handle
+    global _handle, _batch
+    _batch = None
     if _handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
         _handle = None

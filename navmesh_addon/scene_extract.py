@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import bpy
 import numpy as np
 
 from . import lib

@@ -5,7 +5,6 @@ import bpy
 import numpy as np
 import pytest
 
-import lib
 from navmesh_addon import mesh_write, operators_bake
 from tests.blender_scenes import box_object, grid_object, mesh_snapshot, select_only
 

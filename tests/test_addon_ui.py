@@ -1,7 +1,6 @@
 """Agent presets and sidebar panels: presets set the documented values; panels only name real properties and operators."""
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import bpy
