@@ -47,11 +47,24 @@ class UsageError(Exception):
     """Bad command line or unusable input file (exit code 2)."""
 
 
+class _Stop(Exception):
+    """argparse finished the command itself (--help): stop with this exit code."""
+
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of exiting, so Blender's command runner keeps control."""
+    """argparse that raises instead of exiting, so Blender's command runner keeps control."""
 
     def error(self, message: str):
         raise UsageError(f"{self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if message:
+            print(message, file=sys.stderr, end="")
+        raise _Stop(status)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,6 +103,8 @@ def main(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
         return bake_command(args) if args.command == "bake" else paths_command(args)
+    except _Stop as stop:
+        return stop.status
     except UsageError as exc:
         return _fail(EXIT_USAGE, str(exc))
     except lib.NavMeshError as exc:

@@ -129,6 +129,30 @@ def test_bake_imports_gltf_and_fbx_levels_z_up(blender, tmp_path, suffix, export
     assert mesh.area_xy() == pytest.approx((10 - 2 * mesh.params.agent_radius) ** 2, rel=0.1)
 
 
+def test_y_up_json_reads_back_as_the_same_z_up_navmesh(blender, tmp_path):
+    import bpy
+
+    from navmesh_addon import cli
+
+    bpy.ops.mesh.primitive_plane_add(size=6.0, location=(1.0, 2.0, 0.5))
+    level = tmp_path / "floor.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(level))
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "z.json")]) == 0
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "y.json"), "--y-up"]) == 0
+    raw = json.loads((tmp_path / "y.json").read_text())
+    assert raw["up_axis"] == "Y" and np.allclose(np.asarray(raw["vertices"])[:, 1], 0.5, atol=0.05)
+    assert lib.load(tmp_path / "y.json").vertices == pytest.approx(lib.load(tmp_path / "z.json").vertices)
+
+
+def test_help_exits_0_without_raising(capsys):
+    from navmesh_addon import cli
+
+    assert cli.main(["bake", "--help"]) == 0
+    assert "--fail-unreachable" not in capsys.readouterr().out
+    assert cli.main(["paths", "--help"]) == 0
+    assert "--fail-unreachable" in capsys.readouterr().out
+
+
 def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path):
     result = run_cli("bake", tmp_path / "missing.obj", "--output", tmp_path / "x.json")
     assert result.returncode == 2
