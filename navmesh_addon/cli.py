@@ -59,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so Blender's command runner keeps control."""
 
     def error(self, message: str):
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(f"{message} (see: {self.prog} --help)")
 
     def exit(self, status: int = 0, message: str | None = None):
         if message:
