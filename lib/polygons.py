@@ -58,6 +58,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
             _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses)
             for idx, nb in zip(region_rings, outline.ring_neighbors)
         ]
+        rings = rings[:1] + [_simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
         rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
         if not rings or _signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
@@ -168,6 +169,35 @@ def _segments_cross_many(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndar
         return (d == 0) & np.all((lo <= r) & (r <= hi), axis=-1)
 
     return proper | on(a, b, p, d1) | on(a, b, q, d2) | on(p, q, a, d3) | on(p, q, b, d4)
+
+
+def _is_simple(ring: list[int], xy: np.ndarray) -> bool:
+    """No two non-adjacent edges of the ring meet."""
+    a = xy[ring]
+    b = np.roll(a, -1, axis=0)
+    n = len(ring)
+    for i in range(n):
+        others = (np.arange(n) != i) & (np.arange(n) != (i + 1) % n) & (np.arange(n) != (i - 1) % n)
+        if _segments_cross_many(a[i], b[i], a[others], b[others]).any():
+            return False
+    return True
+
+
+def _simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
+    """A self-intersecting hole is replaced by its convex hull (clockwise): conservative, never walkable where it is not."""
+    if _is_simple(hole, xy):
+        return hole
+    log.warning("region %d: a self-intersecting hole outline was replaced by its convex hull", region)
+    pts = sorted(set(hole), key=lambda v: (xy[v, 0], xy[v, 1]))
+    lower: list[int] = []
+    upper: list[int] = []
+    for chain, seq in ((lower, pts), (upper, pts[::-1])):
+        for v in seq:
+            while len(chain) >= 2 and _cross(xy[chain[-2]], xy[chain[-1]], xy[v]) <= 0:
+                chain.pop()
+            chain.append(v)
+    hull = lower[:-1] + upper[:-1]
+    return hull[::-1]
 
 
 def _bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:

@@ -170,3 +170,13 @@ def test_random_polygons_with_holes_decompose_exactly(case):
     assert_valid_navmesh(mesh)
     assert covered_area(mesh) == pytest.approx(shape.area, rel=1e-9)
     assert mesh.area_xy() == pytest.approx(shape.area, rel=1e-9), "polygons overlap"
+
+
+def test_self_intersecting_hole_becomes_its_hull_and_is_never_walkable():
+    bowtie = [(1, 1), (3, 3), (3, 1), (1, 3)]  # crosses itself at (2, 2)
+    mesh = build_polygons([outline([SQUARE, bowtie])], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert covered_area(mesh) == pytest.approx(16.0 - 4.0)
+    assert not unary_union([Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]).contains(
+        Polygon([(1.1, 1.1), (2.9, 1.1), (2.9, 2.9), (1.1, 2.9)]).centroid
+    )
