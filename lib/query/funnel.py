@@ -11,24 +11,6 @@ def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
 
 
-def shrink_portal(left, right, left_corner: bool, right_corner: bool, d: float):
-    """Move portal ends that are wall corners inward by d (never past the middle)."""
-    if d <= 0:
-        return left, right
-    span = right - left
-    length = float(np.linalg.norm(span[:2]))
-    if length < 1e-12:
-        return left, right
-    step = min(d / length, 0.5)
-    both = left_corner and right_corner
-    if both and 2 * d > length:
-        mid = 0.5 * (left + right)
-        return mid, mid
-    new_left = left + span * step if left_corner else left
-    new_right = right - span * step if right_corner else right
-    return new_left, new_right
-
-
 def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) -> tuple[list, list, list]:
     """Taut path from start to goal through portals (left, right seen walking forward).
 
@@ -80,11 +62,17 @@ def _tangent_dir(p: np.ndarray, c: np.ndarray, d: float, circle_left: bool) -> n
     return np.array([u[0] * ca - u[1] * sa, u[0] * sa + u[1] * ca])
 
 
-def round_corners(points: list, corners: list, sides: list, d: float, passes: int = 3) -> list:
-    """Move each bend so both of its segments are tangent to a circle of radius d around its wall corner."""
+def round_corners(points: list, corners: list, sides: list, d: float, passes: int = 3) -> tuple[list, list]:
+    """Move each bend so both of its segments are tangent to a circle of radius d around its wall corner.
+
+    Returns the points and the indices (into the input) of those kept."""
     if d <= 0 or len(points) < 3:
-        return points
-    pts = [np.array(p, dtype=np.float64) for p in points]
+        return points, list(range(len(points)))
+    # Bends on several portals around one corner become a single bend.
+    keep = [k for k in range(len(points)) if k == 0 or corners[k] is None or corners[k - 1] is None or not np.allclose(corners[k], corners[k - 1], atol=1e-6)]
+    pts = [np.array(points[k], dtype=np.float64) for k in keep]
+    corners = [corners[k] for k in keep]
+    sides = [sides[k] for k in keep]
     for _ in range(passes):
         for k in range(1, len(pts) - 1):
             c = corners[k]
@@ -104,4 +92,4 @@ def round_corners(points: list, corners: list, sides: list, d: float, passes: in
                 continue
             xy = pts[k - 1][:2] + t * d1
             pts[k] = np.array([xy[0], xy[1], pts[k][2]])
-    return pts
+    return pts, keep

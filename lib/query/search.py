@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
-from .funnel import round_corners, shrink_portal, string_pull
+from .funnel import round_corners, string_pull
 from .index import MeshIndex, get_index, walk_segment
 
 IN_PROGRESS, FOUND, PARTIAL, UNREACHABLE = "in_progress", "found", "partial", "unreachable"
@@ -86,6 +86,7 @@ class MeshGraph:
         self.corner = corner
         self.nxt = nxt
         self.sizes = mesh.polygon_sizes
+        self.portal_cache: dict[tuple[int, float], tuple] = {}
 
     def cross_ok(self, mesh: NavMesh, p: int, i: int, j: int, r: float) -> bool:
         if self.cross is None or i < 0:
@@ -123,13 +124,103 @@ def _crossing_point(x: np.ndarray, goal: np.ndarray, a: np.ndarray, b: np.ndarra
     return a if da <= db else b
 
 
-def portal_ends(mesh: NavMesh, graph: MeshGraph, e: int, d: float) -> tuple[np.ndarray, np.ndarray, bool, bool]:
-    """Left and right ends (walking out of the edge's polygon) of portal e, shrunk by d at wall corners."""
+def _near_walls(mesh: NavMesh, graph: MeshGraph, e: int) -> np.ndarray:
+    """Wall edge slots of the portal's two polygons and their neighbours."""
+    near = {int(graph.index.edge_poly[e]), int(mesh.neighbors[e])}
+    for p in list(near):
+        near.update(int(q) for q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]] if q >= 0)
+    slots = np.concatenate([np.arange(mesh.poly_offsets[p], mesh.poly_offsets[p + 1]) for p in near])
+    return slots[mesh.neighbors[slots] < 0]
+
+
+def _wall_dist(pts: np.ndarray, wa: np.ndarray, wb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """XY distance from each point to the nearest wall segment, and that nearest wall point."""
+    v = wb - wa
+    t = np.clip(np.einsum("smk,mk->sm", pts[:, None, :] - wa[None], v) / np.maximum(np.einsum("ij,ij->i", v, v), 1e-18), 0, 1)
+    q = wa[None] + t[..., None] * v[None]
+    dist = np.linalg.norm(pts[:, None, :] - q, axis=2)
+    k = np.argmin(dist, axis=1)
+    rows = np.arange(len(pts))
+    return dist[rows, k], q[rows, k]
+
+
+_PORTAL_SAMPLES = 65
+
+
+def portal_ends(mesh: NavMesh, graph: MeshGraph, e: int, d: float):
+    """Left and right ends (walking out of the edge's polygon) of the part of portal e at least d from
+    nearby walls, plus the wall point each end was cut against (None where the end is the original
+    vertex and not a wall corner)."""
+    key = (e, d)
+    hit = graph.portal_cache.get(key)
+    if hit is not None:
+        return hit
     u, w = int(mesh.poly_vertices[e]), int(graph.nxt[e])
-    left, right = mesh.vertices[w], mesh.vertices[u]
-    lc, rc = bool(graph.corner[w]), bool(graph.corner[u])
-    sl, sr = shrink_portal(left, right, lc, rc, d)
-    return sl, sr, lc, rc
+    right, left = mesh.vertices[u], mesh.vertices[w]
+    rc = mesh.vertices[u] if graph.corner[u] else None
+    lc = mesh.vertices[w] if graph.corner[w] else None
+    out = (left, right, lc, rc)
+    walls = _near_walls(mesh, graph, e) if d > 0 else np.zeros(0, dtype=np.int64)
+    if len(walls):
+        wa, wb = graph.index.edge_a[walls, :2], graph.index.edge_b[walls, :2]
+        ts = np.linspace(0.0, 1.0, _PORTAL_SAMPLES)
+        line = lambda t: right[None, :2] + np.asarray(t)[:, None] * (left[:2] - right[:2])[None]  # noqa: E731
+        dist, _ = _wall_dist(line(ts), wa, wb)
+        ok = dist >= d - 1e-9
+        if ok.any():
+            k = int(np.argmax(dist))
+            i0 = k
+            while i0 > 0 and ok[i0 - 1]:
+                i0 -= 1
+            i1 = k
+            while i1 < len(ts) - 1 and ok[i1 + 1]:
+                i1 += 1
+            t0 = _refine(line, wa, wb, d, ts[i0], ts[i0 - 1]) if i0 > 0 else 0.0
+            t1 = _refine(line, wa, wb, d, ts[i1], ts[i1 + 1]) if i1 < len(ts) - 1 else 1.0
+            new_r, new_l = right + t0 * (left - right), right + t1 * (left - right)
+            if i0 > 0:
+                q = _wall_dist(line([t0]), wa, wb)[1][0]
+                rc = np.array([q[0], q[1], new_r[2]])
+            if i1 < len(ts) - 1:
+                q = _wall_dist(line([t1]), wa, wb)[1][0]
+                lc = np.array([q[0], q[1], new_l[2]])
+            out = (new_l, new_r, lc, rc)
+        else:
+            mid = right + float(ts[int(np.argmax(dist))]) * (left - right)
+            out = (mid, mid, lc, rc)
+    graph.portal_cache[key] = out
+    return out
+
+
+def _side_wall_point(mesh: NavMesh, graph: MeshGraph, e: int, prev, here, nxt, left: bool, d: float):
+    """Nearest wall point within 2d of a bend, on the side the path turns around; None if there is none."""
+    walls = _near_walls(mesh, graph, e)
+    if not len(walls):
+        return None
+    wa, wb = graph.index.edge_a[walls, :2], graph.index.edge_b[walls, :2]
+    v = wb - wa
+    t = np.clip(np.einsum("ij,ij->i", here[None, :2] - wa, v) / np.maximum(np.einsum("ij,ij->i", v, v), 1e-18), 0, 1)
+    q = wa + t[:, None] * v
+    dist = np.linalg.norm(q - here[None, :2], axis=1)
+    direction = np.asarray(nxt[:2]) - np.asarray(prev[:2])
+    rel = q - here[None, :2]
+    side = direction[0] * rel[:, 1] - direction[1] * rel[:, 0]
+    ok = (dist < 2 * d) & ((side > 0) if left else (side < 0))
+    if not ok.any():
+        return None
+    k = int(np.flatnonzero(ok)[np.argmin(dist[ok])])
+    return np.array([q[k, 0], q[k, 1], here[2]])
+
+
+def _refine(line, wa, wb, d: float, t_ok: float, t_bad: float) -> float:
+    """Bisect between an allowed and a forbidden portal parameter for the point at distance d."""
+    for _ in range(40):
+        mid = 0.5 * (t_ok + t_bad)
+        if _wall_dist(line([mid]), wa, wb)[0][0] >= d:
+            t_ok = mid
+        else:
+            t_bad = mid
+    return t_ok
 
 
 class SlicedSearch:
@@ -247,13 +338,16 @@ def _pull(mesh: NavMesh, graph: MeshGraph, start, end, corridor: list[int], port
     lefts, rights, lcs, rcs = [], [], [], []
     for e in portals:
         sl, sr, lc, rc = portal_ends(mesh, graph, e, d)
-        lefts.append(sl), rights.append(sr)
-        u, w = int(mesh.poly_vertices[e]), int(graph.nxt[e])
-        lcs.append(mesh.vertices[w] if lc else None), rcs.append(mesh.vertices[u] if rc else None)
+        lefts.append(sl), rights.append(sr), lcs.append(lc), rcs.append(rc)
     pts, idx, side = string_pull(np.asarray(start, float), np.asarray(end, float), lefts, rights)
     corners = [lcs[i] if s == "L" else rcs[i] if s == "R" else None for i, s in zip(idx, side)]
-    pts = round_corners(pts, corners, side, d)
-    polys = [corridor[0] if i < 0 else corridor[min(i + 1, len(corridor) - 1)] for i in idx]
+    if d > 0:
+        # A bend forced by a neighbouring portal's cut still turns around the nearest wall point.
+        for k, (i, s) in enumerate(zip(idx, side)):
+            if s and corners[k] is None:
+                corners[k] = _side_wall_point(mesh, graph, portals[i], pts[k - 1], pts[k], pts[k + 1], s == "L", d)
+    pts, keep = round_corners(pts, corners, side, d)
+    polys = [corridor[0] if idx[k] < 0 else corridor[min(idx[k] + 1, len(corridor) - 1)] for k in keep]
     return [np.asarray(x, dtype=np.float64) for x in pts], polys
 
 
@@ -271,8 +365,60 @@ def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, por
         if _length(new_pts) > _length(pts) + 1e-9:
             break
         corridor, pts, polys = walked, new_pts, new_polys
+    if d > 0:
+        pts, polys = _enforce_clearance(mesh, graph, pts, polys, d, passable)
     arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
     return PathResult(FOUND, arr, np.array(polys, dtype=np.int64), _length(pts), 0, corridor)
+
+
+def _closest_wall(mesh: NavMesh, graph: MeshGraph, p: int, a: np.ndarray, b: np.ndarray, passable):
+    """Nearest wall point (XY) to segment a-b among walls near the polygons it crosses, and its distance."""
+    _, _, visited = walk_segment(mesh, graph.index, p, a, b, passable)
+    near = set(visited)
+    for q in visited:
+        near.update(int(n) for n in mesh.neighbors[mesh.poly_offsets[q] : mesh.poly_offsets[q + 1]] if n >= 0)
+    slots = np.concatenate([np.arange(mesh.poly_offsets[q], mesh.poly_offsets[q + 1]) for q in near])
+    slots = slots[mesh.neighbors[slots] < 0]
+    if not len(slots):
+        return None, np.inf
+    wa, wb = graph.index.edge_a[slots, :2], graph.index.edge_b[slots, :2]
+    ts = np.linspace(0.0, 1.0, 129)
+    line = a[None, :2] + ts[:, None] * (b[:2] - a[:2])[None]
+    dist, q = _wall_dist(line, wa, wb)
+    k = int(np.argmin(dist))
+    # Distance from the segment to that wall point exactly (sampling only picked the wall point).
+    c = q[k]
+    ab = b[:2] - a[:2]
+    t = float(np.clip(np.dot(c - a[:2], ab) / max(float(np.dot(ab, ab)), 1e-18), 0.0, 1.0))
+    return c, float(np.linalg.norm(a[:2] + t * ab - c))
+
+
+def _enforce_clearance(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int], d: float, passable, rounds: int = 64):
+    """Where a segment passes closer than d to a wall point c, bend it on the two tangents to the circle (c, d)."""
+    pts, polys = list(pts), list(polys)
+    k = 0
+    while k < len(pts) - 1 and rounds > 0:
+        c, dist = _closest_wall(mesh, graph, polys[k], pts[k], pts[k + 1], passable)
+        if c is None or dist >= d - 1e-9:
+            k += 1
+            continue
+        rounds -= 1
+        a, b = pts[k], pts[k + 1]
+        cc = np.array([c[0], c[1], 0.5 * (a[2] + b[2])])
+        left = _cross2(a, b, cc) > 0
+        margin = d * (1 + 1e-7)
+        bent = round_corners([a, 0.5 * (a + b), b], [None, cc, None], ["", "L" if left else "R", ""], margin)[0][1]
+        if np.allclose(bent, 0.5 * (a + b)):
+            k += 1
+            continue
+        p, _ = graph.index.locate(bent)
+        pts.insert(k + 1, bent)
+        polys.insert(k + 1, p if p >= 0 else polys[k])
+    return pts, polys
+
+
+def _cross2(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+    return float((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
 
 
 def _length(pts: list) -> float:

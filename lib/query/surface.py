@@ -15,7 +15,7 @@ from .search import DEFAULT_FILTER, QueryFilter
 
 @dataclass
 class RaycastHit:
-    """t in [0, 1] where the ray hit a wall (inf if it reached the end); point, wall normal (XY) and polygons visited."""
+    """t in [0, 1] where the ray hit a wall (inf if it reached the end); point, the wall's normal facing the ray (XY) and polygons visited."""
 
     t: float
     point: np.ndarray
@@ -37,7 +37,7 @@ def raycast(mesh: NavMesh, start, end, filter: QueryFilter | None = None) -> Ray
         return RaycastHit(math.inf, np.array([xy[0], xy[1], index.height(visited[-1], xy)]), np.zeros(3), visited)
     xy = s[:2] + t * (e3[:2] - s[:2])
     w = index.edge_b[edge, :2] - index.edge_a[edge, :2]
-    n = np.array([w[1], -w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
+    n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)  # faces back toward the ray
     return RaycastHit(t, np.array([xy[0], xy[1], index.height(visited[-1], xy)]), n, visited)
 
 

@@ -1,0 +1,180 @@
+"""Path queries on hand-built meshes with exactly known free space (shapely is the referee)."""
+import numpy as np
+import pytest
+from shapely.geometry import LineString, Point, box
+
+from lib.errors import NavMeshError
+from lib.query import (
+    PathCache,
+    QueryFilter,
+    SlicedSearch,
+    find_path,
+    find_paths,
+    locate,
+    move_along_surface,
+    random_point,
+    raycast,
+    reachable,
+)
+from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, visibility_shortest
+
+DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5
+
+
+@pytest.fixture(scope="module")
+def pillars():
+    return grid_mesh(ROOM, PILLARS, step=0.5)
+
+
+def _random_free_points(region, rng, n):
+    out = []
+    while len(out) < n:
+        p = rng.uniform(0, 10, 2)
+        if region.contains(Point(p)):
+            out.append([p[0], p[1], 0.0])
+    return np.array(out)
+
+
+def test_locate_snaps_to_the_floor_and_out_of_obstacles(pillars):
+    p, q = locate(pillars, [0.7, 0.7, 3.0])
+    assert p >= 0 and np.allclose(q, [0.7, 0.7, 0.0])
+    p, q = locate(pillars, [2.2, 4.0, 0.0])  # inside the pillar x 2..3: nearest free point is on x = 2
+    assert np.allclose(q, [2.0, 4.0, 0.0])
+    assert locate(pillars, [50.0, 50.0, 0.0], search_radius=1.0)[0] == -1
+
+
+def test_paths_are_near_optimal_against_the_visibility_graph(pillars):
+    rng = np.random.default_rng(1)
+    region = free_space(ROOM, PILLARS, 0.0).buffer(-1e-3)
+    starts, goals = _random_free_points(region, rng, 120), _random_free_points(region, rng, 120)
+    inside = free_space(ROOM, PILLARS, 0.0).buffer(1e-6)
+    ratios = []
+    for s, g in zip(starts, goals):
+        res = find_path(pillars, s, g)
+        assert res.status == "found"
+        assert np.allclose(res.points[0], s) and np.allclose(res.points[-1], g)
+        assert inside.covers(LineString(res.points[:, :2]))
+        ratios.append(res.length / visibility_shortest(ROOM, PILLARS, s, g))
+    ratios = np.array(ratios)
+    assert ratios.min() >= 1 - 1e-9
+    assert ratios.mean() <= 1.01
+    assert np.quantile(ratios, 0.95) <= 1.05
+
+
+@pytest.mark.parametrize("r", [0.2, 0.45])
+def test_paths_for_larger_radius_stay_in_the_eroded_free_space(pillars, r):
+    rng = np.random.default_rng(2)
+    region = free_space(ROOM, PILLARS, r).buffer(-1e-3)
+    inside = free_space(ROOM, PILLARS, r).buffer(1e-6)
+    corners = [Point(x, y) for ox0, oy0, ox1, oy1 in PILLARS for x in (ox0, ox1) for y in (oy0, oy1)]
+    for s, g in zip(_random_free_points(region, rng, 40), _random_free_points(region, rng, 40)):
+        res = find_path(pillars, s, g, radius=r)
+        if res.status != "found":
+            continue
+        line = LineString(res.points[:, :2])
+        assert inside.covers(line)
+        assert min(line.distance(c) for c in corners) >= r - 1e-6
+
+
+def test_doorway_admits_agents_narrower_than_the_door_only():
+    mesh = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
+    s, g = [2.0, 5.0, 0.0], [8.0, 5.0, 0.0]
+    ok = find_path(mesh, s, g, radius=0.55)
+    assert ok.status == "found" and ok.length == pytest.approx(6.0)
+    blocked = find_path(mesh, s, g, radius=0.65)
+    assert blocked.status == "partial"
+    assert blocked.points[-1][0] <= 4.8 + 1e-9  # ends on the start side of the wall
+    left = reachable(mesh, s, radius=0.65)
+    both = reachable(mesh, s, radius=0.55)
+    assert both.area == pytest.approx(mesh.area_xy())
+    assert left.area == pytest.approx(4.8 * 10.0)
+
+
+def test_radius_below_bake_radius_is_refused():
+    mesh = grid_mesh(ROOM, [], r0=0.3)
+    with pytest.raises(NavMeshError, match="bake radius"):
+        find_path(mesh, [1, 1, 0], [2, 2, 0], radius=0.1)
+
+
+def test_filter_costs_and_exclusions_steer_the_path():
+    mesh = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
+    c = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
+    mesh.areas[(c[:, 0] > 4.0) & (c[:, 0] < 6.0) & (c[:, 1] > 4.0) & (c[:, 1] < 6.0)] = 3  # the doorway
+    s, g = [2.0, 5.0, 0.0], [8.0, 5.0, 0.0]
+    assert find_path(mesh, s, g).status == "found"
+    assert find_path(mesh, s, g, filter=QueryFilter(excluded={3})).status == "partial"
+    assert reachable(mesh, s, filter=QueryFilter(excluded={3})).area < 0.5 * mesh.area_xy()
+    with pytest.raises(NavMeshError, match="cost"):
+        QueryFilter(area_cost={3: -1.0})
+
+
+def test_costly_area_is_avoided_when_a_cheaper_detour_exists():
+    mesh = grid_mesh(ROOM, [(4.0, 1.0, 6.0, 8.0)], step=1.0)
+    c = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
+    mesh.areas[(c[:, 0] > 4.0) & (c[:, 0] < 6.0) & (c[:, 1] < 1.0)] = 5  # the southern passage
+    s, g = [2.0, 2.5, 0.0], [8.0, 2.5, 0.0]
+    south = find_path(mesh, s, g)
+    assert south.points[:, 1].max() <= 2.5 and south.length == pytest.approx(2 * np.hypot(2.0, 1.5) + 2.0)
+    north = find_path(mesh, s, g, filter=QueryFilter(area_cost={5: 10.0}))
+    assert north.points[:, 1].max() == pytest.approx(8.0)
+    assert north.length == pytest.approx(2 * np.hypot(2.0, 5.5) + 2.0)
+
+
+def test_sliced_search_matches_find_path(pillars):
+    s, g = [0.5, 0.5, 0.0], [9.5, 9.5, 0.0]
+    search = SlicedSearch(pillars, s, g)
+    statuses = [search.update(5)]
+    while statuses[-1] == "in_progress":
+        statuses.append(search.update(5))
+    assert statuses[0] == "in_progress" and statuses[-1] == "found"
+    assert search.result().length == pytest.approx(find_path(pillars, s, g).length)
+    assert search.result().length == pytest.approx(visibility_shortest(ROOM, PILLARS, np.array(s), np.array(g)))
+
+
+def test_raycast_hits_the_pillar_face(pillars):
+    hit = raycast(pillars, [0.5, 4.0, 0.0], [4.0, 4.0, 0.0])
+    assert hit.t == pytest.approx(1.5 / 3.5)
+    assert np.allclose(hit.point, [2.0, 4.0, 0.0]) and np.allclose(hit.normal, [-1.0, 0.0, 0.0])
+    hit = raycast(pillars, [0.5, 0.5, 0.0], [1.5, 9.5, 0.0])  # meets the pillar y 7.5..8.5 from below
+    assert hit.t == pytest.approx(7.0 / 9.0) and np.allclose(hit.normal, [0.0, -1.0, 0.0])
+    assert raycast(pillars, [0.5, 0.5, 0.0], [0.5, 9.5, 0.0]).t == np.inf
+
+
+def test_move_along_surface_slides_along_walls(pillars):
+    pt, polys = move_along_surface(pillars, [1.5, 4.0, 0.0], [2.5, 4.5, 0.0])
+    assert np.allclose(pt, [2.0, 4.5, 0.0])
+    pt, _ = move_along_surface(pillars, [1.5, 4.0, 0.0], [1.0, 4.5, 0.0])
+    assert np.allclose(pt, [1.0, 4.5, 0.0])
+
+
+def test_random_points_lie_on_the_free_space(pillars):
+    rng = np.random.default_rng(3)
+    region = free_space(ROOM, PILLARS, 0.0).buffer(1e-9)
+    pts = np.array([random_point(pillars, rng)[1] for _ in range(200)])
+    assert all(region.covers(Point(p[:2])) for p in pts)
+    assert np.allclose(pts[:, 2], 0.0)
+
+
+def test_batch_with_cache_equals_single_queries(pillars):
+    rng = np.random.default_rng(4)
+    region = free_space(ROOM, PILLARS, 0.0).buffer(-1e-3)
+    starts = _random_free_points(region, rng, 10)
+    goals = _random_free_points(region, rng, 10)
+    cache = PathCache(pillars)
+    batch = find_paths(pillars, np.r_[starts, starts], np.r_[goals, goals], cache=cache)
+    assert cache.hits >= 10
+    for i in range(10):
+        single = find_path(pillars, starts[i], goals[i])
+        assert batch.status[i] == 0
+        assert batch.lengths[i] == pytest.approx(single.length, rel=0.02)
+        assert np.allclose(batch.path(i), batch.path(i + 10))
+    with pytest.raises(NavMeshError, match="starts"):
+        find_paths(pillars, starts, goals[:3])
+
+
+def test_paths_follow_a_ramp_surface():
+    mesh = grid_mesh((0.0, 0.0, 10.0, 4.0), [(4.0, 0.0, 5.0, 3.0)], step=1.0, z=lambda x, y: 0.1 * x)
+    res = find_path(mesh, [1.0, 1.0, 0.1], [9.0, 1.0, 0.9])
+    assert res.status == "found"
+    assert np.allclose(res.points[:, 2], 0.1 * res.points[:, 0], atol=1e-9)
+    assert box(4.0, 0.0, 5.0, 3.0).exterior.distance(LineString(res.points[:, :2])) == pytest.approx(0.0, abs=1e-9)
