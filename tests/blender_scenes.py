@@ -28,6 +28,7 @@ def box_object(name: str, lo, hi, collection=None) -> bpy.types.Object:
 
 
 def select_only(*objects) -> None:
+    bpy.context.view_layer.update()  # drop objects removed since the last sync from the listing
     for obj in bpy.context.view_layer.objects:
         obj.select_set(False)
     for obj in objects:

@@ -6,6 +6,7 @@ import math
 import bpy
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import lib
 from navmesh_addon.scene_extract import extract_scene
@@ -172,3 +173,29 @@ def test_geometry_node_instances_are_realised(blender):
     np.testing.assert_allclose(sorted(set(np.round(centres[:, 0]))), [0.0, 3.0, 6.0], atol=0.5)
     np.testing.assert_allclose(arrays.vertices[:, 2], 2.0)
     assert arrays.object_names == ["Host"]
+
+
+axis_scale = st.floats(0.2, 3.0).flatmap(lambda v: st.sampled_from([v, -v]))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    scale=st.tuples(axis_scale, axis_scale, axis_scale),
+    rotation=st.tuples(*[st.floats(-math.pi, math.pi)] * 3),
+    offset=st.tuples(*[st.floats(-50, 50)] * 3),
+)
+def test_any_transform_gives_world_positions_and_outward_faces(blender, scale, rotation, offset):
+    box = box_object("Box", (0, 0, 0), (1, 1, 1))
+    box.scale, box.rotation_euler, box.location = scale, rotation, offset
+    select_only(box)
+    try:
+        arrays = extract_scene(blender, "SELECTED")
+        matrix = np.array(box.matrix_world)
+    finally:
+        bpy.data.objects.remove(box)
+    local = np.array([(x, y, z) for z in (0, 1) for y in (0, 1) for x in (0, 1)], dtype=float)
+    expected = local @ matrix[:3, :3].T + matrix[:3, 3]
+    assert {tuple(np.round(v, 4)) for v in arrays.vertices} == {tuple(np.round(v, 4)) for v in expected}
+    normals = triangle_normals(arrays.vertices, arrays.triangles)
+    outward = arrays.vertices[arrays.triangles].mean(axis=1) - expected.mean(axis=0)
+    assert np.all(np.sum(normals * outward, axis=1) > 0)
