@@ -1,6 +1,8 @@
 """Bake operator end to end in real Blender: result object, sources untouched, re-bake, undo, cancel, errors."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import bpy
 import numpy as np
 import pytest
@@ -131,3 +133,49 @@ def test_degenerate_input_is_reported(blender):
     with pytest.raises(RuntimeError, match="degenerate input: .*zero area; fix the geometry"):
         bpy.ops.navmesh.bake()
     assert navmesh_objects() == []
+
+
+class ModalHarness:
+    """Drives NAVMESH_OT_bake.modal the way the window manager does, with a recorded status bar."""
+
+    def __init__(self, job):
+        self._job, self._timer, self.reports, self.status = job, "timer", [], []
+        op = operators_bake.NAVMESH_OT_bake
+        self._show = lambda context, stage, fraction: op._show(self, context, stage, fraction)
+        self._cleanup = lambda context: op._cleanup(self, context)
+        self.context = SimpleNamespace(
+            scene=bpy.context.scene,
+            screen=SimpleNamespace(areas=[]),
+            window_manager=SimpleNamespace(event_timer_remove=lambda timer: None),
+            workspace=SimpleNamespace(status_text_set=self.status.append),
+        )
+
+    def report(self, kind, message):
+        self.reports.append((kind.pop(), message))
+
+    def send(self, event_type: str) -> set:
+        return operators_bake.NAVMESH_OT_bake.modal(self, self.context, SimpleNamespace(type=event_type))
+
+
+def test_modal_bake_polls_the_worker_then_writes_the_result(level):
+    harness = ModalHarness(operators_bake.prepare(bpy.context, bpy.context.scene.navmesh))
+    harness._job.start()
+    assert harness.send("MOUSEMOVE") == {"PASS_THROUGH"}
+    outcome = harness.send("TIMER")
+    while outcome == {"RUNNING_MODAL"}:
+        assert bpy.context.scene.navmesh.bake_stage  # the panel shows a progress bar meanwhile
+        harness._job.wait(0.05)
+        outcome = harness.send("TIMER")
+    assert outcome == {"FINISHED"}
+    assert len(navmesh_objects()) == 1 and harness.reports[-1][0] == "INFO"
+    assert harness.status[-1] is None and bpy.context.scene.navmesh.bake_stage == ""
+
+
+def test_modal_escape_cancels_and_writes_nothing(level):
+    harness = ModalHarness(operators_bake.prepare(bpy.context, bpy.context.scene.navmesh))
+    harness._job.start()
+    assert harness.send("ESC") == {"CANCELLED"}
+    assert harness._job.done
+    assert navmesh_objects() == []
+    assert harness.reports == [("WARNING", "Navmesh bake cancelled; the scene is unchanged")]
+    assert harness.status[-1] is None
