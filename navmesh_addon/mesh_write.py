@@ -22,10 +22,10 @@ def find_navmesh_objects(scene) -> list:
 
 def region_colors(regions: np.ndarray) -> np.ndarray:
     """(P, 4) RGBA per polygon: a distinct, stable hue per region id (golden-ratio hue steps)."""
-    regions = np.asarray(regions, dtype=np.int64)
-    hues = (regions * 0.61803398875) % 1.0
+    ids, inverse = np.unique(np.asarray(regions, dtype=np.int64), return_inverse=True)
+    hues = (ids * 0.61803398875) % 1.0
     rgb = np.array([colorsys.hsv_to_rgb(h, 0.55, 0.9) for h in hues.tolist()]).reshape(-1, 3)
-    return np.hstack([rgb, np.ones((len(regions), 1))])
+    return np.hstack([rgb[inverse.reshape(-1)], np.ones((len(inverse), 1))])
 
 
 def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
