@@ -161,7 +161,7 @@ class _Tin:
         self.verts = verts
         self.tris = tris
         self.edge = {}
-        for t, tri in enumerate(tris):
+        for t in range(len(tris)):
             self._register(t)
 
     def _register(self, t: int) -> None:

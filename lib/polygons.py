@@ -421,7 +421,7 @@ def _merge(tris: list[list[int]], xy: np.ndarray, maxv: int) -> list[list[int]]:
         for j in range(3):
             owner[(t[j], t[(j + 1) % 3])] = k
     heap = []
-    for (a, b), p in owner.items():
+    for a, b in owner:
         if a < b and (b, a) in owner:
             heapq.heappush(heap, (-float(np.hypot(*(xy[a] - xy[b]))), a, b))
     next_id = len(tris)
