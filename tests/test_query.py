@@ -178,3 +178,24 @@ def test_paths_follow_a_ramp_surface():
     assert res.status == "found"
     assert np.allclose(res.points[:, 2], 0.1 * res.points[:, 0], atol=1e-9)
     assert box(4.0, 0.0, 5.0, 3.0).exterior.distance(LineString(res.points[:, :2])) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_multi_floor_paths_climb_the_ramp_and_never_jump():
+    from tests.test_query_scenes import two_floors
+
+    mesh = two_floors()
+    lower, _ = locate(mesh, [1.0, 1.0, 0.2])
+    upper, _ = locate(mesh, [1.0, 1.0, 2.8])
+    assert lower != upper
+    assert mesh.vertices[mesh.polygon(lower), 2].max() == 0.0 and mesh.vertices[mesh.polygon(upper), 2].min() == 3.0
+    res = find_path(mesh, [1.0, 1.0, 0.0], [1.0, 1.0, 3.0])
+    assert res.status == "found"
+    seg = np.diff(res.points, axis=0)
+    assert np.all(np.abs(seg[:, 2]) <= 0.75 * np.linalg.norm(seg[:, :2], axis=1) + 1e-9)  # no steeper than the ramp
+    assert res.points[:, 0].max() >= 12.0 - 1e-9  # it went over to the ramp
+    assert res.length >= 2 * 11.0 + 4.0
+    # Reachability on the lower floor with the ramp excluded stays on the lower floor.
+    ramp = np.flatnonzero(mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3)[:, :, 0].min(axis=1) >= 12.0)
+    mesh.areas[ramp] = 2
+    only_lower = reachable(mesh, [1.0, 1.0, 0.0], filter=QueryFilter(excluded={2}))
+    assert only_lower.area == pytest.approx(24.0)

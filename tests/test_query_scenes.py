@@ -118,3 +118,37 @@ def test_visibility_reference_on_a_known_detour():
     d = visibility_shortest(ROOM, walls, np.array([2.0, 2.0, 0]), np.array([8.0, 2.0, 0]))
     assert d == pytest.approx(2 * np.hypot(2.0, 4.0) + 2.0)
     assert shapely.is_valid(free_space(ROOM, walls, 0.3))
+
+
+def combine(meshes: list[NavMesh], r0: float = 0.0) -> NavMesh:
+    """One NavMesh from several: vertices welded by position, neighbours rebuilt from shared edges."""
+    verts = np.concatenate([m.vertices for m in meshes])
+    key, inverse = np.unique(np.round(verts, 9), axis=0, return_inverse=True)
+    base = np.cumsum([0] + [len(m.vertices) for m in meshes])[:-1]
+    poly_vertices = np.concatenate([inverse.ravel()[m.poly_vertices + b] for m, b in zip(meshes, base)])
+    sizes = np.concatenate([m.polygon_sizes for m in meshes])
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    nxt = np.arange(1, len(poly_vertices) + 1)
+    nxt[offsets[1:] - 1] = offsets[:-1]
+    edge = {(int(u), int(w)): int(owner[e]) for e, (u, w) in enumerate(zip(poly_vertices, poly_vertices[nxt]))}
+    neighbors = np.array([edge.get((int(w), int(u)), -1) for u, w in zip(poly_vertices, poly_vertices[nxt])], dtype=np.int64)
+    P = len(sizes)
+    mesh = NavMesh(key, offsets, poly_vertices, neighbors, np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64), BakeParams(agent_radius=r0))
+    return compute_clearance(mesh)
+
+
+def two_floors() -> NavMesh:
+    """Lower floor (0..12, 0..2) at z 0, a ramp (12..14, 0..8) up to z 3, upper floor (0..12, 0..8) at z 3 above it."""
+    lower = grid_mesh((0.0, 0.0, 12.0, 2.0), [], step=1.0)
+    ramp = grid_mesh((12.0, 0.0, 14.0, 8.0), [], step=1.0, z=lambda x, y: float(np.clip(0.75 * (y - 2.0), 0.0, 3.0)))
+    upper = grid_mesh((0.0, 0.0, 12.0, 8.0), [], step=1.0, z=lambda x, y: 3.0)
+    return combine([lower, ramp, upper])
+
+
+def test_two_floors_connect_only_through_the_ramp():
+    mesh = two_floors()
+    assert mesh.polygon_count == 24 + 16 + 96
+    crossing = np.flatnonzero(mesh.neighbors >= 0)
+    z = mesh.vertices[mesh.poly_vertices[crossing], 2]
+    assert len(crossing) and z.max() <= 3.0 and mesh.area_xy() == pytest.approx(24 + 16 + 96)
