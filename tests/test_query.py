@@ -57,8 +57,8 @@ def test_paths_are_near_optimal_against_the_visibility_graph(pillars):
         ratios.append(res.length / visibility_shortest(ROOM, PILLARS, s, g))
     ratios = np.array(ratios)
     assert ratios.min() >= 1 - 1e-9
-    assert ratios.mean() <= 1.01
-    assert np.quantile(ratios, 0.95) <= 1.05
+    assert ratios.mean() <= 1.002
+    assert np.mean(ratios <= 1.01) >= 0.99
 
 
 @pytest.mark.parametrize("r", [0.2, 0.45])

@@ -87,6 +87,25 @@ class MeshGraph:
         self.nxt = nxt
         self.sizes = mesh.polygon_sizes
         self.portal_cache: dict[tuple[int, float], tuple] = {}
+        # Reflex wall corners (convex obstacle corners) are the only places a shortest path bends.
+        starts = mesh.poly_vertices[boundary]
+        ends = nxt[boundary]
+        out_count = np.bincount(starts, minlength=len(mesh.vertices))
+        incoming = np.full(len(mesh.vertices), -1)
+        outgoing = np.full(len(mesh.vertices), -1)
+        incoming[ends] = starts
+        outgoing[starts] = ends
+        v = mesh.vertices
+        cand = np.flatnonzero(corner & (incoming >= 0) & (outgoing >= 0))
+        a, b = v[incoming[cand], :2] - v[cand, :2], v[outgoing[cand], :2] - v[cand, :2]
+        turn = -a[:, 0] * b[:, 1] + a[:, 1] * b[:, 0]
+        self.reflex = np.zeros(len(v), dtype=bool)
+        self.reflex[cand[turn < -1e-12]] = True
+        self.reflex[out_count > 1] = True
+        owner = mesh.edge_polygon
+        order = np.argsort(mesh.poly_vertices, kind="stable")
+        cuts = np.searchsorted(mesh.poly_vertices[order], np.arange(len(v) + 1))
+        self.vertex_polys = [owner[order[cuts[i] : cuts[i + 1]]] for i in range(len(v))]
 
     def cross_ok(self, mesh: NavMesh, p: int, i: int, j: int, r: float) -> bool:
         if self.cross is None or i < 0:
@@ -322,7 +341,8 @@ class SlicedSearch:
         portals = [n for n in chain if n >= 0]
         end = self.goal if end is None else end
         passable = lambda q: self.filter.passable(self.mesh.areas[q])  # noqa: E731
-        self._result = build_path(self.mesh, self.graph, self.start, end, self.start_poly, portals, self.d, passable)
+        uniform = all(c == 1.0 for c in self.filter.area_cost.values())
+        self._result = build_path(self.mesh, self.graph, self.start, end, self.start_poly, portals, self.d, passable, uniform)
         self._result.status, self._result.reason = status, reason
         self._result.nodes_expanded = self.nodes_expanded
 
@@ -351,7 +371,7 @@ def _pull(mesh: NavMesh, graph: MeshGraph, start, end, corridor: list[int], port
     return [np.asarray(x, dtype=np.float64) for x in pts], polys
 
 
-def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, portals: list[int], d: float, passable=None) -> PathResult:
+def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, portals: list[int], d: float, passable=None, uniform: bool = True) -> PathResult:
     """Funnel through the corridor given by portal edge slots; then shortcut and re-funnel through the
     corridor the shortcuts cross while that changes it (the funnel is exact within one corridor)."""
     corridor = [start_poly] + [int(mesh.neighbors[e]) for e in portals]
@@ -367,8 +387,66 @@ def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, por
         corridor, pts, polys = walked, new_pts, new_polys
     if d > 0:
         pts, polys = _enforce_clearance(mesh, graph, pts, polys, d, passable)
+    elif uniform:
+        pts, polys = _corner_refine(mesh, graph, pts, polys, passable)
     arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
     return PathResult(FOUND, arr, np.array(polys, dtype=np.int64), _length(pts), 0, corridor)
+
+
+_MAX_REFINE_CORNERS = 80
+
+
+def _visible(mesh: NavMesh, graph: MeshGraph, from_polys, a: np.ndarray, b: np.ndarray, passable) -> bool:
+    for p in from_polys:
+        _, edge, visited = walk_segment(mesh, graph.index, int(p), a, b, passable)
+        if edge < 0 and _ends_on(mesh, graph.index, visited[-1], b):
+            return True
+    return False
+
+
+def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int], passable):
+    """Shortest path over the visibility graph of the reflex wall corners that could shorten it (those
+    inside the ellipse |c - start| + |c - goal| <= current length); exact for r = r0. Skipped when
+    more than _MAX_REFINE_CORNERS qualify."""
+    s, g = pts[0], pts[-1]
+    length = _length(pts)
+    rv = np.flatnonzero(graph.reflex)
+    pos = mesh.vertices[rv]
+    rv = rv[np.linalg.norm(pos - s, axis=1) + np.linalg.norm(pos - g, axis=1) <= length + 1e-9]
+    if len(rv) > _MAX_REFINE_CORNERS:
+        return pts, polys
+    nodes = [s, g] + [mesh.vertices[v] for v in rv]
+    node_polys = [[polys[0]], [polys[-1]]] + [graph.vertex_polys[v] for v in rv]
+    n = len(nodes)
+    dist = np.full(n, math.inf)
+    dist[0] = 0.0
+    parent = np.full(n, -1)
+    done = np.zeros(n, dtype=bool)
+    heap = [(float(np.linalg.norm(nodes[0] - nodes[1])), 0)]
+    while heap:
+        _, i = heapq.heappop(heap)
+        if done[i]:
+            continue
+        done[i] = True
+        if i == 1:
+            break
+        for j in range(n):
+            if done[j]:
+                continue
+            nd = dist[i] + float(np.linalg.norm(nodes[j] - nodes[i]))
+            if nd >= dist[j] - 1e-12 or nd + float(np.linalg.norm(nodes[1] - nodes[j])) > length + 1e-9:
+                continue
+            if _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], passable):
+                dist[j], parent[j] = nd, i
+                heapq.heappush(heap, (nd + float(np.linalg.norm(nodes[1] - nodes[j])), j))
+    if not done[1] or dist[1] >= length - 1e-9:
+        return pts, polys
+    chain = [1]
+    while chain[-1] != 0:
+        chain.append(int(parent[chain[-1]]))
+    chain.reverse()
+    out_polys = [polys[0]] + [int(node_polys[k][0]) for k in chain[1:-1]] + [polys[-1]]
+    return [np.asarray(nodes[k], dtype=np.float64) for k in chain], out_polys
 
 
 def _closest_wall(mesh: NavMesh, graph: MeshGraph, p: int, a: np.ndarray, b: np.ndarray, passable):
