@@ -460,15 +460,15 @@ def _closest_wall(mesh: NavMesh, graph: MeshGraph, p: int, a: np.ndarray, b: np.
     if not len(slots):
         return None, np.inf
     wa, wb = graph.index.edge_a[slots, :2], graph.index.edge_b[slots, :2]
-    ts = np.linspace(0.0, 1.0, 129)
-    line = a[None, :2] + ts[:, None] * (b[:2] - a[:2])[None]
-    dist, q = _wall_dist(line, wa, wb)
-    k = int(np.argmin(dist))
-    # Distance from the segment to that wall point exactly (sampling only picked the wall point).
-    c = q[k]
-    ab = b[:2] - a[:2]
-    t = float(np.clip(np.dot(c - a[:2], ab) / max(float(np.dot(ab, ab)), 1e-18), 0.0, 1.0))
-    return c, float(np.linalg.norm(a[:2] + t * ab - c))
+    # Segment-segment distance (they do not cross: the walk reached b) is attained at an endpoint.
+    ends = np.concatenate([wa, wb])
+    d_ends, _ = _wall_dist(ends, a[None, :2], b[None, :2])
+    d_ab, q_ab = _wall_dist(np.stack([a[:2], b[:2]]), wa, wb)
+    k = int(np.argmin(d_ends))
+    if d_ends[k] <= d_ab.min():
+        return ends[k], float(d_ends[k])
+    j = int(np.argmin(d_ab))
+    return q_ab[j], float(d_ab[j])
 
 
 def _enforce_clearance(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int], d: float, passable, rounds: int = 64):
@@ -485,6 +485,19 @@ def _enforce_clearance(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[i
         cc = np.array([c[0], c[1], 0.5 * (a[2] + b[2])])
         left = _cross2(a, b, cc) > 0
         margin = d * (1 + 1e-7)
+        # A bend that itself sits too close to the wall point is pushed straight away from it first.
+        for m in (k, k + 1):
+            off = pts[m][:2] - c
+            if 0 < m < len(pts) - 1 and np.linalg.norm(off) < margin:
+                off = off / max(float(np.linalg.norm(off)), 1e-12)
+                push = d * (1 + 1e-5)  # just outside the tangent circle so tangents from it exist
+                pts[m] = np.array([c[0] + off[0] * push, c[1] + off[1] * push, pts[m][2]])
+                break
+        else:
+            m = -1
+        if m >= 0:
+            k = max(m - 1, 0)
+            continue
         bent = round_corners([a, 0.5 * (a + b), b], [None, cc, None], ["", "L" if left else "R", ""], margin)[0][1]
         if np.allclose(bent, 0.5 * (a + b)):
             k += 1
