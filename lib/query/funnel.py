@@ -11,6 +11,10 @@ def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
 
 
+def _same(a, b) -> bool:
+    return abs(a[0] - b[0]) <= 1e-9 and abs(a[1] - b[1]) <= 1e-9
+
+
 def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) -> tuple[list, list, list]:
     """Taut path from start to goal through portals (left, right seen walking forward).
 
@@ -27,7 +31,7 @@ def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) 
     while i < n:
         left, right = lefts[i], rights[i]
         if _cross(apex, pr, right) >= 0:  # right side tightens
-            if np.allclose(apex[:2], pr[:2]) or _cross(apex, pl, right) < 0:
+            if _same(apex, pr) or _cross(apex, pl, right) < 0:
                 pr, ri = right, i
             else:
                 pts.append(pl), idx.append(li), side.append("L" if li < n - 1 else "")
@@ -36,7 +40,7 @@ def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) 
                 i = ai + 1
                 continue
         if _cross(apex, pl, left) <= 0:  # left side tightens
-            if np.allclose(apex[:2], pl[:2]) or _cross(apex, pr, left) > 0:
+            if _same(apex, pl) or _cross(apex, pr, left) > 0:
                 pl, li = left, i
             else:
                 pts.append(pr), idx.append(ri), side.append("R" if ri < n - 1 else "")

@@ -87,6 +87,7 @@ class MeshGraph:
         self.nxt = nxt
         self.sizes = mesh.polygon_sizes
         self.portal_cache: dict[tuple[int, float], tuple] = {}
+        self.tuple_cache: dict[tuple[int, float], tuple] = {}
         # Reflex wall corners (convex obstacle corners) are the only places a shortest path bends.
         starts = mesh.poly_vertices[boundary]
         ends = nxt[boundary]
@@ -127,19 +128,21 @@ def get_graph(mesh: NavMesh) -> MeshGraph:
     return graph
 
 
-def _crossing_point(x: np.ndarray, goal: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Point of portal a-b minimising |x - y| + |y - goal| (in XY; height along the portal)."""
-    ab = b[:2] - a[:2]
-    dxg = goal[:2] - x[:2]
-    den = dxg[0] * ab[1] - dxg[1] * ab[0]
+def _crossing_point(x: tuple, goal: tuple, a: tuple, b: tuple) -> tuple:
+    """Point of portal a-b minimising |x - y| + |y - goal| (in XY; height along the portal).
+
+    Plain float tuples: this runs once per A* edge and numpy's per-call overhead dominates there."""
+    abx, aby = b[0] - a[0], b[1] - a[1]
+    dx, dy = goal[0] - x[0], goal[1] - x[1]
+    den = dx * aby - dy * abx
     if abs(den) > 1e-12:
-        w = a[:2] - x[:2]
-        t = (dxg[0] * w[1] - dxg[1] * w[0]) / den
-        s = (ab[0] * w[1] - ab[1] * w[0]) / den
+        wx, wy = a[0] - x[0], a[1] - x[1]
+        t = (dx * wy - dy * wx) / den
+        s = (abx * wy - aby * wx) / den
         if 0.0 <= t <= 1.0 and s >= 0.0:
-            return a + t * (b - a)
-    da = np.linalg.norm(a - x) + np.linalg.norm(goal - a)
-    db = np.linalg.norm(b - x) + np.linalg.norm(goal - b)
+            return (a[0] + t * abx, a[1] + t * aby, a[2] + t * (b[2] - a[2]))
+    da = math.dist(a, x) + math.dist(goal, a)
+    db = math.dist(b, x) + math.dist(goal, b)
     return a if da <= db else b
 
 
@@ -231,6 +234,16 @@ def _side_wall_point(mesh: NavMesh, graph: MeshGraph, e: int, prev, here, nxt, l
     return np.array([q[k, 0], q[k, 1], here[2]])
 
 
+def portal_tuple(mesh: NavMesh, graph: MeshGraph, e: int, d: float) -> tuple[tuple, tuple]:
+    """portal_ends' left and right as float tuples, cached, for the A* inner loop."""
+    key = (e, d)
+    hit = graph.tuple_cache.get(key)
+    if hit is None:
+        left, right, _, _ = portal_ends(mesh, graph, e, d)
+        hit = graph.tuple_cache[key] = (tuple(left.tolist()), tuple(right.tolist()))
+    return hit
+
+
 def _refine(line, wa, wb, d: float, t_ok: float, t_bad: float) -> float:
     """Bisect between an allowed and a forbidden portal parameter for the point at distance d."""
     for _ in range(40):
@@ -274,14 +287,15 @@ class SlicedSearch:
             return
         self._goal_node = -2
         self._best_node, self._best_h = -1, float(np.linalg.norm(self.start - self.goal))
-        self._add(-1, -1, self.start_poly, self.start, -1, 0.0)
+        self._goal_t = tuple(self.goal.tolist())
+        self._add(-1, -1, self.start_poly, tuple(self.start.tolist()), -1, 0.0)
 
-    def _add(self, node: int, parent: int, poly: int, point: np.ndarray, entry: int, g: float) -> None:
+    def _add(self, node: int, parent: int, poly: int, point: tuple, entry: int, g: float) -> None:
         if node in self._closed or g >= self._g.get(node, math.inf):
             return
         self._g[node], self._parent[node], self._poly[node] = g, parent, poly
         self._point[node], self._entry[node] = point, entry
-        h = 0.0 if node == -2 else float(np.linalg.norm(point - self.goal)) * self._hscale
+        h = 0.0 if node == -2 else math.dist(point, self._goal_t) * self._hscale
         heapq.heappush(self._heap, (g + h, g, node))
 
     def update(self, max_iterations: int = 1 << 30) -> str:
@@ -302,12 +316,12 @@ class SlicedSearch:
                 self._finish(FOUND)
                 break
             p, x, entry = self._poly[node], self._point[node], self._entry[node]
-            h = float(np.linalg.norm(x - self.goal))
+            h = math.dist(x, self._goal_t)
             if h < self._best_h:
                 self._best_node, self._best_h = node, h
             cost = f.cost(mesh.areas[p])
             if p == self.goal_poly:
-                self._add(-2, node, p, self.goal, -1, g + cost * float(np.linalg.norm(self.goal - x)))
+                self._add(-2, node, p, self._goal_t, -1, g + cost * math.dist(self._goal_t, x))
             a = int(mesh.poly_offsets[p])
             for k in range(int(graph.sizes[p])):
                 e = a + k
@@ -316,10 +330,10 @@ class SlicedSearch:
                     continue
                 if not graph.cross_ok(mesh, p, entry, k, r):
                     continue
-                left, right, _, _ = portal_ends(mesh, graph, e, self.d)
-                y = _crossing_point(x, self.goal, left, right)
+                left, right = portal_tuple(mesh, graph, e, self.d)
+                y = _crossing_point(x, self._goal_t, left, right)
                 tw = int(graph.twin[e])
-                self._add(e, node, q, y, tw - int(mesh.poly_offsets[q]) if tw >= 0 else -1, g + cost * float(np.linalg.norm(y - x)))
+                self._add(e, node, q, y, tw - int(mesh.poly_offsets[q]) if tw >= 0 else -1, g + cost * math.dist(y, x))
         return self.status
 
     def _finish_partial(self) -> None:
