@@ -1,6 +1,5 @@
 """End-to-end: bake with lib.generate at radius r0, then query for larger radii."""
 import numpy as np
-import pytest
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import unary_union
 
