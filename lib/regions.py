@@ -15,7 +15,7 @@ class RegionMap:
     """Per-span erosion distance and region labels.
 
     distance: (S,) float64, 2D distance from the span's column centre to the nearest floor boundary
-    (midpoint of a cell edge with a missing link); inf where it is farther than agent_radius + 2 cells.
+    (a cell edge with a missing link); inf where it is farther than agent_radius + 2 cells.
     region: (S,) int64 region id, -1 for spans not in the navmesh (eroded away or dropped).
     region_count: R. region_area: (R,) int64 area id of each region.
     A region never holds two spans of one column, so it is a single-valued floor seen from above.
@@ -45,21 +45,26 @@ def build_regions(hf: Heightfield, params: BakeParams) -> RegionMap:
 
 
 def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
-    """Euclidean distance to the nearest boundary point by vector propagation (Danielsson).
+    """Euclidean distance to the nearest floor boundary by vector propagation (Danielsson).
 
-    Every span carries its nearest known boundary point; each sweep offers it the points of its
-    4 linked and 4 diagonal (two links) neighbours. Sweeps stop when nothing changes or after
-    enough of them to cover radius + 2 cells; farther spans keep inf.
+    The boundary is made of the cell edges with a missing link. Every span carries its nearest known
+    boundary edge (midpoint and orientation); each sweep offers it the edges of its 4 linked and
+    4 diagonal (two links) neighbours, measured to the whole edge segment so raster corners are
+    exact. Sweeps stop when nothing changes or after enough to cover radius + 2 cells; farther
+    spans keep inf.
     """
     s, cs = hf.span_count, hf.cell_size
+    half = 0.5 * cs
     centre = hf.centers_xy()
     links = hf.links
     near = np.zeros((s, 2))
+    along_y = np.zeros(s, dtype=bool)  # the edge runs along y (it faces +-x)
     dist = np.full(s, np.inf)
-    for d in range(4):
+    for d in (1, 3, 0, 2):
         missing = links[:, d] < 0
-        near[missing] = centre[missing] + 0.5 * cs * np.array([DIR_DX[d], DIR_DY[d]])
-        dist[missing] = 0.5 * cs
+        near[missing] = centre[missing] + half * np.array([DIR_DX[d], DIR_DY[d]])
+        along_y[missing] = DIR_DX[d] != 0
+        dist[missing] = half
     nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)
     for _ in range(int(np.ceil(radius / cs)) + 3):
@@ -69,9 +74,12 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
         cand_idx = nbr[act]  # (A, 8)
         safe = np.maximum(cand_idx, 0)
         ok = (cand_idx >= 0) & np.isfinite(dist[safe])
-        dx = near[safe, 0] - centre[act, 0, None]
-        dy = near[safe, 1] - centre[act, 1, None]
-        cd = np.where(ok, dx * dx + dy * dy, np.inf)
+        dx = centre[act, 0, None] - near[safe, 0]
+        dy = centre[act, 1, None] - near[safe, 1]
+        vert = along_y[safe]
+        ex = np.where(vert, dx, dx - np.clip(dx, -half, half))
+        ey = np.where(vert, dy - np.clip(dy, -half, half), dy)
+        cd = np.where(ok, ex * ex + ey * ey, np.inf)
         k = np.argmin(cd, axis=1)
         rows = np.arange(len(act))
         best = np.sqrt(cd[rows, k])
@@ -79,8 +87,10 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
         if not better.any():
             break
         changed = act[better]
+        src = safe[rows[better], k[better]]
         dist[changed] = best[better]
-        near[changed] = near[safe[rows[better], k[better]]]
+        near[changed] = near[src]
+        along_y[changed] = along_y[src]
     return dist
 
 

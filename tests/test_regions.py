@@ -82,8 +82,12 @@ def test_distance_matches_brute_force_near_boundaries():
     rm = build_regions(hf, params(agent_radius=radius))
     centre = hf.centers_xy()
     s, d = np.nonzero(hf.links < 0)
-    midpoints = centre[s] + 0.05 * np.stack([DIR_DX[d], DIR_DY[d]], axis=1)
-    brute = np.hypot(*(centre[:, None, :] - midpoints[None]).transpose(2, 0, 1)).min(axis=1)
+    # Boundary = cell edges with a missing link; distance to the nearest point of any such segment.
+    mid = centre[s] + 0.05 * np.stack([DIR_DX[d], DIR_DY[d]], axis=1)
+    tangent = np.stack([DIR_DY[d], DIR_DX[d]], axis=1).astype(float)
+    rel = centre[:, None, :] - mid[None]
+    t = np.clip((rel * tangent[None]).sum(axis=2), -0.05, 0.05)
+    brute = np.hypot(*(rel - t[:, :, None] * tangent[None]).transpose(2, 0, 1)).min(axis=1)
     near = brute < radius + 0.1
     np.testing.assert_allclose(rm.distance[near], brute[near], atol=1e-12)
     assert (rm.distance >= brute - 1e-12).all()
