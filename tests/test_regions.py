@@ -14,7 +14,7 @@ def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield
     """Heightfield from floors given as (mask (W, H) bool, z scalar or (W, H), [area id]).
 
     Each True cell is a span at that floor's height; 4-neighbours link when their heights are
-    within `climb` (the closest one if several), as build_heightfield would link them.
+    within `climb` (the closest one if several, and only if that one picks back).
     """
     w, h = floors[0][0].shape
     xs, ys, zs, areas = [], [], [], []
@@ -38,6 +38,10 @@ def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield
             cands = [n for n in by_column.get((int(x[k] + DIR_DX[d]), int(y[k] + DIR_DY[d])), []) if abs(z[n] - z[k]) <= climb]
             if cands:
                 links[k, d] = min(cands, key=lambda n: abs(z[n] - z[k]))
+    # Links are mutual, as build_heightfield makes them.
+    for k, d in zip(*np.nonzero(links >= 0)):
+        if links[links[k, d], (d + 2) % 4] != k:
+            links[k, d] = -1
     return Heightfield(
         cs, np.zeros(2), w, h, x.astype(np.int32), y.astype(np.int32), z, np.full(len(z), np.inf), area.astype(np.int32), links
     )
@@ -182,7 +186,8 @@ def layered_masks(draw):
     upper = np.array(draw(cells)).reshape(w, h)
     # The upper floor rises from z = 0 to 1 along x in steps below the climb, so it often joins the lower one.
     z = np.repeat((np.arange(w) * 0.12)[:, None], h, axis=1) + draw(st.sampled_from([0.0, 0.3]))
-    return lower, upper, z
+    # A heightfield never holds two floors at one height in a column: those would be one span.
+    return lower, upper & (np.abs(z) >= 0.1), z
 
 
 @settings(max_examples=60, deadline=None)
