@@ -49,10 +49,11 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
         return []
     points, labels = _edge_points(hf, region_map, params, edges)
     successor = _successors(hf, region, edges)
+    centre = np.column_stack([hf.centers_xy(), hf.z])
     rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for ring in _cycles(successor):
         r = int(region[edges.span[ring[0]]])
-        ring_points, ring_labels = _square_corners(hf, edges, ring, points, labels)
+        ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
         simple = _simplify(ring_points, ring_labels, params.max_edge_error)
         if simple is not None:
             rings_by_region.setdefault(r, []).append(simple)
@@ -124,8 +125,10 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     return np.column_stack([xy, z]), nreg
 
 
-def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
+def _square_corners(centre: np.ndarray, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
     """Ring points with the sharp corner restored where two straight walls meet in one cell.
+
+    centre: (S, 3) column centre and floor height of every span.
 
     Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
     at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
@@ -142,8 +145,7 @@ def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np
     pts = points[ring]
     if len(at) == 0:
         return pts, lab
-    centre = np.column_stack([hf.centers_xy()[span[at]], hf.z[span[at]]])
-    corner = pts[at] + pts[nxt[at]] - centre
+    corner = pts[at] + pts[nxt[at]] - centre[span[at]]
     order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
     return np.concatenate([pts, corner])[order], np.concatenate([lab, np.full(len(at), -1)])[order]
 
