@@ -80,12 +80,19 @@ def polygons_at(mesh, x: float, y: float) -> list[int]:
 
 
 def polygon_at(mesh, x: float, y: float, z: float, z_tol: float = 0.6) -> int | None:
-    """The polygon under (x, y) whose height there is closest to z, within z_tol."""
+    """The polygon under (x, y) whose surface height there (from the detail mesh) is closest to z, within z_tol."""
     best, best_dz = None, z_tol
-    for p in polygons_at(mesh, x, y):
-        dz = abs(float(np.mean(mesh.vertices[mesh.polygon(p), 2])) - z)
-        if dz <= best_dz:
-            best, best_dz = p, dz
+    tri = mesh.detail_vertices[mesh.detail_triangles]
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    det = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
+    safe = np.where(np.abs(det) > 1e-15, det, 1.0)
+    u = ((x - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (y - a[:, 1])) / safe
+    v = ((b[:, 0] - a[:, 0]) * (y - a[:, 1]) - (x - a[:, 0]) * (b[:, 1] - a[:, 1])) / safe
+    inside = (np.abs(det) > 1e-15) & (u >= -1e-9) & (v >= -1e-9) & (u + v <= 1 + 1e-9)
+    for t in np.flatnonzero(inside):
+        height = a[t, 2] + u[t] * (b[t, 2] - a[t, 2]) + v[t] * (c[t, 2] - a[t, 2])
+        if abs(height - z) <= best_dz:
+            best, best_dz = int(mesh.detail_polygons[t]), abs(height - z)
     return best
 
 
@@ -119,7 +126,7 @@ def connected(mesh, a, b) -> bool:
     if pa is None or pb is None:
         return False
     labels = components(mesh)
-    return labels[pa] == labels[pb]
+    return bool(labels[pa] == labels[pb])
 
 
 def as_shapely(mesh):
