@@ -192,11 +192,12 @@ def _cycles(successor: np.ndarray):
 
 
 def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
-    """Simplified (ring points, per-edge neighbour) or None if fewer than 3 points remain.
+    """Simplified (ring points, per-edge neighbour), or None if the ring degenerates.
 
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners);
-    wall points next to a shared run stay; wall runs between kept points are reduced with Ramer-Douglas-Peucker. If that makes the ring
-    cross itself, dropped points come back on the crossing edges.
+    wall points next to a shared run stay; wall runs between kept points are reduced with
+    Ramer-Douglas-Peucker. If that makes the ring cross itself, dropped points come back on the
+    crossing edges; a ring still not simple after that (zero-width pinches) is dropped.
     """
     points, labels = _dedupe(points, labels)
     n = len(points)
@@ -231,8 +232,8 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
                 dev = _seg_dist(points[inner, :2], points[a, :2], points[b, :2])
                 keep[inner[int(np.argmax(dev))]] = True
     idx = np.flatnonzero(keep)
-    if len(idx) < 3:
-        return None
+    if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
+        return None  # only rings that pinch to zero width stay non-simple; they hold no area
     nb = np.full(len(idx), -1, dtype=np.int64)
     for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
         span = _section(a, b, n)
@@ -242,11 +243,14 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
 
 
 def _dedupe(points: np.ndarray, labels: np.ndarray):
-    """Drop wall points equal to their predecessor (a cell centre exactly at agent_radius)."""
-    same = (points == np.roll(points, 1, axis=0)).all(axis=1) & (labels < 0)
-    if same.all():
-        same[0] = False
-    return points[~same], labels[~same]
+    """Drop points equal in xy to their predecessor (a cell centre exactly at agent_radius, or two
+    stacked floors meeting in top view), keeping the one that borders a region if either does."""
+    drop = np.zeros(len(points), dtype=bool)
+    for i in np.flatnonzero((points[:, :2] == np.roll(points[:, :2], 1, axis=0)).all(axis=1)):
+        drop[i if labels[i] < 0 or labels[i - 1] >= 0 else i - 1] = True
+    if drop.all():
+        drop[0] = False
+    return points[~drop], labels[~drop]
 
 
 def _section(a: int, b: int, n: int) -> np.ndarray:
