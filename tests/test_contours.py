@@ -184,4 +184,24 @@ def test_random_layered_floors_give_well_formed_outlines(masks, radius, err):
     for o in outlines:
         assert o.area == rm.region_area[o.region]
     assert_well_formed(outlines)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(4, 14).flatmap(
+        lambda w: st.tuples(
+            st.lists(st.booleans(), min_size=w * w, max_size=w * w), st.lists(st.booleans(), min_size=w * w, max_size=w * w)
+        )
+    ),
+    st.sampled_from([0.0, 0.1, 0.15, 0.25]),
+    st.sampled_from([0.05, 0.2]),
+)
+def test_random_area_patches_share_borders_vertex_for_vertex(cells, radius, err):
+    w = int(round(len(cells[0]) ** 0.5))
+    floor = np.array(cells[0]).reshape(w, w)
+    second = np.array(cells[1]).reshape(w, w)
+    hf = make_heightfield([(floor & ~second, 0.0, 1), (floor & second, 0.0, 2)])
+    p = params(agent_radius=radius, max_edge_error=err)
+    outlines = build_contours(hf, build_regions(hf, p), p)
+    assert_well_formed(outlines)
     assert_shared_borders_match(outlines)
