@@ -197,7 +197,8 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners);
     wall points next to a shared run stay; wall runs between kept points are reduced with
     Ramer-Douglas-Peucker. If that makes the ring cross itself, dropped points come back on the
-    crossing edges; a ring still not simple after that (zero-width pinches) is dropped.
+    crossing edges; if that fails, or the ring lost half its area, every wall point is kept.
+    A ring still not simple after that (zero-width pinches) is dropped.
     """
     points, labels = _dedupe(points, labels)
     n = len(points)
@@ -207,6 +208,7 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
     shared = labels >= 0
     if shared.all() and (labels == labels[0]).all():
         keep = ~_collinear(points)
+        traced = keep.copy()
     else:
         # Shared run ends, and the wall points next to them so the wall keeps its place up to the border.
         keep = (shared & ((labels != prev_l) | (labels != next_l))) | (~shared & ((prev_l >= 0) | (next_l >= 0)))
@@ -214,6 +216,7 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
             keep[np.lexsort((points[:, 1], points[:, 0]))[0]] = True
             first = int(np.flatnonzero(keep)[0])
             keep[int(np.argmax(np.hypot(*(points[:, :2] - points[first, :2]).T)))] = True
+        traced = keep | ~shared
         kept = np.flatnonzero(keep)
         for a, b in zip(kept, np.roll(kept, -1)):
             span = _section(a, b, n)
@@ -232,6 +235,10 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
                 dev = _seg_dist(points[inner, :2], points[a, :2], points[b, :2])
                 keep[inner[int(np.argmax(dev))]] = True
     idx = np.flatnonzero(keep)
+    full = np.flatnonzero(traced)
+    collapsed = abs(_signed_area(points[idx])) < 0.5 * abs(_signed_area(points[full]))
+    if len(idx) < 3 or collapsed or _crossing_edges(points[idx, :2]).size:
+        idx = full  # simplification failed: fall back to every wall point
     if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
         return None  # only rings that pinch to zero width stay non-simple; they hold no area
     nb = np.full(len(idx), -1, dtype=np.int64)
