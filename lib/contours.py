@@ -48,7 +48,7 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     if len(edges.span) == 0:
         return []
     points, labels = _edge_points(hf, region_map, params, edges)
-    successor = _successors(hf, region, edges)
+    successor = _successors(hf, edges)
     centre = np.column_stack([hf.centers_xy(), hf.z])
     rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for ring in _cycles(successor):
@@ -150,7 +150,7 @@ def _square_corners(centre: np.ndarray, edges: _Edges, ring: np.ndarray, points:
     return np.concatenate([pts, corner])[order], np.concatenate([lab, np.full(len(at), -1)])[order]
 
 
-def _successors(hf: Heightfield, region: np.ndarray, edges: _Edges) -> np.ndarray:
+def _successors(hf: Heightfield, edges: _Edges) -> np.ndarray:
     """Next boundary edge walking with the region on the left (Recast's walkContour, vectorised).
 
     From edge (s, d) turn left to (s, d+1); while that is not a boundary, step across it and turn
