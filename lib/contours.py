@@ -222,10 +222,12 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
             span = _section(a, b, n)
             if not _is_shared_run(labels, span):
                 keep[span[_rdp(points[span, :2], tolerance)]] = True
+    simple = False
     for _ in range(_REPAIR_PASSES):
         idx = np.flatnonzero(keep)
         bad = _crossing_edges(points[idx, :2])
-        if not bad.size:
+        simple = not bad.size
+        if simple:
             break
         for k in bad:
             a, b = idx[k], idx[(k + 1) % len(idx)]
@@ -237,10 +239,10 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
     idx = np.flatnonzero(keep)
     full = np.flatnonzero(traced)
     collapsed = abs(_signed_area(points[idx])) < 0.5 * abs(_signed_area(points[full]))
-    if len(idx) < 3 or collapsed or _crossing_edges(points[idx, :2]).size:
+    if len(idx) < 3 or collapsed or not simple:
         idx = full  # simplification failed: fall back to every wall point
-    if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
-        return None  # only rings that pinch to zero width stay non-simple; they hold no area
+        if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
+            return None  # only rings that pinch to zero width stay non-simple; they hold no area
     nb = np.full(len(idx), -1, dtype=np.int64)
     for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
         span = _section(a, b, n)
