@@ -1,0 +1,58 @@
+"""Property tests: random polygon soups through the whole generator (issue 2)."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lib import BakeParams, NavMesh, generate
+from tests.navmesh_checks import assert_valid_navmesh
+from tests.scenes import Scene
+
+PARAMS = BakeParams(cell_size=0.2, cell_height=0.1, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
+                    region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)
+
+
+@st.composite
+def level_soups(draw) -> Scene:
+    """A floor plus boxes, ramps, stacked slabs, duplicates and degenerate triangles: a modelled level's mess."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    size = float(draw(st.floats(4.0, 14.0)))
+    scene = Scene().floor(0, 0, size, size, z=float(rng.uniform(-1, 1)))
+    for _ in range(draw(st.integers(0, 6))):
+        cx, cy = rng.uniform(0, size, 2)
+        scene.box((cx, cy, rng.uniform(-0.5, 0.5)), (*rng.uniform(0.2, 3.0, 2), rng.uniform(0.1, 3.0)),
+                  float(rng.uniform(0, 180)), walkable=bool(rng.random() < 0.8))
+    for _ in range(draw(st.integers(0, 2))):
+        x0, y0 = rng.uniform(0, size - 2, 2)
+        scene.ramp(x0, y0, x0 + rng.uniform(1, 4), y0 + rng.uniform(1, 3), 0.0, rng.uniform(0, 3))
+    for _ in range(draw(st.integers(0, 2))):  # an upper floor slab, maybe overlapping the ground floor
+        x0, y0 = rng.uniform(0, size - 2, 2)
+        scene.box((x0, y0, rng.uniform(1.0, 4.0)), (*rng.uniform(1, 5, 2), 0.2), float(rng.uniform(0, 90)))
+    if draw(st.booleans()):  # a duplicated copy of part of the level
+        scene.add(scene.vertices[:8], scene.triangles[:4] % 8)
+    if draw(st.booleans()):  # degenerate triangles: a repeated index and collinear points
+        n = len(scene.vertices)
+        scene.add(np.array([[0, 0, 0], [1, 1, 0], [2, 2, 0]], dtype=float), [[0, 1, 2], [0, 0, 1]])
+        scene.triangles[-1] = [n, n, n + 1]
+    return scene
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(level_soups())
+def test_random_levels_bake_into_valid_meshes(scene):
+    mesh = generate(scene.vertices, scene.triangles, PARAMS, walkable=scene.walkable)
+    if mesh.is_empty:
+        assert mesh.empty_reason
+        return
+    assert_valid_navmesh(mesh)
+    lo, hi = scene.vertices.min(axis=0), scene.vertices.max(axis=0)
+    assert np.all(mesh.vertices >= lo - 1e-6) and np.all(mesh.vertices <= hi + 1e-6), "vertices leave the level"
+    assert np.all((mesh.detail_polygons >= 0) & (mesh.detail_polygons < mesh.polygon_count))
+    covered = np.bincount(mesh.detail_polygons, minlength=mesh.polygon_count)
+    assert np.all(covered > 0), "every polygon needs its height detail"
+    clearance = mesh.edge_clearance
+    assert clearance is not None and np.all(clearance[mesh.neighbors < 0] == 0)
+    assert np.all(clearance[mesh.neighbors >= 0] >= PARAMS.agent_radius - 1e-9), "a portal narrower than the bake radius"
+    again = NavMesh.from_json(mesh.to_json())
+    assert np.array_equal(again.vertices, mesh.vertices) and np.array_equal(again.neighbors, mesh.neighbors)
