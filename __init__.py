@@ -1,7 +1,7 @@
 """Blender extension entry point: forwards register/unregister to navmesh_addon (generator in lib/).
 
-The import happens inside the functions so that importing this folder as a plain package (pytest
-sees the repository root as one because of tests/__init__.py) does not pull in bpy.
+The import happens inside the functions so that importing this folder as a plain package does not
+pull in bpy.
 """
 
 

@@ -6,7 +6,7 @@ except ImportError:
 
 import bpy
 
-from . import io_operators, operators_bake, operators_path, overlay, panels, presets, properties
+from . import cli, io_operators, operators_bake, operators_path, overlay, panels, presets, properties
 
 _CLASSES = (
     *properties.CLASSES,
@@ -26,9 +26,11 @@ def register() -> None:
     bpy.types.TOPBAR_MT_file_import.append(io_operators.menu_import)
     operators_path.register_handlers()
     overlay.register_draw_handler()
+    cli.register()
 
 
 def unregister() -> None:
+    cli.unregister()
     overlay.unregister_draw_handler()
     operators_path.unregister_handlers()
     bpy.types.TOPBAR_MT_file_import.remove(io_operators.menu_import)
