@@ -238,6 +238,9 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
     best, best_score = None, math.inf
     ea = np.array([e[0] for e in edges], dtype=np.int64)
     eb = np.array([e[1] for e in edges], dtype=np.int64)
+    # Edge bounding boxes: only edges whose box overlaps the bridge's box can meet it.
+    e_lo = np.minimum(xy[ea], xy[eb])
+    e_hi = np.maximum(xy[ea], xy[eb])
     for s, p_idx in enumerate(hole):
         p = xy[p_idx]
         p_prev, p_next = xy[hole[s - 1]], xy[hole[(s + 1) % len(hole)]]
@@ -251,13 +254,15 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
             prev, nxt = xy[outer[k - 1]], xy[outer[(k + 1) % len(outer)]]
             if not _in_cone(prev, m, nxt, p) or not _in_cone(p_prev, p, p_next, m):
                 continue
-            free = (ea != m_idx) & (eb != m_idx) & (ea != p_idx) & (eb != p_idx)
+            lo, hi = np.minimum(p, m), np.maximum(p, m)
+            near = np.all((e_lo <= hi) & (e_hi >= lo), axis=1)
+            free = near & (ea != m_idx) & (eb != m_idx) & (ea != p_idx) & (eb != p_idx)
             if _segments_cross_many(p, m, xy[ea[free]], xy[eb[free]]).any():
                 continue
             seen += 1
-            d = (m - p) / dist[k]
-            sines = [abs(float(np.cross(d, (q - o) / max(np.linalg.norm(q - o), 1e-300)))) for o, q in
-                     ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
+            dx, dy = float(m[0] - p[0]) / dist[k], float(m[1] - p[1]) / dist[k]
+            sines = [abs(dx * float(q[1] - o[1]) - dy * float(q[0] - o[0])) / max(math.hypot(q[0] - o[0], q[1] - o[1]), 1e-300)
+                     for o, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
             score = dist[k] / max(min(sines), 1e-9)
             if score < best_score:
                 best, best_score = (s, int(k)), score
@@ -310,6 +315,7 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
     alive_mask = np.ones(len(ring), dtype=bool)
     ring_arr = np.asarray(ring)
     pts = xy[ring]
+    px, py = pts[:, 0], pts[:, 1]
     score: dict[int, float | None] = {}
 
     def ear_score(i: int) -> float | None:
@@ -317,7 +323,9 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
         pa, pb, pc = pts[a], pts[b], pts[c]
         if _turn(pa, pb, pc) <= 0:
             return None
-        cand = alive_mask & (ring_arr != ring[a]) & (ring_arr != ring[b]) & (ring_arr != ring[c])
+        lo, hi = np.minimum(np.minimum(pa, pb), pc), np.maximum(np.maximum(pa, pb), pc)
+        in_box = (px >= lo[0]) & (px <= hi[0]) & (py >= lo[1]) & (py <= hi[1])
+        cand = in_box & alive_mask & (ring_arr != ring[a]) & (ring_arr != ring[b]) & (ring_arr != ring[c])
         q = pts[cand]
         q = q[~(np.all(q == pa, axis=1) | np.all(q == pb, axis=1) | np.all(q == pc, axis=1))]
         inside = (_cross_many(pa, pb, q) >= 0) & (_cross_many(pb, pc, q) >= 0) & (_cross_many(pc, pa, q) >= 0)
