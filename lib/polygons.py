@@ -165,8 +165,11 @@ def _segments_cross_many(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndar
     proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
 
     def on(s, t, r, d):
+        zero = d == 0
+        if not zero.any():
+            return zero
         lo, hi = np.minimum(s, t), np.maximum(s, t)
-        return (d == 0) & np.all((lo <= r) & (r <= hi), axis=-1)
+        return zero & np.all((lo <= r) & (r <= hi), axis=-1)
 
     return proper | on(a, b, p, d1) | on(a, b, q, d2) | on(p, q, a, d3) | on(p, q, b, d4)
 
