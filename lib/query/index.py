@@ -57,6 +57,14 @@ class MeshIndex:
                 for cy in range(c0[p, 1], c1[p, 1] + 1):
                     cells.setdefault(int(cx * self.dims[1] + cy), []).append(p)
         self.cells = {k: np.asarray(vs, dtype=np.int64) for k, vs in cells.items()}
+        self._walk: tuple[list, list, list] | None = None
+
+    def walk_lists(self) -> tuple[list, list, list]:
+        """Polygon offsets, neighbours and XY edge endpoints (ax, ay, bx, by) as Python lists, built once."""
+        if self._walk is None:
+            ex = np.concatenate([self.edge_a[:, :2], self.edge_b[:, :2]], axis=1)
+            self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
+        return self._walk
 
     def polygons_near(self, xy: np.ndarray, radius: float) -> np.ndarray:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -167,31 +175,46 @@ def walk_segment(mesh: NavMesh, index: MeshIndex, p: int, s: np.ndarray, e: np.n
 
     Returns (t, edge, visited): t = inf and edge = -1 when the walk reaches e, else the fraction where
     it leaves through a wall edge slot (or an edge into an impassable or already visited polygon).
+    Plain Python floats over lists cached on the index: a walk touches few edges, so numpy's per-call
+    overhead would dominate.
     """
-    d = e[:2] - s[:2]
+    offs, nb, ex = index.walk_lists()
+    sx, sy = float(s[0]), float(s[1])
+    dx, dy = float(e[0]) - sx, float(e[1]) - sy
     visited = [p]
+    seen = {p}
     t_enter = 0.0
+
+    def ok(q: int) -> bool:
+        return q >= 0 and q not in seen and (passable is None or passable(q))
+
     while True:
-        a0, a1 = int(mesh.poly_offsets[p]), int(mesh.poly_offsets[p + 1])
-        a, b = index.edge_a[a0:a1, :2], index.edge_b[a0:a1, :2]
-        edge = b - a
-        num = edge[:, 1] * (a[:, 0] - s[0]) - edge[:, 0] * (a[:, 1] - s[1])
-        den = edge[:, 1] * d[0] - edge[:, 0] * d[1]
-        out = den > 1e-15
-        if not out.any():
-            return math.inf, -1, visited
-        t = np.where(out, num / np.where(out, den, 1.0), math.inf)
-        t = np.where(t >= t_enter - 1e-9, t, math.inf)
-        k = int(np.argmin(t))
-        if t[k] >= 1.0:
+        a0, a1 = offs[p], offs[p + 1]
+        ts = []
+        best, k = math.inf, -1
+        for c in range(a0, a1):
+            ax, ay, bx, by = ex[c]
+            ux, uy = bx - ax, by - ay
+            den = uy * dx - ux * dy
+            if den > 1e-15:
+                t = (uy * (ax - sx) - ux * (ay - sy)) / den
+                if t < t_enter - 1e-9:
+                    t = math.inf
+            else:
+                t = math.inf
+            ts.append(t)
+            if t < best:
+                best, k = t, c
+        if k < 0 or best >= 1.0:
             return math.inf, -1, visited
         # Through a vertex two edges tie: leave by one that leads on.
-        ok = lambda q: q >= 0 and q not in visited and (passable is None or passable(q))  # noqa: E731
-        ties = np.flatnonzero(t <= t[k] + 1e-9)
-        good = [int(c) for c in ties if ok(int(mesh.neighbors[a0 + c]))]
-        k = good[0] if good else k
-        q = int(mesh.neighbors[a0 + k])
+        for c in range(a0, a1):
+            if ts[c - a0] <= best + 1e-9 and ok(nb[c]):
+                k = c
+                break
+        q = nb[k]
         if not ok(q):
-            return float(t[k]), a0 + k, visited
+            return ts[k - a0], k, visited
         visited.append(q)
-        p, t_enter = q, float(t[k])
+        seen.add(q)
+        p, t_enter = q, ts[k - a0]
