@@ -135,7 +135,9 @@ def _refine(poly: np.ndarray, samples: np.ndarray, max_error: float) -> tuple[np
         changed = tin.insert(int(owner[worst]), w[worst], samples[worst])
         if changed:
             changed_arr = np.asarray(sorted(changed))
-            redo = np.nonzero(np.isin(owner, changed_arr) & (err >= 0))[0]
+            mark = np.zeros(len(tin.tris), dtype=bool)
+            mark[changed_arr] = True
+            redo = np.nonzero(mark[owner] & (err >= 0))[0]
             _locate(tin, samples, redo, changed_arr, owner, w, err)
     return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64)
 
@@ -144,7 +146,7 @@ def _locate(tin: "_Tin", samples, which: np.ndarray, cand: np.ndarray, owner, w,
     """Assign samples `which` to their containing triangle among `cand`; update weights and errors."""
     if len(which) == 0:
         return
-    v = np.asarray(tin.verts)
+    v = tin.array[: len(tin.verts)]
     tri = np.asarray(tin.tris)[cand]
     bary = _barycentric(v[tri], samples[which, :2])
     best = np.argmax(bary.min(axis=2), axis=0)
@@ -159,6 +161,9 @@ class _Tin:
 
     def __init__(self, verts: list, tris: list[list[int]]):
         self.verts = verts
+        # The same vertices as one array (room for every insertion), for vectorised point location.
+        self.array = np.empty((len(verts) + MAX_INSERTIONS, 3))
+        self.array[: len(verts)] = verts
         self.tris = tris
         self.edge = {}
         for t in range(len(tris)):
@@ -193,7 +198,8 @@ class _Tin:
         tri = self.tris[t]
         if len(on_edge) == 0:
             a, b, c = tri
-            self.verts.append(np.asarray(point, dtype=np.float64))
+            self.array[new] = point
+            self.verts.append(self.array[new].copy())
             t1, t2 = len(self.tris), len(self.tris) + 1
             self._set(t, [a, b, new])
             self._set(t1, [b, c, new])
@@ -206,7 +212,8 @@ class _Tin:
             if other is None:
                 return set()
             far = next(x for x in self.tris[other] if x not in (u, v))
-            self.verts.append(np.asarray(point, dtype=np.float64))
+            self.array[new] = point
+            self.verts.append(self.array[new].copy())
             t1, t2 = len(self.tris), len(self.tris) + 1
             self._set(t, [opp, u, new])
             self._set(t1, [v, opp, new])
