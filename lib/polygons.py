@@ -244,9 +244,10 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
     # Edge bounding boxes: only edges whose box overlaps the bridge's box can meet it.
     e_lo = np.minimum(xy[ea], xy[eb])
     e_hi = np.maximum(xy[ea], xy[eb])
+    pts = xy.tolist()
     for s, p_idx in enumerate(hole):
         p = xy[p_idx]
-        p_prev, p_next = xy[hole[s - 1]], xy[hole[(s + 1) % len(hole)]]
+        p_prev, p_next = pts[hole[s - 1]], pts[hole[(s + 1) % len(hole)]]
         dist = np.linalg.norm(xy[outer] - p, axis=1)
         seen = 0
         for k in np.argsort(dist, kind="stable"):
@@ -254,8 +255,8 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
                 break
             m_idx = outer[k]
             m = xy[m_idx]
-            prev, nxt = xy[outer[k - 1]], xy[outer[(k + 1) % len(outer)]]
-            if not _in_cone(prev, m, nxt, p) or not _in_cone(p_prev, p, p_next, m):
+            prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
+            if not _in_cone(prev, pts[m_idx], nxt, pts[p_idx]) or not _in_cone(p_prev, pts[p_idx], p_next, pts[m_idx]):
                 continue
             lo, hi = np.minimum(p, m), np.maximum(p, m)
             near = np.all((e_lo <= hi) & (e_hi >= lo), axis=1)
@@ -342,23 +343,29 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
 
     for i in nodes:
         score[i] = ear_score(i)
+    # Max-heap of (score, node) with lazy deletion: an entry is current while it matches score[node].
+    heap = [(-s, -i) for i, s in score.items() if s is not None]
+    heapq.heapify(heap)
     tris = []
     while len(alive) > 3:
-        cands = [(s, i) for i, s in score.items() if i in alive and s is not None]
-        if not cands:
+        while heap and score.get(-heap[0][1]) != -heap[0][0]:
+            heapq.heappop(heap)
+        if not heap:
             rest = [ring[i] for i in _walk(next(iter(alive)), nxt, len(alive))]
             if abs(_signed_area(xy[rest])) <= 1e-12 * max(1.0, float(np.ptp(xy[rest]) ** 2)):
                 return tris
             return None
-        _, i = max(cands)
+        i = -heapq.heappop(heap)[1]
         a, c = prv[i], nxt[i]
         tris.append([ring[a], ring[i], ring[c]])
         alive.discard(i)
         alive_mask[i] = False
         del score[i]
         nxt[a], prv[c] = c, a
-        score[a] = ear_score(a)
-        score[c] = ear_score(c)
+        for j in (a, c):
+            score[j] = ear_score(j)
+            if score[j] is not None:
+                heapq.heappush(heap, (-score[j], -j))
     last = [ring[i] for i in _walk(next(iter(alive)), nxt, 3)]
     if _turn(xy[last[0]], xy[last[1]], xy[last[2]]) > 0:
         tris.append(last)
