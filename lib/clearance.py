@@ -73,34 +73,39 @@ def _poly_bounds(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _portal_clearance(mesh: NavMesh, e: int, edge_poly, nxt, bnd_by_poly, lo, hi) -> float:
-    """Largest r - r0 for portal e: flood polygons while they may hold a closer boundary edge."""
-    v = mesh.vertices
-    p0, p1 = v[mesh.poly_vertices[e]], v[nxt[e]]
-    mid, half = 0.5 * (p0 + p1), 0.5 * float(np.linalg.norm(p1 - p0))
-    start = [int(edge_poly[e]), int(mesh.neighbors[e])]
+def _portal_clearance(mesh: NavMesh, e: int, start: list[int], half: float, near_row: list[float], box_row: list[float], bnd_by_poly, nbrs) -> float:
+    """Largest r - r0 for portal e: flood polygons while they may hold a closer boundary edge.
+
+    The distance to the nearest boundary edge is 1-Lipschitz along the portal, so its maximum is at
+    most (distance at the midpoint, `near_row` per boundary edge) + half the portal length; that
+    bound stops the flood (`box_row`: midpoint to polygon bbox distances), and the sampled maximum
+    is computed once over the boundary edges gathered."""
     seen = set(start)
     edges: list[int] = []
     heap = [(0.0, p) for p in start]
-    best = math.inf
+    upper = math.inf
     while heap:
         bound, p = heapq.heappop(heap)
-        if bound >= best:
+        if bound >= upper:
             break
-        if bnd_by_poly[p]:
-            edges.extend(bnd_by_poly[p])
-            idx = np.asarray(edges)
-            best = _max_min_distance(p0, p1, v[mesh.poly_vertices[idx]], v[nxt[idx]])
-        for q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]]:
-            q = int(q)
-            if q < 0 or q in seen:
+        for col in bnd_by_poly[p]:
+            edges.append(col)
+            upper = min(upper, near_row[col] + half)
+        for q in nbrs[p]:
+            if q in seen:
                 continue
             seen.add(q)
-            gap = np.maximum(np.maximum(lo[q] - mid, mid - hi[q]), 0.0)
-            qb = max(0.0, float(np.linalg.norm(gap)) - half)
-            if qb < best:
-                heapq.heappush(heap, (qb, q))
-    return best
+            qb = box_row[q] - half
+            if qb < upper:
+                heapq.heappush(heap, (max(qb, 0.0), q))
+    # An edge at least `upper` from every portal point never is the nearest one below `upper`.
+    edges = [col for col in edges if near_row[col] - half <= upper]
+    if not edges:
+        return math.inf
+    v, nxt = mesh.vertices, mesh.edge_next_vertex
+    slots = np.flatnonzero(mesh.neighbors < 0)[edges]
+    p0, p1 = v[mesh.poly_vertices[e]], v[nxt[e]]
+    return _max_min_distance(p0, p1, v[mesh.poly_vertices[slots]], v[nxt[slots]])
 
 
 def compute_clearance(mesh: NavMesh) -> NavMesh:
@@ -114,24 +119,37 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     edge_poly = mesh.edge_polygon
     nxt = mesh.edge_next_vertex
     boundary = mesh.neighbors < 0
+    bnd_slots = np.flatnonzero(boundary)
     bnd_by_poly: list[list[int]] = [[] for _ in range(mesh.polygon_count)]
-    for e in np.flatnonzero(boundary):
-        bnd_by_poly[int(edge_poly[e])].append(int(e))
+    for col, e in enumerate(edge_poly[bnd_slots].tolist()):
+        bnd_by_poly[e].append(col)
+    nbrs = [[q for q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]].tolist() if q >= 0] for p in range(mesh.polygon_count)]
     lo, hi = _poly_bounds(mesh)
     # Each undirected portal once: the twin slot gets the same value.
     twin = _twin_slots(mesh, edge_poly, nxt)
+    portals = np.flatnonzero(~boundary)
+    portals = portals[~((twin[portals] >= 0) & (twin[portals] < portals))]
+    v = mesh.vertices
+    p0, p1 = v[mesh.poly_vertices[portals]], v[nxt[portals]]
+    mids, halves = 0.5 * (p0 + p1), 0.5 * np.linalg.norm(p1 - p0, axis=1)
+    wa, wb = v[mesh.poly_vertices[bnd_slots]], v[nxt[bnd_slots]]
+    for c0 in range(0, len(portals), 256):
+        chunk = slice(c0, c0 + 256)
+        m = mids[chunk]
+        near = _point_segment_distances(m, wa, wb) if len(bnd_slots) else np.zeros((len(m), 0))
+        box = np.linalg.norm(np.maximum(np.maximum(lo[None] - m[:, None], m[:, None] - hi[None]), 0.0), axis=2)
+        for k, e in enumerate(portals[chunk].tolist()):
+            start = [int(edge_poly[e]), int(mesh.neighbors[e])]
+            edge_clear[e] = r0 + _portal_clearance(mesh, e, start, float(halves[c0 + k]), near[k].tolist(), box[k].tolist(), bnd_by_poly, nbrs)
     for e in np.flatnonzero(~boundary):
         t = twin[e]
         if t >= 0 and t < e:
             edge_clear[e] = edge_clear[t]
-            continue
-        edge_clear[e] = r0 + _portal_clearance(mesh, int(e), edge_poly, nxt, bnd_by_poly, lo, hi)
     is_bnd_vertex = np.zeros(len(mesh.vertices), dtype=bool)
     is_bnd_vertex[mesh.poly_vertices[boundary]] = True
     is_bnd_vertex[nxt[boundary]] = True
     cross = np.zeros(int(mesh.cross_offsets[-1]))
     offs = mesh.cross_offsets
-    v = mesh.vertices
     for p in range(mesh.polygon_count):
         a, b = mesh.poly_offsets[p], mesh.poly_offsets[p + 1]
         n = b - a
