@@ -245,12 +245,14 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
     e_lo = np.minimum(xy[ea], xy[eb])
     e_hi = np.maximum(xy[ea], xy[eb])
     pts = xy.tolist()
+    all_dist = np.linalg.norm(xy[outer][None, :, :] - xy[hole][:, None, :], axis=2)
+    all_order = np.argsort(all_dist, axis=1, kind="stable")
     for s, p_idx in enumerate(hole):
         p = xy[p_idx]
         p_prev, p_next = pts[hole[s - 1]], pts[hole[(s + 1) % len(hole)]]
-        dist = np.linalg.norm(xy[outer] - p, axis=1)
+        dist = all_dist[s].tolist()
         seen = 0
-        for k in np.argsort(dist, kind="stable"):
+        for k in all_order[s].tolist():
             if seen >= _BRIDGE_CANDIDATES or dist[k] * 0.5 >= best_score:
                 break
             m_idx = outer[k]
@@ -269,7 +271,7 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
                      for o, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
             score = dist[k] / max(min(sines), 1e-9)
             if score < best_score:
-                best, best_score = (s, int(k)), score
+                best, best_score = (s, k), score
     return best
 
 
@@ -284,8 +286,11 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -
     """Fewest convex polygons (slivers first avoided) over a few triangulations of one region."""
     ring = _bridge_holes(rings, xy)
     best, best_key = None, None
+    clipped = {}
     for mode, flip in (("fat", False), ("first", False), ("far", False), ("fat", True)):
-        tris = _ear_clip(ring, xy, mode)
+        if mode not in clipped:
+            clipped[mode] = _ear_clip(ring, xy, mode)
+        tris = clipped[mode]
         if tris is None:
             continue
         if flip:
