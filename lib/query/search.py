@@ -107,6 +107,12 @@ class MeshGraph:
         order = np.argsort(mesh.poly_vertices, kind="stable")
         cuts = np.searchsorted(mesh.poly_vertices[order], np.arange(len(v) + 1))
         self.vertex_polys = [owner[order[cuts[i] : cuts[i + 1]]] for i in range(len(v))]
+        # Python lists for the A* inner loop: indexing numpy arrays per edge costs more than the work.
+        self.offs_l = mesh.poly_offsets.tolist()
+        self.nb_l = mesh.neighbors.tolist()
+        self.areas_l = mesh.areas.tolist()
+        self.twin_l = self.twin.tolist()
+        self.edge_clear_l = np.asarray(self.edge_clear, dtype=np.float64).tolist()
 
     def cross_ok(self, mesh: NavMesh, p: int, i: int, j: int, r: float) -> bool:
         if self.cross is None or i < 0:
@@ -319,21 +325,21 @@ class SlicedSearch:
             h = math.dist(x, self._goal_t)
             if h < self._best_h:
                 self._best_node, self._best_h = node, h
-            cost = f.cost(mesh.areas[p])
+            cost = f.cost(graph.areas_l[p])
             if p == self.goal_poly:
                 self._add(-2, node, p, self._goal_t, -1, g + cost * math.dist(self._goal_t, x))
-            a = int(mesh.poly_offsets[p])
-            for k in range(int(graph.sizes[p])):
-                e = a + k
-                q = int(mesh.neighbors[e])
-                if q < 0 or k == entry or graph.edge_clear[e] < r - 1e-9 or not f.passable(mesh.areas[q]):
+            offs, nb, clear, areas = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l
+            a = offs[p]
+            for e in range(a, offs[p + 1]):
+                q = nb[e]
+                if q < 0 or e - a == entry or clear[e] < r - 1e-9 or not f.passable(areas[q]):
                     continue
-                if not graph.cross_ok(mesh, p, entry, k, r):
+                if not graph.cross_ok(mesh, p, entry, e - a, r):
                     continue
                 left, right = portal_tuple(mesh, graph, e, self.d)
                 y = _crossing_point(x, self._goal_t, left, right)
-                tw = int(graph.twin[e])
-                self._add(e, node, q, y, tw - int(mesh.poly_offsets[q]) if tw >= 0 else -1, g + cost * math.dist(y, x))
+                tw = graph.twin_l[e]
+                self._add(e, node, q, y, tw - offs[q] if tw >= 0 else -1, g + cost * math.dist(y, x))
         return self.status
 
     def _finish_partial(self) -> None:
@@ -430,13 +436,15 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
     if len(rv) > _MAX_REFINE_CORNERS:
         return pts, polys
     nodes = [s, g] + [mesh.vertices[v] for v in rv]
+    xyz = [tuple(map(float, node)) for node in nodes]
     node_polys = [[polys[0]], [polys[-1]]] + [graph.vertex_polys[v] for v in rv]
     n = len(nodes)
-    dist = np.full(n, math.inf)
+    to_goal = [math.dist(c, xyz[1]) for c in xyz]
+    dist = [math.inf] * n
     dist[0] = 0.0
-    parent = np.full(n, -1)
-    done = np.zeros(n, dtype=bool)
-    heap = [(float(np.linalg.norm(nodes[0] - nodes[1])), 0)]
+    parent = [-1] * n
+    done = [False] * n
+    heap = [(to_goal[0], 0)]
     while heap:
         _, i = heapq.heappop(heap)
         if done[i]:
@@ -447,12 +455,12 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
         for j in range(n):
             if done[j]:
                 continue
-            nd = dist[i] + float(np.linalg.norm(nodes[j] - nodes[i]))
-            if nd >= dist[j] - 1e-12 or nd + float(np.linalg.norm(nodes[1] - nodes[j])) > length + 1e-9:
+            nd = dist[i] + math.dist(xyz[j], xyz[i])
+            if nd >= dist[j] - 1e-12 or nd + to_goal[j] > length + 1e-9:
                 continue
             if _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], passable):
                 dist[j], parent[j] = nd, i
-                heapq.heappush(heap, (nd + float(np.linalg.norm(nodes[1] - nodes[j])), j))
+                heapq.heappush(heap, (nd + to_goal[j], j))
     if not done[1] or dist[1] >= length - 1e-9:
         return pts, polys
     chain = [1]
