@@ -247,19 +247,21 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
     pts = xy.tolist()
     all_dist = np.linalg.norm(xy[outer][None, :, :] - xy[hole][:, None, :], axis=2)
     all_order = np.argsort(all_dist, axis=1, kind="stable")
+    o, h = xy[outer], xy[hole]
+    mutual = _in_cone_many(np.roll(o, 1, axis=0), o, np.roll(o, -1, axis=0), h)
+    mutual &= _in_cone_many(np.roll(h, 1, axis=0), h, np.roll(h, -1, axis=0), o).T
     for s, p_idx in enumerate(hole):
         p = xy[p_idx]
         p_prev, p_next = pts[hole[s - 1]], pts[hole[(s + 1) % len(hole)]]
         dist = all_dist[s].tolist()
         seen = 0
-        for k in all_order[s].tolist():
+        order = all_order[s]
+        for k in order[mutual[s, order]].tolist():
             if seen >= _BRIDGE_CANDIDATES or dist[k] * 0.5 >= best_score:
                 break
             m_idx = outer[k]
             m = xy[m_idx]
             prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
-            if not _in_cone(prev, pts[m_idx], nxt, pts[p_idx]) or not _in_cone(p_prev, pts[p_idx], p_next, pts[m_idx]):
-                continue
             lo, hi = np.minimum(p, m), np.maximum(p, m)
             near = np.all((e_lo <= hi) & (e_hi >= lo), axis=1)
             free = near & (ea != m_idx) & (eb != m_idx) & (ea != p_idx) & (eb != p_idx)
@@ -275,11 +277,18 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
     return best
 
 
-def _in_cone(prev, m, nxt, p) -> bool:
-    """Does direction m->p point into the polygon interior at vertex m (between its two edges)?"""
-    if _cross(prev, m, nxt) >= 0:
-        return _cross(m, nxt, p) > 0 and _cross(prev, m, p) > 0
-    return not (_cross(m, nxt, p) <= 0 and _cross(prev, m, p) <= 0)
+def _in_cone_many(prev: np.ndarray, m: np.ndarray, nxt: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Does direction m_k->p_j point into the polygon interior at vertex m_k (between its edges)?
+
+    Every vertex m_k (K, 2, with neighbours prev_k, nxt_k) against every point p_j (J, 2): (J, K).
+    """
+    def cross(o, a, b):
+        return (a[..., 0] - o[..., 0]) * (b[..., 1] - o[..., 1]) - (a[..., 1] - o[..., 1]) * (b[..., 0] - o[..., 0])
+
+    convex = cross(prev, m, nxt) >= 0
+    q = p[:, None, :]
+    c1, c2 = cross(m[None], nxt[None], q), cross(prev[None], m[None], q)
+    return np.where(convex[None], (c1 > 0) & (c2 > 0), ~((c1 <= 0) & (c2 <= 0)))
 
 
 def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -> list[list[int]]:
