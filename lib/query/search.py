@@ -360,7 +360,8 @@ class SlicedSearch:
         chain.reverse()
         portals = [n for n in chain if n >= 0]
         end = self.goal if end is None else end
-        passable = lambda q: self.filter.passable(self.mesh.areas[q])  # noqa: E731
+        areas, excluded = self.graph.areas_l, self.filter.excluded
+        passable = (lambda q: areas[q] not in excluded) if excluded else None  # noqa: E731
         uniform = all(c == 1.0 for c in self.filter.area_cost.values())
         self._result = build_path(self.mesh, self.graph, self.start, end, self.start_poly, portals, self.d, passable, uniform)
         self._result.status, self._result.reason = status, reason
