@@ -242,8 +242,8 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
     ea = np.array([e[0] for e in edges], dtype=np.int64)
     eb = np.array([e[1] for e in edges], dtype=np.int64)
     # Edge bounding boxes: only edges whose box overlaps the bridge's box can meet it.
-    e_lo = np.minimum(xy[ea], xy[eb])
-    e_hi = np.maximum(xy[ea], xy[eb])
+    e_lo = np.minimum(xy[ea], xy[eb]).T.copy()
+    e_hi = np.maximum(xy[ea], xy[eb]).T.copy()
     pts = xy.tolist()
     all_dist = np.linalg.norm(xy[outer][None, :, :] - xy[hole][:, None, :], axis=2)
     all_order = np.argsort(all_dist, axis=1, kind="stable")
@@ -262,10 +262,12 @@ def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tu
             m_idx = outer[k]
             m = xy[m_idx]
             prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
-            lo, hi = np.minimum(p, m), np.maximum(p, m)
-            near = np.all((e_lo <= hi) & (e_hi >= lo), axis=1)
-            free = near & (ea != m_idx) & (eb != m_idx) & (ea != p_idx) & (eb != p_idx)
-            if _segments_cross_many(p, m, xy[ea[free]], xy[eb[free]]).any():
+            (px, py), (mx, my) = pts[p_idx], pts[m_idx]
+            near = np.flatnonzero((e_lo[0] <= max(px, mx)) & (e_hi[0] >= min(px, mx))
+                                  & (e_lo[1] <= max(py, my)) & (e_hi[1] >= min(py, my)))
+            na, nb = ea[near], eb[near]
+            free = (na != m_idx) & (nb != m_idx) & (na != p_idx) & (nb != p_idx)
+            if free.any() and _segments_cross_many(p, m, xy[na[free]], xy[nb[free]]).any():
                 continue
             seen += 1
             dx, dy = float(m[0] - p[0]) / dist[k], float(m[1] - p[1]) / dist[k]
@@ -333,7 +335,8 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
     alive_mask = np.ones(len(ring), dtype=bool)
     ring_arr = np.asarray(ring)
     pts = xy[ring]
-    px, py = pts[:, 0], pts[:, 1]
+    px, py = pts[:, 0].copy(), pts[:, 1].copy()
+    ptl = pts.tolist()
     score: dict[int, float | None] = {}
 
     def ear_score(i: int) -> float | None:
@@ -341,10 +344,11 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
         pa, pb, pc = pts[a], pts[b], pts[c]
         if _turn(pa, pb, pc) <= 0:
             return None
-        lo, hi = np.minimum(np.minimum(pa, pb), pc), np.maximum(np.maximum(pa, pb), pc)
-        in_box = (px >= lo[0]) & (px <= hi[0]) & (py >= lo[1]) & (py <= hi[1])
-        cand = in_box & alive_mask & (ring_arr != ring[a]) & (ring_arr != ring[b]) & (ring_arr != ring[c])
-        q = pts[cand]
+        xs, ys = (ptl[a][0], ptl[b][0], ptl[c][0]), (ptl[a][1], ptl[b][1], ptl[c][1])
+        in_box = (px >= min(xs)) & (px <= max(xs)) & (py >= min(ys)) & (py <= max(ys))
+        cand = np.flatnonzero(in_box & alive_mask)
+        rc = ring_arr[cand]
+        q = pts[cand[(rc != ring[a]) & (rc != ring[b]) & (rc != ring[c])]]
         q = q[~(np.all(q == pa, axis=1) | np.all(q == pb, axis=1) | np.all(q == pc, axis=1))]
         inside = (_cross_many(pa, pb, q) >= 0) & (_cross_many(pb, pc, q) >= 0) & (_cross_many(pc, pa, q) >= 0)
         if inside.any():
