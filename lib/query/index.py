@@ -58,6 +58,7 @@ class MeshIndex:
                     cells.setdefault(int(cx * self.dims[1] + cy), []).append(p)
         self.cells = {k: np.asarray(vs, dtype=np.int64) for k, vs in cells.items()}
         self._walk: tuple[list, list, list] | None = None
+        self._detail: dict[int, list[tuple]] = {}
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edge endpoints (ax, ay, bx, by) as Python lists, built once."""
@@ -65,6 +66,14 @@ class MeshIndex:
             ex = np.concatenate([self.edge_a[:, :2], self.edge_b[:, :2]], axis=1)
             self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
         return self._walk
+
+    def _detail_tuples(self, p: int) -> list[tuple]:
+        """Polygon p's detail triangles as flat float tuples (a, b, c), built on first use."""
+        hit = self._detail.get(p)
+        if hit is None:
+            t = self.mesh.detail_vertices[self.mesh.detail_triangles[self.detail_by_poly[p]]]
+            hit = self._detail[p] = [tuple(r) for r in t.reshape(-1, 9).tolist()]
+        return hit
 
     def polygons_near(self, xy: np.ndarray, radius: float) -> np.ndarray:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -82,26 +91,32 @@ class MeshIndex:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(found))
 
-    def inside_xy(self, p: int, xy: np.ndarray, eps: float = 1e-9) -> bool:
-        s = slice(self.mesh.poly_offsets[p], self.mesh.poly_offsets[p + 1])
-        a, b = self.edge_a[s, :2], self.edge_b[s, :2]
-        cross = (b[:, 0] - a[:, 0]) * (xy[1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (xy[0] - a[:, 0])
-        return bool(np.all(cross >= -eps))
+    def inside_xy(self, p: int, xy, eps: float = 1e-9) -> bool:
+        offs, _, ex = self.walk_lists()
+        x, y = float(xy[0]), float(xy[1])
+        for c in range(offs[p], offs[p + 1]):
+            ax, ay, bx, by = ex[c]
+            if (bx - ax) * (y - ay) - (by - ay) * (x - ax) < -eps:
+                return False
+        return True
 
     def height(self, p: int, xy: np.ndarray) -> float:
         """Surface height of polygon p at xy: detail triangles when present, else the polygon plane."""
-        tris = self.detail_by_poly[p]
-        if len(tris):
-            t = self.mesh.detail_vertices[self.mesh.detail_triangles[tris]]
-            a, b, c = t[:, 0], t[:, 1], t[:, 2]
-            v0, v1, v2 = b[:, :2] - a[:, :2], c[:, :2] - a[:, :2], xy[None] - a[:, :2]
-            den = v0[:, 0] * v1[:, 1] - v1[:, 0] * v0[:, 1]
-            den = np.where(np.abs(den) < 1e-18, 1e-18, den)
-            u = (v2[:, 0] * v1[:, 1] - v1[:, 0] * v2[:, 1]) / den
-            w = (v0[:, 0] * v2[:, 1] - v2[:, 0] * v0[:, 1]) / den
-            outside = np.maximum(np.maximum(-u, -w), u + w - 1)
-            k = int(np.argmin(outside))
-            return float(a[k, 2] + u[k] * (b[k, 2] - a[k, 2]) + w[k] * (c[k, 2] - a[k, 2]))
+        tris = self._detail_tuples(p)
+        if tris:
+            x, y = float(xy[0]), float(xy[1])
+            best, z = math.inf, 0.0
+            for ax, ay, az, bx, by, bz, cx, cy, cz in tris:
+                v0x, v0y, v1x, v1y, v2x, v2y = bx - ax, by - ay, cx - ax, cy - ay, x - ax, y - ay
+                den = v0x * v1y - v1x * v0y
+                if abs(den) < 1e-18:
+                    den = 1e-18
+                u = (v2x * v1y - v1x * v2y) / den
+                w = (v0x * v2y - v2x * v0y) / den
+                outside = max(-u, -w, u + w - 1)
+                if outside < best:
+                    best, z = outside, az + u * (bz - az) + w * (cz - az)
+            return z
         n = self.normal[p]
         c = self.centroid[p]
         if abs(n[2]) < 1e-9:
