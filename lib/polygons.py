@@ -349,10 +349,11 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
         cand = np.flatnonzero(in_box & alive_mask)
         rc = ring_arr[cand]
         q = pts[cand[(rc != ring[a]) & (rc != ring[b]) & (rc != ring[c])]]
-        q = q[~(np.all(q == pa, axis=1) | np.all(q == pb, axis=1) | np.all(q == pc, axis=1))]
-        inside = (_cross_many(pa, pb, q) >= 0) & (_cross_many(pb, pc, q) >= 0) & (_cross_many(pc, pa, q) >= 0)
-        if inside.any():
-            return None
+        if len(q):
+            q = q[~(np.all(q == pa, axis=1) | np.all(q == pb, axis=1) | np.all(q == pc, axis=1))]
+            inside = (_cross_many(pa, pb, q) >= 0) & (_cross_many(pb, pc, q) >= 0) & (_cross_many(pc, pa, q) >= 0)
+            if inside.any():
+                return None
         if mode == "first":
             return -float(i)
         if mode == "far":
