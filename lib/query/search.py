@@ -88,6 +88,7 @@ class MeshGraph:
         self.sizes = mesh.polygon_sizes
         self.portal_cache: dict[tuple[int, float], tuple] = {}
         self.tuple_cache: dict[tuple[int, float], tuple] = {}
+        self.visible_cache: dict[tuple[int, int], bool] = {}
         # Reflex wall corners (convex obstacle corners) are the only places a shortest path bends.
         starts = mesh.poly_vertices[boundary]
         ends = nxt[boundary]
@@ -459,7 +460,15 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
             nd = dist[i] + math.dist(xyz[j], xyz[i])
             if nd >= dist[j] - 1e-12 or nd + to_goal[j] > length + 1e-9:
                 continue
-            if _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], passable):
+            if i >= 2 and j >= 2 and passable is None:
+                # Corner-to-corner visibility depends on the mesh alone: cached across queries.
+                key = (int(rv[i - 2]), int(rv[j - 2]))
+                seen = graph.visible_cache.get(key)
+                if seen is None:
+                    seen = graph.visible_cache[key] = _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], None)
+            else:
+                seen = _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], passable)
+            if seen:
                 dist[j], parent[j] = nd, i
                 heapq.heappush(heap, (nd + to_goal[j], j))
     if not done[1] or dist[1] >= length - 1e-9:
