@@ -133,8 +133,8 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     p0, p1 = v[mesh.poly_vertices[portals]], v[nxt[portals]]
     mids, halves = 0.5 * (p0 + p1), 0.5 * np.linalg.norm(p1 - p0, axis=1)
     wa, wb = v[mesh.poly_vertices[bnd_slots]], v[nxt[bnd_slots]]
-    for c0 in range(0, len(portals), 256):
-        chunk = slice(c0, c0 + 256)
+    for c0 in range(0, len(portals), 64):  # chunks bound the (portals, edges, 3) temporaries
+        chunk = slice(c0, c0 + 64)
         m = mids[chunk]
         near = _point_segment_distances(m, wa, wb) if len(bnd_slots) else np.zeros((len(m), 0))
         box = np.linalg.norm(np.maximum(np.maximum(lo[None] - m[:, None], m[:, None] - hi[None]), 0.0), axis=2)
