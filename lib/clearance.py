@@ -32,39 +32,65 @@ def _point_segment_distances(points: np.ndarray, a: np.ndarray, b: np.ndarray) -
     return np.linalg.norm(points[:, None, :] - closest, axis=2)
 
 
-def _max_min_distance(p0: np.ndarray, p1: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    """max over the segment p0-p1 of the distance to the nearest of segments a-b (sample + refine)."""
-    if len(a) == 0:
-        return math.inf
-    lo, hi = 0.0, 1.0
-    best = 0.0
-    for _ in range(_REFINES + 1):
-        ts = np.linspace(lo, hi, _SAMPLES)
-        pts = p0[None] + ts[:, None] * (p1 - p0)[None]
-        d = _point_segment_distances(pts, a, b).min(axis=1)
-        k = int(np.argmax(d))
-        best = max(best, float(d[k]))
+def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per segment i, max over p0[i]-p1[i] of the distance to the nearest of its segments a-b.
+
+    Segment i owns the rows starts[i]:starts[i + 1] of a/b (each non-empty). Sample + refine, all
+    segments at once: every round samples each segment at _SAMPLES points around its best so far.
+    After the first round, segments a-b that are farther than the sampled maximum plus the sample
+    spacing from every point of their segment are dropped (distance is 1-Lipschitz along the
+    segment, so they are never the nearest one: the result is unchanged)."""
+    count = len(p0)
+    owner = np.repeat(np.arange(count), np.diff(starts))
+    lo, hi, best = np.zeros(count), np.ones(count), np.zeros(count)
+    frac = np.linspace(0.0, 1.0, _SAMPLES)
+    rows = np.arange(count)
+    length = np.linalg.norm(p1 - p0, axis=1)
+    for round_ in range(_REFINES + 1):
+        ts = lo[:, None] + (hi - lo)[:, None] * frac[None]
+        pts = p0[:, None] + ts[..., None] * (p1 - p0)[:, None]
+        pair_d = _paired_distances(pts[owner], a, b)
+        d = np.minimum.reduceat(pair_d, starts[:-1], axis=0)
+        k = np.argmax(d, axis=1)
+        best = np.maximum(best, d[rows, k])
         step = (hi - lo) / (_SAMPLES - 1)
-        lo, hi = max(0.0, ts[k] - step), min(1.0, ts[k] + step)
+        if round_ == 0:
+            slack = 0.5 * step * length + 1e-9
+            keep = pair_d.min(axis=1) - slack[owner] <= (best + slack)[owner]
+            owner, a, b = owner[keep], a[keep], b[keep]
+            starts = np.searchsorted(owner, np.arange(count + 1))
+        tk = ts[rows, k]
+        lo, hi = np.maximum(0.0, tk - step), np.minimum(1.0, tk + step)
     return best
 
 
-def _segment_distance(a0, a1, b0, b1) -> float:
-    """Distance between two 3D segments (exact enough for clearance: endpoint + interior checks)."""
-    pts = np.array([a0, a1])
-    d1 = _point_segment_distances(pts, b0[None], b1[None]).min()
-    pts = np.array([b0, b1])
-    d2 = _point_segment_distances(pts, a0[None], a1[None]).min()
-    d = min(d1, d2)
+def _paired_distances(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(N, S) distances from points[n, s] to the one segment a[n]->b[n]."""
+    ab = b - a
+    denom = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-18)
+    px, py, pz = (points[..., c] - a[:, c, None] for c in range(3))
+    bx, by, bz = (ab[:, c, None] for c in range(3))
+    t = np.clip((px * bx + py * by + pz * bz) / denom[:, None], 0.0, 1.0)
+    px -= t * bx
+    py -= t * by
+    pz -= t * bz
+    return np.sqrt(px * px + py * py + pz * pz)
+
+
+def _segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
+    """(N,) distances between 3D segments a0[n]-a1[n] and b0[n]-b1[n] (endpoint + interior checks)."""
+    d = np.minimum.reduce([_paired_distances(a0[:, None], b0, b1)[:, 0], _paired_distances(a1[:, None], b0, b1)[:, 0], _paired_distances(b0[:, None], a0, a1)[:, 0], _paired_distances(b1[:, None], a0, a1)[:, 0]])
     # Interior-interior closest pair (segments crossing in projection or skew).
     u, v, w = a1 - a0, b1 - b0, a0 - b0
-    A, B, C, D, E = u @ u, u @ v, v @ v, u @ w, v @ w
+    A, B, C = (u * u).sum(axis=1), (u * v).sum(axis=1), (v * v).sum(axis=1)
+    D, E = (u * w).sum(axis=1), (v * w).sum(axis=1)
     den = A * C - B * B
-    if den > 1e-18:
-        s, t = (B * E - C * D) / den, (A * E - B * D) / den
-        if 0 <= s <= 1 and 0 <= t <= 1:
-            d = min(d, float(np.linalg.norm(w + s * u - t * v)))
-    return float(d)
+    ok = den > 1e-18
+    den = np.where(ok, den, 1.0)
+    s, t = (B * E - C * D) / den, (A * E - B * D) / den
+    ok &= (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
+    inner = np.linalg.norm(w + s[:, None] * u - t[:, None] * v, axis=1)
+    return np.where(ok, np.minimum(d, inner), d)
 
 
 def _poly_bounds(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
@@ -73,13 +99,13 @@ def _poly_bounds(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _portal_clearance(mesh: NavMesh, e: int, start: list[int], half: float, near_row: list[float], box_row: list[float], bnd_by_poly, nbrs) -> float:
-    """Largest r - r0 for portal e: flood polygons while they may hold a closer boundary edge.
+def _portal_candidates(start: list[int], half: float, near_row: list[float], box_row: list[float], bnd_by_poly, nbrs) -> list[int]:
+    """Boundary edges (columns) that may be nearest to some point of a portal: flood polygons while
+    they may hold a closer boundary edge.
 
     The distance to the nearest boundary edge is 1-Lipschitz along the portal, so its maximum is at
     most (distance at the midpoint, `near_row` per boundary edge) + half the portal length; that
-    bound stops the flood (`box_row`: midpoint to polygon bbox distances), and the sampled maximum
-    is computed once over the boundary edges gathered."""
+    bound stops the flood (`box_row`: midpoint to polygon bbox distances)."""
     seen = set(start)
     edges: list[int] = []
     heap = [(0.0, p) for p in start]
@@ -99,13 +125,29 @@ def _portal_clearance(mesh: NavMesh, e: int, start: list[int], half: float, near
             if qb < upper:
                 heapq.heappush(heap, (max(qb, 0.0), q))
     # An edge at least `upper` from every portal point never is the nearest one below `upper`.
-    edges = [col for col in edges if near_row[col] - half <= upper]
-    if not edges:
-        return math.inf
-    v, nxt = mesh.vertices, mesh.edge_next_vertex
-    slots = np.flatnonzero(mesh.neighbors < 0)[edges]
-    p0, p1 = v[mesh.poly_vertices[e]], v[nxt[e]]
-    return _max_min_distance(p0, p1, v[mesh.poly_vertices[slots]], v[nxt[slots]])
+    return [col for col in edges if near_row[col] - half <= upper]
+
+
+def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
+    """(P,) max-min distance of each portal to its candidate walls (inf without any), in chunks
+    that bound the (pairs, samples, 3) temporaries."""
+    out = np.full(len(cand), math.inf)
+    sizes = np.array([len(c) for c in cand], dtype=np.int64)
+    has = np.flatnonzero(sizes > 0)
+    budget = max(1, 2_000_000 // _SAMPLES)
+    c0 = 0
+    while c0 < len(has):
+        c1 = c0 + 1
+        total = sizes[has[c0]]
+        while c1 < len(has) and total + sizes[has[c1]] <= budget:
+            total += sizes[has[c1]]
+            c1 += 1
+        idx = has[c0:c1]
+        cols = np.fromiter((col for i in idx.tolist() for col in cand[i]), dtype=np.int64, count=int(total))
+        starts = np.concatenate(([0], np.cumsum(sizes[idx])))
+        out[idx] = _max_min_distances(p0[idx], p1[idx], starts, wa[cols], wb[cols])
+        c0 = c1
+    return out
 
 
 def compute_clearance(mesh: NavMesh) -> NavMesh:
@@ -133,6 +175,7 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     p0, p1 = v[mesh.poly_vertices[portals]], v[nxt[portals]]
     mids, halves = 0.5 * (p0 + p1), 0.5 * np.linalg.norm(p1 - p0, axis=1)
     wa, wb = v[mesh.poly_vertices[bnd_slots]], v[nxt[bnd_slots]]
+    cand: list[list[int]] = []
     for c0 in range(0, len(portals), 64):  # chunks bound the (portals, edges, 3) temporaries
         chunk = slice(c0, c0 + 64)
         m = mids[chunk]
@@ -140,7 +183,8 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
         box = np.linalg.norm(np.maximum(np.maximum(lo[None] - m[:, None], m[:, None] - hi[None]), 0.0), axis=2)
         for k, e in enumerate(portals[chunk].tolist()):
             start = [int(edge_poly[e]), int(mesh.neighbors[e])]
-            edge_clear[e] = r0 + _portal_clearance(mesh, e, start, float(halves[c0 + k]), near[k].tolist(), box[k].tolist(), bnd_by_poly, nbrs)
+            cand.append(_portal_candidates(start, float(halves[c0 + k]), near[k].tolist(), box[k].tolist(), bnd_by_poly, nbrs))
+    edge_clear[portals] = r0 + _portals_max_min(p0, p1, cand, wa, wb)
     for e in np.flatnonzero(~boundary):
         t = twin[e]
         if t >= 0 and t < e:
@@ -148,50 +192,66 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     is_bnd_vertex = np.zeros(len(mesh.vertices), dtype=bool)
     is_bnd_vertex[mesh.poly_vertices[boundary]] = True
     is_bnd_vertex[nxt[boundary]] = True
-    cross = np.zeros(int(mesh.cross_offsets[-1]))
-    offs = mesh.cross_offsets
-    for p in range(mesh.polygon_count):
-        a, b = mesh.poly_offsets[p], mesh.poly_offsets[p + 1]
-        n = b - a
-        block = np.zeros((n, n))
-        for i in range(n):
-            if boundary[a + i]:
-                continue
-            block[i, i] = edge_clear[a + i]
-            for j in range(i + 1, n):
-                if boundary[a + j]:
-                    continue
-                gap = _side_gap(mesh, a, n, i, j, boundary, is_bnd_vertex, nxt, v)
-                block[i, j] = block[j, i] = min(edge_clear[a + i], edge_clear[a + j], r0 + 0.5 * gap)
-        cross[offs[p] : offs[p + 1]] = block.reshape(-1)
-    mesh.edge_clearance, mesh.cross_clearance = edge_clear, cross
+    mesh.edge_clearance = edge_clear
+    mesh.cross_clearance = _cross_clearance(mesh, r0, edge_clear, boundary.tolist(), is_bnd_vertex.tolist())
     return mesh
 
 
-def _side_features(a, n, start, stop, boundary, is_bnd_vertex, mesh, nxt):
-    """Boundary edges and boundary corners of the polygon chain strictly between edges start and stop."""
-    segs, pts = [], []
+def _cross_clearance(mesh: NavMesh, r0: float, edge_clear: np.ndarray, boundary: list[bool], is_bnd_vertex: list[bool]) -> np.ndarray:
+    """Flat per-polygon n×n cross clearances; all side-gap segment pairs are measured in one batch."""
+    cross = np.zeros(int(mesh.cross_offsets[-1]))
+    offs, poly_offs = mesh.cross_offsets.tolist(), mesh.poly_offsets.tolist()
+    pv, nxt, ec = mesh.poly_vertices.tolist(), mesh.edge_next_vertex.tolist(), edge_clear.tolist()
+    slots: list[tuple[int, int, float]] = []  # (flat [i, j], flat [j, i], min of the two portal clearances)
+    starts: list[int] = []
+    x0: list[int] = []
+    x1: list[int] = []
+    y0: list[int] = []
+    y1: list[int] = []
+    for p in range(mesh.polygon_count):
+        a, n, base = poly_offs[p], poly_offs[p + 1] - poly_offs[p], offs[p]
+        for i in range(n):
+            if boundary[a + i]:
+                continue
+            cross[base + i * n + i] = ec[a + i]
+            for j in range(i + 1, n):
+                if boundary[a + j]:
+                    continue
+                lim = min(ec[a + i], ec[a + j])
+                side1 = _side_features(a, n, i, j, boundary, is_bnd_vertex, pv, nxt)
+                side2 = _side_features(a, n, j, i, boundary, is_bnd_vertex, pv, nxt)
+                if not side1 or not side2:
+                    cross[base + i * n + j] = cross[base + j * n + i] = lim
+                    continue
+                slots.append((base + i * n + j, base + j * n + i, lim))
+                starts.append(len(x0))
+                for s0, s1 in side1:
+                    for t0, t1 in side2:
+                        x0.append(s0)
+                        x1.append(s1)
+                        y0.append(t0)
+                        y1.append(t1)
+    if slots:
+        v = mesh.vertices
+        gap = np.minimum.reduceat(_segment_distances(v[x0], v[x1], v[y0], v[y1]), starts)
+        ij, ji, lim = (np.array(c) for c in zip(*slots))
+        cross[ij] = cross[ji] = np.minimum(lim, r0 + 0.5 * gap)
+    return cross
+
+
+def _side_features(a: int, n: int, start: int, stop: int, boundary: list[bool], is_bnd_vertex: list[bool], pv: list[int], nxt: list[int]) -> list[tuple[int, int]]:
+    """Boundary edges and boundary corners (as degenerate segments) of the polygon chain strictly
+    between edges start and stop, as vertex index pairs."""
+    feats = []
     k = (start + 1) % n
     while k != stop:
         e = a + k
-        vi = int(mesh.poly_vertices[e])
-        if is_bnd_vertex[vi]:
-            pts.append(vi)
+        if is_bnd_vertex[pv[e]]:
+            feats.append((pv[e], pv[e]))
         if boundary[e]:
-            segs.append(e)
+            feats.append((pv[e], nxt[e]))
         k = (k + 1) % n
-    return segs, pts
-
-
-def _side_gap(mesh, a, n, i, j, boundary, is_bnd_vertex, nxt, v) -> float:
-    """Distance between the walls on the two sides of the polygon's passage from edge i to edge j."""
-    s1, c1 = _side_features(a, n, i, j, boundary, is_bnd_vertex, mesh, nxt)
-    s2, c2 = _side_features(a, n, j, i, boundary, is_bnd_vertex, mesh, nxt)
-    if not (s1 or c1) or not (s2 or c2):
-        return math.inf
-    segs1 = [(v[mesh.poly_vertices[e]], v[nxt[e]]) for e in s1] + [(v[c], v[c]) for c in c1]
-    segs2 = [(v[mesh.poly_vertices[e]], v[nxt[e]]) for e in s2] + [(v[c], v[c]) for c in c2]
-    return min(_segment_distance(x0, x1, y0, y1) for x0, x1 in segs1 for y0, y1 in segs2)
+    return feats
 
 
 def _twin_slots(mesh: NavMesh, edge_poly: np.ndarray, nxt: np.ndarray) -> np.ndarray:
