@@ -33,11 +33,18 @@ _MIN_RING_AREA = 1e-3
 _REPAIR_PASSES = 8
 
 
+def _simplification_tolerance(params) -> float:
+    """RDP tolerance: max_edge_error less the traced outline's own sub-cell error (about cs/4), so the
+    simplified outline stays within max(cell_size / 2, max_edge_error) of the true boundary."""
+    return max(params.max_edge_error - params.cell_size / 4, params.cell_size / 8)
+
+
 def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -> list[RegionOutline]:
     """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
 
     Each boundary edge of a region's cells gives one point: on a wall or ledge, where the linearly
-    interpolated distance field crosses agent_radius between the two cell centres; between two
+    interpolated distance field crosses agent_radius between the two cell centres (at the
+    heightfield's block fraction of the step when the erosion does not reach it); between two
     regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
     agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends.
     """
@@ -54,7 +61,7 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     for ring in _cycles(successor):
         r = int(region[edges.span[ring[0]]])
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
-        simple = _simplify(ring_points, ring_labels, params.max_edge_error)
+        simple = _simplify(ring_points, ring_labels, _simplification_tolerance(params))
         if simple is not None:
             rings_by_region.setdefault(r, []).append(simple)
     min_area = _MIN_RING_AREA * hf.cell_size**2
@@ -116,6 +123,8 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf deep inside; those are shared edges
         drop = da - db
         t = np.where((drop > 0) & (db < radius), (da - radius) / drop, 0.5)
+    # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
+    t = np.where(has_b | (db < radius), t, hf.block_fraction()[a, d])
     t = np.clip(t, 0.0, 1.0)
     xy = centre[a] + t[:, None] * step
     z = za + t * (zb - za)

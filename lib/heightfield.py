@@ -27,6 +27,11 @@ class Heightfield:
     ceiling: (S,) float64 bottom of the next solid above (inf if none).
     area: (S,) int32 area id. links: (S, 4) int64: index of the connected neighbour span in each
     direction (DIR_DX/DIR_DY), or -1 where the floor ends there (wall, ledge, drop, low ceiling).
+    link_block: (S, 4) float64 or None: where a missing link's floor ends, as a fraction of the
+    centre-to-centre step. 0.5 (the cell edge) for drops and ledges, whose true edge lies between
+    the two centre samples; 1.0 (the neighbour's centre) for walls and low ceilings, which are
+    rasterised conservatively, so the blocking geometry lies somewhere inside the neighbour column.
+    None means 0.5 everywhere. Unused where the link exists.
     """
 
     cell_size: float
@@ -39,6 +44,7 @@ class Heightfield:
     ceiling: np.ndarray
     area: np.ndarray
     links: np.ndarray
+    link_block: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -49,6 +55,12 @@ class Heightfield:
         return np.stack(
             [self.bmin[0] + (self.x + 0.5) * self.cell_size, self.bmin[1] + (self.y + 0.5) * self.cell_size], axis=1
         )
+
+    def block_fraction(self) -> np.ndarray:
+        """(S, 4) link_block, with the cell-edge default 0.5 when it was not recorded."""
+        if self.link_block is None:
+            return np.full((self.span_count, 4), 0.5)
+        return self.link_block
 
 
 # (triangle, row) or (triangle, cell) pairs handled per vectorised batch; bounds peak memory.
@@ -97,13 +109,17 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     if not walk.any():
         return _empty(grid)
 
-    span_col, span_top, ceiling, span_walk, span_area = _merge_spans(col, lo, hi, walk, area, params.agent_max_climb)
+    span_col, span_bottom, span_top, ceiling, span_walk, span_area = _merge_spans(
+        col, lo, hi, walk, area, params.agent_max_climb
+    )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
+    solid = (span_col, span_bottom, span_top)
     span_col, z, ceiling, span_area = span_col[keep], span_top[keep], ceiling[keep], span_area[keep]
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
     links = _link_spans(span_col, x, y, z, ceiling, grid, params)
-    return Heightfield(cs, bmin, width, height, x, y, z, ceiling, span_area.astype(np.int32), links)
+    block = _block_fractions(links, x, y, z, solid, grid, params)
+    return Heightfield(cs, bmin, width, height, x, y, z, ceiling, span_area.astype(np.int32), links, block)
 
 
 @dataclass(frozen=True)
@@ -117,7 +133,8 @@ class _Grid:
 def _empty(grid: _Grid) -> Heightfield:
     f, i = np.zeros(0), np.zeros(0, dtype=np.int32)
     return Heightfield(
-        grid.cs, grid.bmin, grid.width, grid.height, i, i.copy(), f, f.copy(), i.copy(), np.zeros((0, 4), dtype=np.int64)
+        grid.cs, grid.bmin, grid.width, grid.height, i, i.copy(), f, f.copy(), i.copy(),
+        np.zeros((0, 4), dtype=np.int64), np.zeros((0, 4)),
     )
 
 
@@ -360,7 +377,7 @@ def _concat_frags(parts):
 def _merge_spans(col, lo, hi, walk, area, climb: float):
     """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
 
-    Returns per span: column, top, ceiling (bottom of the next span up, inf if none), walkable flag
+    Returns per span: column, bottom, top, ceiling (bottom of the next span up, inf if none), walkable flag
     (a walkable fragment within `climb` of the top) and that fragment's area id.
     """
     # Columns are offset by more than the soup's height range, so one float key sorts by
@@ -387,7 +404,7 @@ def _merge_spans(col, lo, hi, walk, area, climb: float):
     ceiling = np.full(len(starts), np.inf)
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]
-    return span_col, span_top, ceiling, span_walk, span_area
+    return span_col, span_bottom, span_top, ceiling, span_walk, span_area
 
 
 def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:
@@ -435,3 +452,35 @@ def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.nd
         back[has] = links[b[has], opposite[d]]
         mutual[:, d] = np.where(has & (back == idx), b, -1)
     return mutual
+
+
+def _block_fractions(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """(S, 4) where each missing link's floor ends, as a fraction of the centre-to-centre step.
+
+    A missing link is a wall when the neighbour column holds solid inside the agent's band
+    (above climb, below head height): that solid was rasterised conservatively, so the true
+    blocking geometry lies uniformly anywhere in the neighbour column, at its centre on average
+    (1.0). Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre
+    samples, unbiased at the cell edge (0.5).
+    """
+    solid_col, solid_bottom, solid_top = solid
+    block = np.full((len(z), 4), 0.5)
+    # Solid spans are sorted by (column, bottom): per column a contiguous run.
+    counts = np.bincount(solid_col, minlength=grid.width * grid.height)
+    first = np.cumsum(counts) - counts
+    for d in range(4):
+        miss = np.flatnonzero(links[:, d] < 0)
+        nx, ny = x[miss] + DIR_DX[d], y[miss] + DIR_DY[d]
+        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+        miss, ncol = miss[inside], (ny * grid.width + nx)[inside]
+        lo, hi = z[miss] + params.agent_max_climb, z[miss] + params.agent_height
+        wall = np.zeros(len(miss), dtype=bool)
+        k = 0
+        active = np.flatnonzero(counts[ncol] > 0)
+        while active.size:
+            c = first[ncol[active]] + k
+            wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
+            k += 1
+            active = active[counts[ncol[active]] > k]
+        block[miss[wall], d] = 1.0
+    return block

@@ -15,7 +15,8 @@ class RegionMap:
     """Per-span erosion distance and region labels.
 
     distance: (S,) float64, 2D distance from the span's column centre to the nearest floor boundary
-    (a cell edge with a missing link); inf where it is farther than agent_radius + 2 cells.
+    (a missing link, placed as distance_field describes); inf where it is farther than
+    agent_radius + 2 cells.
     region: (S,) int64 region id, -1 for spans not in the navmesh (eroded away or dropped).
     region_count: R. region_area: (R,) int64 area id of each region.
     A region never holds two spans of one column, so it is a single-valued floor seen from above.
@@ -47,11 +48,14 @@ def build_regions(hf: Heightfield, params: BakeParams) -> RegionMap:
 def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
     """Euclidean distance to the nearest floor boundary by vector propagation (Danielsson).
 
-    The boundary is made of the cell edges with a missing link. Every span carries its nearest known
-    boundary edge (midpoint and orientation); each sweep offers it the edges of its 4 linked and
-    4 diagonal (two links) neighbours, measured to the whole edge segment so raster corners are
-    exact. Sweeps stop when nothing changes or after enough to cover radius + 2 cells; farther
-    spans keep inf.
+    The boundary is made of one element per missing link, at hf.block_fraction() of the step to
+    the neighbour: for ledges the cell edge, a cell-wide segment (the true edge lies between the
+    two centre samples); for conservatively rasterised walls the neighbour column's centre, a point
+    (the expected place of geometry lying anywhere in that column, corners included). Every span
+    carries its nearest known boundary element (midpoint, orientation, half-length); each sweep
+    offers it the elements of its 4 linked and 4 diagonal (two links) neighbours, measured to the
+    whole segment so raster corners are exact. Sweeps stop when nothing changes or after enough to
+    cover radius + 2 cells; farther spans keep inf.
     """
     s, cs = hf.span_count, hf.cell_size
     half = 0.5 * cs
@@ -59,12 +63,17 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
     links = hf.links
     near = np.zeros((s, 2))
     along_y = np.zeros(s, dtype=bool)  # the edge runs along y (it faces +-x)
+    extent = np.zeros(s)  # half-length of the edge: half a cell at ledges, 0 (a point) at walls
     dist = np.full(s, np.inf)
+    block = hf.block_fraction() * cs
     for d in (1, 3, 0, 2):
-        missing = links[:, d] < 0
-        near[missing] = centre[missing] + half * np.array([DIR_DX[d], DIR_DY[d]])
+        missing = np.flatnonzero(links[:, d] < 0)
+        # Nearest first, so a wall one cell away does not hide a ledge at this cell's edge.
+        missing = missing[block[missing, d] <= dist[missing]]
+        near[missing] = centre[missing] + block[missing, d, None] * np.array([DIR_DX[d], DIR_DY[d]])
         along_y[missing] = DIR_DX[d] != 0
-        dist[missing] = half
+        extent[missing] = np.where(block[missing, d] > half, 0.0, half)
+        dist[missing] = block[missing, d]
     nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)
     for _ in range(int(np.ceil(radius / cs)) + 3):
@@ -77,8 +86,9 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
         dx = centre[act, 0, None] - near[safe, 0]
         dy = centre[act, 1, None] - near[safe, 1]
         vert = along_y[safe]
-        ex = np.where(vert, dx, dx - np.clip(dx, -half, half))
-        ey = np.where(vert, dy - np.clip(dy, -half, half), dy)
+        h = extent[safe]
+        ex = np.where(vert, dx, dx - np.clip(dx, -h, h))
+        ey = np.where(vert, dy - np.clip(dy, -h, h), dy)
         cd = np.where(ok, ex * ex + ey * ey, np.inf)
         k = np.argmin(cd, axis=1)
         rows = np.arange(len(act))
@@ -91,6 +101,7 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
         dist[changed] = best[better]
         near[changed] = near[src]
         along_y[changed] = along_y[src]
+        extent[changed] = extent[src]
     return dist
 
 

@@ -1,7 +1,16 @@
-"""Shared pytest fixtures for tests that drive real Blender (bpy 5.0 as a module)."""
+"""Shared pytest settings, and fixtures for tests that drive real Blender (bpy 5.0 as a module)."""
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# CI replays the same examples every run, so a submission's result does not depend on luck;
+# local runs keep exploring new random examples.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture

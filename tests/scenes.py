@@ -69,7 +69,7 @@ def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
     """A square floor with boxes at random rotations, and the exact free space as a shapely geometry.
 
     Returns (scene, exact_free(r)) where exact_free(r) is the exact walkable area for radius r:
-    on the floor, floor.buffer(-r) minus boxes.buffer(r); on the (walkable) box tops, top.buffer(-r).
+    on the floor, floor.buffer(-r) minus boxes.buffer(r); on the (walkable) box tops, their union's buffer(-r).
     """
     from shapely.geometry import Polygon, box as shapely_box
     from shapely.ops import unary_union
@@ -90,8 +90,7 @@ def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
     obstacles = unary_union(footprints)
 
     def exact_free(r: float):
-        on_floor = floor.buffer(-r, join_style="mitre").difference(obstacles.buffer(r))
-        on_tops = unary_union([top.buffer(-r, join_style="mitre") for top in footprints])
-        return on_floor.union(on_tops)
+        # Boxes share one height, so overlapping tops form one walkable floor.
+        return floor.buffer(-r).difference(obstacles.buffer(r)).union(obstacles.buffer(-r))
 
     return scene, exact_free

@@ -138,6 +138,21 @@ def test_outline_of_a_square_room_is_the_eroded_square():
     np.testing.assert_allclose(o.rings[0][:, 2], 0.0)
 
 
+@pytest.mark.parametrize("radius", [0.0, 0.25])
+def test_walled_square_room_outline_starts_at_the_blocked_column_centres(radius):
+    # A 3 m room whose walls fill the ring of columns around it: with every missing link a wall
+    # (block fraction 1), the floor reaches the wall columns' centres, half a cell past the edges.
+    hf = make_heightfield([(np.ones((30, 30), bool), 0.0)])
+    hf.link_block = np.ones((hf.span_count, 4))
+    p = params(agent_radius=radius)
+    rm = build_regions(hf, p)
+    (o,) = build_contours(hf, rm, p)
+    assert len(o.rings) == 1 and len(o.rings[0]) == 4
+    lo, hi = -0.05 + radius, 3.05 - radius
+    np.testing.assert_allclose(np.sort(o.rings[0][:, 0]), [lo, lo, hi, hi], atol=1e-12)
+    np.testing.assert_allclose(np.sort(o.rings[0][:, 1]), [lo, lo, hi, hi], atol=1e-12)
+
+
 def test_two_rooms_closed_door_gives_two_outlines():
     hf, rm, outlines = bake(two_rooms(5))
     assert len(outlines) == 2

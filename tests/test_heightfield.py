@@ -162,6 +162,24 @@ def test_walkable_box_top_is_a_floor_not_linked_to_ground():
     assert not np.any(top[hf.links[ground][hf.links[ground] >= 0]])
 
 
+def test_block_fraction_puts_walls_at_the_neighbour_centre_and_ledges_at_the_cell_edge():
+    # A wall and a drop: the wall's faces are rasterised conservatively, so it may lie anywhere in
+    # the blocked column (1.0 of the step on average); the floor's own edge lies between the two
+    # centre samples (0.5). The raised platform's edge is a ledge seen from above, a wall from below.
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (3, 3, 1.0), walkable=False)
+    scene.box((8.5, 5, 0), (1, 10, 1.0))
+    hf, _ = bake(scene)
+    block = hf.block_fraction()
+    missing = hf.links < 0
+    ground, top = hf.z == 0.0, hf.z == 1.0
+    nx, ny = hf.x[:, None] + DIR_DX, hf.y[:, None] + DIR_DY
+    beyond = (nx < 0) | (nx >= hf.width) | (ny < 0) | (ny >= hf.height)
+    assert np.all(block[missing & beyond] == 0.5)
+    assert np.all(block[missing & ~beyond & ground[:, None]] == 1.0)
+    assert np.all(block[missing & top[:, None]] == 0.5)
+    assert np.count_nonzero(missing & ~beyond & ground[:, None]) > 0
+
+
 def test_obstacle_only_triangles_never_walkable():
     scene = Scene().floor(0, 0, 10, 10, walkable=False).box((5, 5, 0), (3, 3, 1.0), walkable=False)
     hf, _ = bake(scene)

@@ -97,6 +97,25 @@ def test_distance_matches_brute_force_near_boundaries():
     assert (rm.distance >= brute - 1e-12).all()
 
 
+def test_walls_are_points_at_the_blocked_column_centres():
+    # Same mask with every missing link a wall (block fraction 1): the boundary is the set of
+    # blocked column centres, so distances are to the nearest such point.
+    mask = np.ones((30, 30), bool)
+    mask[10:13, 14] = False
+    mask[20, 5] = False
+    hf = make_heightfield([(mask, 0.0)])
+    hf.link_block = np.ones((hf.span_count, 4))
+    radius = 0.4
+    rm = build_regions(hf, params(agent_radius=radius))
+    centre = hf.centers_xy()
+    s, d = np.nonzero(hf.links < 0)
+    blocked = centre[s] + 0.1 * np.stack([DIR_DX[d], DIR_DY[d]], axis=1)
+    brute = np.hypot(*(centre[:, None, :] - blocked[None]).transpose(2, 0, 1)).min(axis=1)
+    near = brute < radius + 0.1
+    np.testing.assert_allclose(rm.distance[near], brute[near], atol=1e-12)
+    assert (rm.distance >= brute - 1e-12).all()
+
+
 def test_doorway_narrower_than_the_agent_closes():
     hf = make_heightfield([(two_rooms(5), 0.0)])  # 0.5 m door < 2 * 0.3 m
     assert build_regions(hf, params()).region_count == 2
