@@ -24,12 +24,14 @@ _REFINES = 3
 
 def _point_segment_distances(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(S, M) distances from S points to M segments a->b (3D)."""
-    ab = b - a
-    denom = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-18)
-    ap = points[:, None, :] - a[None, :, :]
-    t = np.clip(np.einsum("smk,mk->sm", ap, ab) / denom, 0.0, 1.0)
-    closest = a[None] + t[..., None] * ab[None]
-    return np.linalg.norm(points[:, None, :] - closest, axis=2)
+    return _paired_distances(points[None], a, b).T
+
+
+def _lower_bound(d0: np.ndarray, dm: np.ndarray, d1: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """Lower bound on a 1-Lipschitz distance over a segment from its values at the ends and middle
+    (rows: segments with half-length `half`): every point is within half/2 of one of the three."""
+    h = half[:, None]
+    return np.maximum(np.maximum(dm - h, np.minimum(np.minimum(d0, dm), d1) - 0.5 * h), 0.0)
 
 
 def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -99,13 +101,14 @@ def _poly_bounds(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _portal_candidates(start: list[int], half: float, near_row: list[float], box_row: list[float], bnd_by_poly, nbrs) -> list[int]:
-    """Boundary edges (columns) that may be nearest to some point of a portal: flood polygons while
-    they may hold a closer boundary edge.
+def _portal_candidates(start: list[int], near_row: list[float], cap_row: list[float], box_row: list[float], bnd_by_poly, nbrs) -> tuple[list[int], float]:
+    """Boundary edges (columns) that may be nearest to some point of a portal, and an upper bound on
+    the portal's max-min distance: flood polygons while they may hold a closer boundary edge.
 
-    The distance to the nearest boundary edge is 1-Lipschitz along the portal, so its maximum is at
-    most (distance at the midpoint, `near_row` per boundary edge) + half the portal length; that
-    bound stops the flood (`box_row`: midpoint to polygon bbox distances)."""
+    The distance to one boundary edge is convex along the portal, so its maximum is at an endpoint
+    (`cap_row` per boundary edge); the smallest such maximum bounds the max-min distance and stops
+    the flood. `near_row` and `box_row` are lower bounds on the distance from the portal to each
+    boundary edge and polygon bbox."""
     seen = set(start)
     edges: list[int] = []
     heap = [(0.0, p) for p in start]
@@ -116,23 +119,34 @@ def _portal_candidates(start: list[int], half: float, near_row: list[float], box
             break
         for col in bnd_by_poly[p]:
             edges.append(col)
-            upper = min(upper, near_row[col] + half)
+            upper = min(upper, cap_row[col])
         for q in nbrs[p]:
             if q in seen:
                 continue
             seen.add(q)
-            qb = box_row[q] - half
+            qb = box_row[q]
             if qb < upper:
-                heapq.heappush(heap, (max(qb, 0.0), q))
+                heapq.heappush(heap, (qb, q))
     # An edge at least `upper` from every portal point never is the nearest one below `upper`.
-    return [col for col in edges if near_row[col] - half <= upper]
+    return [col for col in edges if near_row[col] <= upper], upper
 
 
-def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
+def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], upper: np.ndarray, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
     """(P,) max-min distance of each portal to its candidate walls (inf without any), in chunks
-    that bound the (pairs, samples, 3) temporaries."""
+    that bound the (pairs, samples, 3) temporaries.
+
+    Candidates farther than `upper` (a bound on the answer) from the whole portal are dropped first:
+    they are never the nearest wall, so the result is unchanged."""
     out = np.full(len(cand), math.inf)
     sizes = np.array([len(c) for c in cand], dtype=np.int64)
+    if not sizes.any():
+        return out
+    owner = np.repeat(np.arange(len(cand)), sizes)
+    cols = np.fromiter((col for c in cand for col in c), dtype=np.int64, count=int(sizes.sum()))
+    keep = _segment_distances(p0[owner], p1[owner], wa[cols], wb[cols]) <= upper[owner] + 1e-9
+    owner, cols = owner[keep], cols[keep]
+    sizes = np.bincount(owner, minlength=len(cand))
+    cand_starts = np.concatenate(([0], np.cumsum(sizes)))
     has = np.flatnonzero(sizes > 0)
     budget = max(1, 2_000_000 // _SAMPLES)
     c0 = 0
@@ -143,9 +157,9 @@ def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], wa: 
             total += sizes[has[c1]]
             c1 += 1
         idx = has[c0:c1]
-        cols = np.fromiter((col for i in idx.tolist() for col in cand[i]), dtype=np.int64, count=int(total))
+        rows = cols[cand_starts[idx[0]] : cand_starts[idx[-1] + 1]]
         starts = np.concatenate(([0], np.cumsum(sizes[idx])))
-        out[idx] = _max_min_distances(p0[idx], p1[idx], starts, wa[cols], wb[cols])
+        out[idx] = _max_min_distances(p0[idx], p1[idx], starts, wa[rows], wb[rows])
         c0 = c1
     return out
 
@@ -176,15 +190,20 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     mids, halves = 0.5 * (p0 + p1), 0.5 * np.linalg.norm(p1 - p0, axis=1)
     wa, wb = v[mesh.poly_vertices[bnd_slots]], v[nxt[bnd_slots]]
     cand: list[list[int]] = []
+    uppers: list[float] = []
     for c0 in range(0, len(portals), 64):  # chunks bound the (portals, edges, 3) temporaries
         chunk = slice(c0, c0 + 64)
-        m = mids[chunk]
-        near = _point_segment_distances(m, wa, wb) if len(bnd_slots) else np.zeros((len(m), 0))
-        box = np.linalg.norm(np.maximum(np.maximum(lo[None] - m[:, None], m[:, None] - hi[None]), 0.0), axis=2)
+        pts = np.concatenate([p0[chunk], mids[chunk], p1[chunk]])
+        d0, dm, d1 = np.split(_point_segment_distances(pts, wa, wb), 3)
+        near, cap = _lower_bound(d0, dm, d1, halves[chunk]), np.maximum(d0, d1)
+        b0, bm, b1 = np.split(np.linalg.norm(np.maximum(np.maximum(lo[None] - pts[:, None], pts[:, None] - hi[None]), 0.0), axis=2), 3)
+        box = _lower_bound(b0, bm, b1, halves[chunk])
         for k, e in enumerate(portals[chunk].tolist()):
             start = [int(edge_poly[e]), int(mesh.neighbors[e])]
-            cand.append(_portal_candidates(start, float(halves[c0 + k]), near[k].tolist(), box[k].tolist(), bnd_by_poly, nbrs))
-    edge_clear[portals] = r0 + _portals_max_min(p0, p1, cand, wa, wb)
+            cols, up = _portal_candidates(start, near[k].tolist(), cap[k].tolist(), box[k].tolist(), bnd_by_poly, nbrs)
+            cand.append(cols)
+            uppers.append(up)
+    edge_clear[portals] = r0 + _portals_max_min(p0, p1, cand, np.array(uppers), wa, wb)
     for e in np.flatnonzero(~boundary):
         t = twin[e]
         if t >= 0 and t < e:
