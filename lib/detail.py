@@ -18,8 +18,13 @@ MAX_INSERTIONS = 256
 _EDGE_EPS = 1e-9
 
 
-def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams) -> NavMesh:
-    """Fill mesh.detail_* so the surface is within params.max_height_error of the sampled floor."""
+def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region: np.ndarray | None = None) -> NavMesh:
+    """Fill mesh.detail_* so the surface is within params.max_height_error of the sampled floor.
+
+    span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
+    span per column, so a polygon samples exactly its own floor even on steep, rolling ground. Without
+    it, the span nearest the polygon's plane is taken, which suits gently sloped floors only.
+    """
     if mesh.is_empty:
         return mesh
     column_start, column_count = _column_index(hf)
@@ -30,7 +35,8 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams) -> NavMesh:
     base = 0
     for p in range(mesh.polygon_count):
         poly = mesh.vertices[mesh.polygon(p)]
-        samples = _samples(poly, hf, column_start, column_count, layer_tol)
+        own = None if span_region is None else (span_region, int(mesh.regions[p]))
+        samples = _samples(poly, hf, column_start, column_count, layer_tol, own)
         verts, tris = _refine(poly, samples, float(params.max_height_error))
         out_vertices.append(verts)
         out_tris.append(tris + base)
@@ -68,8 +74,12 @@ def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
     return start, count
 
 
-def _samples(poly: np.ndarray, hf: Heightfield, start: np.ndarray, count: np.ndarray, layer_tol: float) -> np.ndarray:
-    """(N, 3) floor samples strictly inside the polygon (top view), one per column, on its floor."""
+def _samples(poly: np.ndarray, hf: Heightfield, start: np.ndarray, count: np.ndarray, layer_tol: float,
+             own: tuple[np.ndarray, int] | None) -> np.ndarray:
+    """(N, 3) floor samples strictly inside the polygon (top view), one per column, on its floor.
+
+    own: (region of every span, the polygon's region) to pick the polygon's own span per column.
+    """
     cs = hf.cell_size
     lo = np.floor((poly[:, :2].min(axis=0) - hf.bmin) / cs).astype(np.int64)
     hi = np.floor((poly[:, :2].max(axis=0) - hf.bmin) / cs).astype(np.int64)
@@ -88,11 +98,14 @@ def _samples(poly: np.ndarray, hf: Heightfield, start: np.ndarray, count: np.nda
     cols, cxy = cols[inside], cxy[inside]
     if len(cols) == 0:
         return np.zeros((0, 3))
-    plane_z = _plane(poly)(cxy)
     reps = count[cols]
     span = np.repeat(start[cols], reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))
     owner = np.repeat(np.arange(len(cols)), reps)
-    dz = np.abs(hf.z[span] - plane_z[owner])
+    if own is not None:
+        span_region, region = own
+        mine = span_region[span] == region
+        return np.column_stack([cxy[owner[mine]], hf.z[span[mine]]])
+    dz = np.abs(hf.z[span] - _plane(poly)(cxy)[owner])
     order = np.lexsort((dz, owner))
     first = order[np.concatenate([[True], owner[order][1:] != owner[order][:-1]])]
     ok = dz[first] <= layer_tol

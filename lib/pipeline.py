@@ -52,7 +52,7 @@ def generate(
     if mesh.is_empty:
         return NavMesh.empty(params, "the walkable outlines were too small to hold a polygon")
     report("detail", 0.8)
-    mesh = detail.build_detail(mesh, hf, params)
+    mesh = detail.build_detail(mesh, hf, params, region_map.region)
     report("clearance", 0.9)
     mesh = clearance.compute_clearance(mesh)
     mesh = _to_world(mesh, soup.origin)
