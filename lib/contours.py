@@ -31,6 +31,8 @@ class RegionOutline:
 _MIN_RING_AREA = 1e-3
 # Passes of the self-intersection repair before the unsimplified section is restored.
 _REPAIR_PASSES = 8
+# A ring that collapses under the simplification tolerance is retried with it halved this many times.
+_TOLERANCE_HALVINGS = 6
 
 
 def _simplification_tolerance(params) -> float:
@@ -206,7 +208,8 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners);
     wall points next to a shared run stay; wall runs between kept points are reduced with
     Ramer-Douglas-Peucker. If that makes the ring cross itself, dropped points come back on the
-    crossing edges; if that fails, or the ring lost half its area, every wall point is kept.
+    crossing edges; if that fails, or the ring lost half its area, the tolerance is halved and tried
+    again, and only when every try fails is every wall point kept.
     A ring still not simple after that (zero-width pinches) is dropped.
     """
     points, labels = _dedupe(points, labels)
@@ -226,11 +229,37 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
             first = int(np.flatnonzero(keep)[0])
             keep[int(np.argmax(np.hypot(*(points[:, :2] - points[first, :2]).T)))] = True
         traced = keep | ~shared
-        kept = np.flatnonzero(keep)
-        for a, b in zip(kept, np.roll(kept, -1)):
-            span = _section(a, b, n)
-            if not _is_shared_run(labels, span):
-                keep[span[_rdp(points[span, :2], tolerance)]] = True
+    full = np.flatnonzero(traced)
+    full_area = abs(_signed_area(points[full]))
+    idx = None
+    # Rings smaller than the tolerance (a pillar's hole) collapse under it: retry finer before
+    # falling back to every traced point, which would cost many polygons.
+    for halvings in range(_TOLERANCE_HALVINGS):
+        chosen, simple = _reduce(points, labels, keep, tolerance / 2**halvings)
+        if len(chosen) >= 3 and simple and abs(_signed_area(points[chosen])) >= 0.5 * full_area:
+            idx = chosen
+            break
+    if idx is None:
+        idx = full  # simplification failed: fall back to every wall point
+        if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
+            return None  # only rings that pinch to zero width stay non-simple; they hold no area
+    nb = np.full(len(idx), -1, dtype=np.int64)
+    for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
+        span = _section(a, b, n)
+        if _is_shared_run(labels, span):
+            nb[k] = labels[a]
+    return points[idx], nb
+
+
+def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance: float):
+    """RDP over the wall runs between the kept points, then repair crossings: (kept indices, simple)."""
+    keep = keep.copy()
+    n = len(points)
+    kept = np.flatnonzero(keep)
+    for a, b in zip(kept, np.roll(kept, -1)):
+        span = _section(a, b, n)
+        if not _is_shared_run(labels, span):
+            keep[span[_rdp(points[span, :2], tolerance)]] = True
     simple = False
     for _ in range(_REPAIR_PASSES):
         idx = np.flatnonzero(keep)
@@ -245,19 +274,7 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
                 inner = span[1:-1]
                 dev = _seg_dist(points[inner, :2], points[a, :2], points[b, :2])
                 keep[inner[int(np.argmax(dev))]] = True
-    idx = np.flatnonzero(keep)
-    full = np.flatnonzero(traced)
-    collapsed = abs(_signed_area(points[idx])) < 0.5 * abs(_signed_area(points[full]))
-    if len(idx) < 3 or collapsed or not simple:
-        idx = full  # simplification failed: fall back to every wall point
-        if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
-            return None  # only rings that pinch to zero width stay non-simple; they hold no area
-    nb = np.full(len(idx), -1, dtype=np.int64)
-    for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
-        span = _section(a, b, n)
-        if _is_shared_run(labels, span):
-            nb[k] = labels[a]
-    return points[idx], nb
+    return np.flatnonzero(keep), simple
 
 
 def _dedupe(points: np.ndarray, labels: np.ndarray):
