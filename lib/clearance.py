@@ -39,9 +39,10 @@ def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np
 
     Segment i owns the rows starts[i]:starts[i + 1] of a/b (each non-empty). Sample + refine, all
     segments at once: every round samples each segment at _SAMPLES points around its best so far.
-    After the first round, segments a-b that are farther than the sampled maximum plus the sample
-    spacing from every point of their segment are dropped (distance is 1-Lipschitz along the
-    segment, so they are never the nearest one: the result is unchanged)."""
+    After each round but the last, segments a-b that cannot be the nearest one anywhere in the
+    later (nested) windows are dropped: distance is 1-Lipschitz along the segment and every later
+    sample lies within one spacing of this round's samples (half a spacing in the first round,
+    which covers the whole segment), so the result is unchanged."""
     count = len(p0)
     owner = np.repeat(np.arange(count), np.diff(starts))
     lo, hi, best = np.zeros(count), np.ones(count), np.zeros(count)
@@ -56,8 +57,8 @@ def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np
         k = np.argmax(d, axis=1)
         best = np.maximum(best, d[rows, k])
         step = (hi - lo) / (_SAMPLES - 1)
-        if round_ == 0:
-            slack = 0.5 * step * length + 1e-9
+        if round_ < _REFINES:
+            slack = (0.5 if round_ == 0 else 1.0) * step * length + 1e-9
             keep = pair_d.min(axis=1) - slack[owner] <= (best + slack)[owner]
             owner, a, b = owner[keep], a[keep], b[keep]
             starts = np.searchsorted(owner, np.arange(count + 1))
