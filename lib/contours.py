@@ -63,27 +63,37 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     for ring in _cycles(successor):
         r = int(region[edges.span[ring[0]]])
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
-        simple = _simplify(ring_points, ring_labels, _simplification_tolerance(params))
+        tolerance = _simplification_tolerance(params)
+        simple = _simplify(ring_points, ring_labels, tolerance)
         if simple is not None:
             rings_by_region.setdefault(r, []).append(simple)
+            continue
+        for piece_points, piece_labels in _split_at_touches(*_dedupe(ring_points, ring_labels)):
+            simple = _simplify(piece_points, piece_labels, tolerance)
+            if simple is not None:
+                rings_by_region.setdefault(r, []).append(simple)
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     for r in sorted(rings_by_region):
         rings = [(p, n) for p, n in rings_by_region[r] if abs(_signed_area(p)) >= min_area]
-        outer = [k for k, (p, _) in enumerate(rings) if _signed_area(p) > 0]
-        if not outer:
-            continue
-        main = max(outer, key=lambda k: _signed_area(rings[k][0]))
-        holes = [k for k, (p, _) in enumerate(rings) if _signed_area(p) < 0]
-        chosen = [rings[main]] + [rings[k] for k in holes]
-        outlines.append(
-            RegionOutline(
-                region=r,
-                area=int(region_map.region_area[r]),
-                rings=[p for p, _ in chosen],
-                ring_neighbors=[n for _, n in chosen],
+        outers = sorted((k for k, (p, _) in enumerate(rings) if _signed_area(p) > 0),
+                        key=lambda k: _signed_area(rings[k][0]))
+        holes_of: dict[int, list[int]] = {k: [] for k in outers}
+        for h in (k for k, (p, _) in enumerate(rings) if _signed_area(p) < 0):
+            # A hole belongs to the smallest outer ring around it.
+            owner = next((k for k in outers if _contains(rings[k][0], rings[h][0][0])), None)
+            if owner is not None:
+                holes_of[owner].append(h)
+        for k in reversed(outers):
+            chosen = [rings[k]] + [rings[h] for h in holes_of[k]]
+            outlines.append(
+                RegionOutline(
+                    region=r,
+                    area=int(region_map.region_area[r]),
+                    rings=[p for p, _ in chosen],
+                    ring_neighbors=[n for _, n in chosen],
+                )
             )
-        )
     return outlines
 
 
@@ -286,6 +296,42 @@ def _dedupe(points: np.ndarray, labels: np.ndarray):
     if drop.all():
         drop[0] = False
     return points[~drop], labels[~drop]
+
+
+def _split_at_touches(points: np.ndarray, labels: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split a ring that visits a point twice (to 1e-9 m) into loops that do not touch themselves.
+
+    A region whose parts meet at a corner or along a line the erosion did not open traces one ring
+    through the meeting points; split there, it becomes simple outer rings and holes, instead of a
+    non-simple ring that would lose the whole region. Zero-area loops (slits) come out as slivers.
+    """
+    pieces, pending = [], [(points, labels)]
+    while pending:
+        p, lab = pending.pop()
+        seen: dict[tuple[float, float], int] = {}
+        touch = None
+        for i, key in enumerate(map(tuple, np.round(p[:, :2], 9).tolist())):
+            if key in seen:
+                touch = (seen[key], i)
+                break
+            seen[key] = i
+        if touch is None:
+            pieces.append((p, lab))
+            continue
+        i, j = touch
+        pending.append((p[i:j], lab[i:j]))
+        pending.append((np.concatenate([p[:i], p[j:]]), np.concatenate([lab[:i], lab[j:]])))
+    return [(p, lab) for p, lab in pieces if len(p) >= 3]
+
+
+def _contains(ring: np.ndarray, point: np.ndarray) -> bool:
+    """Even-odd test: whether the xy of point lies inside the ring (top view)."""
+    x, y = float(point[0]), float(point[1])
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    straddles = (a[:, 1] > y) != (b[:, 1] > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+    return bool(np.count_nonzero(straddles & (x < cross_x)) % 2)
 
 
 def _section(a: int, b: int, n: int) -> np.ndarray:
