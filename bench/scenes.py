@@ -98,4 +98,6 @@ def multi_storey() -> Scene:
 
 def own_scenes() -> list[tuple[str, Scene]]:
     boxes, _ = rotated_boxes_scene(11, count=30, extent=40.0)
-    return [("rotated_boxes", boxes), ("multi_storey", multi_storey()), ("large_terrain_150k", large_terrain())]
+    # The same 160 m terrain tessellated ever finer: bake time against triangle count.
+    terrains = [(f"large_terrain_{n // 1000}k", large_terrain(n)) for n in (37_500, 75_000, 150_000)]
+    return [("rotated_boxes", boxes), ("multi_storey", multi_storey()), *terrains]
