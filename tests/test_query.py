@@ -90,6 +90,17 @@ def test_doorway_admits_agents_narrower_than_the_door_only():
     assert left.area == pytest.approx(4.8 * 10.0)
 
 
+def test_unreachable_goal_gives_a_partial_path_to_the_closest_reachable_point():
+    closed = grid_mesh(ROOM, [(4.8, 0.0, 5.2, 10.0)], step=1.0)  # a wall cuts the room in two
+    res = find_path(closed, [2.0, 2.0, 0.0], [8.0, 6.5, 0.0])
+    assert res.status == "partial" and "closest reachable point" in res.reason
+    assert np.allclose(res.points[-1], [4.8, 6.5, 0.0])
+    assert res.length == pytest.approx(np.hypot(2.8, 4.5))
+    narrow = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
+    res = find_path(narrow, [2.0, 5.0, 0.0], [8.0, 5.0, 0.0], radius=0.65)  # too wide for the doorway
+    assert res.status == "partial" and np.allclose(res.points[-1][:2], [4.8, 5.0])
+
+
 def test_radius_below_bake_radius_is_refused():
     mesh = grid_mesh(ROOM, [], r0=0.3)
     with pytest.raises(NavMeshError, match="bake radius"):

@@ -6,9 +6,9 @@ import math
 import numpy as np
 
 
-def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+def _cross(o, a, b) -> float:
     """z of (a - o) x (b - o): > 0 when b is left of the ray o->a."""
-    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
 
 def _same(a, b) -> bool:
@@ -19,37 +19,41 @@ def string_pull(start: np.ndarray, goal: np.ndarray, lefts: list, rights: list) 
     """Taut path from start to goal through portals (left, right seen walking forward).
 
     Returns points, the portal index each point came from (-1 start, len(lefts) goal) and which side
-    ('L'/'R'/'') it bends around.
+    ('L'/'R'/'') it bends around. The tests run on float tuples: numpy's per-call overhead would
+    dominate this sequential loop.
     """
     lefts = list(lefts) + [goal]
     rights = list(rights) + [goal]
+    lxy = [(float(q[0]), float(q[1])) for q in lefts]
+    rxy = [(float(q[0]), float(q[1])) for q in rights]
     n = len(lefts)
     pts, idx, side = [start], [-1], [""]
-    apex, pl, pr = start, start, start
+    apex = pl = pr = (float(start[0]), float(start[1]))
+    pl_obj = pr_obj = start
     ai = li = ri = -1
     i = 0
     while i < n:
-        left, right = lefts[i], rights[i]
+        left, right = lxy[i], rxy[i]
         if _cross(apex, pr, right) >= 0:  # right side tightens
             if _same(apex, pr) or _cross(apex, pl, right) < 0:
-                pr, ri = right, i
+                pr, pr_obj, ri = right, rights[i], i
             else:
-                pts.append(pl), idx.append(li), side.append("L" if li < n - 1 else "")
+                pts.append(pl_obj), idx.append(li), side.append("L" if li < n - 1 else "")
                 apex, ai = pl, li
-                pl, pr, li, ri = apex, apex, ai, ai
+                pr, pr_obj, ri = pl, pl_obj, li
                 i = ai + 1
                 continue
         if _cross(apex, pl, left) <= 0:  # left side tightens
             if _same(apex, pl) or _cross(apex, pr, left) > 0:
-                pl, li = left, i
+                pl, pl_obj, li = left, lefts[i], i
             else:
-                pts.append(pr), idx.append(ri), side.append("R" if ri < n - 1 else "")
+                pts.append(pr_obj), idx.append(ri), side.append("R" if ri < n - 1 else "")
                 apex, ai = pr, ri
-                pl, pr, li, ri = apex, apex, ai, ai
+                pl, pl_obj, li = pr, pr_obj, ri
                 i = ai + 1
                 continue
         i += 1
-    if not np.allclose(pts[-1], goal):
+    if max(abs(float(a) - float(b)) for a, b in zip(pts[-1], goal)) > 1e-9:
         pts.append(goal), idx.append(n - 1), side.append("")
     return pts, idx, side
 

@@ -10,6 +10,7 @@ from ..errors import NavMeshError
 from ..navmesh import NavMesh
 
 _INDEXES: dict[int, tuple[weakref.ref, "MeshIndex"]] = {}
+_FEW_DETAIL_TRIANGLES = 24
 
 
 class MeshIndex:
@@ -46,19 +47,24 @@ class MeshIndex:
             cuts = np.searchsorted(mesh.detail_polygons[order], np.arange(mesh.polygon_count + 1))
             self.detail_by_poly = [order[cuts[p] : cuts[p + 1]] for p in range(mesh.polygon_count)]
         size = np.maximum(self.hi[:, :2] - self.lo[:, :2], 1e-6)
-        self.cell = float(max(np.median(size), 1e-3)) * 2.0
+        self.cell = float(max(np.median(size), 1e-3))
         self.origin = self.lo[:, :2].min(axis=0)
         c0 = np.floor((self.lo[:, :2] - self.origin) / self.cell).astype(np.int64)
         c1 = np.floor((self.hi[:, :2] - self.origin) / self.cell).astype(np.int64)
         self.dims = c1.max(axis=0) + 1
         cells: dict[int, list[int]] = {}
-        for p in range(mesh.polygon_count):
-            for cx in range(c0[p, 0], c1[p, 0] + 1):
-                for cy in range(c0[p, 1], c1[p, 1] + 1):
-                    cells.setdefault(int(cx * self.dims[1] + cy), []).append(p)
-        self.cells = {k: np.asarray(vs, dtype=np.int64) for k, vs in cells.items()}
+        for p, (x0, y0, x1, y1) in enumerate(np.concatenate([c0, c1], axis=1).tolist()):
+            for cx in range(x0, x1 + 1):
+                for cy in range(y0, y1 + 1):
+                    cells.setdefault(cx * int(self.dims[1]) + cy, []).append(p)
+        self.cells = cells
+        # Plain Python copies for per-query work: a query touches few polygons, and numpy's per-call
+        # overhead would cost more than the arithmetic there.
+        self.box_l = np.concatenate([self.lo, self.hi], axis=1).tolist()
+        self.seg_l = [tuple(r) for r in np.concatenate([self.edge_a, self.edge_b], axis=1).tolist()]
+        self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
-        self._detail: dict[int, list[tuple]] = {}
+        self._detail: dict[int, np.ndarray | list[tuple]] = {}
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edge endpoints (ax, ay, bx, by) as Python lists, built once."""
@@ -67,29 +73,44 @@ class MeshIndex:
             self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
         return self._walk
 
-    def _detail_tuples(self, p: int) -> list[tuple]:
-        """Polygon p's detail triangles as flat float tuples (a, b, c), built on first use."""
+    def _detail_planes(self, p: int) -> np.ndarray | list[tuple]:
+        """Polygon p's detail triangles as affine maps of (x, y): rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
+        giving the barycentric coordinates u, w and the height; a list of tuples when there are few
+        (a Python loop beats numpy there), built on first use."""
         hit = self._detail.get(p)
         if hit is None:
             t = self.mesh.detail_vertices[self.mesh.detail_triangles[self.detail_by_poly[p]]]
-            hit = self._detail[p] = [tuple(r) for r in t.reshape(-1, 9).tolist()]
+            a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
+            den = e1[:, 0] * e2[:, 1] - e2[:, 0] * e1[:, 1]
+            den = np.where(np.abs(den) < 1e-18, 1e-18, den)
+            # u = ((x - ax) e2y - e2x (y - ay)) / den,  w = (e1x (y - ay) - (x - ax) e1y) / den
+            ux, uy = e2[:, 1] / den, -e2[:, 0] / den
+            wx, wy = -e1[:, 1] / den, e1[:, 0] / den
+            u0 = -(ux * a[:, 0] + uy * a[:, 1])
+            w0 = -(wx * a[:, 0] + wy * a[:, 1])
+            zx = ux * e1[:, 2] + wx * e2[:, 2]
+            zy = uy * e1[:, 2] + wy * e2[:, 2]
+            z0 = a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2]
+            hit = np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1)
+            if len(hit) <= _FEW_DETAIL_TRIANGLES:
+                hit = [tuple(r) for r in hit.tolist()]
+            self._detail[p] = hit
         return hit
 
-    def polygons_near(self, xy: np.ndarray, radius: float) -> np.ndarray:
+    def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
-        c0 = np.floor((xy - radius - self.origin) / self.cell).astype(np.int64)
-        c1 = np.floor((xy + radius - self.origin) / self.cell).astype(np.int64)
-        c0 = np.maximum(c0, 0)
-        c1 = np.minimum(c1, self.dims - 1)
-        found = [
-            self.cells[k]
-            for cx in range(c0[0], c1[0] + 1)
-            for cy in range(c0[1], c1[1] + 1)
-            if (k := int(cx * self.dims[1] + cy)) in self.cells
-        ]
-        if not found:
-            return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate(found))
+        ox, oy, cell = float(self.origin[0]), float(self.origin[1]), self.cell
+        nx, ny = int(self.dims[0]), int(self.dims[1])
+        x, y = float(xy[0]), float(xy[1])
+        x0, y0 = max(math.floor((x - radius - ox) / cell), 0), max(math.floor((y - radius - oy) / cell), 0)
+        x1, y1 = min(math.floor((x + radius - ox) / cell), nx - 1), min(math.floor((y + radius - oy) / cell), ny - 1)
+        if x0 == x1 and y0 == y1:
+            return self.cells.get(x0 * ny + y0, [])
+        found: set[int] = set()
+        for cx in range(x0, x1 + 1):
+            for cy in range(y0, y1 + 1):
+                found.update(self.cells.get(cx * ny + cy, ()))
+        return list(found)
 
     def inside_xy(self, p: int, xy, eps: float = 1e-9) -> bool:
         offs, _, ex = self.walk_lists()
@@ -100,64 +121,92 @@ class MeshIndex:
                 return False
         return True
 
-    def height(self, p: int, xy: np.ndarray) -> float:
-        """Surface height of polygon p at xy: detail triangles when present, else the polygon plane."""
-        tris = self._detail_tuples(p)
-        if tris:
-            x, y = float(xy[0]), float(xy[1])
+    def height(self, p: int, xy) -> float:
+        """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in
+        barycentric terms) when there is a detail mesh, else the polygon plane."""
+        planes = self._detail_planes(p)
+        x, y = float(xy[0]), float(xy[1])
+        if isinstance(planes, list):
             best, z = math.inf, 0.0
-            for ax, ay, az, bx, by, bz, cx, cy, cz in tris:
-                v0x, v0y, v1x, v1y, v2x, v2y = bx - ax, by - ay, cx - ax, cy - ay, x - ax, y - ay
-                den = v0x * v1y - v1x * v0y
-                if abs(den) < 1e-18:
-                    den = 1e-18
-                u = (v2x * v1y - v1x * v2y) / den
-                w = (v0x * v2y - v2x * v0y) / den
-                outside = max(-u, -w, u + w - 1)
+            for u0, ux, uy, w0, wx, wy, z0, zx, zy in planes:
+                u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
+                outside = max(-u, -w, u + w - 1.0)
                 if outside < best:
-                    best, z = outside, az + u * (bz - az) + w * (cz - az)
-            return z
+                    best, z = outside, z0 + zx * x + zy * y
+                    if outside <= 0.0:
+                        break
+            if planes:
+                return z
+        else:
+            u = planes[:, 0] + planes[:, 1] * x + planes[:, 2] * y
+            w = planes[:, 3] + planes[:, 4] * x + planes[:, 5] * y
+            k = int(np.argmin(np.maximum(np.maximum(-u, -w), u + w - 1.0)))
+            return float(planes[k, 6] + planes[k, 7] * x + planes[k, 8] * y)
         n = self.normal[p]
         c = self.centroid[p]
         if abs(n[2]) < 1e-9:
             return float(c[2])
-        return float(c[2] - (n[0] * (xy[0] - c[0]) + n[1] * (xy[1] - c[1])) / n[2])
+        return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2])
 
-    def closest_point(self, p: int, point: np.ndarray) -> np.ndarray:
+    def closest_point(self, p: int, point) -> np.ndarray:
         """Closest point of polygon p to point: its surface point above/below when inside in XY, else on an edge."""
-        xy = point[:2]
-        if self.inside_xy(p, xy):
-            return np.array([xy[0], xy[1], self.height(p, xy)])
-        s = slice(self.mesh.poly_offsets[p], self.mesh.poly_offsets[p + 1])
-        return closest_on_segments(point, self.edge_a[s], self.edge_b[s])[0]
+        x, y, z = float(point[0]), float(point[1]), float(point[2])
+        if self.inside_xy(p, (x, y)):
+            return np.array([x, y, self.height(p, (x, y))])
+        best, out = math.inf, (x, y, z)
+        for ax, ay, az, bx, by, bz in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
+            ux, uy, uz = bx - ax, by - ay, bz - az
+            t = min(max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, 1e-18), 0.0), 1.0)
+            qx, qy, qz = ax + t * ux, ay + t * uy, az + t * uz
+            d = (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2
+            if d < best:
+                best, out = d, (qx, qy, qz)
+        return np.array(out)
 
-    def locate(self, point, search_radius: float | None = None) -> tuple[int, np.ndarray]:
-        """Nearest polygon and nearest mesh point to a 3D point; (-1, point) when nothing is within reach."""
+    def locate(self, point, search_radius: float | None = None, among: np.ndarray | None = None) -> tuple[int, np.ndarray]:
+        """Nearest polygon and nearest mesh point to a 3D point; (-1, point) when nothing is within reach.
+
+        `among`, a bool per polygon, restricts the answer to those polygons."""
         point = np.asarray(point, dtype=np.float64).reshape(3)
         if not np.all(np.isfinite(point)):
             raise NavMeshError(f"query point {point.tolist()} has NaN or infinite coordinates")
         limit = math.inf if search_radius is None else float(search_radius)
-        radius = self.cell
-        span = float(np.linalg.norm(self.dims * self.cell)) + float(np.linalg.norm(point[:2] - self.origin))
+        xyz = tuple(point.tolist())
+        # The polygons over or under the point's own grid cell first: for a point on the mesh one of
+        # them holds it, and its distance bounds the search that follows to a tiny radius.
+        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, among, (-1, math.inf, point))
+        radius = best[1] if best[0] >= 0 else self.cell
+        span = float(np.linalg.norm(self.dims * self.cell)) + math.dist(xyz[:2], self.origin)
         while True:
             r = min(radius, limit)
-            cand = self.polygons_near(point[:2], r)
-            best, best_d, best_pt = -1, math.inf, point
-            if len(cand):
-                gap = np.maximum(np.maximum(self.lo[cand] - point, point - self.hi[cand]), 0.0)
-                lower = np.linalg.norm(gap, axis=1)
-                for k in np.argsort(lower):
-                    if lower[k] >= best_d:
-                        break
-                    q = self.closest_point(int(cand[k]), point)
-                    d = float(np.linalg.norm(q - point))
-                    if d < best_d:
-                        best, best_d, best_pt = int(cand[k]), d, q
-            if best >= 0 and best_d <= r:
-                return best, best_pt
+            best = self._nearest(self.polygons_near(xyz, r), xyz, among, best)
+            if best[0] >= 0 and best[1] <= r:
+                return best[0], best[2]
             if r >= limit or radius > span:
-                return (best, best_pt) if best >= 0 and best_d <= limit else (-1, point)
-            radius *= 2.0
+                return (best[0], best[2]) if best[0] >= 0 and best[1] <= limit else (-1, point)
+            radius = max(2.0 * radius, self.cell)
+
+    def _nearest(self, cand: list[int], xyz: tuple, among: np.ndarray | None, best: tuple) -> tuple:
+        """(polygon, distance, closest point): `best` improved by the candidates, nearest bounding boxes first."""
+        x, y, z = xyz
+        bounds = []
+        for p in cand:
+            if among is not None and not among[p]:
+                continue
+            lx, ly, lz, hx, hy, hz = self.box_l[p]
+            gx = lx - x if x < lx else (x - hx if x > hx else 0.0)
+            gy = ly - y if y < ly else (y - hy if y > hy else 0.0)
+            gz = lz - z if z < lz else (z - hz if z > hz else 0.0)
+            bounds.append((gx * gx + gy * gy + gz * gz, p))
+        bounds.sort()
+        for lower2, p in bounds:
+            if lower2 >= best[1] * best[1]:
+                break
+            q = self.closest_point(p, xyz)
+            d = math.dist(q.tolist(), xyz)
+            if d < best[1]:
+                best = (p, d, q)
+        return best
 
 
 def closest_on_segments(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:

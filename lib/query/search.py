@@ -9,10 +9,12 @@ import numpy as np
 
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
+from ..regions import connected_components
 from .funnel import round_corners, string_pull
 from .index import MeshIndex, get_index, walk_segment
 
 IN_PROGRESS, FOUND, PARTIAL, UNREACHABLE = "in_progress", "found", "partial", "unreachable"
+_PARTIAL_REASON = "goal is not reachable for this radius and filter; path ends at the closest reachable point"
 
 
 @dataclass
@@ -89,6 +91,7 @@ class MeshGraph:
         self.portal_cache: dict[tuple[int, float], tuple] = {}
         self.tuple_cache: dict[tuple[int, float], tuple] = {}
         self.visible_cache: dict[tuple[int, int], bool] = {}
+        self.component_cache: dict[tuple[float, frozenset], np.ndarray] = {}
         # Reflex wall corners (convex obstacle corners) are the only places a shortest path bends.
         starts = mesh.poly_vertices[boundary]
         ends = nxt[boundary]
@@ -114,6 +117,25 @@ class MeshGraph:
         self.areas_l = mesh.areas.tolist()
         self.twin_l = self.twin.tolist()
         self.edge_clear_l = np.asarray(self.edge_clear, dtype=np.float64).tolist()
+        self.cross_l = None if self.cross is None else self.cross.tolist()
+        self.cross_offsets_l = None if self.cross is None else self.cross_offsets.tolist()
+
+    def components(self, mesh: NavMesh, r: float, excluded) -> np.ndarray:
+        """Connected piece of each polygon for agents of radius r through portals wide enough and areas
+        not excluded (crosses ignored, so two polygons in different pieces are certainly not joined)."""
+        key = (r, frozenset(excluded))
+        hit = self.component_cache.get(key)
+        if hit is None:
+            if len(self.component_cache) >= 32:
+                self.component_cache.clear()
+            e = np.flatnonzero((mesh.neighbors >= 0) & (self.edge_clear >= r - 1e-9))
+            u, v = mesh.edge_polygon[e], mesh.neighbors[e]
+            if excluded:
+                blocked = np.isin(mesh.areas, list(excluded))
+                keep = ~(blocked[u] | blocked[v])
+                u, v = u[keep], v[keep]
+            hit = self.component_cache[key] = connected_components(mesh.polygon_count, u, v)
+        return hit
 
     def cross_ok(self, mesh: NavMesh, p: int, i: int, j: int, r: float) -> bool:
         if self.cross is None or i < 0:
@@ -292,6 +314,11 @@ class SlicedSearch:
         if not self.filter.passable(mesh.areas[self.start_poly]):
             self._finish(UNREACHABLE, "start polygon's area is excluded by the filter")
             return
+        piece = self.graph.components(mesh, self.radius, self.filter.excluded)
+        self._partial = piece[self.goal_poly] != piece[self.start_poly] or not self.filter.passable(mesh.areas[self.goal_poly])
+        if self._partial:
+            # The goal lies in another connected piece: head straight for the closest point that can be reached.
+            self.goal_poly, self.goal = index.locate(goal, among=piece == piece[self.start_poly])
         self._goal_node = -2
         self._best_node, self._best_h = -1, float(np.linalg.norm(self.start - self.goal))
         self._goal_t = tuple(self.goal.tolist())
@@ -320,7 +347,10 @@ class SlicedSearch:
             it += 1
             self.nodes_expanded += 1
             if node == -2:
-                self._finish(FOUND)
+                if self._partial:
+                    self._finish(PARTIAL, _PARTIAL_REASON)
+                else:
+                    self._finish(FOUND)
                 break
             p, x, entry = self._poly[node], self._point[node], self._entry[node]
             h = math.dist(x, self._goal_t)
@@ -329,17 +359,20 @@ class SlicedSearch:
             cost = f.cost(graph.areas_l[p])
             if p == self.goal_poly:
                 self._add(-2, node, p, self._goal_t, -1, g + cost * math.dist(self._goal_t, x))
-            offs, nb, clear, areas = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l
-            a = offs[p]
-            for e in range(a, offs[p + 1]):
+            offs, nb, clear, areas, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l, graph.twin_l
+            cross, tuples = graph.cross_l, graph.tuple_cache
+            excluded = f.excluded
+            a, b = offs[p], offs[p + 1]
+            row = graph.cross_offsets_l[p] + entry * (b - a) - a if cross is not None and entry >= 0 else -1
+            for e in range(a, b):
                 q = nb[e]
-                if q < 0 or e - a == entry or clear[e] < r - 1e-9 or not f.passable(areas[q]):
+                if q < 0 or e - a == entry or clear[e] < r - 1e-9 or (excluded and areas[q] in excluded):
                     continue
-                if not graph.cross_ok(mesh, p, entry, e - a, r):
+                if row >= 0 and cross[row + e] < r - 1e-9:
                     continue
-                left, right = portal_tuple(mesh, graph, e, self.d)
-                y = _crossing_point(x, self._goal_t, left, right)
-                tw = graph.twin_l[e]
+                ends = tuples.get((e, self.d)) or portal_tuple(mesh, graph, e, self.d)
+                y = _crossing_point(x, self._goal_t, ends[0], ends[1])
+                tw = twin[e]
                 self._add(e, node, q, y, tw - offs[q] if tw >= 0 else -1, g + cost * math.dist(y, x))
         return self.status
 
@@ -347,7 +380,7 @@ class SlicedSearch:
         node = self._best_node
         p = self._poly[node]
         target = self.graph.index.closest_point(p, self.goal)
-        self._finish(PARTIAL, "goal is not reachable for this radius and filter; path ends at the closest reachable point", node, target)
+        self._finish(PARTIAL, _PARTIAL_REASON, node, target)
 
     def _finish(self, status: str, reason: str = "", node: int = -2, end: np.ndarray | None = None) -> None:
         self.status, self.reason = status, reason
@@ -394,23 +427,31 @@ def _pull(mesh: NavMesh, graph: MeshGraph, start, end, corridor: list[int], port
 
 
 def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, portals: list[int], d: float, passable=None, uniform: bool = True) -> PathResult:
-    """Funnel through the corridor given by portal edge slots; then shortcut and re-funnel through the
-    corridor the shortcuts cross while that changes it (the funnel is exact within one corridor)."""
+    """Funnel through the corridor given by portal edge slots. For the bake radius with uniform costs,
+    the visibility-graph refinement then gives the exact shortest path. Otherwise shortcut and
+    re-funnel through the corridor the shortcuts cross while that changes it (the funnel is exact
+    within one corridor), and keep d from wall points."""
     corridor = [start_poly] + [int(mesh.neighbors[e]) for e in portals]
     pts, polys = _pull(mesh, graph, start, end, corridor, portals, d)
-    for _ in range(3):
-        pts, polys, walked = shortcut(mesh, graph, pts, polys, d, passable)
-        if walked is None or walked == corridor:
-            break
-        candidate = _portals_of(mesh, walked)
-        new_pts, new_polys = _pull(mesh, graph, start, end, walked, candidate, d)
-        if _length(new_pts) > _length(pts) + 1e-9:
-            break
-        corridor, pts, polys = walked, new_pts, new_polys
-    if d > 0:
-        pts, polys = _enforce_clearance(mesh, graph, pts, polys, d, passable)
-    elif uniform:
-        pts, polys = _corner_refine(mesh, graph, pts, polys, passable)
+    exact = d <= 0 and uniform
+    refined = _corner_refine(mesh, graph, pts, polys, passable) if exact else None
+    if refined is None:
+        for _ in range(3):
+            pts, polys, walked = shortcut(mesh, graph, pts, polys, d, passable)
+            if walked is None or walked == corridor:
+                break
+            candidate = _portals_of(mesh, walked)
+            new_pts, new_polys = _pull(mesh, graph, start, end, walked, candidate, d)
+            if _length(new_pts) > _length(pts) + 1e-9:
+                break
+            corridor, pts, polys = walked, new_pts, new_polys
+        if d > 0:
+            pts, polys = _enforce_clearance(mesh, graph, pts, polys, d, passable)
+        elif exact:
+            # Shortcuts shrink the ellipse of corners that could still shorten the path.
+            refined = _corner_refine(mesh, graph, pts, polys, passable)
+    if refined is not None:
+        pts, polys = refined
     arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
     return PathResult(FOUND, arr, np.array(polys, dtype=np.int64), _length(pts), 0, corridor)
 
@@ -426,52 +467,44 @@ def _visible(mesh: NavMesh, graph: MeshGraph, from_polys, a: np.ndarray, b: np.n
     return False
 
 
-def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int], passable):
+def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int], passable) -> tuple[list, list[int]] | None:
     """Shortest path over the visibility graph of the reflex wall corners that could shorten it (those
-    inside the ellipse |c - start| + |c - goal| <= current length); exact for r = r0. Skipped when
-    more than _MAX_REFINE_CORNERS qualify."""
+    inside the ellipse |c - start| + |c - goal| < current length); exact for r = r0. A straight path is
+    returned as it is; None when more than _MAX_REFINE_CORNERS qualify (too costly to be exact).
+
+    A* with lazy edges: a visibility test (a walk over the mesh) runs only when an edge is popped, and
+    only paths strictly shorter than the current one are pushed; the heuristic is consistent, so the
+    first visible pop of a node is its shortest distance."""
+    if len(pts) <= 2:
+        return pts, polys
     s, g = pts[0], pts[-1]
     length = _length(pts)
     rv = np.flatnonzero(graph.reflex)
     pos = mesh.vertices[rv]
-    rv = rv[np.linalg.norm(pos - s, axis=1) + np.linalg.norm(pos - g, axis=1) <= length + 1e-9]
+    rv = rv[np.linalg.norm(pos - s, axis=1) + np.linalg.norm(pos - g, axis=1) < length - 1e-9]
     if len(rv) > _MAX_REFINE_CORNERS:
-        return pts, polys
+        return None
     nodes = [s, g] + [mesh.vertices[v] for v in rv]
     xyz = [tuple(map(float, node)) for node in nodes]
     node_polys = [[polys[0]], [polys[-1]]] + [graph.vertex_polys[v] for v in rv]
     n = len(nodes)
     to_goal = [math.dist(c, xyz[1]) for c in xyz]
-    dist = [math.inf] * n
-    dist[0] = 0.0
     parent = [-1] * n
     done = [False] * n
-    heap = [(to_goal[0], 0)]
+    heap = [(to_goal[0], 0.0, 0, -1)]
     while heap:
-        _, i = heapq.heappop(heap)
-        if done[i]:
+        _, dist, j, i = heapq.heappop(heap)
+        if done[j] or (i >= 0 and not _corner_visible(mesh, graph, rv, node_polys, nodes, i, j, passable)):
             continue
-        done[i] = True
-        if i == 1:
+        done[j], parent[j] = True, i
+        if j == 1:
             break
-        for j in range(n):
-            if done[j]:
-                continue
-            nd = dist[i] + math.dist(xyz[j], xyz[i])
-            if nd >= dist[j] - 1e-12 or nd + to_goal[j] > length + 1e-9:
-                continue
-            if i >= 2 and j >= 2 and passable is None:
-                # Corner-to-corner visibility depends on the mesh alone: cached across queries.
-                key = (int(rv[i - 2]), int(rv[j - 2]))
-                seen = graph.visible_cache.get(key)
-                if seen is None:
-                    seen = graph.visible_cache[key] = _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], None)
-            else:
-                seen = _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], passable)
-            if seen:
-                dist[j], parent[j] = nd, i
-                heapq.heappush(heap, (nd + to_goal[j], j))
-    if not done[1] or dist[1] >= length - 1e-9:
+        for k in range(1, n):
+            if not done[k]:
+                nd = dist + math.dist(xyz[j], xyz[k])
+                if nd + to_goal[k] < length - 1e-9:
+                    heapq.heappush(heap, (nd + to_goal[k], nd, k, j))
+    if not done[1]:
         return pts, polys
     chain = [1]
     while chain[-1] != 0:
@@ -479,6 +512,18 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
     chain.reverse()
     out_polys = [polys[0]] + [int(node_polys[k][0]) for k in chain[1:-1]] + [polys[-1]]
     return [np.asarray(nodes[k], dtype=np.float64) for k in chain], out_polys
+
+
+def _corner_visible(mesh: NavMesh, graph: MeshGraph, rv: np.ndarray, node_polys: list, nodes: list, i: int, j: int, passable) -> bool:
+    """Straight walk between refinement nodes i and j over the mesh; corner-to-corner answers depend on
+    the mesh alone and are cached across queries."""
+    if i < 2 or j < 2 or passable is not None:
+        return _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], passable)
+    key = (int(rv[i - 2]), int(rv[j - 2]))
+    seen = graph.visible_cache.get(key)
+    if seen is None:
+        seen = graph.visible_cache[key] = _visible(mesh, graph, node_polys[i], nodes[i], nodes[j], None)
+    return seen
 
 
 def _closest_wall(mesh: NavMesh, graph: MeshGraph, p: int, a: np.ndarray, b: np.ndarray, passable):
@@ -545,8 +590,8 @@ def _cross2(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
 
 
 def _length(pts: list) -> float:
-    arr = np.array(pts, dtype=np.float64).reshape(-1, 3)
-    return float(np.linalg.norm(np.diff(arr, axis=0), axis=1).sum()) if len(arr) > 1 else 0.0
+    xyz = [tuple(map(float, q)) for q in pts]
+    return sum(math.dist(a, b) for a, b in zip(xyz[:-1], xyz[1:]))
 
 
 def _portals_of(mesh: NavMesh, corridor: list[int]) -> list[int]:
