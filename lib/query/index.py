@@ -52,6 +52,7 @@ class MeshIndex:
         c0 = np.floor((self.lo[:, :2] - self.origin) / self.cell).astype(np.int64)
         c1 = np.floor((self.hi[:, :2] - self.origin) / self.cell).astype(np.int64)
         self.dims = c1.max(axis=0) + 1
+        self.extent = float(np.linalg.norm(self.dims * self.cell))
         cells: dict[int, list[int]] = {}
         for p, (x0, y0, x1, y1) in enumerate(np.concatenate([c0, c1], axis=1).tolist()):
             for cx in range(x0, x1 + 1):
@@ -64,7 +65,7 @@ class MeshIndex:
         self.seg_l = [tuple(r) for r in np.concatenate([self.edge_a, self.edge_b], axis=1).tolist()]
         self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
-        self._detail: dict[int, np.ndarray | list[tuple]] = {}
+        self._detail: dict[int, tuple[np.ndarray, list[tuple]]] = {}
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edge endpoints (ax, ay, bx, by) as Python lists, built once."""
@@ -73,10 +74,10 @@ class MeshIndex:
             self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
         return self._walk
 
-    def _detail_planes(self, p: int) -> np.ndarray | list[tuple]:
-        """Polygon p's detail triangles as affine maps of (x, y): rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
-        giving the barycentric coordinates u, w and the height; a list of tuples when there are few
-        (a Python loop beats numpy there), built on first use."""
+    def _detail_planes(self, p: int) -> tuple[np.ndarray, list[tuple]]:
+        """Polygon p's detail triangles as affine maps of (1, x, y), built on first use: an array (3T, 3)
+        giving each triangle's barycentric coordinates (u, w, 1 - u - w), and rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
+        that add the height, for a Python loop where there are few triangles."""
         hit = self._detail.get(p)
         if hit is None:
             t = self.mesh.detail_vertices[self.mesh.detail_triangles[self.detail_by_poly[p]]]
@@ -91,10 +92,10 @@ class MeshIndex:
             zx = ux * e1[:, 2] + wx * e2[:, 2]
             zy = uy * e1[:, 2] + wy * e2[:, 2]
             z0 = a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2]
-            hit = np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1)
-            if len(hit) <= _FEW_DETAIL_TRIANGLES:
-                hit = [tuple(r) for r in hit.tolist()]
-            self._detail[p] = hit
+            u, w = np.stack([u0, ux, uy], axis=1), np.stack([w0, wx, wy], axis=1)
+            bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1).reshape(-1, 3)
+            rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
+            hit = self._detail[p] = (bary, rows)
         return hit
 
     def polygons_near(self, xy, radius: float) -> list[int]:
@@ -124,24 +125,21 @@ class MeshIndex:
     def height(self, p: int, xy) -> float:
         """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in
         barycentric terms) when there is a detail mesh, else the polygon plane."""
-        planes = self._detail_planes(p)
+        bary, rows = self._detail_planes(p)
         x, y = float(xy[0]), float(xy[1])
-        if isinstance(planes, list):
+        if len(rows) > _FEW_DETAIL_TRIANGLES:
+            _, _, _, _, _, _, z0, zx, zy = rows[int(np.argmax((bary @ np.array((1.0, x, y))).reshape(-1, 3).min(axis=1)))]
+            return z0 + zx * x + zy * y
+        if rows:
             best, z = math.inf, 0.0
-            for u0, ux, uy, w0, wx, wy, z0, zx, zy in planes:
+            for u0, ux, uy, w0, wx, wy, z0, zx, zy in rows:
                 u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
                 outside = max(-u, -w, u + w - 1.0)
                 if outside < best:
                     best, z = outside, z0 + zx * x + zy * y
                     if outside <= 0.0:
                         break
-            if planes:
-                return z
-        else:
-            u = planes[:, 0] + planes[:, 1] * x + planes[:, 2] * y
-            w = planes[:, 3] + planes[:, 4] * x + planes[:, 5] * y
-            k = int(np.argmin(np.maximum(np.maximum(-u, -w), u + w - 1.0)))
-            return float(planes[k, 6] + planes[k, 7] * x + planes[k, 8] * y)
+            return z
         n = self.normal[p]
         c = self.centroid[p]
         if abs(n[2]) < 1e-9:
@@ -168,30 +166,32 @@ class MeshIndex:
 
         `among`, a bool per polygon, restricts the answer to those polygons."""
         point = np.asarray(point, dtype=np.float64).reshape(3)
-        if not np.all(np.isfinite(point)):
-            raise NavMeshError(f"query point {point.tolist()} has NaN or infinite coordinates")
-        limit = math.inf if search_radius is None else float(search_radius)
         xyz = tuple(point.tolist())
+        if not all(map(math.isfinite, xyz)):
+            raise NavMeshError(f"query point {list(xyz)} has NaN or infinite coordinates")
+        limit = math.inf if search_radius is None else float(search_radius)
         # The polygons over or under the point's own grid cell first: for a point on the mesh one of
         # them holds it, and its distance bounds the search that follows to a tiny radius.
-        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, among, (-1, math.inf, point))
+        seen: set[int] = set()
+        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, among, (-1, math.inf, point), seen)
         radius = best[1] if best[0] >= 0 else self.cell
-        span = float(np.linalg.norm(self.dims * self.cell)) + math.dist(xyz[:2], self.origin)
+        span = self.extent + math.dist(xyz[:2], self.origin)
         while True:
             r = min(radius, limit)
-            best = self._nearest(self.polygons_near(xyz, r), xyz, among, best)
+            best = self._nearest(self.polygons_near(xyz, r), xyz, among, best, seen)
             if best[0] >= 0 and best[1] <= r:
                 return best[0], best[2]
             if r >= limit or radius > span:
                 return (best[0], best[2]) if best[0] >= 0 and best[1] <= limit else (-1, point)
             radius = max(2.0 * radius, self.cell)
 
-    def _nearest(self, cand: list[int], xyz: tuple, among: np.ndarray | None, best: tuple) -> tuple:
-        """(polygon, distance, closest point): `best` improved by the candidates, nearest bounding boxes first."""
+    def _nearest(self, cand: list[int], xyz: tuple, among: np.ndarray | None, best: tuple, seen: set[int]) -> tuple:
+        """(polygon, distance, closest point): `best` improved by the candidates not yet in `seen`,
+        nearest bounding boxes first; the polygons measured are added to `seen`."""
         x, y, z = xyz
         bounds = []
         for p in cand:
-            if among is not None and not among[p]:
+            if p in seen or (among is not None and not among[p]):
                 continue
             lx, ly, lz, hx, hy, hz = self.box_l[p]
             gx = lx - x if x < lx else (x - hx if x > hx else 0.0)
@@ -202,6 +202,7 @@ class MeshIndex:
         for lower2, p in bounds:
             if lower2 >= best[1] * best[1]:
                 break
+            seen.add(p)
             q = self.closest_point(p, xyz)
             d = math.dist(q.tolist(), xyz)
             if d < best[1]:
