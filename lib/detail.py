@@ -156,17 +156,29 @@ def _refine(poly: np.ndarray, samples: np.ndarray, max_error: float) -> tuple[np
 
 
 def _locate(tin: "_Tin", samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
-    """Assign samples `which` to their containing triangle among `cand`; update weights and errors."""
+    """Assign samples `which` to their containing triangle among `cand`; update weights and errors.
+
+    Written out component by component: this runs once per insertion on small arrays, where the
+    number of numpy calls, not their size, sets the cost."""
     if len(which) == 0:
         return
-    v = tin.array[: len(tin.verts)]
-    tri = np.asarray(tin.tris)[cand]
-    bary = _barycentric(v[tri], samples[which, :2])
-    best = np.argmax(bary.min(axis=2), axis=0)
+    corner = tin.array[tin.tri_array[cand]]  # (T, 3, 3)
+    ax, ay = corner[:, 0, 0, None], corner[:, 0, 1, None]
+    ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
+    vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
+    det = ux * vy - uy * vx
+    det = np.where(det != 0.0, det, 1e-300)
+    q = samples[which]
+    rx, ry = q[None, :, 0] - ax, q[None, :, 1] - ay
+    w1 = (rx * vy - ry * vx) / det
+    w2 = (ux * ry - uy * rx) / det
+    w0 = 1.0 - w1 - w2
+    best = np.argmax(np.minimum(np.minimum(w0, w1), w2), axis=0)
+    cols = np.arange(len(which))
+    wb = np.column_stack([w0[best, cols], w1[best, cols], w2[best, cols]])
     owner[which] = cand[best]
-    w[which] = bary[best, np.arange(len(which))]
-    z = np.einsum("nk,nk->n", w[which], v[tri[best], 2])
-    err[which] = np.abs(z - samples[which, 2])
+    w[which] = wb
+    err[which] = np.abs(np.einsum("nk,nk->n", wb, corner[best, :, 2]) - q[:, 2])
 
 
 class _Tin:
@@ -178,6 +190,11 @@ class _Tin:
         self.array = np.empty((len(verts) + MAX_INSERTIONS, 3))
         self.array[: len(verts)] = verts
         self.tris = tris
+        # The triangles as an array too (each insertion adds at most two), kept in step by _set.
+        self.tri_array = np.zeros((len(tris) + 2 * MAX_INSERTIONS, 3), dtype=np.int64)
+        self.tri_array[: len(tris)] = tris
+        # Top-view coordinates as float tuples for the flip tests (plain floats beat numpy scalars).
+        self.xy = [(float(q[0]), float(q[1])) for q in verts]
         self.edge = {}
         for t in range(len(tris)):
             self._register(t)
@@ -196,7 +213,13 @@ class _Tin:
             self.tris[t] = tri
         else:
             self.tris.append(tri)
+        self.tri_array[t] = tri
         self._register(t)
+
+    def _add_vertex(self, new: int, point: np.ndarray) -> None:
+        self.array[new] = point
+        self.verts.append(self.array[new].copy())
+        self.xy.append((float(point[0]), float(point[1])))
 
     def insert(self, t: int, w: np.ndarray, point: np.ndarray) -> set[int]:
         """Split triangle t at point (3 triangles, or 2+2 across an inner edge it lies on); the changed triangles.
@@ -211,8 +234,7 @@ class _Tin:
         tri = self.tris[t]
         if len(on_edge) == 0:
             a, b, c = tri
-            self.array[new] = point
-            self.verts.append(self.array[new].copy())
+            self._add_vertex(new, point)
             t1, t2 = len(self.tris), len(self.tris) + 1
             self._set(t, [a, b, new])
             self._set(t1, [b, c, new])
@@ -225,8 +247,7 @@ class _Tin:
             if other is None:
                 return set()
             far = next(x for x in self.tris[other] if x not in (u, v))
-            self.array[new] = point
-            self.verts.append(self.array[new].copy())
+            self._add_vertex(new, point)
             t1, t2 = len(self.tris), len(self.tris) + 1
             self._set(t, [opp, u, new])
             self._set(t1, [v, opp, new])
@@ -252,10 +273,10 @@ class _Tin:
 
     def _in_circle(self, a: int, b: int, c: int, d: int) -> bool:
         """Is d strictly inside the circumcircle of the CCW triangle abc (top view)?"""
-        dx, dy = float(self.verts[d][0]), float(self.verts[d][1])
+        dx, dy = self.xy[d]
         rows = []
         for i in (a, b, c):
-            x, y = float(self.verts[i][0]) - dx, float(self.verts[i][1]) - dy
+            x, y = self.xy[i][0] - dx, self.xy[i][1] - dy
             rows.append((x, y, x * x + y * y))
         (ax, ay, aw), (bx, by, bw), (cx, cy, cw) = rows
         det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
@@ -263,7 +284,7 @@ class _Tin:
 
     def _convex_quad(self, a: int, b: int, c: int, d: int) -> bool:
         """Is the quad a, b, c, d strictly convex, so flipping its diagonal keeps both triangles valid?"""
-        q = [(float(self.verts[i][0]), float(self.verts[i][1])) for i in (a, b, c, d)]
+        q = [self.xy[i] for i in (a, b, c, d)]
         for k in range(4):
             (x0, y0), (x1, y1), (x2, y2) = q[k], q[(k + 1) % 4], q[(k + 2) % 4]
             if (x1 - x0) * (y2 - y1) - (y1 - y0) * (x2 - x1) <= 1e-12:
