@@ -68,9 +68,10 @@ class MeshIndex:
         self._detail: dict[int, tuple[np.ndarray, list[tuple]]] = {}
 
     def walk_lists(self) -> tuple[list, list, list]:
-        """Polygon offsets, neighbours and XY edge endpoints (ax, ay, bx, by) as Python lists, built once."""
+        """Polygon offsets, neighbours and XY edges as start and direction (ax, ay, ux, uy), as Python
+        lists built once."""
         if self._walk is None:
-            ex = np.concatenate([self.edge_a[:, :2], self.edge_b[:, :2]], axis=1)
+            ex = np.concatenate([self.edge_a[:, :2], self.edge_b[:, :2] - self.edge_a[:, :2]], axis=1)
             self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
         return self._walk
 
@@ -116,9 +117,8 @@ class MeshIndex:
     def inside_xy(self, p: int, xy, eps: float = 1e-9) -> bool:
         offs, _, ex = self.walk_lists()
         x, y = float(xy[0]), float(xy[1])
-        for c in range(offs[p], offs[p + 1]):
-            ax, ay, bx, by = ex[c]
-            if (bx - ax) * (y - ay) - (by - ay) * (x - ax) < -eps:
+        for ax, ay, ux, uy in ex[offs[p] : offs[p + 1]]:
+            if ux * (y - ay) - uy * (x - ax) < -eps:
                 return False
         return True
 
@@ -257,9 +257,7 @@ def walk_segment(mesh: NavMesh, index: MeshIndex, p: int, s: np.ndarray, e: np.n
         a0, a1 = offs[p], offs[p + 1]
         ts = []
         best, k = math.inf, -1
-        for c in range(a0, a1):
-            ax, ay, bx, by = ex[c]
-            ux, uy = bx - ax, by - ay
+        for c, (ax, ay, ux, uy) in enumerate(ex[a0:a1], a0):
             den = uy * dx - ux * dy
             if den > 1e-15:
                 t = (uy * (ax - sx) - ux * (ay - sy)) / den
