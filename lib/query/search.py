@@ -300,11 +300,8 @@ class SlicedSearch:
         self.status = IN_PROGRESS
         self.reason = ""
         self._result: PathResult | None = None
-        self._parent: dict[int, int] = {}
-        self._poly: dict[int, int] = {}
-        self._point: dict[int, np.ndarray] = {}
-        self._entry: dict[int, int] = {}
-        self._g: dict[int, float] = {}
+        # Node (portal edge slot; -1 start, -2 goal) -> (g, parent node, polygon entered, crossing point, entry edge index).
+        self._nodes: dict[int, tuple[float, int, int, tuple, int]] = {}
         self._closed: set[int] = set()
         self._heap: list = []
         self._hscale = self.filter.min_cost()
@@ -319,31 +316,27 @@ class SlicedSearch:
         if self._partial:
             # The goal lies in another connected piece: head straight for the closest point that can be reached.
             self.goal_poly, self.goal = index.locate(goal, among=piece == piece[self.start_poly])
-        self._goal_node = -2
-        self._best_node, self._best_h = -1, float(np.linalg.norm(self.start - self.goal))
         self._goal_t = tuple(self.goal.tolist())
-        self._add(-1, -1, self.start_poly, tuple(self.start.tolist()), -1, 0.0)
-
-    def _add(self, node: int, parent: int, poly: int, point: tuple, entry: int, g: float) -> None:
-        if node in self._closed or g >= self._g.get(node, math.inf):
-            return
-        self._g[node], self._parent[node], self._poly[node] = g, parent, poly
-        self._point[node], self._entry[node] = point, entry
-        h = 0.0 if node == -2 else math.dist(point, self._goal_t) * self._hscale
-        heapq.heappush(self._heap, (g + h, g, node))
+        start_t = tuple(self.start.tolist())
+        self._best_node, self._best_h = -1, math.dist(start_t, self._goal_t)
+        self._nodes[-1] = (0.0, -1, self.start_poly, start_t, -1)
+        heapq.heappush(self._heap, (0.0, 0.0, -1))
 
     def update(self, max_iterations: int = 1 << 30) -> str:
         """Expand up to max_iterations nodes; returns the status (in_progress, found, partial, unreachable)."""
         mesh, graph, f, r = self.mesh, self.graph, self.filter, self.radius
+        offs, nb, clear, areas, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l, graph.twin_l
+        cross, tuples, excluded = graph.cross_l, graph.tuple_cache, f.excluded
+        nodes, closed, heap, goal, hscale = self._nodes, self._closed, self._heap, self._goal_t, self._hscale
         it = 0
         while self.status == IN_PROGRESS and it < max_iterations:
-            if not self._heap:
+            if not heap:
                 self._finish_partial()
                 break
-            _, g, node = heapq.heappop(self._heap)
-            if node in self._closed or g > self._g[node]:
+            _, g, node = heapq.heappop(heap)
+            if node in closed or g > nodes[node][0]:
                 continue
-            self._closed.add(node)
+            closed.add(node)
             it += 1
             self.nodes_expanded += 1
             if node == -2:
@@ -352,33 +345,37 @@ class SlicedSearch:
                 else:
                     self._finish(FOUND)
                 break
-            p, x, entry = self._poly[node], self._point[node], self._entry[node]
-            h = math.dist(x, self._goal_t)
+            _, _, p, x, entry = nodes[node]
+            h = math.dist(x, goal)
             if h < self._best_h:
                 self._best_node, self._best_h = node, h
-            cost = f.cost(graph.areas_l[p])
+            cost = f.cost(areas[p])
             if p == self.goal_poly:
-                self._add(-2, node, p, self._goal_t, -1, g + cost * math.dist(self._goal_t, x))
-            offs, nb, clear, areas, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l, graph.twin_l
-            cross, tuples = graph.cross_l, graph.tuple_cache
-            excluded = f.excluded
+                g2 = g + cost * h
+                if -2 not in nodes or g2 < nodes[-2][0]:
+                    nodes[-2] = (g2, node, p, goal, -1)
+                    heapq.heappush(heap, (g2, g2, -2))
             a, b = offs[p], offs[p + 1]
             row = graph.cross_offsets_l[p] + entry * (b - a) - a if cross is not None and entry >= 0 else -1
             for e in range(a, b):
                 q = nb[e]
-                if q < 0 or e - a == entry or clear[e] < r - 1e-9 or (excluded and areas[q] in excluded):
+                if q < 0 or e - a == entry or clear[e] < r - 1e-9 or (excluded and areas[q] in excluded) or e in closed:
                     continue
                 if row >= 0 and cross[row + e] < r - 1e-9:
                     continue
                 ends = tuples.get((e, self.d)) or portal_tuple(mesh, graph, e, self.d)
-                y = _crossing_point(x, self._goal_t, ends[0], ends[1])
-                tw = twin[e]
-                self._add(e, node, q, y, tw - offs[q] if tw >= 0 else -1, g + cost * math.dist(y, x))
+                y = _crossing_point(x, goal, ends[0], ends[1])
+                g2 = g + cost * math.dist(y, x)
+                old = nodes.get(e)
+                if old is None or g2 < old[0]:
+                    tw = twin[e]
+                    nodes[e] = (g2, node, q, y, tw - offs[q] if tw >= 0 else -1)
+                    heapq.heappush(heap, (g2 + hscale * math.dist(y, goal), g2, e))
         return self.status
 
     def _finish_partial(self) -> None:
         node = self._best_node
-        p = self._poly[node]
+        p = self._nodes[node][2]
         target = self.graph.index.closest_point(p, self.goal)
         self._finish(PARTIAL, _PARTIAL_REASON, node, target)
 
@@ -390,7 +387,7 @@ class SlicedSearch:
         chain = []
         while node != -1:
             chain.append(node)
-            node = self._parent[node]
+            node = self._nodes[node][1]
         chain.reverse()
         portals = [n for n in chain if n >= 0]
         end = self.goal if end is None else end
