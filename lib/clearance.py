@@ -22,18 +22,6 @@ _SAMPLES = 33
 _REFINES = 3
 
 
-def _point_segment_distances(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(S, M) distances from S points to M segments a->b (3D)."""
-    return _paired_distances(points[None], a, b).T
-
-
-def _lower_bound(d0: np.ndarray, dm: np.ndarray, d1: np.ndarray, half: np.ndarray) -> np.ndarray:
-    """Lower bound on a 1-Lipschitz distance over a segment from its values at the ends and middle
-    (rows: segments with half-length `half`): every point is within half/2 of one of the three."""
-    h = half[:, None]
-    return np.maximum(np.maximum(dm - h, np.minimum(np.minimum(d0, dm), d1) - 0.5 * h), 0.0)
-
-
 def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per segment i, max over p0[i]-p1[i] of the distance to the nearest of its segments a-b.
 
@@ -102,16 +90,52 @@ def _poly_bounds(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _portal_candidates(start: list[int], near_row: list[float], cap_row: list[float], box_row: list[float], bnd_by_poly, nbrs) -> tuple[list[int], float]:
-    """Boundary edges (columns) that may be nearest to some point of a portal, and an upper bound on
-    the portal's max-min distance: flood polygons while they may hold a closer boundary edge.
+def _end_distances(ends: tuple[tuple, tuple, tuple], s: tuple) -> tuple[float, float, float]:
+    """3D distances from the three points `ends` to segment s = (ax, ay, az, bx, by, bz), in plain floats."""
+    ax, ay, az, bx, by, bz = s
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    inv = 1.0 / max(ux * ux + uy * uy + uz * uz, 1e-18)
+    out = []
+    for x, y, z in ends:
+        px, py, pz = x - ax, y - ay, z - az
+        t = (px * ux + py * uy + pz * uz) * inv
+        t = 0.0 if t < 0.0 else 1.0 if t > 1.0 else t
+        px, py, pz = px - t * ux, py - t * uy, pz - t * uz
+        out.append(math.sqrt(px * px + py * py + pz * pz))
+    return out[0], out[1], out[2]
 
-    The distance to one boundary edge is convex along the portal, so its maximum is at an endpoint
-    (`cap_row` per boundary edge); the smallest such maximum bounds the max-min distance and stops
-    the flood. `near_row` and `box_row` are lower bounds on the distance from the portal to each
-    boundary edge and polygon bbox."""
+
+def _box_distances(ends: tuple[tuple, tuple, tuple], box: tuple) -> tuple[float, float, float]:
+    """3D distances from the three points `ends` to the box (lo xyz, hi xyz)."""
+    lx, ly, lz, hx, hy, hz = box
+    out = []
+    for x, y, z in ends:
+        gx = lx - x if x < lx else x - hx if x > hx else 0.0
+        gy = ly - y if y < ly else y - hy if y > hy else 0.0
+        gz = lz - z if z < lz else z - hz if z > hz else 0.0
+        out.append(math.sqrt(gx * gx + gy * gy + gz * gz))
+    return out[0], out[1], out[2]
+
+
+def _segment_lower_bound(d0: float, dm: float, d1: float, half: float) -> float:
+    """Lower bound on a 1-Lipschitz distance over a segment of half-length `half` from its values at
+    the ends and middle: every point is within half/2 of one of the three."""
+    low = min(d0, dm, d1) - 0.5 * half
+    if dm - half > low:
+        low = dm - half
+    return low if low > 0.0 else 0.0
+
+
+def _portal_candidates(start: list[int], ends: tuple[tuple, tuple, tuple], half: float, walls, boxes, bnd_by_poly, nbrs) -> tuple[list[int], float]:
+    """Boundary edges that may be nearest to some point of a portal, and an upper bound on the
+    portal's max-min distance: flood polygons while they may hold a closer boundary edge.
+
+    The distance to one boundary edge is convex along the portal, so its maximum is at an endpoint;
+    the smallest such maximum bounds the max-min distance and stops the flood. Distances are
+    measured only for what the flood reaches (plain floats: a flood touches a few dozen polygons),
+    so the cost grows with the mesh, not with its square."""
     seen = set(start)
-    edges: list[int] = []
+    edges: list[tuple[int, float]] = []
     heap = [(0.0, p) for p in start]
     upper = math.inf
     while heap:
@@ -119,17 +143,18 @@ def _portal_candidates(start: list[int], near_row: list[float], cap_row: list[fl
         if bound >= upper:
             break
         for col in bnd_by_poly[p]:
-            edges.append(col)
-            upper = min(upper, cap_row[col])
+            d0, dm, d1 = _end_distances(ends, walls[col])
+            edges.append((col, _segment_lower_bound(d0, dm, d1, half)))
+            upper = min(upper, d0 if d0 > d1 else d1)
         for q in nbrs[p]:
             if q in seen:
                 continue
             seen.add(q)
-            qb = box_row[q]
+            qb = _segment_lower_bound(*_box_distances(ends, boxes[q]), half)
             if qb < upper:
                 heapq.heappush(heap, (qb, q))
     # An edge at least `upper` from every portal point never is the nearest one below `upper`.
-    return [col for col in edges if near_row[col] <= upper], upper
+    return [col for col, near in edges if near <= upper], upper
 
 
 def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], upper: np.ndarray, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
@@ -190,20 +215,15 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     p0, p1 = v[mesh.poly_vertices[portals]], v[nxt[portals]]
     mids, halves = 0.5 * (p0 + p1), 0.5 * np.linalg.norm(p1 - p0, axis=1)
     wa, wb = v[mesh.poly_vertices[bnd_slots]], v[nxt[bnd_slots]]
+    walls = [tuple(r) for r in np.concatenate([wa, wb], axis=1).tolist()]
+    boxes = [tuple(r) for r in np.concatenate([lo, hi], axis=1).tolist()]
     cand: list[list[int]] = []
     uppers: list[float] = []
-    for c0 in range(0, len(portals), 64):  # chunks bound the (portals, edges, 3) temporaries
-        chunk = slice(c0, c0 + 64)
-        pts = np.concatenate([p0[chunk], mids[chunk], p1[chunk]])
-        d0, dm, d1 = np.split(_point_segment_distances(pts, wa, wb), 3)
-        near, cap = _lower_bound(d0, dm, d1, halves[chunk]), np.maximum(d0, d1)
-        b0, bm, b1 = np.split(np.linalg.norm(np.maximum(np.maximum(lo[None] - pts[:, None], pts[:, None] - hi[None]), 0.0), axis=2), 3)
-        box = _lower_bound(b0, bm, b1, halves[chunk])
-        for k, e in enumerate(portals[chunk].tolist()):
-            start = [int(edge_poly[e]), int(mesh.neighbors[e])]
-            cols, up = _portal_candidates(start, near[k].tolist(), cap[k].tolist(), box[k].tolist(), bnd_by_poly, nbrs)
-            cand.append(cols)
-            uppers.append(up)
+    owners, others = edge_poly[portals].tolist(), mesh.neighbors[portals].tolist()
+    for k, (a, m, b, half) in enumerate(zip(p0.tolist(), mids.tolist(), p1.tolist(), halves.tolist())):
+        cols, up = _portal_candidates([owners[k], others[k]], (tuple(a), tuple(m), tuple(b)), half, walls, boxes, bnd_by_poly, nbrs)
+        cand.append(cols)
+        uppers.append(up)
     edge_clear[portals] = r0 + _portals_max_min(p0, p1, cand, np.array(uppers), wa, wb)
     for e in np.flatnonzero(~boundary):
         t = twin[e]
