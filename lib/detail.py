@@ -27,17 +27,21 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     """
     if mesh.is_empty:
         return mesh
-    column_start, column_count = _column_index(hf)
     # Floors above each other are at least agent_height apart, so a sample farther than half of it
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
+    sample_poly, samples = _samples(mesh, hf, layer_tol, span_region)
+    cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
+    max_error = float(params.max_height_error)
+    fits = _fan_fits(mesh, sample_poly, samples, max_error)
     out_vertices, out_tris, out_polys = [], [], []
     base = 0
     for p in range(mesh.polygon_count):
         poly = mesh.vertices[mesh.polygon(p)]
-        own = None if span_region is None else (span_region, int(mesh.regions[p]))
-        samples = _samples(poly, hf, column_start, column_count, layer_tol, own)
-        verts, tris = _refine(poly, samples, float(params.max_height_error))
+        if fits[p]:
+            verts, tris = poly, np.array([[0, k, k + 1] for k in range(1, len(poly) - 1)], dtype=np.int64)
+        else:
+            verts, tris = _refine(poly, samples[cuts[p] : cuts[p + 1]], max_error)
         out_vertices.append(verts)
         out_tris.append(tris + base)
         out_polys.append(np.full(len(tris), p, dtype=np.int64))
@@ -74,50 +78,109 @@ def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
     return start, count
 
 
-def _samples(poly: np.ndarray, hf: Heightfield, start: np.ndarray, count: np.ndarray, layer_tol: float,
-             own: tuple[np.ndarray, int] | None) -> np.ndarray:
-    """(N, 3) floor samples strictly inside the polygon (top view), one per column, on its floor.
+# Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
+_PAIRS_PER_CHUNK = 1 << 20
 
-    own: (region of every span, the polygon's region) to pick the polygon's own span per column.
-    """
+
+def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
+    (S,) polygon of each sample, sorted, and (S, 3) points. All polygons at once, in chunks.
+
+    span_region given: the span of the polygon's own region in each column. Otherwise the span
+    nearest the polygon's least-squares plane, if within layer_tol of it."""
     cs = hf.cell_size
-    lo = np.floor((poly[:, :2].min(axis=0) - hf.bmin) / cs).astype(np.int64)
-    hi = np.floor((poly[:, :2].max(axis=0) - hf.bmin) / cs).astype(np.int64)
-    lo = np.maximum(lo, 0)
-    hi = np.minimum(hi, [hf.width - 1, hf.height - 1])
-    if np.any(hi < lo):
-        return np.zeros((0, 3))
-    ii, jj = np.meshgrid(np.arange(lo[0], hi[0] + 1), np.arange(lo[1], hi[1] + 1))
-    cols = (jj * hf.width + ii).ravel()
-    cxy = np.stack([hf.bmin[0] + (ii.ravel() + 0.5) * cs, hf.bmin[1] + (jj.ravel() + 0.5) * cs], axis=1)
-    a = poly[:, :2]
-    d = np.roll(a, -1, axis=0) - a
-    cross = d[None, :, 0] * (cxy[:, None, 1] - a[None, :, 1]) - d[None, :, 1] * (cxy[:, None, 0] - a[None, :, 0])
-    edge_len = np.linalg.norm(d, axis=1)
-    inside = np.all(cross > 1e-6 * cs * edge_len[None, :], axis=1) & (count[cols] > 0)
-    cols, cxy = cols[inside], cxy[inside]
-    if len(cols) == 0:
-        return np.zeros((0, 3))
-    reps = count[cols]
-    span = np.repeat(start[cols], reps) + (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps))
-    owner = np.repeat(np.arange(len(cols)), reps)
-    if own is not None:
-        span_region, region = own
-        mine = span_region[span] == region
-        return np.column_stack([cxy[owner[mine]], hf.z[span[mine]]])
-    dz = np.abs(hf.z[span] - _plane(poly)(cxy)[owner])
-    order = np.lexsort((dz, owner))
-    first = order[np.concatenate([[True], owner[order][1:] != owner[order][:-1]])]
-    ok = dz[first] <= layer_tol
-    best = span[first][ok]
-    return np.column_stack([cxy[owner[first][ok]], hf.z[best]])
+    start, count = _column_index(hf)
+    offs = mesh.poly_offsets
+    sizes = mesh.polygon_sizes
+    corner = mesh.vertices[mesh.poly_vertices]
+    a = corner[:, :2]
+    d = mesh.vertices[mesh.edge_next_vertex][:, :2] - a
+    edge_eps = 1e-6 * cs * np.linalg.norm(d, axis=1)
+    lo = np.maximum(np.floor((np.minimum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), 0)
+    hi = np.minimum(np.floor((np.maximum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), [hf.width - 1, hf.height - 1])
+    width, height = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
+    pairs = np.where((width > 0) & (height > 0), width * height, 0)
+    plane = None if span_region is not None else _planes(corner, offs)
+    out_poly, out_xyz = [], []
+    first = 0
+    ends = np.cumsum(pairs)
+    while first < mesh.polygon_count:
+        last = max(int(np.searchsorted(ends, (ends[first] - pairs[first]) + _PAIRS_PER_CHUNK, side="right")), first + 1)
+        polys = np.arange(first, last)
+        n = pairs[polys]
+        owner = np.repeat(polys, n)
+        k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+        ii = lo[owner, 0] + k % width[owner]
+        jj = lo[owner, 1] + k // width[owner]
+        cx, cy = hf.bmin[0] + (ii + 0.5) * cs, hf.bmin[1] + (jj + 0.5) * cs
+        cols = jj * hf.width + ii
+        keep = count[cols] > 0
+        for j in range(int(sizes[polys].max(initial=0))):
+            has = keep & (sizes[owner] > j)
+            e = offs[owner[has]] + j
+            keep[has] = d[e, 0] * (cy[has] - a[e, 1]) - d[e, 1] * (cx[has] - a[e, 0]) > edge_eps[e]
+        owner, cx, cy, cols = owner[keep], cx[keep], cy[keep], cols[keep]
+        reps = count[cols]
+        span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+        pair = np.repeat(np.arange(len(cols)), reps)
+        if span_region is not None:
+            mine = span_region[span] == mesh.regions[owner[pair]]
+            pick, pair = span[mine], pair[mine]
+        else:
+            q = owner[pair]
+            dz = np.abs(hf.z[span] - (plane[q, 0] * cx[pair] + plane[q, 1] * cy[pair] + plane[q, 2]))
+            order = np.lexsort((dz, pair))
+            best = order[np.concatenate([[True], pair[order][1:] != pair[order][:-1]])]
+            best = best[dz[best] <= layer_tol]
+            pick, pair = span[best], pair[best]
+        out_poly.append(owner[pair])
+        out_xyz.append(np.column_stack([cx[pair], cy[pair], hf.z[pick]]))
+        first = last
+    return np.concatenate(out_poly), np.concatenate(out_xyz)
 
 
-def _plane(poly: np.ndarray):
-    """Least-squares plane z = a x + b y + c through the polygon vertices, as a function of xy."""
-    A = np.column_stack([poly[:, 0], poly[:, 1], np.ones(len(poly))])
-    coef, *_ = np.linalg.lstsq(A, poly[:, 2], rcond=None)
-    return lambda xy: xy[:, 0] * coef[0] + xy[:, 1] * coef[1] + coef[2]
+def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """(P, 3) least-squares planes z = a x + b y + c through each polygon's vertices, all at once
+    (normal equations about each polygon's centroid, which keeps them well conditioned)."""
+    size = np.diff(offs)
+    centre = np.add.reduceat(corner, offs[:-1]) / size[:, None]
+    local = corner - np.repeat(centre, size, axis=0)
+    x, y, z = local[:, 0], local[:, 1], local[:, 2]
+    sxx, sxy, syy, sxz, syz = (np.add.reduceat(t, offs[:-1]) for t in (x * x, x * y, y * y, x * z, y * z))
+    zeros = np.zeros_like(sxx)
+    lhs = np.stack([sxx, sxy, zeros, sxy, syy, zeros, zeros, zeros, size.astype(np.float64)], axis=1).reshape(-1, 3, 3)
+    rhs = np.stack([sxz, syz, zeros], axis=1)
+    slope_x, slope_y, offset = np.einsum("pij,pj->pi", np.linalg.pinv(lhs), rhs).T
+    return np.column_stack([slope_x, slope_y, centre[:, 2] + offset - slope_x * centre[:, 0] - slope_y * centre[:, 1]])
+
+
+def _fan_fits(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarray, max_error: float) -> np.ndarray:
+    """Bool per polygon: its fan triangulation is already within max_error of every sample (with a
+    hair to spare), so refinement would insert nothing. All polygons at once."""
+    offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
+    corner = mesh.vertices[mesh.poly_vertices]
+    first = offs[sample_poly]
+    a = corner[first]
+    best = np.full(len(samples), -np.inf)
+    z = np.zeros(len(samples))
+    for k in range(1, int(sizes.max(initial=2)) - 1):
+        has = np.flatnonzero(sizes[sample_poly] > k + 1)
+        b, c = corner[first[has] + k], corner[first[has] + k + 1]
+        ux, uy = b[:, 0] - a[has, 0], b[:, 1] - a[has, 1]
+        vx, vy = c[:, 0] - a[has, 0], c[:, 1] - a[has, 1]
+        det = ux * vy - uy * vx
+        det = np.where(det != 0.0, det, 1e-300)
+        rx, ry = samples[has, 0] - a[has, 0], samples[has, 1] - a[has, 1]
+        w1, w2 = (rx * vy - ry * vx) / det, (ux * ry - uy * rx) / det
+        w0 = 1.0 - w1 - w2
+        score = np.minimum(np.minimum(w0, w1), w2)
+        better = score > best[has]
+        rows = has[better]
+        best[rows] = score[better]
+        z[rows] = (w0 * a[has, 2] + w1 * b[:, 2] + w2 * c[:, 2])[better]
+    worst = np.zeros(mesh.polygon_count)
+    np.maximum.at(worst, sample_poly, np.abs(z - samples[:, 2]))
+    return worst <= max_error - 1e-9
 
 
 def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
