@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .components import connected_components
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
 
@@ -130,22 +131,6 @@ def _edges(hf: Heightfield, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         us.append(np.flatnonzero(ok))
         vs.append(n[ok])
     return np.concatenate(us), np.concatenate(vs)
-
-
-def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Label of each node = smallest node id in its component (hook to smaller root, pointer jumping)."""
-    label = np.arange(n, dtype=np.int64)
-    while True:
-        lu, lv = label[u], label[v]
-        diff = lu != lv
-        if not diff.any():
-            return label
-        np.minimum.at(label, np.maximum(lu, lv)[diff], np.minimum(lu, lv)[diff])
-        while True:
-            jumped = label[label]
-            if np.array_equal(jumped, label):
-                break
-            label = jumped
 
 
 def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
-from ..regions import connected_components
+from ..components import connected_components
 from .funnel import round_corners, string_pull
 from .index import MeshIndex, get_index, walk_segment
 

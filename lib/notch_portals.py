@@ -1,0 +1,407 @@
+"""Convex cells of one region by notch portals (NEOGEN-2D, Oliva 2016 Ch. 3).
+
+A notch is a reflex corner of the region. A portal (a cut) from a notch into its area of interest,
+the cone where the cut leaves both sides of the corner convex, resolves it. Portals that resolve
+two notches at once are laid first, shortest first; every notch left then gets the best single
+portal: to a vertex, or through a new Steiner vertex to a wall edge or an earlier portal. Once no
+notch is left, every cell the portals enclose is convex. Steiner vertices never go on a border
+shared with another region, where the neighbour would see a T-junction.
+
+Cells may exceed the polygon vertex limit and some portals turn out inessential; the polygon stage
+splits and merges them (lib.polygons).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# A corner is a notch when its interior angle exceeds pi by more than this (radians).
+_REFLEX_EPS = 1e-9
+# A portal's score is its length divided by this floor at worst, so very acute corners are avoided
+# but still possible when nothing else resolves the notch.
+_MIN_QUALITY = 0.1
+# Portals that resolve two notches count as this fraction of their length when ranked.
+_TWO_NOTCH_BONUS = 0.5
+
+
+@dataclass
+class Cells:
+    """The convex cells of one region.
+
+    cells: vertex id lists, counter-clockwise; ids below the caller's point count are its own.
+    steiner: (K, 3) new points, numbered from the caller's point count on.
+    """
+
+    cells: list[list[int]]
+    steiner: np.ndarray
+
+
+def notch_cells(rings: list[list[int]], points: np.ndarray, fixed: set[tuple[int, int]], snap: float) -> Cells | None:
+    """Cut a region (outer ring counter-clockwise, holes clockwise, ids into `points` (N, 3)) into
+    convex cells; None when the outline defeats the construction (the caller falls back).
+
+    fixed: directed ring edges shared with another region (never split).
+    snap: a Steiner vertex closer than this to an existing vertex is not made (no tiny edges).
+    """
+    graph = _Graph(points, rings, fixed, snap)
+    if graph.broken:
+        return None
+    graph.lay_two_notch_portals()
+    if not graph.lay_single_portals():
+        return None
+    cells = graph.faces()
+    if cells is None:
+        return None
+    steiner = np.array([graph.xyz[v] for v in range(len(points), graph.next_id)], dtype=np.float64).reshape(-1, 3)
+    return Cells(cells, steiner)
+
+
+@dataclass
+class _Target:
+    """Where a portal from a notch ends: at vertex `vertex`, or at a new point on edge `edge`."""
+
+    score: float
+    vertex: int | None
+    edge: tuple[int, int] | None = None
+    point: tuple[float, float] | None = None
+    t: float = 0.0
+
+
+class _Graph:
+    """Planar graph of the region: ring half-edges (interior on their left) and portals (both ways)."""
+
+    def __init__(self, points: np.ndarray, rings: list[list[int]], fixed: set[tuple[int, int]], snap: float):
+        self.snap = snap
+        self.next_id = len(points)
+        self.xyz: dict[int, tuple[float, float, float]] = {}
+        self.out: dict[int, list[int]] = {}
+        self.inn: dict[int, list[int]] = {}
+        # Undirected edge (min, max) -> "wall", "fixed" (shared with another region) or "portal".
+        self.kind: dict[tuple[int, int], str] = {}
+        self.broken = False
+        self._arrays = self._vertex_arrays = None
+        for ring in rings:
+            for k, a in enumerate(ring):
+                b = ring[(k + 1) % len(ring)]
+                key = (min(a, b), max(a, b))
+                if key in self.kind or a == b:
+                    self.broken = True  # an edge walked twice: a zero-width slit the cells cannot hold
+                    return
+                for v in (a, b):
+                    if v not in self.xyz:
+                        self.xyz[v] = tuple(float(c) for c in points[v])
+                        self.out[v], self.inn[v] = [], []
+                self.kind[key] = "fixed" if (a, b) in fixed else "wall"
+                self.out[a].append(b)
+                self.inn[b].append(a)
+        scale = max(max(abs(c) for p in self.xyz.values() for c in p[:2]), 1.0)
+        self.eps = 1e-9 * scale
+        self._reflex: dict[int, list[tuple[int, int, int]]] = {}
+        for v in self.xyz:
+            self._update_corners(v)
+
+    # --- geometry -----------------------------------------------------------------------------
+
+    def _dir(self, v: int, w: int) -> tuple[float, float]:
+        return self.xyz[w][0] - self.xyz[v][0], self.xyz[w][1] - self.xyz[v][1]
+
+    def _next(self, u: int, v: int) -> tuple[int, float]:
+        """The half-edge v->w after u->v around the face on its left, and the face's corner angle at v
+        (measured clockwise from v->u to v->w)."""
+        ax, ay = self._dir(v, u)
+        base = math.atan2(ay, ax)
+        best, best_angle = -1, math.inf
+        for w in self.out[v]:
+            dx, dy = self._dir(v, w)
+            angle = (base - math.atan2(dy, dx)) % (2 * math.pi)
+            if angle <= 0.0:
+                angle = 2 * math.pi
+            if angle < best_angle:
+                best, best_angle = w, angle
+        return best, best_angle
+
+    def notches(self) -> list[tuple[int, int, int]]:
+        """Every face corner (u, v, w) whose angle at v is reflex."""
+        return [notch for corners in self._reflex.values() for notch in corners]
+
+    def _update_corners(self, v: int) -> None:
+        """Recompute the reflex corners at v (after an edge at v was added or split)."""
+        corners = []
+        for u in self.inn[v]:
+            w, angle = self._next(u, v)
+            if angle > math.pi + _REFLEX_EPS:
+                corners.append((u, v, w))
+        if corners:
+            self._reflex[v] = corners
+        else:
+            self._reflex.pop(v, None)
+
+    def _corner_at(self, v: int, d: tuple[float, float]) -> tuple[int, int, float] | None:
+        """The face corner (u, w, angle) at v whose wedge the direction d leaves v through."""
+        base_d = math.atan2(d[1], d[0])
+        for u in self.inn[v]:
+            w, angle = self._next(u, v)
+            ax, ay = self._dir(v, u)
+            into = (math.atan2(ay, ax) - base_d) % (2 * math.pi)
+            if 0.0 < into < angle:
+                return u, w, angle
+        return None
+
+    @staticmethod
+    def _in_cone(a: tuple[float, float], b: tuple[float, float], d: np.ndarray) -> np.ndarray:
+        """Directions d (D, 2) that split the reflex wedge from a clockwise to b into two convex parts."""
+        na, nb = math.hypot(*a), math.hypot(*b)
+        nd = np.hypot(d[:, 0], d[:, 1])
+        tol = 1e-12 * nd
+        return (a[0] * d[:, 1] - a[1] * d[:, 0] <= tol * na) & (d[:, 0] * b[1] - d[:, 1] * b[0] <= tol * nb)
+
+    def _segments(self):
+        """Every edge as (keys, start points, end points, (E, 2) end ids), cached until the next portal."""
+        if self._arrays is None:
+            keys = list(self.kind)
+            ends = np.array(keys, dtype=np.int64).reshape(-1, 2)
+            a = np.array([self.xyz[k[0]][:2] for k in keys], dtype=np.float64).reshape(-1, 2)
+            b = np.array([self.xyz[k[1]][:2] for k in keys], dtype=np.float64).reshape(-1, 2)
+            self._arrays = (keys, a, b, ends)
+        return self._arrays
+
+    def _vertices(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every vertex id and its (x, y), cached until the next portal."""
+        if self._vertex_arrays is None:
+            ids = np.fromiter(self.xyz, dtype=np.int64, count=len(self.xyz))
+            xy = np.array([self.xyz[v][:2] for v in ids.tolist()], dtype=np.float64).reshape(-1, 2)
+            self._vertex_arrays = (ids, xy)
+        return self._vertex_arrays
+
+    def _cast(self, v: int, dirs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """First edge each unit ray from v meets: (distance, edge index, parameter along the edge).
+
+        Edges at v are ignored. A ray that meets nothing gets distance inf.
+        """
+        keys, a, b, ends = self._segments()
+        o = np.array(self.xyz[v][:2])
+        e = b - a
+        w0 = a - o
+        den = dirs[:, 0, None] * e[None, :, 1] - dirs[:, 1, None] * e[None, :, 0]
+        s_num = w0[None, :, 0] * e[None, :, 1] - w0[None, :, 1] * e[None, :, 0]
+        t_num = w0[None, :, 0] * dirs[:, 1, None] - w0[None, :, 1] * dirs[:, 0, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = s_num / den
+            t = t_num / den
+        parallel = np.abs(den) <= 1e-12 * np.hypot(e[:, 0], e[:, 1])[None, :]
+        hit = ~parallel & (s > self.eps) & (t >= -1e-12) & (t <= 1 + 1e-12)
+        # A ray running along an edge meets it at its nearer end.
+        along = parallel & (np.abs(t_num) <= self.eps)
+        if along.any():
+            sa = w0[None, :, 0] * dirs[:, 0, None] + w0[None, :, 1] * dirs[:, 1, None]
+            sb = sa + e[None, :, 0] * dirs[:, 0, None] + e[None, :, 1] * dirs[:, 1, None]
+            near = np.where((sa > self.eps) & ((sa <= sb) | (sb <= self.eps)), sa, sb)
+            ok = along & (near > self.eps)
+            s = np.where(ok, near, s)
+            t = np.where(ok, np.where(near == sa, 0.0, 1.0), t)
+            hit |= ok
+        hit &= ~((ends[:, 0] == v) | (ends[:, 1] == v))[None, :]
+        s = np.where(hit, s, np.inf)
+        first = np.argmin(s, axis=1) if len(keys) else np.zeros(len(dirs), dtype=np.int64)
+        rows = np.arange(len(dirs))
+        dist = s[rows, first] if len(keys) else np.full(len(dirs), np.inf)
+        return dist, first, t[rows, first] if len(keys) else np.zeros(len(dirs))
+
+    # --- choosing portals ---------------------------------------------------------------------
+
+    def _quality(self, v: int, d: tuple[float, float], corner: tuple[int, int], at_end: tuple) -> float:
+        """Smallest corner angle the portal makes, as a fraction of a right angle (at most 1)."""
+        u, w = corner
+        angles = [_angle_between(d, self._dir(v, u)), _angle_between(d, self._dir(v, w))]
+        back = (-d[0], -d[1])
+        angles += [_angle_between(back, e) for e in at_end]
+        return max(min(min(angles) / (0.5 * math.pi), 1.0), _MIN_QUALITY)
+
+    def _vertex_targets(self, notch: tuple[int, int, int], two_notch_only: bool, cutoff: float = math.inf):
+        """Visible vertices in the notch's cone as (score, vertex), best first; stops past `cutoff`."""
+        u, v, w = notch
+        a, b = self._dir(v, u), self._dir(v, w)
+        ids, pts = self._vertices()
+        to_pts = pts - self.xyz[v][:2]
+        in_cone = self._in_cone(a, b, to_pts) & (ids != v)
+        cand_ids, cand_d = ids[in_cone], to_pts[in_cone]
+        if not len(cand_ids):
+            return []
+        length = np.hypot(cand_d[:, 0], cand_d[:, 1])
+        dist, _, _ = self._cast(v, cand_d / length[:, None])
+        visible = np.flatnonzero(dist >= length - 1e-9 * np.maximum(length, 1.0))
+        found = []
+        bound = cutoff
+        for k in visible[np.argsort(length[visible])]:
+            if length[k] * _TWO_NOTCH_BONUS >= bound:
+                break
+            p = int(cand_ids[k])
+            d = (float(cand_d[k, 0]), float(cand_d[k, 1]))
+            score = self._vertex_score(notch, p, d, float(length[k]), two_notch_only)
+            if score is not None:
+                found.append((score, p))
+                bound = min(bound, score)
+        return sorted(found)
+
+    def _vertex_score(self, notch, p: int, d: tuple[float, float], length: float, two_notch_only: bool) -> float | None:
+        """Score of the portal from the notch to vertex p along d (None if it is not wanted)."""
+        u, v, w = notch
+        back = (-d[0], -d[1])
+        corner_p = self._corner_at(p, back)
+        if corner_p is None:
+            return None
+        up, wp, angle_p = corner_p
+        a_p, b_p = self._dir(p, up), self._dir(p, wp)
+        two = angle_p > math.pi + _REFLEX_EPS and bool(self._in_cone(a_p, b_p, np.array([back]))[0])
+        if two_notch_only and not two:
+            return None
+        quality = self._quality(v, d, (u, w), (a_p, b_p))
+        return length / quality * (_TWO_NOTCH_BONUS if two else 1.0)
+
+    def _best_target(self, notch: tuple[int, int, int]) -> _Target | None:
+        """The best portal from this notch on the current graph, or None if none can be laid."""
+        u, v, w = notch
+        a, b = self._dir(v, u), self._dir(v, w)
+        vx, vy = self.xyz[v][:2]
+        best: _Target | None = None
+        to_vertex = self._vertex_targets(notch, two_notch_only=False)
+        if to_vertex:
+            best = _Target(to_vertex[0][0], to_vertex[0][1])
+
+        # Rays into the cone: along both edge extensions, its bisector, and perpendicular to each
+        # edge whose foot lies in the cone; each ends where it first meets an edge.
+        keys, sa, sb, _ = self._segments()
+        na, nb = math.hypot(*a), math.hypot(*b)
+        ext = np.array([[-a[0] / na, -a[1] / na], [-b[0] / nb, -b[1] / nb]])
+        bis = ext[0] + ext[1]
+        rays = [ext, bis[None] / max(np.hypot(*bis), 1e-300)]
+        e = sb - sa
+        elen2 = np.maximum((e**2).sum(1), 1e-300)
+        t = ((vx - sa[:, 0]) * e[:, 0] + (vy - sa[:, 1]) * e[:, 1]) / elen2
+        foot = sa + np.clip(t, 0.0, 1.0)[:, None] * e - (vx, vy)
+        flen = np.hypot(foot[:, 0], foot[:, 1])
+        ok = (t > 0) & (t < 1) & (flen > self.eps)
+        ok &= self._in_cone(a, b, foot)
+        if ok.any():
+            rays.append(foot[ok] / flen[ok, None])
+        rays = np.concatenate(rays)
+        dist, edge_k, t_hit = self._cast(v, rays)
+        for k in np.argsort(dist):
+            if not np.isfinite(dist[k]) or (best is not None and dist[k] >= best.score):
+                break
+            key = keys[edge_k[k]]
+            if self.kind[key] == "fixed":
+                continue
+            pa, pb = self.xyz[key[0]][:2], self.xyz[key[1]][:2]
+            edge_len = math.hypot(pb[0] - pa[0], pb[1] - pa[1])
+            tk = float(t_hit[k])
+            if tk * edge_len < self.snap or (1.0 - tk) * edge_len < self.snap:
+                continue  # next to a vertex: the vertex candidates cover it
+            d = (float(rays[k, 0] * dist[k]), float(rays[k, 1] * dist[k]))
+            ed = (pb[0] - pa[0], pb[1] - pa[1])
+            quality = self._quality(v, d, (u, w), (ed, (-ed[0], -ed[1])))
+            score = float(dist[k]) / quality
+            if best is None or score < best.score:
+                best = _Target(score, None, key, (vx + d[0], vy + d[1]), tk)
+        return best
+
+    def _lay(self, v: int, target: _Target) -> None:
+        """Add the portal from v to the target, splitting the target edge for a Steiner vertex."""
+        p = target.vertex
+        if p is None:
+            a, b = target.edge
+            p = self.next_id
+            self.next_id += 1
+            za, zb = self.xyz[a][2], self.xyz[b][2]
+            self.xyz[p] = (target.point[0], target.point[1], za + target.t * (zb - za))
+            self.out[p], self.inn[p] = [], []
+            kind = self.kind.pop((a, b))
+            for x, y in ((a, b), (b, a)):
+                if y in self.out[x]:
+                    self.out[x].remove(y)
+                    self.inn[y].remove(x)
+                    self.out[x].append(p)
+                    self.inn[p].append(x)
+                    self.out[p].append(y)
+                    self.inn[y].append(p)
+            self.kind[(min(a, p), max(a, p))] = kind
+            self.kind[(min(b, p), max(b, p))] = kind
+        self.out[v].append(p)
+        self.inn[p].append(v)
+        self.out[p].append(v)
+        self.inn[v].append(p)
+        self.kind[(min(v, p), max(v, p))] = "portal"
+        self._arrays = self._vertex_arrays = None
+        for x in {v, p, *(target.edge or ())}:
+            self._update_corners(x)
+
+    def lay_two_notch_portals(self) -> None:
+        """Portals between two notches, each inside the other's cone, best (short, fat) first."""
+        pairs = sorted(
+            (score, notch, p) for notch in self.notches() for score, p in self._vertex_targets(notch, two_notch_only=True)
+        )
+        for _, notch, p in pairs:
+            if notch not in set(self.notches()):
+                continue  # a portal laid since resolved or reshaped this corner
+            d = self._dir(notch[1], p)
+            length = math.hypot(*d)
+            dist, _, _ = self._cast(notch[1], np.array([[d[0] / length, d[1] / length]]))
+            if dist[0] < length - 1e-9 * max(length, 1.0):
+                continue
+            if self._vertex_score(notch, p, d, length, two_notch_only=True) is not None:
+                self._lay(notch[1], _Target(0.0, p))
+
+    def lay_single_portals(self) -> bool:
+        """Resolve every remaining notch with its best portal, best first; False if one cannot be."""
+        queue: list[tuple[float, int, tuple[int, int, int]]] = []
+        queued: set[tuple[int, int, int]] = set()
+        for _ in range(8 * len(self.xyz) + 16):
+            pending = set(self.notches())
+            if not pending:
+                return True
+            for notch in pending - queued:
+                heapq.heappush(queue, (0.0, len(queued), notch))
+                queued.add(notch)
+            while queue and queue[0][2] not in pending:
+                heapq.heappop(queue)
+            _, order, notch = heapq.heappop(queue)
+            target = self._best_target(notch)
+            if target is None:
+                return False
+            if queue and target.score > queue[0][0] + 1e-12:
+                heapq.heappush(queue, (target.score, order, notch))  # others may be better now
+                continue
+            self._lay(notch[1], target)
+        return False
+
+    def faces(self) -> list[list[int]] | None:
+        """Trace the cells (faces left of every half-edge); None unless all are convex and positive."""
+        seen: set[tuple[int, int]] = set()
+        cells = []
+        for a, outs in self.out.items():
+            for b in outs:
+                if (a, b) in seen:
+                    continue
+                cell, u, v = [], a, b
+                while (u, v) not in seen:
+                    seen.add((u, v))
+                    cell.append(v)
+                    w, angle = self._next(u, v)
+                    if angle > math.pi + _REFLEX_EPS or w < 0:
+                        return None
+                    u, v = v, w
+                if (u, v) != (a, b) or len(cell) < 3 or len(set(cell)) != len(cell):
+                    return None
+                xy = [self.xyz[c][:2] for c in cell]
+                area = 0.5 * sum(xy[k - 1][0] * xy[k][1] - xy[k][0] * xy[k - 1][1] for k in range(len(xy)))
+                if area <= 0:
+                    return None
+                cells.append(cell)
+        return cells
+
+
+def _angle_between(d: tuple[float, float], e: tuple[float, float]) -> float:
+    return abs(math.atan2(d[0] * e[1] - d[1] * e[0], d[0] * e[0] + d[1] * e[1]))
