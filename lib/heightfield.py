@@ -69,6 +69,8 @@ _CHUNK_PAIRS = 131072
 _MERGE_GAP = 1e-5
 # Inclusive tolerance (in cell sizes) of the coverage tests, so centres on shared edges are not lost.
 _INSIDE_TOL = 1e-9
+# Surfaces closer than this (m) along a column are one surface to the inside-solid test.
+_SAME_SURFACE = 1e-4
 
 
 def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
@@ -113,6 +115,7 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
         col, lo, hi, walk, area, params.agent_max_climb
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
+    keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
     solid = (span_col, span_bottom, span_top)
     span_col, z, ceiling, span_area = span_col[keep], span_top[keep], ceiling[keep], span_area[keep]
     x = (span_col % width).astype(np.int32)
@@ -177,8 +180,9 @@ def _line_span(tri: np.ndarray, y: np.ndarray):
     return lo, hi
 
 
-def _sample_centres(p: np.ndarray, areas: np.ndarray, grid: _Grid):
-    """Walkable fragments [z, z] at every column centre inside an upward floor triangle.
+def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid):
+    """Fragments [z, z] at every column centre inside a non-vertical triangle, with its label
+    (the area id of a floor triangle, or anything else per triangle).
 
     Scanline: per (triangle, row) the triangle's x-interval on the row's centre line gives the
     covered centres directly, with a small inclusive tolerance for centres on shared edges.
@@ -205,7 +209,7 @@ def _sample_centres(p: np.ndarray, areas: np.ndarray, grid: _Grid):
             px = bx + (i + 0.5) * cs
             z = p[tt, 0, 2] + grad[tt, 0] * (px - p[tt, 0, 0]) + grad[tt, 1] * (yc[row] - p[tt, 0, 1])
             z = np.clip(z, zlo[tt], zhi[tt])
-            out.append((j[row] * grid.width + i, z, z, np.ones(len(tt), dtype=bool), areas[tt]))
+            out.append((j[row] * grid.width + i, z, z, np.ones(len(tt), dtype=bool), labels[tt]))
     return _concat_frags(out)
 
 
@@ -405,6 +409,33 @@ def _merge_spans(col, lo, hi, walk, area, climb: float):
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]
     return span_col, span_bottom, span_top, ceiling, span_walk, span_area
+
+
+def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
+    """Per floor: is it inside a solid, i.e. do the closed shells above its column centre wind
+    around it (each crossing counts +1 where the surface faces up, -1 where it faces down)?
+
+    A crate's top faces up with nothing below it inside the crate, so the ground enclosed by the
+    crate is inside; a slab above a floor adds -1 + 1 and a room shell seen from inside -1. One
+    surface met twice (a centre on an edge shared by two of its triangles) counts once.
+    """
+    normal = np.cross(shells[:, 1] - shells[:, 0], shells[:, 2] - shells[:, 0])
+    tilted = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
+    facing = np.where(normal[tilted, 2] > 0, 1, -1).astype(np.int32)
+    col, z, _, _, sign = _sample_centres(shells[tilted], facing, grid)
+    if len(col) == 0 or len(span_col) == 0:
+        return np.zeros(len(span_col), dtype=bool)
+    zbase = min(float(z.min()), float(span_top.min()))
+    stride = max(float(z.max()), float(span_top.max())) - zbase + 1.0
+    key = col * stride + (z - zbase)
+    order = np.argsort(key, kind="stable")
+    key, sign = key[order], sign[order]
+    repeat = np.zeros(len(key), dtype=bool)
+    repeat[1:] = (col[order][1:] == col[order][:-1]) & (np.diff(key) < _SAME_SURFACE) & (sign[1:] == sign[:-1])
+    winding = np.concatenate([[0], np.cumsum(np.where(repeat, 0, sign))])
+    above = np.searchsorted(key, span_col * stride + (span_top - zbase) + _SAME_SURFACE, side="right")
+    column_end = np.searchsorted(key, (span_col + 1) * stride - 0.5, side="left")
+    return winding[column_end] - winding[above] > 0
 
 
 def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .components import connected_components
 from .errors import NavMeshError
 
 # A triangle whose doubled area is below this fraction of its longest edge squared is degenerate.
@@ -23,6 +24,8 @@ class TriangleSoup:
     vertices: (N, 3) float64, local frame. triangles: (M, 3) int64, none degenerate.
     walkable: (M,) bool, False for "obstacle only" triangles that block but are never walked on.
     areas: (M,) int32 area id per triangle. origin: (3,) float64.
+    closed: (M,) bool, True for triangles of a closed, consistently wound shell (a crate, a pillar):
+    such a shell bounds a solid, and a floor inside it is not walkable.
     empty_reason: set when nothing usable is left (then M == 0).
     """
 
@@ -31,6 +34,7 @@ class TriangleSoup:
     walkable: np.ndarray
     areas: np.ndarray
     origin: np.ndarray
+    closed: np.ndarray
     empty_reason: str | None = None
 
 
@@ -84,7 +88,7 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
     local = verts - origin
     empty = np.zeros((0, 3), dtype=np.int64)
     if m == 0:
-        return TriangleSoup(local, empty, walk[:0], area[:0], origin, "the input has no triangles")
+        return TriangleSoup(local, empty, walk[:0], area[:0], origin, walk[:0], "the input has no triangles")
 
     p0, p1, p2 = local[tris[:, 0]], local[tris[:, 1]], local[tris[:, 2]]
     doubled_area = np.linalg.norm(np.cross(p1 - p0, p2 - p0), axis=1)
@@ -92,5 +96,31 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
     keep = doubled_area > _DEGENERATE_RATIO * np.maximum(longest_sq, 1e-300)
     keep &= longest_sq > 0
     if not keep.any():
-        return TriangleSoup(local, empty, walk[:0], area[:0], origin, f"all {m} triangles are degenerate (zero area)")
-    return TriangleSoup(local, tris[keep], walk[keep], area[keep], origin)
+        return TriangleSoup(
+            local, empty, walk[:0], area[:0], origin, walk[:0], f"all {m} triangles are degenerate (zero area)"
+        )
+    tris = tris[keep]
+    return TriangleSoup(local, tris, walk[keep], area[keep], origin, closed_shells(local, tris))
+
+
+def closed_shells(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Per triangle: is it part of a closed shell, every edge shared with exactly one other triangle
+    of the shell that walks it the other way? Vertices are welded by exact position first."""
+    m = len(triangles)
+    _, ids = np.unique(vertices, axis=0, return_inverse=True)
+    t = ids.reshape(-1)[triangles]
+    n = int(t.max()) + 1
+    start, end = t.ravel(), np.roll(t, -1, axis=1).ravel()
+    edge = start * n + end
+    twin = end * n + start
+    keys, counts = np.unique(edge, return_counts=True)
+    at = np.minimum(np.searchsorted(keys, twin), len(keys) - 1)
+    has_twin = keys[at] == twin
+    paired = (counts[np.searchsorted(keys, edge)] == 1) & has_twin & (counts[at] == 1)
+    owner = np.arange(3 * m) // 3
+    by_key = np.argsort(edge, kind="stable")
+    twin_owner = owner[by_key[np.searchsorted(edge[by_key], twin[has_twin])]]
+    shell = connected_components(m, owner[has_twin], twin_owner)
+    open_shell = np.zeros(m, dtype=bool)
+    open_shell[shell[owner[~paired]]] = True
+    return ~open_shell[shell]

@@ -162,6 +162,62 @@ def test_walkable_box_top_is_a_floor_not_linked_to_ground():
     assert not np.any(top[hf.links[ground][hf.links[ground] >= 0]])
 
 
+def floors_at(hf, soup, x: float, y: float) -> list[float]:
+    """World heights of the floor spans over the column containing (x, y)."""
+    i = int((x - soup.origin[0] - hf.bmin[0]) // hf.cell_size)
+    j = int((y - soup.origin[1] - hf.bmin[1]) // hf.cell_size)
+    return sorted((hf.z[spans_at(hf, i, j)] + soup.origin[2]).round(6).tolist())
+
+
+def test_floor_inside_a_closed_crate_is_not_walkable():
+    """A crate taller than the agent encloses ground with headroom; inside a solid is not a floor."""
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (4, 4, 3.0))
+    hf, soup = bake(scene)
+    assert floors_at(hf, soup, 5.1, 5.1) == [3.0]
+    assert floors_at(hf, soup, 1.1, 1.1) == [0.0]
+
+
+def test_walls_around_a_yard_leave_its_floor_walkable():
+    """Four closed wall boxes enclose a yard, but the yard is outside every solid."""
+    scene = Scene().floor(0, 0, 10, 10)
+    for x0, y0, x1, y1 in ((2, 2, 8, 2), (8, 2, 8, 8), (8, 8, 2, 8), (2, 8, 2, 2)):
+        scene.wall(x0, y0, x1, y1, height=3.0, thickness=0.4)
+    hf, soup = bake(scene)
+    assert floors_at(hf, soup, 5.1, 5.1) == [0.0]
+
+
+def test_room_shell_facing_inwards_keeps_its_floor():
+    """A closed box modelled as a room (faces pointing in) is walked inside: its floor stays."""
+    room = Scene().box((5, 5, 0), (8, 8, 3.0))
+    room.triangles = room.triangles[:, ::-1].copy()
+    hf, soup = bake(room)
+    assert floors_at(hf, soup, 5.1, 5.1) == [0.0]
+
+
+def test_floor_under_a_closed_slab_stays_walkable():
+    """A slab (bottom faces down, top faces up) over a floor cancels out: both floors stay."""
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 3.0), (4, 4, 0.3))
+    hf, soup = bake(scene)
+    assert floors_at(hf, soup, 5.1, 5.1) == [0.0, 3.3]
+
+
+def test_open_shell_above_a_floor_does_not_hide_it():
+    """A single upward-facing plane (an upper floor) is not a closed solid."""
+    scene = Scene().floor(0, 0, 10, 10).floor(3, 3, 7, 7, z=3.0)
+    hf, soup = bake(scene)
+    assert floors_at(hf, soup, 5.1, 5.1) == [0.0, 3.0]
+
+
+def test_surface_met_on_a_diagonal_counts_once():
+    """A column centre on the top face's diagonal (two triangles) counts that face once: the slab
+    below is split along its other diagonal, so double counting would put the floor inside it."""
+    slab = Scene().box((4, 4, 3.0), (4, 4, 0.3))
+    slab.triangles[0], slab.triangles[6] = (0, 2, 1), (2, 3, 1)
+    scene = Scene().floor(0, 0, 8, 8).add(slab.vertices, slab.triangles)
+    hf, soup = bake(scene)
+    assert floors_at(hf, soup, 3.25, 3.25) == [0.0, 3.3]
+
+
 def test_block_fraction_puts_walls_at_the_neighbour_centre_and_ledges_at_the_cell_edge():
     # A wall and a drop: the wall's faces are rasterised conservatively, so it may lie anywhere in
     # the blocked column (1.0 of the step on average); the floor's own edge lies between the two

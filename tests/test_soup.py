@@ -1,0 +1,39 @@
+"""Input stage: which triangles form closed shells (solids whose inside is never a floor)."""
+from __future__ import annotations
+
+import numpy as np
+
+from lib.soup import closed_shells, prepare_soup
+from tests.scenes import Scene
+
+
+def test_a_box_is_a_closed_shell_and_a_floor_is_not():
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (2, 2, 2))
+    closed = prepare_soup(scene.vertices, scene.triangles).closed
+    assert not closed[:2].any() and closed[2:].all()
+
+
+def test_a_box_missing_a_face_is_open():
+    scene = Scene().box((0, 0, 0), (2, 2, 2))
+    assert not closed_shells(scene.vertices, scene.triangles[2:]).any()
+
+
+def test_duplicated_vertices_are_welded_by_position():
+    scene = Scene().box((0, 0, 0), (2, 2, 2))
+    split = scene.vertices[scene.triangles.ravel()]
+    assert closed_shells(split, np.arange(len(split)).reshape(-1, 3)).all()
+
+
+def test_a_face_walked_the_same_way_twice_is_not_a_shell():
+    """Inconsistent winding (one face flipped) has no inside."""
+    scene = Scene().box((0, 0, 0), (2, 2, 2))
+    tris = scene.triangles.copy()
+    tris[0] = tris[0, ::-1]
+    tris[6] = tris[6, ::-1]
+    assert not closed_shells(scene.vertices, tris).any()
+
+
+def test_two_separate_boxes_and_a_plane():
+    scene = Scene().box((0, 0, 0), (1, 1, 1)).box((5, 0, 0), (1, 1, 1)).floor(10, 10, 12, 12)
+    closed = closed_shells(scene.vertices, scene.triangles)
+    assert closed[:24].all() and not closed[24:].any()
