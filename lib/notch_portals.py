@@ -23,8 +23,11 @@ _REFLEX_EPS = 1e-9
 # A portal's score is its length divided by this floor at worst, so very acute corners are avoided
 # but still possible when nothing else resolves the notch.
 _MIN_QUALITY = 0.1
+# A cell with area / perimeter² at or below this is degenerate (a zero-width sliver): give up.
+_MIN_FATNESS = 1e-9
 # Portals that resolve two notches count as this fraction of their length when ranked.
 _TWO_NOTCH_BONUS = 0.5
+_STEINER_COST = 3.0
 
 
 @dataclass
@@ -243,7 +246,8 @@ class _Graph:
             score = self._vertex_score(notch, p, d, float(length[k]), two_notch_only)
             if score is not None:
                 found.append((score, p))
-                bound = min(bound, score)
+                if not two_notch_only:  # pairs keep every partner: a taken best leaves the next
+                    bound = min(bound, score)
         return sorted(found)
 
     def _vertex_score(self, notch, p: int, d: tuple[float, float], length: float, two_notch_only: bool) -> float | None:
@@ -303,7 +307,7 @@ class _Graph:
             d = (float(rays[k, 0] * dist[k]), float(rays[k, 1] * dist[k]))
             ed = (pb[0] - pa[0], pb[1] - pa[1])
             quality = self._quality(v, d, (u, w), (ed, (-ed[0], -ed[1])))
-            score = float(dist[k]) / quality
+            score = float(dist[k]) / quality * _STEINER_COST
             if best is None or score < best.score:
                 best = _Target(score, None, key, (vx + d[0], vy + d[1]), tk)
         return best
@@ -397,7 +401,8 @@ class _Graph:
                     return None
                 xy = [self.xyz[c][:2] for c in cell]
                 area = 0.5 * sum(xy[k - 1][0] * xy[k][1] - xy[k][0] * xy[k - 1][1] for k in range(len(xy)))
-                if area <= 0:
+                perimeter = sum(math.dist(xy[k - 1], xy[k]) for k in range(len(xy)))
+                if area <= _MIN_FATNESS * perimeter * perimeter:
                     return None
                 cells.append(cell)
         return cells

@@ -1,10 +1,12 @@
 """Polygon stage: region outlines with holes -> few convex polygons (Recast: rcBuildPolyMesh).
 
-Each region is triangulated (holes bridged into the outer ring, ear clipping that always cuts
-the fattest ear) and the triangles are merged Hertel-Mehlhorn style across inessential diagonals,
-longest diagonal first. Several ear orders are tried per region and the decomposition with the
-fewest polygons is kept. Vertices are welded across regions by exact coordinates, so shared
-borders (bitwise-identical in both outlines) join without T-junctions.
+Each region is cut into convex cells by notch portals (lib.notch_portals, NEOGEN-2D). Cells over
+max_verts_per_poly are cut into pieces, the pieces merged Hertel-Mehlhorn style across inessential
+portals (longest first), and a local search then replaces any three adjacent polygons that one
+chord can cut into two. Triangulating (holes bridged into the outer ring, ear clipping) and merging
+is the fallback for outlines the portals cannot handle. Vertices are welded across regions by exact
+coordinates, so shared borders (bitwise-identical in both outlines, never given new vertices) join
+without T-junctions.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import numpy as np
 
 from .contours import RegionOutline
 from .navmesh import NavMesh
+from .notch_portals import notch_cells
 from .params import BakeParams
 
 log = logging.getLogger(__name__)
@@ -24,6 +27,8 @@ log = logging.getLogger(__name__)
 _COLLINEAR = 1e-10
 # Polygons with area / perimeter² at or below this count as slivers.
 _SLIVER = 2e-4
+# No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
+_STEINER_SNAP = 0.25
 
 
 def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh:
@@ -53,7 +58,13 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
     polys: list[list[int]] = []
     regions: list[int] = []
     areas: list[int] = []
+    snap = _STEINER_SNAP * params.cell_size
     for outline, region_rings in zip(outlines, rings_idx):
+        shared = {
+            (idx[k], idx[(k + 1) % len(idx)])
+            for idx, nb in zip(region_rings, outline.ring_neighbors)
+            for k in np.flatnonzero(np.asarray(nb).reshape(-1) >= 0)
+        }
         rings = [
             _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses)
             for idx, nb in zip(region_rings, outline.ring_neighbors)
@@ -63,7 +74,19 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
         if not rings or _signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
             continue
-        region_polys = _decompose(rings, xy, maxv, outline.region)
+        # Notch portals; triangulation and merging where the portals cannot be laid or leave slivers.
+        found = _decompose_by_portals(rings, points, xy, shared, maxv, snap)
+        if found is None or _quality_key(found[0], _extended(xy, found[1]))[0]:
+            fallback = _decompose(rings, xy, maxv)
+            if found is None or (fallback is not None and _quality_key(fallback[0], xy) < _quality_key(found[0], _extended(xy, found[1]))):
+                found = fallback
+        if found is None:
+            log.warning("region %d dropped: its outline could not be decomposed (self-intersecting?)", outline.region)
+            continue
+        region_polys, steiner = found
+        if len(steiner):
+            points.extend(map(tuple, steiner.tolist()))
+            xy = _extended(xy, steiner)
         polys.extend(region_polys)
         regions.extend([outline.region] * len(region_polys))
         areas.extend([outline.area] * len(region_polys))
@@ -293,8 +316,9 @@ def _in_cone_many(prev: np.ndarray, m: np.ndarray, nxt: np.ndarray, p: np.ndarra
     return np.where(convex[None], (c1 > 0) & (c2 > 0), ~((c1 <= 0) & (c2 <= 0)))
 
 
-def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -> list[list[int]]:
-    """Fewest convex polygons (slivers first avoided) over a few triangulations of one region."""
+def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int) -> tuple[list[list[int]], np.ndarray] | None:
+    """Triangulate and merge: the fewest convex polygons (slivers first avoided) over a few
+    triangulations of one region; None if no triangulation succeeds."""
     ring = _bridge_holes(rings, xy)
     best, best_key = None, None
     clipped = {}
@@ -307,13 +331,68 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, region: int) -
         if flip:
             tris = _delaunay_flips(tris, xy)
         merged = _merge(tris, xy, maxv)
-        key = (sum(_is_sliver(xy[p]) for p in merged), len(merged))
+        key = _quality_key(merged, xy)
         if best is None or key < best_key:
             best, best_key = merged, key
-    if best is None:
-        log.warning("region %d dropped: its outline could not be triangulated (self-intersecting?)", region)
-        return []
-    return best
+    return None if best is None else (_regroup(best, xy, maxv), np.zeros((0, 3)))
+
+
+def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> tuple[list[list[int]], np.ndarray] | None:
+    """Notch portals (lib.notch_portals), cells over the vertex limit split, then merged across
+    inessential portals; Steiner vertices a merge leaves straight and unshared are dropped."""
+    found = notch_cells(rings, np.asarray(points, dtype=np.float64), shared, snap)
+    if found is None:
+        return None
+    xy_all = _extended(xy, found.steiner)
+    steiner_ids = set(range(len(xy), len(xy_all)))
+    merged = None
+    # Cells over the vertex limit are cut by chords into as few pieces as they need, or into
+    # triangles that the merge regroups with their neighbours; whichever ends with fewer.
+    for split in (_split_convex, _triangles):
+        pieces = [piece for cell in found.cells for piece in ([cell] if len(cell) <= maxv else split(cell, xy_all, maxv))]
+        candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, steiner_ids)
+        if merged is None or _quality_key(candidate, xy_all) < _quality_key(merged, xy_all):
+            merged = candidate
+    used = {v for poly in merged for v in poly}
+    kept = [v for v in range(len(xy), len(xy_all)) if v in used]
+    if len(kept) < len(found.steiner):
+        renumber = {v: len(xy) + k for k, v in enumerate(kept)}
+        merged = [[renumber.get(v, v) for v in poly] for poly in merged]
+    return merged, found.steiner[[v - len(xy) for v in kept]]
+
+
+def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]:
+    """A convex polygon over maxv vertices cut by chords into the fewest pieces, ceil((n - 2) / (maxv - 2)):
+    each cut takes maxv consecutive vertices, where the piece is fattest and neither side is a
+    sliver (straight runs of vertices can make one); triangles if no cut qualifies."""
+    pieces = []
+    while len(ring) > maxv:
+        n = len(ring)
+        cuts = []
+        for i in range(n):
+            piece = [ring[(i + k) % n] for k in range(maxv)]
+            rest = [ring[(i + maxv - 1 + k) % n] for k in range(n - maxv + 2)]
+            if not (_is_sliver(xy[piece]) or _is_sliver(xy[rest])):
+                cuts.append((_fatness(xy[piece]), piece, rest))
+        if not cuts:
+            return pieces + _triangles(ring, xy, maxv)
+        _, piece, ring = max(cuts, key=lambda c: c[0])
+        pieces.append(piece)
+    return pieces + [ring]
+
+
+def _triangles(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]:
+    """A convex polygon as triangles (fattest ears first); the vertex limit is for the merge."""
+    return _ear_clip(ring, xy, "fat") or [ring]
+
+
+def _extended(xy: np.ndarray, steiner: np.ndarray) -> np.ndarray:
+    return np.vstack([xy, steiner[:, :2]]) if len(steiner) else xy
+
+
+def _quality_key(polys: list[list[int]], xy: np.ndarray) -> tuple[int, int]:
+    """Decompositions compare by slivers first, then polygon count."""
+    return sum(_is_sliver(xy[p]) for p in polys), len(polys)
 
 
 def _is_sliver(pts: np.ndarray) -> bool:
@@ -450,32 +529,40 @@ def _min_angle(a, b, c) -> float:
     return min(ang(a, b, c), ang(b, c, a), ang(c, a, b))
 
 
-def _merge(tris: list[list[int]], xy: np.ndarray, maxv: int) -> list[list[int]]:
-    """Hertel-Mehlhorn: remove diagonals (longest first) while the union stays convex and small."""
-    polys: dict[int, list[int]] = {k: list(t) for k, t in enumerate(tris)}
+def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
+    """Hertel-Mehlhorn: remove diagonals (longest first) while the union stays convex and small.
+
+    A vertex in `removable` (a Steiner vertex) that a union leaves straight and no other polygon
+    uses is dropped from it.
+    """
+    polys: dict[int, list[int]] = {k: list(t) for k, t in enumerate(pieces)}
+    uses: dict[int, int] = {}
     owner: dict[tuple[int, int], int] = {}
     for k, t in polys.items():
-        for j in range(3):
-            owner[(t[j], t[(j + 1) % 3])] = k
+        for j, v in enumerate(t):
+            owner[(v, t[(j + 1) % len(t)])] = k
+            uses[v] = uses.get(v, 0) + 1
     heap = []
     for a, b in owner:
         if a < b and (b, a) in owner:
             heapq.heappush(heap, (-float(np.hypot(*(xy[a] - xy[b]))), a, b))
-    next_id = len(tris)
+    next_id = len(pieces)
     while heap:
         _, a, b = heapq.heappop(heap)
         p, q = owner.get((a, b)), owner.get((b, a))
         if p is None or q is None or p == q:
             continue
-        merged = _try_merge(polys[p], polys[q], a, b, xy, maxv)
+        merged = _try_merge(polys[p], polys[q], a, b, xy, maxv, removable, uses)
         if merged is None:
             continue
         for poly in (polys.pop(p), polys.pop(q)):
-            for j in range(len(poly)):
-                owner.pop((poly[j], poly[(j + 1) % len(poly)]), None)
+            for j, v in enumerate(poly):
+                owner.pop((v, poly[(j + 1) % len(poly)]), None)
+                uses[v] -= 1
         polys[next_id] = merged
-        for j in range(len(merged)):
-            owner[(merged[j], merged[(j + 1) % len(merged)])] = next_id
+        for j, v in enumerate(merged):
+            owner[(v, merged[(j + 1) % len(merged)])] = next_id
+            uses[v] += 1
         for j in range(len(merged)):
             u, v = merged[j], merged[(j + 1) % len(merged)]
             if (v, u) in owner:
@@ -489,16 +576,21 @@ def _rotate_min(poly: list[int]) -> list[int]:
     return poly[k:] + poly[:k]
 
 
-def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, maxv: int) -> list[int] | None:
+def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, maxv: int,
+               removable: set[int], uses: dict[int, int]) -> list[int] | None:
     """Union of two polygons sharing edge a->b (in pp) / b->a (in qq), or None if not convex / too big."""
-    if len(pp) + len(qq) - 2 > maxv:
-        return None
     i = pp.index(a)
     pp = pp[i:] + pp[:i]  # a, b, ...
     j = qq.index(b)
     qq = qq[j:] + qq[:j]  # b, a, ...
     merged = pp[1:] + qq[1:]  # b ... (pp) ..., a ... (qq) ...
     if len(set(merged)) != len(merged):
+        return None
+    if removable:
+        merged = [v for k, v in enumerate(merged)
+                  if not (v in removable and uses[v] == (v in pp) + (v in qq)
+                          and _turn(xy[merged[k - 1]], xy[v], xy[merged[(k + 1) % len(merged)]]) == 0)]
+    if len(merged) > maxv:
         return None
     n = len(merged)
     for k in range(n):
@@ -507,3 +599,132 @@ def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, max
         if turn < 0 or (turn == 0 and np.dot(v - o, w - v) <= 0):
             return None
     return merged
+
+
+def _union_ring(group: list[list[int]]) -> list[int] | None:
+    """Outline of adjacent polygons as one counter-clockwise ring; None if it is not a single simple loop."""
+    edges = {(p[k], p[(k + 1) % len(p)]) for p in group for k in range(len(p))}
+    nxt = {}
+    for a, b in edges:
+        if (b, a) not in edges:
+            if a in nxt:
+                return None
+            nxt[a] = b
+    if not nxt:
+        return None
+    start = next(iter(nxt))
+    ring, v = [start], nxt[start]
+    while v != start:
+        if v not in nxt or len(ring) > len(nxt):
+            return None
+        ring.append(v)
+        v = nxt[v]
+    return ring if len(ring) == len(nxt) else None
+
+
+def _split_in_two(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]] | None:
+    """The ring as one convex polygon, or cut by its fattest chord into two, each within maxv
+    vertices; None if neither is possible.
+
+    A chord only changes the corners at its ends, so it must end at every reflex corner: none
+    (already convex), one (chords from it) or two (the chord between them).
+    """
+    n = len(ring)
+    if n > 2 * maxv - 2:
+        return None
+    pts = [tuple(xy[v]) for v in ring]
+    reflex = [k for k in range(n) if not _convex_corner(pts[k - 1], pts[k], pts[(k + 1) % n])]
+    if not reflex:
+        return [ring] if n <= maxv else None
+    if len(reflex) > 2:
+        return None
+    if len(reflex) == 2:
+        chords = [tuple(reflex)]
+    else:
+        chords = [(min(reflex[0], j), max(reflex[0], j)) for j in range(n) if (j - reflex[0]) % n not in (0, 1, n - 1)]
+    best, best_fat = None, _SLIVER
+    for i, j in chords:
+        if j - i < 2 or j - i > n - 2:
+            continue
+        first, second = ring[i : j + 1], ring[j:] + ring[: i + 1]
+        if len(first) > maxv or len(second) > maxv:
+            continue
+        if not all(_convex_corner(*corner) for corner in (
+                (pts[j - 1], pts[j], pts[i]), (pts[j], pts[i], pts[i + 1]),
+                (pts[i - 1], pts[i], pts[j]), (pts[i], pts[j], pts[(j + 1) % n]))):
+            continue
+        fat = min(_fatness(xy[first]), _fatness(xy[second]))
+        if fat > best_fat:
+            best, best_fat = [first, second], fat
+    return best
+
+
+def _convex_corner(o, v, w) -> bool:
+    """Left turn at v, or straight on (not back)."""
+    turn = _turn(o, v, w)
+    return turn > 0 or (turn == 0 and (v[0] - o[0]) * (w[0] - v[0]) + (v[1] - o[1]) * (w[1] - v[1]) > 0)
+
+
+def _fatness(pts: np.ndarray) -> float:
+    perimeter = float(np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1).sum())
+    return _signed_area(pts) / (perimeter * perimeter)
+
+
+def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
+    """Local search after merging: three adjacent polygons whose outline one chord cuts into two
+    convex polygons (each within maxv) become those two, until no such triple is left."""
+    polys: dict[int, list[int]] = dict(enumerate(pieces))
+    owner: dict[tuple[int, int], int] = {}
+    uses: dict[int, int] = {}
+    for k, p in polys.items():
+        for j, v in enumerate(p):
+            owner[(v, p[(j + 1) % len(p)])] = k
+            uses[v] = uses.get(v, 0) + 1
+    next_id = len(pieces)
+    tried: set[frozenset] = set()
+
+    def neighbours(k: int) -> set[int]:
+        p = polys[k]
+        found = {owner.get((p[(j + 1) % len(p)], v)) for j, v in enumerate(p)}
+        found.discard(None)
+        return found
+
+    progress = True
+    while progress:
+        progress = False
+        for a in list(polys):
+            if a not in polys:
+                continue
+            near_a = neighbours(a)
+            triples = {frozenset((a, b, c)) for b in near_a for c in (near_a | neighbours(b)) - {a, b}}
+            for triple in triples - tried:
+                tried.add(triple)
+                group = [polys[k] for k in triple]
+                ring = _union_ring(group)
+                if ring is None:
+                    continue
+                inside = {}
+                for p in group:
+                    for v in p:
+                        inside[v] = inside.get(v, 0) + 1
+                ring = [v for k, v in enumerate(ring)
+                        if not (v in removable and uses[v] == inside[v]
+                                and _turn(xy[ring[k - 1]], xy[v], xy[ring[(k + 1) % len(ring)]]) == 0)]
+                split = _split_in_two(ring, xy, maxv)
+                if split is None:
+                    continue
+                for k in triple:
+                    p = polys.pop(k)
+                    for j, v in enumerate(p):
+                        owner.pop((v, p[(j + 1) % len(p)]), None)
+                        uses[v] -= 1
+                for p in split:
+                    polys[next_id] = p
+                    for j, v in enumerate(p):
+                        owner[(v, p[(j + 1) % len(p)])] = next_id
+                        uses[v] = uses.get(v, 0) + 1
+                    next_id += 1
+                progress = True
+                break
+    return [_rotate_min(p) for p in polys.values()]
+

@@ -141,7 +141,7 @@ def test_steep_roof_seen_from_both_sides_and_rotated():
 
 
 def test_box_on_floor_removes_columns_under_it():
-    # Lower than agent_height: the soup is hollow, so a taller box would leave an enclosed floor.
+    # Lower than agent_height: nothing fits under the top (a taller crate encloses ground, see below).
     scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (3, 3, 1.5), walkable=False)
     hf, _ = bake(scene)
     cx, cy = hf.centers_xy().T

@@ -79,6 +79,61 @@ def test_zigzag_is_near_the_notch_lower_bound(teeth):
     assert covered_area(mesh) == pytest.approx(Polygon(ring).area)
 
 
+def square_hole(cx: float, cy: float, half: float) -> list[tuple[float, float]]:
+    """A square hole, clockwise."""
+    return [(cx - half, cy - half), (cx - half, cy + half), (cx + half, cy + half), (cx + half, cy - half)]
+
+
+def test_hall_with_a_grid_of_pillars_is_near_the_notch_bound():
+    """16 notches around 4 pillars: at least ceil(16 / 2) + 1 - 4 = 5 convex polygons."""
+    hall = [(0, 0), (20, 0), (20, 20), (0, 20)]
+    pillars = [square_hole(x, y, 1.0) for x in (6, 14) for y in (6, 14)]
+    mesh = build_polygons([outline([hall, *pillars])], BakeParams(max_verts_per_poly=6))
+    assert_valid_navmesh(mesh)
+    assert 5 <= mesh.polygon_count <= 8
+    assert covered_area(mesh) == pytest.approx(400.0 - 16.0)
+
+
+def test_no_new_vertex_on_a_border_shared_with_another_region():
+    """The L's notch faces a border it shares with region 1: a vertex there would be a T-junction
+    for region 1, so the cut ends at an existing vertex instead."""
+    l_region = [(0, 0), (3, 0), (6, 0), (6, 2), (2, 2), (2, 6), (0, 6)]
+    below = [(0, 0), (0, -3), (6, -3), (6, 0), (3, 0)]
+    mesh = build_polygons(
+        [outline([l_region], region=0, neighbors=[[1, 1, -1, -1, -1, -1, -1]]),
+         outline([below], region=1, neighbors=[[-1, -1, -1, 0, 0]])],
+        BakeParams(),
+    )
+    assert_valid_navmesh(mesh)
+    on_border = {float(x) for x, y in mesh.vertices[:, :2] if y == 0}
+    assert on_border == {0.0, 3.0, 6.0}
+
+
+@st.composite
+def orthogonal_blob(draw):
+    """A union of random grid squares: many notches, holes and pinched corners."""
+    from shapely.geometry import box as shapely_box
+    from shapely.geometry.polygon import orient
+
+    cells = draw(st.sets(st.tuples(st.integers(0, 9), st.integers(0, 9)), min_size=6, max_size=60))
+    blob = unary_union([shapely_box(x, y, x + 1, y + 1) for x, y in cells]).simplify(0)
+    parts = [blob] if blob.geom_type == "Polygon" else list(blob.geoms)
+    return orient(max(parts, key=lambda g: g.area), 1.0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(orthogonal_blob(), st.integers(4, 8))
+def test_orthogonal_blobs_decompose_exactly_within_the_notch_bound(shape, maxv):
+    rings = [list(shape.exterior.coords)[:-1]] + [list(h.coords)[:-1] for h in shape.interiors]
+    mesh = build_polygons([outline(rings)], BakeParams(max_verts_per_poly=maxv))
+    assert_valid_navmesh(mesh)
+    assert covered_area(mesh) == pytest.approx(shape.area, rel=1e-9)
+    assert mesh.area_xy() == pytest.approx(shape.area, rel=1e-9), "polygons overlap"
+    if maxv == 8:
+        # Every notch needs at most one cut; each cut from a hole first joins it to the rest.
+        assert mesh.polygon_count <= sum(notches(r) for r in rings) - len(rings) + 2
+
+
 def test_max_three_vertices_gives_triangles():
     mesh = build_polygons([outline([SQUARE, HOLE])], BakeParams(max_verts_per_poly=3))
     assert_valid_navmesh(mesh)
