@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
@@ -59,39 +60,50 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     points, labels = _edge_points(hf, region_map, params, edges)
     successor = _successors(hf, edges)
     centre = np.column_stack([hf.centers_xy(), hf.z])
-    rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    tolerance = _simplification_tolerance(params)
+    # Per region: (simplified points, per-edge neighbour, traced points of a wall-only hole or None).
+    rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = {}
     for ring in _cycles(successor):
         r = int(region[edges.span[ring[0]]])
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
-        tolerance = _simplification_tolerance(params)
         simple = _simplify(ring_points, ring_labels, tolerance)
-        if simple is not None:
-            rings_by_region.setdefault(r, []).append(simple)
-            continue
-        for piece_points, piece_labels in _split_at_touches(*_dedupe(ring_points, ring_labels)):
-            simple = _simplify(piece_points, piece_labels, tolerance)
+        pieces = [(ring_points, ring_labels, simple)] if simple is not None else [
+            (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance))
+            for piece_points, piece_labels in _split_at_touches(*_dedupe(ring_points, ring_labels))
+        ]
+        for traced, traced_labels, simple in pieces:
             if simple is not None:
-                rings_by_region.setdefault(r, []).append(simple)
+                wall_hole = _signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
+                rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None))
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     for r in sorted(rings_by_region):
-        rings = [(p, n) for p, n in rings_by_region[r] if abs(_signed_area(p)) >= min_area]
-        outers = sorted((k for k, (p, _) in enumerate(rings) if _signed_area(p) > 0),
+        rings = [ring for ring in rings_by_region[r] if abs(_signed_area(ring[0])) >= min_area]
+        outers = sorted((k for k, (p, _, _) in enumerate(rings) if _signed_area(p) > 0),
                         key=lambda k: _signed_area(rings[k][0]))
         holes_of: dict[int, list[int]] = {k: [] for k in outers}
-        for h in (k for k, (p, _) in enumerate(rings) if _signed_area(p) < 0):
+        for h in (k for k, (p, _, _) in enumerate(rings) if _signed_area(p) < 0):
             # A hole belongs to the smallest outer ring around it.
             owner = next((k for k in outers if _contains(rings[k][0], rings[h][0][0])), None)
             if owner is not None:
                 holes_of[owner].append(h)
         for k in reversed(outers):
-            chosen = [rings[k]] + [rings[h] for h in holes_of[k]]
+            chosen = [rings[k][0]] + [rings[h][0] for h in holes_of[k]]
+            for slot, h in enumerate(holes_of[k], start=1):
+                if rings[h][2] is not None:
+                    others = chosen[:slot] + chosen[slot + 1:]
+                    fewer = _enclosing_hole(rings[h][2], len(chosen[slot]), tolerance, others)
+                    if fewer is not None:
+                        chosen[slot] = fewer
             outlines.append(
                 RegionOutline(
                     region=r,
                     area=int(region_map.region_area[r]),
-                    rings=[p for p, _ in chosen],
-                    ring_neighbors=[n for _, n in chosen],
+                    rings=chosen,
+                    ring_neighbors=[rings[k][1]] + [
+                        rings[h][1] if len(rings[h][1]) == len(ring) else np.full(len(ring), -1, dtype=np.int64)
+                        for h, ring in zip(holes_of[k], chosen[1:])
+                    ],
                 )
             )
     return outlines
@@ -403,3 +415,105 @@ def _crossing_edges(p: np.ndarray) -> np.ndarray:
 def _signed_area(p: np.ndarray) -> float:
     x, y = p[:, 0], p[:, 1]
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+
+
+# Hole hull edges considered as sides of a fewer-corner hole outline (the longest ones), and the
+# most corners such an outline may have: both bound the combinations tried.
+_HOLE_SIDE_CANDIDATES = 14
+_HOLE_MAX_CORNERS = 5
+
+
+def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: list[np.ndarray]) -> np.ndarray | None:
+    """A wall-only hole (clockwise, traced points (n, 3)) as a convex outline with fewer than
+    `corners` vertices that encloses every traced point, stays within `tolerance` of the traced
+    outline both ways and keeps clear of the region's other rings; None if there is none.
+
+    Every hole corner is a notch of the region around it and costs polygons, so a pillar is better
+    a triangle than a square when the tolerance allows. Enclosing keeps the obstacle out of the
+    navmesh; sides lie on hull edges of the traced points, so only corners stick out.
+    """
+    xy = traced[:, :2]
+    hull = xy[_convex_hull(xy)]
+    if len(hull) < 3 or corners <= 3:
+        return None
+    side = np.roll(hull, -1, axis=0) - hull
+    length = np.hypot(side[:, 0], side[:, 1])
+    sides = np.sort(np.argsort(-length)[:_HOLE_SIDE_CANDIDATES])
+    normal = np.stack([side[sides, 1], -side[sides, 0]], axis=1) / length[sides, None]
+    offset = np.einsum("ij,ij->i", normal, hull[sides])
+    # Inside a convex outline a point's distance to it is the least distance to a side's line.
+    depth = offset[:, None] - normal @ xy.T  # (sides, points), >= 0: every side supports the hull
+    a, b = xy, np.roll(xy, -1, axis=0)
+    for k in range(3, min(corners, _HOLE_MAX_CORNERS + 1)):
+        combos = np.array(list(combinations(range(len(sides)), k)), dtype=np.int64).reshape(-1, k)
+        n1, n2 = normal[combos], normal[np.roll(combos, -1, axis=1)]
+        c1, c2 = offset[combos], offset[np.roll(combos, -1, axis=1)]
+        det = n1[..., 0] * n2[..., 1] - n1[..., 1] * n2[..., 0]
+        ok = (det > 1e-9).all(axis=1)  # every turn between consecutive sides is under pi: bounded
+        ok[ok] &= depth[combos[ok]].min(axis=1).max(axis=1) <= tolerance
+        if not ok.any():
+            continue
+        combos, n1, n2, c1, c2, det = combos[ok], n1[ok], n2[ok], c1[ok], c2[ok], det[ok]
+        corner = np.stack([(c1 * n2[..., 1] - c2 * n1[..., 1]) / det, (n1[..., 0] * c2 - n2[..., 0] * c1) / det], axis=-1)
+        reach = _point_segment_distances(corner.reshape(-1, 2), a, b).min(axis=1).reshape(len(combos), k)
+        fits = np.flatnonzero(reach.max(axis=1) <= tolerance)
+        start, end = corner[fits], np.roll(corner[fits], -1, axis=1)
+        area = 0.5 * np.abs(np.sum(start[..., 0] * end[..., 1] - end[..., 0] * start[..., 1], axis=1))
+        for best in fits[np.argsort(area)]:
+            nearest = _point_segment_distances(corner[best], xy, xy).argmin(axis=1)
+            ring = np.column_stack([corner[best], traced[nearest, 2]])[::-1]
+            if _fits_among(ring, others):
+                return ring
+    return None
+
+
+def _point_segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(P, S) 2D distances of points p (P, 2) to segments a-b (S, 2)."""
+    ab = b - a
+    den = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
+    rel = p[:, None, :] - a[None, :, :]
+    t = np.clip(np.einsum("psk,sk->ps", rel, ab) / den, 0.0, 1.0)
+    closest = a[None] + t[..., None] * ab[None]
+    return np.hypot(*(p[:, None, :] - closest).transpose(2, 0, 1))
+
+
+def _convex_hull(xy: np.ndarray) -> np.ndarray:
+    """Indices of the convex hull, counter-clockwise, without collinear points (monotone chain)."""
+    order = np.lexsort((xy[:, 1], xy[:, 0]))
+    pts = xy.tolist()
+
+    def chain(seq):
+        out = []
+        for i in seq:
+            while len(out) >= 2:
+                (ox, oy), (px, py), (qx, qy) = pts[out[-2]], pts[out[-1]], pts[i]
+                if (px - ox) * (qy - oy) - (py - oy) * (qx - ox) > 0:
+                    break
+                out.pop()
+            out.append(i)
+        return out
+
+    lower, upper = chain(order.tolist()), chain(order[::-1].tolist())
+    return np.array(lower[:-1] + upper[:-1], dtype=np.int64)
+
+
+def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
+    """The ring neither meets any other ring's edges nor encloses another ring."""
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    for other in others:
+        c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
+        if _segments_meet(a, b, c, d).any() or _contains(ring, other[0]):
+            return False
+    return True
+
+
+def _segments_meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(A, C): does segment a_i-b_i meet segment c_j-d_j (crossing or touching)?"""
+    def orient(o, u, v):
+        return np.sign((u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0]))
+
+    A, B, C, D = a[:, None], b[:, None], c[None], d[None]
+    hit = (orient(A, B, C) * orient(A, B, D) <= 0) & (orient(C, D, A) * orient(C, D, B) <= 0)
+    lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
+    lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
+    return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)

@@ -130,6 +130,40 @@ def test_room_with_a_pillar_has_a_clockwise_hole():
     assert (o.ring_neighbors[1] == -1).all()
 
 
+def test_pole_hole_becomes_a_triangle_when_the_edge_error_allows():
+    """A thin pole grown by the radius is a disc; with a coarse max_edge_error its hole is the
+    fewest corners that enclose it (3: each hole corner is a notch that costs polygons), and it
+    never lets the navmesh onto the grown pole."""
+    pole = Point(3, 3).buffer(0.1, quad_segs=2)
+    radius, err = 0.5, 1.0
+    hf, rm, outlines = bake(rasterise(box(0, 0, 6, 6), [pole], 0.1, 60, 60), agent_radius=radius, max_edge_error=err)
+    (o,) = outlines
+    assert_well_formed(outlines)
+    hole = Polygon(o.rings[1][:, :2])
+    assert len(o.rings[1]) == 3
+    assert hole.contains(pole.buffer(radius - 0.1))
+    assert pole.buffer(radius + err).contains(hole)
+
+
+def test_pole_hole_keeps_its_shape_under_a_fine_edge_error():
+    pole = Point(3, 3).buffer(0.1, quad_segs=2)
+    hf, rm, outlines = bake(rasterise(box(0, 0, 6, 6), [pole], 0.1, 60, 60), agent_radius=0.5, max_edge_error=0.05)
+    hole = Polygon(outlines[0].rings[1][:, :2])
+    assert len(outlines[0].rings[1]) > 4
+    assert hole.symmetric_difference(pole.buffer(0.5)).area < 0.1 * pole.buffer(0.5).area
+
+
+def test_enlarged_hole_keeps_clear_of_a_nearby_wall():
+    """A pole near the wall: a triangle around it may not cut through the room's outline."""
+    pole = Point(1.3, 3).buffer(0.1, quad_segs=2)
+    hf, rm, outlines = bake(rasterise(box(0, 0, 6, 6), [pole], 0.1, 60, 60), agent_radius=0.3, max_edge_error=1.0)
+    assert_well_formed(outlines)
+    for o in outlines:
+        shape = outline_polygon(o)
+        assert shape.is_valid
+        assert not shape.intersects(pole.buffer(0.3 - 0.1))
+
+
 def test_outline_of_a_square_room_is_the_eroded_square():
     hf, rm, outlines = bake(np.ones((30, 30), bool), agent_radius=0.25)
     (o,) = outlines
