@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -445,7 +446,7 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
     depth = offset[:, None] - normal @ xy.T  # (sides, points), >= 0: every side supports the hull
     a, b = xy, np.roll(xy, -1, axis=0)
     for k in range(3, min(corners, _HOLE_MAX_CORNERS + 1)):
-        combos = np.array(list(combinations(range(len(sides)), k)), dtype=np.int64).reshape(-1, k)
+        combos = _combinations(len(sides), k)
         n1, n2 = normal[combos], normal[np.roll(combos, -1, axis=1)]
         c1, c2 = offset[combos], offset[np.roll(combos, -1, axis=1)]
         det = n1[..., 0] * n2[..., 1] - n1[..., 1] * n2[..., 0]
@@ -465,6 +466,12 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
             if _fits_among(ring, others):
                 return ring
     return None
+
+
+@lru_cache(maxsize=None)
+def _combinations(n: int, k: int) -> np.ndarray:
+    """(C(n, k), k) index combinations in lexicographic order."""
+    return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(-1, k)
 
 
 def _point_segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

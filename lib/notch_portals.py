@@ -25,7 +25,8 @@ _REFLEX_EPS = 1e-9
 _MIN_QUALITY = 0.1
 # A cell with area / perimeter² at or below this is degenerate (a zero-width sliver): give up.
 _MIN_FATNESS = 1e-9
-# Portals that resolve two notches count as this fraction of their length when ranked.
+# Portals that resolve two notches count as this fraction of their length when ranked, portals to
+# a new vertex as this multiple (a new vertex joins two cells and uses up their vertex budget).
 _TWO_NOTCH_BONUS = 0.5
 _STEINER_COST = 3.0
 
@@ -223,8 +224,9 @@ class _Graph:
         angles += [_angle_between(back, e) for e in at_end]
         return max(min(min(angles) / (0.5 * math.pi), 1.0), _MIN_QUALITY)
 
-    def _vertex_targets(self, notch: tuple[int, int, int], two_notch_only: bool, cutoff: float = math.inf):
-        """Visible vertices in the notch's cone as (score, vertex), best first; stops past `cutoff`."""
+    def _vertex_targets(self, notch: tuple[int, int, int], two_notch_only: bool) -> list[tuple[float, int]]:
+        """Visible vertices in the notch's cone as (score, vertex), best first (only the best one
+        unless two_notch_only, which keeps every partner: a taken best leaves the next)."""
         u, v, w = notch
         a, b = self._dir(v, u), self._dir(v, w)
         ids, pts = self._vertices()
@@ -237,7 +239,7 @@ class _Graph:
         dist, _, _ = self._cast(v, cand_d / length[:, None])
         visible = np.flatnonzero(dist >= length - 1e-9 * np.maximum(length, 1.0))
         found = []
-        bound = cutoff
+        bound = math.inf
         for k in visible[np.argsort(length[visible])]:
             if length[k] * _TWO_NOTCH_BONUS >= bound:
                 break
@@ -246,7 +248,7 @@ class _Graph:
             score = self._vertex_score(notch, p, d, float(length[k]), two_notch_only)
             if score is not None:
                 found.append((score, p))
-                if not two_notch_only:  # pairs keep every partner: a taken best leaves the next
+                if not two_notch_only:
                     bound = min(bound, score)
         return sorted(found)
 
@@ -294,7 +296,7 @@ class _Graph:
         rays = np.concatenate(rays)
         dist, edge_k, t_hit = self._cast(v, rays)
         for k in np.argsort(dist):
-            if not np.isfinite(dist[k]) or (best is not None and dist[k] >= best.score):
+            if not np.isfinite(dist[k]) or (best is not None and dist[k] * _STEINER_COST >= best.score):
                 break
             key = keys[edge_k[k]]
             if self.kind[key] == "fixed":

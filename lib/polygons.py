@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 _COLLINEAR = 1e-10
 # Polygons with area / perimeter² at or below this count as slivers.
 _SLIVER = 2e-4
+# Polygons up to this many vertices are measured with plain floats rather than numpy.
+_SMALL_POLYGON = 32
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
 _STEINER_SNAP = 0.25
 
@@ -138,6 +140,9 @@ def _turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
 
 
 def _signed_area(pts: np.ndarray) -> float:
+    if len(pts) <= _SMALL_POLYGON:  # plain floats beat numpy's per-call cost on small polygons
+        p = pts[:, :2].tolist()
+        return 0.5 * sum(p[k - 1][0] * p[k][1] - p[k][0] * p[k - 1][1] for k in range(len(p)))
     x, y = pts[:, 0], pts[:, 1]
     return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
 
@@ -348,7 +353,8 @@ def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> 
     merged = None
     # Cells over the vertex limit are cut by chords into as few pieces as they need, or into
     # triangles that the merge regroups with their neighbours; whichever ends with fewer.
-    for split in (_split_convex, _triangles):
+    oversize = any(len(cell) > maxv for cell in found.cells)
+    for split in (_split_convex, _triangles) if oversize else (_split_convex,):
         pieces = [piece for cell in found.cells for piece in ([cell] if len(cell) <= maxv else split(cell, xy_all, maxv))]
         candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, steiner_ids)
         if merged is None or _quality_key(candidate, xy_all) < _quality_key(merged, xy_all):
@@ -397,8 +403,7 @@ def _quality_key(polys: list[list[int]], xy: np.ndarray) -> tuple[int, int]:
 
 def _is_sliver(pts: np.ndarray) -> bool:
     """Needle-like polygon: area / perimeter² below _SLIVER (an equilateral triangle has 0.048)."""
-    perimeter = float(np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1).sum())
-    return _signed_area(pts) <= _SLIVER * perimeter * perimeter
+    return _fatness(pts) <= _SLIVER
 
 
 def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | None:
@@ -666,8 +671,10 @@ def _convex_corner(o, v, w) -> bool:
 
 
 def _fatness(pts: np.ndarray) -> float:
-    perimeter = float(np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1).sum())
-    return _signed_area(pts) / (perimeter * perimeter)
+    """Area / perimeter², signed (0.048 for an equilateral triangle, 0.0625 for a square)."""
+    p = pts[:, :2].tolist()
+    perimeter = sum(math.dist(p[k - 1], p[k]) for k in range(len(p)))
+    return _signed_area(pts) / max(perimeter * perimeter, 1e-300)
 
 
 def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
