@@ -355,10 +355,18 @@ def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> 
     # triangles that the merge regroups with their neighbours; whichever ends with fewer.
     oversize = any(len(cell) > maxv for cell in found.cells)
     for split in (_split_convex, _triangles) if oversize else (_split_convex,):
-        pieces = [piece for cell in found.cells for piece in ([cell] if len(cell) <= maxv else split(cell, xy_all, maxv))]
-        candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, steiner_ids)
-        if merged is None or _quality_key(candidate, xy_all) < _quality_key(merged, xy_all):
-            merged = candidate
+        pieces = []
+        for cell in found.cells:
+            parts = [cell] if len(cell) <= maxv else split(cell, xy_all, maxv)
+            if parts is None:
+                break
+            pieces.extend(parts)
+        else:
+            candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, steiner_ids)
+            if merged is None or _quality_key(candidate, xy_all) < _quality_key(merged, xy_all):
+                merged = candidate
+    if merged is None:
+        return None
     used = {v for poly in merged for v in poly}
     kept = [v for v in range(len(xy), len(xy_all)) if v in used]
     if len(kept) < len(found.steiner):
@@ -367,10 +375,10 @@ def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> 
     return merged, found.steiner[[v - len(xy) for v in kept]]
 
 
-def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]:
+def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]] | None:
     """A convex polygon over maxv vertices cut by chords into the fewest pieces, ceil((n - 2) / (maxv - 2)):
     each cut takes maxv consecutive vertices, where the piece is fattest and neither side is a
-    sliver (straight runs of vertices can make one); triangles if no cut qualifies."""
+    sliver (straight runs of vertices can make one); None if no cut qualifies."""
     pieces = []
     while len(ring) > maxv:
         n = len(ring)
@@ -381,15 +389,15 @@ def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]
             if not (_is_sliver(xy[piece]) or _is_sliver(xy[rest])):
                 cuts.append((_fatness(xy[piece]), piece, rest))
         if not cuts:
-            return pieces + _triangles(ring, xy, maxv)
+            return None
         _, piece, ring = max(cuts, key=lambda c: c[0])
         pieces.append(piece)
     return pieces + [ring]
 
 
-def _triangles(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]:
+def _triangles(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]] | None:
     """A convex polygon as triangles (fattest ears first); the vertex limit is for the merge."""
-    return _ear_clip(ring, xy, "fat") or [ring]
+    return _ear_clip(ring, xy, "fat")
 
 
 def _extended(xy: np.ndarray, steiner: np.ndarray) -> np.ndarray:
@@ -456,7 +464,7 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
         if not heap:
             rest = [ring[i] for i in _walk(next(iter(alive)), nxt, len(alive))]
             if abs(_signed_area(xy[rest])) <= 1e-12 * max(1.0, float(np.ptp(xy[rest]) ** 2)):
-                return tris
+                return _split_at_straight_vertices(tris, rest, xy)
             return None
         i = -heapq.heappop(heap)[1]
         a, c = prv[i], nxt[i]
@@ -472,6 +480,34 @@ def _ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | N
     last = [ring[i] for i in _walk(next(iter(alive)), nxt, 3)]
     if _turn(xy[last[0]], xy[last[1]], xy[last[2]]) > 0:
         tris.append(last)
+        return tris
+    return _split_at_straight_vertices(tris, last, xy)
+
+
+def _split_at_straight_vertices(tris: list[list[int]], chain: list[int], xy: np.ndarray) -> list[list[int]] | None:
+    """Ear clipping ends on a flat remainder when vertices lie straight between two others; each
+    such vertex lies inside an edge of a clipped triangle, which is split there so the vertex
+    stays (a neighbour polygon may use it: dropping it would leave a T-junction)."""
+    tris = [list(t) for t in tris]
+    for v in dict.fromkeys(chain):
+        if any(v in t for t in tris):
+            continue
+        p = xy[v]
+        for t in tris:
+            for k in range(3):
+                a, b = t[k], t[(k + 1) % 3]
+                ab, ap = xy[b] - xy[a], p - xy[a]
+                along = float(ab @ ap) / max(float(ab @ ab), 1e-300)
+                if 0.0 < along < 1.0 and _turn(xy[a], p, xy[b]) == 0:
+                    c = t[(k + 2) % 3]
+                    t[:] = [a, v, c]
+                    tris.append([v, b, c])
+                    break
+            else:
+                continue
+            break
+        else:
+            return None
     return tris
 
 

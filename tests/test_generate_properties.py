@@ -56,3 +56,15 @@ def test_random_levels_bake_into_valid_meshes(scene):
     assert np.all(clearance[mesh.neighbors >= 0] >= PARAMS.agent_radius - 1e-9), "a portal narrower than the bake radius"
     again = NavMesh.from_json(mesh.to_json())
     assert np.array_equal(again.vertices, mesh.vertices) and np.array_equal(again.neighbors, mesh.neighbors)
+
+
+def test_crate_whose_cut_ends_on_a_straight_vertex_has_no_t_junction():
+    """Found by the property test above: a cell with a vertex straight between two others was
+    triangulated without it, leaving a T-junction against the cell next door."""
+    box = np.array([[8.66414196, 2.39316454], [9.86407448, 2.82824282], [7.9891729, 4.25470848], [9.18910541, 4.68978676]])
+    corners = np.vstack([np.column_stack([box, np.full(4, -0.39526358)]), np.column_stack([box, np.full(4, 0.371329)])])
+    floor = [[0, 0, -0.33573393], [14, 0, -0.33573393], [14, 14, -0.33573393], [0, 14, -0.33573393]]
+    vertices = np.vstack([floor, corners])
+    triangles = [[0, 1, 2], [0, 2, 3], [4, 6, 7], [8, 9, 11], [4, 5, 9], [6, 10, 11], [4, 8, 10], [5, 7, 11],
+                 [4, 7, 5], [8, 11, 10], [4, 9, 8], [6, 11, 7], [4, 10, 6], [5, 11, 9]]
+    assert_valid_navmesh(generate(vertices, np.array(triangles), PARAMS))

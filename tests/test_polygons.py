@@ -134,6 +134,20 @@ def test_orthogonal_blobs_decompose_exactly_within_the_notch_bound(shape, maxv):
         assert mesh.polygon_count <= sum(notches(r) for r in rings) - len(rings) + 2
 
 
+@pytest.mark.parametrize("mode", ["fat", "first", "far"])
+def test_triangulating_keeps_vertices_that_lie_straight_between_others(mode):
+    """Ear clipping of a polygon with straight vertices can end on a flat remainder; those vertices
+    must stay in the triangles, or the polygon next door sees a T-junction."""
+    from lib.polygons import _ear_clip
+
+    ring = [(8.279, 0.3), (8.279, 2.3), (7.6, 4.3), (7.3, 4.7), (6.8, 5.3 + 0.2 / 3), (0.5, 13.7), (0.3, 13.51), (0.3, 0.3)]
+    xy = np.array(ring, dtype=float)
+    tris = _ear_clip(list(range(len(ring))), xy, mode)
+    assert {v for t in tris for v in t} == set(range(len(ring)))
+    assert sum(Polygon(xy[t]).area for t in tris) == pytest.approx(Polygon(ring).area)
+    assert all(Polygon(xy[t]).area > 0 for t in tris)
+
+
 def test_max_three_vertices_gives_triangles():
     mesh = build_polygons([outline([SQUARE, HOLE])], BakeParams(max_verts_per_poly=3))
     assert_valid_navmesh(mesh)
