@@ -420,8 +420,9 @@ def _signed_area(p: np.ndarray) -> float:
 
 # Hole hull edges considered as sides of a fewer-corner hole outline (the longest ones), and the
 # most corners such an outline may have: both bound the combinations tried.
-_HOLE_SIDE_CANDIDATES = 14
+_HOLE_SIDE_CANDIDATES = 12
 _HOLE_MAX_CORNERS = 5
+_HOLE_SIFT_POINTS = 24
 
 
 def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: list[np.ndarray]) -> np.ndarray | None:
@@ -442,8 +443,10 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
     sides = np.sort(np.argsort(-length)[:_HOLE_SIDE_CANDIDATES])
     normal = np.stack([side[sides, 1], -side[sides, 0]], axis=1) / length[sides, None]
     offset = np.einsum("ij,ij->i", normal, hull[sides])
-    # Inside a convex outline a point's distance to it is the least distance to a side's line.
+    # Inside a convex outline a point's distance to it is the least distance to a side's line; a
+    # few dozen traced points sift the combinations, all of them confirm the survivors.
     depth = offset[:, None] - normal @ xy.T  # (sides, points), >= 0: every side supports the hull
+    sample = depth[:, np.linspace(0, len(xy) - 1, min(len(xy), _HOLE_SIFT_POINTS)).astype(np.int64)]
     a, b = xy, np.roll(xy, -1, axis=0)
     for k in range(3, min(corners, _HOLE_MAX_CORNERS + 1)):
         combos = _combinations(len(sides), k)
@@ -451,6 +454,7 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
         c1, c2 = offset[combos], offset[np.roll(combos, -1, axis=1)]
         det = n1[..., 0] * n2[..., 1] - n1[..., 1] * n2[..., 0]
         ok = (det > 1e-9).all(axis=1)  # every turn between consecutive sides is under pi: bounded
+        ok[ok] &= sample[combos[ok]].min(axis=1).max(axis=1) <= tolerance
         ok[ok] &= depth[combos[ok]].min(axis=1).max(axis=1) <= tolerance
         if not ok.any():
             continue

@@ -25,6 +25,12 @@ _REFLEX_EPS = 1e-9
 _MIN_QUALITY = 0.1
 # A cell with area / perimeter² at or below this is degenerate (a zero-width sliver): give up.
 _MIN_FATNESS = 1e-9
+# Regions with at most this many vertices are searched whole; larger ones in windows around each
+# notch, and two-notch partners only within this many windows.
+_WHOLE_REGION_VERTICES = 400
+_PARTNER_WINDOWS = 4
+# Vertex candidates are tested for visibility this many at a time, nearest first.
+_CAST_BATCH = 24
 # Portals that resolve two notches count as this fraction of their length when ranked, portals to
 # a new vertex as this multiple (a new vertex joins two cells and uses up their vertex budget).
 _TWO_NOTCH_BONUS = 0.5
@@ -75,7 +81,11 @@ class _Target:
 
 
 class _Graph:
-    """Planar graph of the region: ring half-edges (interior on their left) and portals (both ways)."""
+    """Planar graph of the region: ring half-edges (interior on their left) and portals (both ways).
+
+    Vertex and edge coordinates also live in growing arrays, so every search looks only at the
+    vertices and edges within a window around its notch, widened until the best portal is certain.
+    """
 
     def __init__(self, points: np.ndarray, rings: list[list[int]], fixed: set[tuple[int, int]], snap: float):
         self.snap = snap
@@ -86,7 +96,17 @@ class _Graph:
         # Undirected edge (min, max) -> "wall", "fixed" (shared with another region) or "portal".
         self.kind: dict[tuple[int, int], str] = {}
         self.broken = False
-        self._arrays = self._vertex_arrays = None
+        ids = list(dict.fromkeys(v for ring in rings for v in ring))
+        self._vertex_ids = np.array(ids, dtype=np.int64)
+        self._vertex_xy = np.asarray(points, dtype=np.float64)[ids, :2].reshape(-1, 2).copy()
+        self._edge_row: dict[tuple[int, int], int] = {}
+        self._edge_ends = np.zeros((0, 2), dtype=np.int64)
+        self._edge_a = np.zeros((0, 2))
+        self._edge_b = np.zeros((0, 2))
+        for v in ids:
+            self.xyz[v] = tuple(float(c) for c in points[v])
+            self.out[v], self.inn[v] = [], []
+        new_edges = []
         for ring in rings:
             for k, a in enumerate(ring):
                 b = ring[(k + 1) % len(ring)]
@@ -94,18 +114,42 @@ class _Graph:
                 if key in self.kind or a == b:
                     self.broken = True  # an edge walked twice: a zero-width slit the cells cannot hold
                     return
-                for v in (a, b):
-                    if v not in self.xyz:
-                        self.xyz[v] = tuple(float(c) for c in points[v])
-                        self.out[v], self.inn[v] = [], []
                 self.kind[key] = "fixed" if (a, b) in fixed else "wall"
                 self.out[a].append(b)
                 self.inn[b].append(a)
-        scale = max(max(abs(c) for p in self.xyz.values() for c in p[:2]), 1.0)
+                new_edges.append(key)
+        self._add_edges(new_edges)
+        scale = max(float(np.abs(self._vertex_xy).max(initial=0.0)), 1.0)
         self.eps = 1e-9 * scale
+        lengths = np.hypot(*(self._edge_b - self._edge_a).T)
+        self.extent = float(np.ptp(self._vertex_xy, axis=0).max(initial=0.0)) * 1.5 + 1.0
+        # First search window: a few typical edge lengths; the whole region when it is small.
+        typical = 4.0 * float(np.median(lengths)) if len(lengths) else 1.0
+        self.window = self.extent if len(ids) <= _WHOLE_REGION_VERTICES else min(typical, self.extent)
         self._reflex: dict[int, list[tuple[int, int, int]]] = {}
         for v in self.xyz:
             self._update_corners(v)
+
+    # --- arrays ---------------------------------------------------------------------------------
+
+    def _add_edges(self, keys: list[tuple[int, int]]) -> None:
+        base = len(self._edge_ends)
+        for k, key in enumerate(keys):
+            self._edge_row[key] = base + k
+        ends = np.array(keys, dtype=np.int64).reshape(-1, 2)
+        self._edge_ends = np.vstack([self._edge_ends, ends])
+        self._edge_a = np.vstack([self._edge_a, [self.xyz[a][:2] for a, _ in keys]])
+        self._edge_b = np.vstack([self._edge_b, [self.xyz[b][:2] for _, b in keys]])
+
+    def _window(self, v: int, radius: float) -> tuple[np.ndarray, np.ndarray]:
+        """Vertex rows within `radius` of v, and edge rows whose box meets the square around that disc."""
+        x, y = self.xyz[v][:2]
+        near_v = np.flatnonzero(np.hypot(self._vertex_xy[:, 0] - x, self._vertex_xy[:, 1] - y) <= radius)
+        lo = np.minimum(self._edge_a, self._edge_b)
+        hi = np.maximum(self._edge_a, self._edge_b)
+        near_e = np.flatnonzero((lo[:, 0] <= x + radius) & (hi[:, 0] >= x - radius)
+                                & (lo[:, 1] <= y + radius) & (hi[:, 1] >= y - radius))
+        return near_v, near_e
 
     # --- geometry -----------------------------------------------------------------------------
 
@@ -130,6 +174,9 @@ class _Graph:
     def notches(self) -> list[tuple[int, int, int]]:
         """Every face corner (u, v, w) whose angle at v is reflex."""
         return [notch for corners in self._reflex.values() for notch in corners]
+
+    def _is_notch(self, notch: tuple[int, int, int]) -> bool:
+        return notch in self._reflex.get(notch[1], ())
 
     def _update_corners(self, v: int) -> None:
         """Recompute the reflex corners at v (after an edge at v was added or split)."""
@@ -162,30 +209,12 @@ class _Graph:
         tol = 1e-12 * nd
         return (a[0] * d[:, 1] - a[1] * d[:, 0] <= tol * na) & (d[:, 0] * b[1] - d[:, 1] * b[0] <= tol * nb)
 
-    def _segments(self):
-        """Every edge as (keys, start points, end points, (E, 2) end ids), cached until the next portal."""
-        if self._arrays is None:
-            keys = list(self.kind)
-            ends = np.array(keys, dtype=np.int64).reshape(-1, 2)
-            a = np.array([self.xyz[k[0]][:2] for k in keys], dtype=np.float64).reshape(-1, 2)
-            b = np.array([self.xyz[k[1]][:2] for k in keys], dtype=np.float64).reshape(-1, 2)
-            self._arrays = (keys, a, b, ends)
-        return self._arrays
-
-    def _vertices(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every vertex id and its (x, y), cached until the next portal."""
-        if self._vertex_arrays is None:
-            ids = np.fromiter(self.xyz, dtype=np.int64, count=len(self.xyz))
-            xy = np.array([self.xyz[v][:2] for v in ids.tolist()], dtype=np.float64).reshape(-1, 2)
-            self._vertex_arrays = (ids, xy)
-        return self._vertex_arrays
-
-    def _cast(self, v: int, dirs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """First edge each unit ray from v meets: (distance, edge index, parameter along the edge).
-
-        Edges at v are ignored. A ray that meets nothing gets distance inf.
-        """
-        keys, a, b, ends = self._segments()
+    def _cast(self, v: int, dirs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """First of the edges `rows` each unit ray from v meets: (distance, edge row, parameter along
+        the edge). Edges at v are ignored. A ray that meets nothing gets distance inf."""
+        a, b, ends = self._edge_a[rows], self._edge_b[rows], self._edge_ends[rows]
+        if not len(rows):
+            return np.full(len(dirs), np.inf), np.zeros(len(dirs), dtype=np.int64), np.zeros(len(dirs))
         o = np.array(self.xyz[v][:2])
         e = b - a
         w0 = a - o
@@ -209,10 +238,17 @@ class _Graph:
             hit |= ok
         hit &= ~((ends[:, 0] == v) | (ends[:, 1] == v))[None, :]
         s = np.where(hit, s, np.inf)
-        first = np.argmin(s, axis=1) if len(keys) else np.zeros(len(dirs), dtype=np.int64)
-        rows = np.arange(len(dirs))
-        dist = s[rows, first] if len(keys) else np.full(len(dirs), np.inf)
-        return dist, first, t[rows, first] if len(keys) else np.zeros(len(dirs))
+        first = np.argmin(s, axis=1)
+        picked = np.arange(len(dirs))
+        return s[picked, first], rows[first], t[picked, first]
+
+    def _sees(self, v: int, p: int) -> bool:
+        """Nothing lies between v and vertex p."""
+        d = self._dir(v, p)
+        length = math.hypot(*d)
+        _, near_e = self._window(v, length)
+        dist, _, _ = self._cast(v, np.array([[d[0] / length, d[1] / length]]), near_e)
+        return bool(dist[0] >= length - 1e-9 * max(length, 1.0))
 
     # --- choosing portals ---------------------------------------------------------------------
 
@@ -224,33 +260,57 @@ class _Graph:
         angles += [_angle_between(back, e) for e in at_end]
         return max(min(min(angles) / (0.5 * math.pi), 1.0), _MIN_QUALITY)
 
-    def _vertex_targets(self, notch: tuple[int, int, int], two_notch_only: bool) -> list[tuple[float, int]]:
-        """Visible vertices in the notch's cone as (score, vertex), best first (only the best one
-        unless two_notch_only, which keeps every partner: a taken best leaves the next)."""
+    def _vertex_targets(self, notch: tuple[int, int, int], two_notch_only: bool, radius: float) -> list[tuple[float, int]]:
+        """Visible vertices within `radius` in the notch's cone as (score, vertex), best first (only
+        the best one unless two_notch_only, which keeps every partner: a taken best leaves the next)."""
         u, v, w = notch
         a, b = self._dir(v, u), self._dir(v, w)
-        ids, pts = self._vertices()
-        to_pts = pts - self.xyz[v][:2]
+        near_v, near_e = self._window(v, radius)
+        ids = self._vertex_ids[near_v]
+        to_pts = self._vertex_xy[near_v] - self.xyz[v][:2]
         in_cone = self._in_cone(a, b, to_pts) & (ids != v)
+        if two_notch_only:
+            in_cone[in_cone] &= self._cone_faces_back(ids[in_cone], to_pts[in_cone])
         cand_ids, cand_d = ids[in_cone], to_pts[in_cone]
-        if not len(cand_ids):
-            return []
         length = np.hypot(cand_d[:, 0], cand_d[:, 1])
-        dist, _, _ = self._cast(v, cand_d / length[:, None])
-        visible = np.flatnonzero(dist >= length - 1e-9 * np.maximum(length, 1.0))
+        order = np.argsort(length)
+        cand_ids, cand_d, length = cand_ids[order], cand_d[order], length[order]
         found = []
         bound = math.inf
-        for k in visible[np.argsort(length[visible])]:
-            if length[k] * _TWO_NOTCH_BONUS >= bound:
+        # Nearest first, a batch at a time: a far vertex cannot beat a near portal already found.
+        for lo in range(0, len(cand_ids), _CAST_BATCH):
+            if length[lo] * _TWO_NOTCH_BONUS >= bound:
                 break
-            p = int(cand_ids[k])
-            d = (float(cand_d[k, 0]), float(cand_d[k, 1]))
-            score = self._vertex_score(notch, p, d, float(length[k]), two_notch_only)
-            if score is not None:
-                found.append((score, p))
-                if not two_notch_only:
-                    bound = min(bound, score)
+            batch = slice(lo, lo + _CAST_BATCH)
+            dist, _, _ = self._cast(v, cand_d[batch] / length[batch, None], near_e)
+            visible = lo + np.flatnonzero(dist >= length[batch] - 1e-9 * np.maximum(length[batch], 1.0))
+            for k in visible:
+                if length[k] * _TWO_NOTCH_BONUS >= bound:
+                    break
+                p = int(cand_ids[k])
+                d = (float(cand_d[k, 0]), float(cand_d[k, 1]))
+                score = self._vertex_score(notch, p, d, float(length[k]), two_notch_only)
+                if score is not None:
+                    found.append((score, p))
+                    if not two_notch_only:
+                        bound = min(bound, score)
         return sorted(found)
+
+    def _cone_faces_back(self, ids: np.ndarray, to_pts: np.ndarray) -> np.ndarray:
+        """Per vertex: may a portal from here resolve a notch there too? A quick filter before the
+        exact test: its reflex corner's cone must hold the way back (-to_pts); vertices with several
+        reflex corners pass."""
+        reflex = [self._reflex.get(p, ((p, p, p),)) for p in ids.tolist()]
+        several = np.array([len(c) > 1 for c in reflex], dtype=bool)
+        corners = [c[0] for c in reflex]
+        xyz = self.xyz
+        a = np.array([[xyz[u][0] - xyz[p][0], xyz[u][1] - xyz[p][1]] for u, p, _ in corners]).reshape(-1, 2)
+        b = np.array([[xyz[w][0] - xyz[p][0], xyz[w][1] - xyz[p][1]] for _, p, w in corners]).reshape(-1, 2)
+        d = -to_pts
+        na, nb, nd = np.hypot(*a.T), np.hypot(*b.T), np.hypot(*d.T)
+        tol = 1e-12 * nd
+        inside = (a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0] <= tol * na) & (d[:, 0] * b[:, 1] - d[:, 1] * b[:, 0] <= tol * nb)
+        return (inside & (na > 0) & (nb > 0)) | several
 
     def _vertex_score(self, notch, p: int, d: tuple[float, float], length: float, two_notch_only: bool) -> float | None:
         """Score of the portal from the notch to vertex p along d (None if it is not wanted)."""
@@ -267,19 +327,36 @@ class _Graph:
         quality = self._quality(v, d, (u, w), (a_p, b_p))
         return length / quality * (_TWO_NOTCH_BONUS if two else 1.0)
 
+    def _partners(self, notch: tuple[int, int, int]) -> list[tuple[float, int]]:
+        """Notches this one can share a portal with, nearest first: all of them in a small region,
+        else those within a few search windows (a long portal rarely beats two short ones)."""
+        return self._vertex_targets(notch, True, min(_PARTNER_WINDOWS * self.window, self.extent))
+
     def _best_target(self, notch: tuple[int, int, int]) -> _Target | None:
-        """The best portal from this notch on the current graph, or None if none can be laid."""
+        """The best portal from this notch on the current graph, or None if none can be laid.
+
+        Searched within a window that doubles until the best found beats anything outside it (any
+        portal longer than the window scores at least _TWO_NOTCH_BONUS times the window)."""
+        radius = self.window
+        while True:
+            best = self._best_target_within(notch, radius)
+            if radius >= self.extent or (best is not None and best.score <= _TWO_NOTCH_BONUS * radius):
+                return best
+            radius = min(max(2 * radius, best.score / _TWO_NOTCH_BONUS if best else 0.0), self.extent)
+
+    def _best_target_within(self, notch: tuple[int, int, int], radius: float) -> _Target | None:
         u, v, w = notch
         a, b = self._dir(v, u), self._dir(v, w)
         vx, vy = self.xyz[v][:2]
         best: _Target | None = None
-        to_vertex = self._vertex_targets(notch, two_notch_only=False)
+        to_vertex = self._vertex_targets(notch, False, radius)
         if to_vertex:
             best = _Target(to_vertex[0][0], to_vertex[0][1])
 
         # Rays into the cone: along both edge extensions, its bisector, and perpendicular to each
         # edge whose foot lies in the cone; each ends where it first meets an edge.
-        keys, sa, sb, _ = self._segments()
+        _, near_e = self._window(v, radius)
+        sa, sb = self._edge_a[near_e], self._edge_b[near_e]
         na, nb = math.hypot(*a), math.hypot(*b)
         ext = np.array([[-a[0] / na, -a[1] / na], [-b[0] / nb, -b[1] / nb]])
         bis = ext[0] + ext[1]
@@ -289,16 +366,17 @@ class _Graph:
         t = ((vx - sa[:, 0]) * e[:, 0] + (vy - sa[:, 1]) * e[:, 1]) / elen2
         foot = sa + np.clip(t, 0.0, 1.0)[:, None] * e - (vx, vy)
         flen = np.hypot(foot[:, 0], foot[:, 1])
-        ok = (t > 0) & (t < 1) & (flen > self.eps)
+        ok = (t > 0) & (t < 1) & (flen > self.eps) & (flen <= radius)
         ok &= self._in_cone(a, b, foot)
         if ok.any():
             rays.append(foot[ok] / flen[ok, None])
         rays = np.concatenate(rays)
-        dist, edge_k, t_hit = self._cast(v, rays)
+        dist, edge_row, t_hit = self._cast(v, rays, near_e)
         for k in np.argsort(dist):
-            if not np.isfinite(dist[k]) or (best is not None and dist[k] * _STEINER_COST >= best.score):
+            if dist[k] > radius or (best is not None and dist[k] * _STEINER_COST >= best.score):
                 break
-            key = keys[edge_k[k]]
+            row = int(edge_row[k])
+            key = (int(self._edge_ends[row, 0]), int(self._edge_ends[row, 1]))
             if self.kind[key] == "fixed":
                 continue
             pa, pb = self.xyz[key[0]][:2], self.xyz[key[1]][:2]
@@ -314,9 +392,11 @@ class _Graph:
                 best = _Target(score, None, key, (vx + d[0], vy + d[1]), tk)
         return best
 
-    def _lay(self, v: int, target: _Target) -> None:
-        """Add the portal from v to the target, splitting the target edge for a Steiner vertex."""
+    def _lay(self, v: int, target: _Target) -> set[int]:
+        """Add the portal from v to the target, splitting the target edge for a Steiner vertex;
+        returns the vertices whose corners changed."""
         p = target.vertex
+        touched = {v}
         if p is None:
             a, b = target.edge
             p = self.next_id
@@ -324,6 +404,8 @@ class _Graph:
             za, zb = self.xyz[a][2], self.xyz[b][2]
             self.xyz[p] = (target.point[0], target.point[1], za + target.t * (zb - za))
             self.out[p], self.inn[p] = [], []
+            self._vertex_ids = np.append(self._vertex_ids, p)
+            self._vertex_xy = np.vstack([self._vertex_xy, self.xyz[p][:2]])
             kind = self.kind.pop((a, b))
             for x, y in ((a, b), (b, a)):
                 if y in self.out[x]:
@@ -333,54 +415,60 @@ class _Graph:
                     self.inn[p].append(x)
                     self.out[p].append(y)
                     self.inn[y].append(p)
-            self.kind[(min(a, p), max(a, p))] = kind
-            self.kind[(min(b, p), max(b, p))] = kind
+            first = (min(a, p), max(a, p))
+            row = self._edge_row.pop((a, b))
+            self._edge_row[first] = row
+            self._edge_ends[row] = first
+            self._edge_a[row], self._edge_b[row] = self.xyz[first[0]][:2], self.xyz[first[1]][:2]
+            second = (min(b, p), max(b, p))
+            self.kind[first] = self.kind[second] = kind
+            self._add_edges([second])
+            touched |= {a, b}
         self.out[v].append(p)
         self.inn[p].append(v)
         self.out[p].append(v)
         self.inn[v].append(p)
-        self.kind[(min(v, p), max(v, p))] = "portal"
-        self._arrays = self._vertex_arrays = None
-        for x in {v, p, *(target.edge or ())}:
+        key = (min(v, p), max(v, p))
+        self.kind[key] = "portal"
+        self._add_edges([key])
+        touched.add(p)
+        for x in touched:
             self._update_corners(x)
+        return touched
 
     def lay_two_notch_portals(self) -> None:
         """Portals between two notches, each inside the other's cone, best (short, fat) first."""
-        pairs = sorted(
-            (score, notch, p) for notch in self.notches() for score, p in self._vertex_targets(notch, two_notch_only=True)
-        )
+        pairs = sorted((score, notch, p) for notch in self.notches() for score, p in self._partners(notch))
         for _, notch, p in pairs:
-            if notch not in set(self.notches()):
-                continue  # a portal laid since resolved or reshaped this corner
+            if not self._is_notch(notch) or not self._sees(notch[1], p):
+                continue  # a portal laid since resolved or reshaped this corner, or blocks the view
             d = self._dir(notch[1], p)
-            length = math.hypot(*d)
-            dist, _, _ = self._cast(notch[1], np.array([[d[0] / length, d[1] / length]]))
-            if dist[0] < length - 1e-9 * max(length, 1.0):
-                continue
-            if self._vertex_score(notch, p, d, length, two_notch_only=True) is not None:
+            if self._vertex_score(notch, p, d, math.hypot(*d), two_notch_only=True) is not None:
                 self._lay(notch[1], _Target(0.0, p))
 
     def lay_single_portals(self) -> bool:
-        """Resolve every remaining notch with its best portal, best first; False if one cannot be."""
-        queue: list[tuple[float, int, tuple[int, int, int]]] = []
-        queued: set[tuple[int, int, int]] = set()
+        """Resolve every remaining notch with its best portal, best first; False if one cannot be.
+
+        Queued scores go stale as portals are laid: the best queued notch is scored afresh and laid
+        only if it still beats the next one in the queue."""
+        queue = [(0.0, k, notch) for k, notch in enumerate(self.notches())]
+        counter = len(queue)
         for _ in range(8 * len(self.xyz) + 16):
-            pending = set(self.notches())
-            if not pending:
-                return True
-            for notch in pending - queued:
-                heapq.heappush(queue, (0.0, len(queued), notch))
-                queued.add(notch)
-            while queue and queue[0][2] not in pending:
+            while queue and not self._is_notch(queue[0][2]):
                 heapq.heappop(queue)
+            if not queue:
+                return not self._reflex
             _, order, notch = heapq.heappop(queue)
             target = self._best_target(notch)
             if target is None:
                 return False
             if queue and target.score > queue[0][0] + 1e-12:
-                heapq.heappush(queue, (target.score, order, notch))  # others may be better now
+                heapq.heappush(queue, (target.score, order, notch))
                 continue
-            self._lay(notch[1], target)
+            for x in self._lay(notch[1], target):
+                for corner in self._reflex.get(x, ()):
+                    heapq.heappush(queue, (0.0, counter, corner))
+                    counter += 1
         return False
 
     def faces(self) -> list[list[int]] | None:
