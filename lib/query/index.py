@@ -65,7 +65,7 @@ class MeshIndex:
         self.seg_l = [tuple(r) for r in np.concatenate([self.edge_a, self.edge_b], axis=1).tolist()]
         self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
-        self._detail: dict[int, tuple[np.ndarray, list[tuple]]] = {}
+        self._detail: list[tuple[np.ndarray, list[tuple]]] | None = None
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edges as start and direction (ax, ay, ux, uy), as Python
@@ -76,28 +76,32 @@ class MeshIndex:
         return self._walk
 
     def _detail_planes(self, p: int) -> tuple[np.ndarray, list[tuple]]:
-        """Polygon p's detail triangles as affine maps of (1, x, y), built on first use: an array (3T, 3)
-        giving each triangle's barycentric coordinates (u, w, 1 - u - w), and rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
-        that add the height, for a Python loop where there are few triangles."""
-        hit = self._detail.get(p)
-        if hit is None:
-            t = self.mesh.detail_vertices[self.mesh.detail_triangles[self.detail_by_poly[p]]]
-            a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
-            den = e1[:, 0] * e2[:, 1] - e2[:, 0] * e1[:, 1]
-            den = np.where(np.abs(den) < 1e-18, 1e-18, den)
-            # u = ((x - ax) e2y - e2x (y - ay)) / den,  w = (e1x (y - ay) - (x - ax) e1y) / den
-            ux, uy = e2[:, 1] / den, -e2[:, 0] / den
-            wx, wy = -e1[:, 1] / den, e1[:, 0] / den
-            u0 = -(ux * a[:, 0] + uy * a[:, 1])
-            w0 = -(wx * a[:, 0] + wy * a[:, 1])
-            zx = ux * e1[:, 2] + wx * e2[:, 2]
-            zy = uy * e1[:, 2] + wy * e2[:, 2]
-            z0 = a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2]
-            u, w = np.stack([u0, ux, uy], axis=1), np.stack([w0, wx, wy], axis=1)
-            bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1).reshape(-1, 3)
-            rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
-            hit = self._detail[p] = (bary, rows)
-        return hit
+        """Polygon p's detail triangles as affine maps of (1, x, y): an array (3T, 3) giving each
+        triangle's barycentric coordinates (u, w, 1 - u - w), and rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
+        that add the height, for a Python loop where there are few triangles. All polygons' maps are
+        built in one vectorised pass on first use."""
+        if self._detail is None:
+            self._detail = self._all_detail_planes()
+        return self._detail[p]
+
+    def _all_detail_planes(self) -> list[tuple[np.ndarray, list[tuple]]]:
+        mesh = self.mesh
+        t = mesh.detail_vertices[mesh.detail_triangles].reshape(-1, 3, 3)
+        a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
+        den = e1[:, 0] * e2[:, 1] - e2[:, 0] * e1[:, 1]
+        den = np.where(np.abs(den) < 1e-18, 1e-18, den)
+        # u = ((x - ax) e2y - e2x (y - ay)) / den,  w = (e1x (y - ay) - (x - ax) e1y) / den
+        ux, uy = e2[:, 1] / den, -e2[:, 0] / den
+        wx, wy = -e1[:, 1] / den, e1[:, 0] / den
+        u0 = -(ux * a[:, 0] + uy * a[:, 1])
+        w0 = -(wx * a[:, 0] + wy * a[:, 1])
+        zx = ux * e1[:, 2] + wx * e2[:, 2]
+        zy = uy * e1[:, 2] + wy * e2[:, 2]
+        z0 = a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2]
+        u, w = np.stack([u0, ux, uy], axis=1), np.stack([w0, wx, wy], axis=1)
+        bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1)  # (T, 3, 3)
+        rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
+        return [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()]) for tri in self.detail_by_poly]
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""

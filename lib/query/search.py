@@ -89,7 +89,10 @@ class MeshGraph:
         self.nxt = nxt
         self.sizes = mesh.polygon_sizes
         self.portal_cache: dict[tuple[int, float], tuple] = {}
-        self.tuple_cache: dict[tuple[int, float], tuple] = {}
+        # At the bake radius a portal is its whole edge: its ends for the A* loop, filled at once.
+        portals = np.flatnonzero(mesh.neighbors >= 0)
+        ends = zip(portals.tolist(), mesh.vertices[nxt[portals]].tolist(), mesh.vertices[mesh.poly_vertices[portals]].tolist())
+        self.tuple_cache: dict[tuple[int, float], tuple] = {(e, 0.0): (tuple(left), tuple(right)) for e, left, right in ends}
         self.visible_cache: dict[tuple[int, int], bool] = {}
         self.component_cache: dict[tuple[float, frozenset], np.ndarray] = {}
         # Reflex wall corners (convex obstacle corners) are the only places a shortest path bends.
