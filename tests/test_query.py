@@ -61,6 +61,15 @@ def test_paths_are_near_optimal_against_the_visibility_graph(pillars):
     assert np.mean(ratios <= 1.01) >= 0.99
 
 
+def test_goal_in_plain_sight_is_the_straight_segment_without_search(pillars):
+    """Along x = 4 between pillars nothing is in the way: the answer is the segment itself."""
+    res = find_path(pillars, [4.0, 0.5, 0.0], [4.0, 9.5, 0.0])
+    assert res.status == "found" and res.nodes_expanded == 0
+    assert np.allclose(res.points, [[4.0, 0.5, 0.0], [4.0, 9.5, 0.0]]) and res.length == pytest.approx(9.0)
+    behind = find_path(pillars, [1.5, 4.0, 0.0], [3.5, 4.0, 0.0])  # the pillar x 2..3 is in the way
+    assert behind.nodes_expanded > 0 and behind.length > 2.0 + 1e-6
+
+
 @pytest.mark.parametrize("r", [0.2, 0.45])
 def test_paths_for_larger_radius_stay_in_the_eroded_free_space(pillars, r):
     rng = np.random.default_rng(2)

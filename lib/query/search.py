@@ -110,6 +110,10 @@ class MeshGraph:
         self.reflex = np.zeros(len(v), dtype=bool)
         self.reflex[cand[turn < -1e-12]] = True
         self.reflex[out_count > 1] = True
+        # The wall ends beside each single reflex corner (XY), to test whether a path can wrap it.
+        single = self.reflex & (out_count == 1) & (incoming >= 0) & (outgoing >= 0)
+        self.wall_sides = {int(c): (tuple(v[incoming[c], :2].tolist()), tuple(v[outgoing[c], :2].tolist()))
+                           for c in np.flatnonzero(single)}
         owner = mesh.edge_polygon
         order = np.argsort(mesh.poly_vertices, kind="stable")
         cuts = np.searchsorted(mesh.poly_vertices[order], np.arange(len(v) + 1))
@@ -320,10 +324,27 @@ class SlicedSearch:
             # The goal lies in another connected piece: head straight for the closest point that can be reached.
             self.goal_poly, self.goal = index.locate(goal, among=piece == piece[self.start_poly])
         self._goal_t = tuple(self.goal.tolist())
+        if not self._partial and self.d == 0.0 and all(c == 1.0 for c in self.filter.area_cost.values()):
+            if self._straight():
+                return
         start_t = tuple(self.start.tolist())
         self._best_node, self._best_h = -1, math.dist(start_t, self._goal_t)
         self._nodes[-1] = (0.0, -1, self.start_poly, start_t, -1)
         heapq.heappush(self._heap, (0.0, 0.0, -1))
+
+    def _straight(self) -> bool:
+        """Finish at once when the goal is in plain sight: with uniform costs at the bake radius the
+        straight segment over the mesh is the shortest path (no detour can be shorter)."""
+        areas, excluded = self.graph.areas_l, self.filter.excluded
+        passable = (lambda q: areas[q] not in excluded) if excluded else None  # noqa: E731
+        _, edge, visited = walk_segment(self.mesh, self.graph.index, self.start_poly, self.start, self.goal, passable)
+        if edge >= 0 or visited[-1] != self.goal_poly:
+            return False
+        self.status = FOUND
+        points = np.stack([self.start, self.goal])
+        length = float(np.linalg.norm(self.goal - self.start))
+        self._result = PathResult(FOUND, points, np.array([self.start_poly, self.goal_poly], dtype=np.int64), length, 0, visited)
+        return True
 
     def update(self, max_iterations: int = 1 << 30) -> str:
         """Expand up to max_iterations nodes; returns the status (in_progress, found, partial, unreachable)."""
@@ -486,6 +507,7 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
         return None
     nodes = [s, g] + [mesh.vertices[v] for v in rv]
     xyz = [tuple(map(float, node)) for node in nodes]
+    sides = [None, None] + [graph.wall_sides.get(int(v)) for v in rv]
     node_polys = [[polys[0]], [polys[-1]]] + [graph.vertex_polys[v] for v in rv]
     n = len(nodes)
     to_goal = [math.dist(c, xyz[1]) for c in xyz]
@@ -502,7 +524,7 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
         for k in range(1, n):
             if not done[k]:
                 nd = dist + math.dist(xyz[j], xyz[k])
-                if nd + to_goal[k] < length - 1e-9:
+                if nd + to_goal[k] < length - 1e-9 and _wraps(xyz, sides, i, j, k):
                     heapq.heappush(heap, (nd + to_goal[k], nd, k, j))
     if not done[1]:
         return pts, polys
@@ -512,6 +534,35 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
     chain.reverse()
     out_polys = [polys[0]] + [int(node_polys[k][0]) for k in chain[1:-1]] + [polys[-1]]
     return [np.asarray(nodes[k], dtype=np.float64) for k in chain], out_polys
+
+
+def _wraps(xyz: list, sides: list, i: int, j: int, k: int) -> bool:
+    """Can a shortest path run i -> j -> k? It bends only around corners: at corner j it must turn
+    toward the wall there, and at corner k the line j -> k must touch the wall without entering it
+    (both wall ends on one side). Corners whose walls are unknown pass."""
+    if k >= 2 and sides[k] is not None and _side(xyz[j], xyz[k], sides[k]) is None:
+        return False
+    if j >= 2 and i >= 0 and sides[j] is not None:
+        side = _side(xyz[i], xyz[j], sides[j])
+        if side is None:
+            return False
+        (ax, ay), (bx, by), (cx, cy) = xyz[i][:2], xyz[j][:2], xyz[k][:2]
+        bend = (bx - ax) * (cy - by) - (by - ay) * (cx - bx)
+        if bend * side < 0 or _side(xyz[k], xyz[j], sides[j]) is None:
+            return False
+    return True
+
+
+def _side(p: tuple, c: tuple, walls: tuple) -> float | None:
+    """Which side of the line p -> c both wall ends at corner c lie on (+ left, - right, 0 along),
+    or None when they straddle it (the line enters the wall)."""
+    dx, dy = c[0] - p[0], c[1] - p[1]
+    scale = 1e-12 * (abs(dx) + abs(dy)) ** 2
+    s1 = dx * (walls[0][1] - c[1]) - dy * (walls[0][0] - c[0])
+    s2 = dx * (walls[1][1] - c[1]) - dy * (walls[1][0] - c[0])
+    if (s1 > scale and s2 < -scale) or (s1 < -scale and s2 > scale):
+        return None
+    return s1 if abs(s1) > scale else s2
 
 
 def _corner_visible(mesh: NavMesh, graph: MeshGraph, rv: np.ndarray, node_polys: list, nodes: list, i: int, j: int, passable) -> bool:
