@@ -478,6 +478,8 @@ def build_path(mesh: NavMesh, graph: MeshGraph, start, end, start_poly: int, por
 
 
 _MAX_REFINE_CORNERS = 80
+# Heights within this (m) count as one level floor for the corner refinement.
+_LEVEL = 1e-6
 
 
 def _visible(mesh: NavMesh, graph: MeshGraph, from_polys, a: np.ndarray, b: np.ndarray, passable) -> bool:
@@ -507,7 +509,10 @@ def _corner_refine(mesh: NavMesh, graph: MeshGraph, pts: list, polys: list[int],
         return None
     nodes = [s, g] + [mesh.vertices[v] for v in rv]
     xyz = [tuple(map(float, node)) for node in nodes]
-    sides = [None, None] + [graph.wall_sides.get(int(v)) for v in rv]
+    # On a level floor a shortest path only bends around wall corners; on slopes a 3D-shorter path
+    # may swing the other way around a corner to save climbing, so every bend is tried there.
+    level = max(c[2] for c in xyz) - min(c[2] for c in xyz) <= _LEVEL
+    sides = [None, None] + ([graph.wall_sides.get(int(v)) for v in rv] if level else [None] * len(rv))
     node_polys = [[polys[0]], [polys[-1]]] + [graph.vertex_polys[v] for v in rv]
     n = len(nodes)
     to_goal = [math.dist(c, xyz[1]) for c in xyz]
