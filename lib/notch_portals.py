@@ -143,6 +143,8 @@ class _Graph:
 
     def _window(self, v: int, radius: float) -> tuple[np.ndarray, np.ndarray]:
         """Vertex rows within `radius` of v, and edge rows whose box meets the square around that disc."""
+        if radius >= self.extent:
+            return np.arange(len(self._vertex_ids)), np.arange(len(self._edge_ends))
         x, y = self.xyz[v][:2]
         near_v = np.flatnonzero(np.hypot(self._vertex_xy[:, 0] - x, self._vertex_xy[:, 1] - y) <= radius)
         lo = np.minimum(self._edge_a, self._edge_b)
