@@ -2,10 +2,10 @@
 
 A notch is a reflex corner of the region. A portal (a cut) from a notch into its area of interest,
 the cone where the cut leaves both sides of the corner convex, resolves it. Portals that resolve
-two notches at once are laid first, shortest first; every notch left then gets the best single
-portal: to a vertex, or through a new Steiner vertex to a wall edge or an earlier portal. Once no
-notch is left, every cell the portals enclose is convex. Steiner vertices never go on a border
-shared with another region, where the neighbour would see a T-junction.
+two notches at once are laid first, short and fat ones first; every notch left then gets the best
+single portal: to a vertex, or through a new Steiner vertex to a wall edge or an earlier portal.
+Once no notch is left, every cell the portals enclose is convex. Steiner vertices never go on a
+border shared with another region, where the neighbour would see a T-junction.
 
 Cells may exceed the polygon vertex limit and some portals turn out inessential; the polygon stage
 splits and merges them (lib.polygons).
@@ -337,7 +337,7 @@ class _Graph:
     def _best_target(self, notch: tuple[int, int, int]) -> _Target | None:
         """The best portal from this notch on the current graph, or None if none can be laid.
 
-        Searched within a window that doubles until the best found beats anything outside it (any
+        Searched within a window that widens until the best found beats anything outside it (any
         portal longer than the window scores at least _TWO_NOTCH_BONUS times the window)."""
         radius = self.window
         while True:
