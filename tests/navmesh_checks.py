@@ -53,7 +53,9 @@ def assert_valid_navmesh(mesh) -> None:
 
 
 def assert_no_t_junctions(mesh, tol: float = 1e-7) -> None:
-    """No mesh vertex lies inside another polygon's edge (it would break adjacency)."""
+    """No polygon edge runs along part of another polygon's edge with a vertex inside it: the two
+    would share that stretch without sharing vertices, which breaks adjacency. (A vertex that only
+    touches another polygon's wall edge at a point, two regions pinching together, shares nothing.)"""
     a = mesh.vertices[mesh.poly_vertices]
     b = mesh.vertices[mesh.edge_next_vertex]
     d = b - a
@@ -64,7 +66,14 @@ def assert_no_t_junctions(mesh, tol: float = 1e-7) -> None:
         closest = a[:, None, :] + t[..., None] * d[:, None, :]
         dist = np.linalg.norm(closest - v[None], axis=2)
         inside = (t > 1e-6) & (t < 1 - 1e-6) & (dist < tol)
-        assert not inside.any(), "a vertex lies on the inside of another polygon's edge (T-junction)"
+        for e, k in zip(*np.nonzero(inside)):
+            vertex = start + int(k)
+            ends = np.concatenate([mesh.edge_next_vertex[mesh.poly_vertices == vertex],
+                                   mesh.poly_vertices[mesh.edge_next_vertex == vertex]])
+            rel = mesh.vertices[ends] - a[e]
+            off_line = np.linalg.norm(rel - np.outer(rel @ d[e] / length_sq[e], d[e]), axis=1)
+            assert not (off_line < tol).any(), (
+                f"vertex {vertex} lies inside edge {int(e)} and an edge at it runs along that edge (T-junction)")
 
 
 def polygons_at(mesh, x: float, y: float) -> list[int]:
