@@ -107,7 +107,37 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
                     ],
                 )
             )
-    return outlines
+    return _drop_small_islands(outlines, params.region_min_area)
+
+
+def _drop_small_islands(outlines: list[RegionOutline], min_area: float) -> list[RegionOutline]:
+    """Drop islands (outlines joined by shared borders) whose outlines cover less than min_area.
+
+    The region stage already dropped islands of too few cells; placed at sub-cell precision an
+    island's outline can be smaller than its cells, and what the user sees is the outline. A region
+    may hold several outlines, so outlines are joined by the bitwise-identical vertices of their
+    shared borders, not by region id.
+    """
+    parent = list(range(len(outlines)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[tuple[float, float], int] = {}
+    for i, outline in enumerate(outlines):
+        for ring, nb in zip(outline.rings, outline.ring_neighbors):
+            shared = np.flatnonzero(nb >= 0)
+            ends = np.unique(np.concatenate([shared, (shared + 1) % len(ring)]))
+            for key in map(tuple, ring[ends, :2].tolist()):
+                j = owner.setdefault(key, i)
+                parent[find(j)] = find(i)
+    island_area = np.zeros(len(outlines))
+    for i, outline in enumerate(outlines):
+        island_area[find(i)] += sum(_signed_area(ring) for ring in outline.rings)
+    return [o for i, o in enumerate(outlines) if island_area[find(i)] >= min_area]
 
 
 @dataclass

@@ -16,7 +16,7 @@ class BakeParams:
     agent_height: free space needed above a floor.
     agent_max_climb: the largest step up or down between neighbouring floor points.
     agent_max_slope: steepest walkable surface, in degrees.
-    region_min_area: islands smaller than this (m², seen from above) are dropped.
+    region_min_area: islands whose navmesh would cover less than this (m², seen from above) are dropped.
     max_verts_per_poly: at most this many vertices per polygon (Detour's limit is 6).
     max_edge_error: how far a simplified outline may deviate from the voxel outline (m).
     max_height_error: how far the detail surface may deviate from the real floor (m).

@@ -41,12 +41,13 @@ def generate(
         return NavMesh.empty(params, "no walkable surface: nothing is flat enough with enough headroom")
     report("regions", 0.35)
     region_map = regions.build_regions(hf, params)
+    no_area = "no walkable area is left after eroding by the agent radius and dropping small islands"
     if region_map.region_count == 0:
-        return NavMesh.empty(
-            params, "no walkable area is left after eroding by the agent radius and dropping small islands"
-        )
+        return NavMesh.empty(params, no_area)
     report("contours", 0.5)
     outlines = contours.build_contours(hf, region_map, params)
+    if not outlines:
+        return NavMesh.empty(params, no_area)
     report("polygons", 0.65)
     mesh = polygons.build_polygons(outlines, params)
     if mesh.is_empty:

@@ -1,13 +1,15 @@
 """The generator on scenes whose answer is known (issue 2)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from lib import BakeParams, NavMesh, generate
-from tests.navmesh_checks import as_shapely, assert_valid_navmesh, components, connected, polygon_at, polygons_at
+from tests.navmesh_checks import (as_shapely, assert_valid_navmesh, components, connected, polygon_at, polygon_xy,
+                                  polygons_at)
 from tests.scenes import Scene, rotated_boxes_scene
 
 PARAMS = BakeParams(
@@ -98,6 +100,31 @@ def test_two_disjoint_rooms_are_two_regions():
     assert mesh.regions[a] != mesh.regions[b]
     assert len(set(components(mesh).tolist())) == 2
     assert mesh.area_xy() == pytest.approx(2 * (5 - 2 * 0.4) ** 2, rel=0.02)
+
+
+def test_islands_smaller_than_region_min_area_are_dropped_by_their_outline_area():
+    """Box tops around the threshold, at RecastDemo's cell size and radius: an island is kept when
+    the navmesh over it covers at least region_min_area, whatever its raster cells add up to."""
+    params = dataclasses.replace(PARAMS, cell_size=0.3, cell_height=0.2, agent_radius=0.6, region_min_area=5.76,
+                                 max_edge_error=0.3)
+    sides = np.arange(2.9, 4.0, 0.02)
+    spacing = 5.0
+    centres = [(spacing * (k + 0.5) + 0.031 * k, 4 + 0.017 * k) for k in range(len(sides))]
+    scene = Scene().floor(0, 0, spacing * len(sides) + 2, 8)
+    for (x, y), side in zip(centres, sides):
+        scene.box((x, y, 0), (side, side, 1.0))
+    mesh = bake(scene, params)
+    label = components(mesh)
+    for island in np.unique(label):
+        area = sum(polygon_area(polygon_xy(mesh, p)) for p in np.flatnonzero(label == island))
+        assert area >= params.region_min_area, f"an island of {area:.3f} m² survived"
+    for (x, y), side in zip(centres, sides):
+        if (side - 2 * params.agent_radius) ** 2 >= 1.2 * params.region_min_area:
+            assert polygon_at(mesh, x, y, 1.0) is not None, f"the {side:.2f} m box top was dropped"
+
+
+def polygon_area(xy: np.ndarray) -> float:
+    return 0.5 * float(np.dot(xy[:, 0], np.roll(xy[:, 1], -1)) - np.dot(np.roll(xy[:, 0], -1), xy[:, 1]))
 
 
 def test_flat_room_is_few_polygons_and_agent_radius_is_exact():
