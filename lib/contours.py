@@ -180,13 +180,27 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
         t = np.where((drop > 0) & (db < radius), (da - radius) / drop, 0.5)
     # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
     t = np.where(has_b | (db < radius), t, hf.block_fraction()[a, d])
-    t = np.clip(t, 0.0, 1.0)
+    # Where the region also holds a span of the column across (another storey of it), the
+    # outline there stays in this column, or the two storeys' outlines would overlap.
+    t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5, 1.0))
     xy = centre[a] + t[:, None] * step
     z = za + t * (zb - za)
     # Between regions: the symmetric midpoint, bitwise equal from either side.
     xy[shared] = (centre[a[shared]] + centre[bs[shared]]) * 0.5
     z[shared] = (za[shared] + zb[shared]) * 0.5
     return np.column_stack([xy, z]), nreg
+
+
+def _region_in_column_across(hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Per edge (span a, direction d): does the column across hold a span of a's region?"""
+    columns = hf.width * hf.height
+    held = region >= 0
+    keys = np.unique(region[held] * columns + (hf.y[held].astype(np.int64) * hf.width + hf.x[held]))
+    nx, ny = hf.x[a] + DIR_DX[d], hf.y[a] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < hf.width) & (ny >= 0) & (ny < hf.height)
+    query = region[a] * columns + (ny.astype(np.int64) * hf.width + nx)
+    at = np.minimum(np.searchsorted(keys, query), max(len(keys) - 1, 0))
+    return inside & (len(keys) > 0) & (keys[at] == query)
 
 
 def _square_corners(centre: np.ndarray, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):

@@ -28,10 +28,13 @@ class Heightfield:
     area: (S,) int32 area id. links: (S, 4) int64: index of the connected neighbour span in each
     direction (DIR_DX/DIR_DY), or -1 where the floor ends there (wall, ledge, drop, low ceiling).
     link_block: (S, 4) float64 or None: where a missing link's floor ends, as a fraction of the
-    centre-to-centre step. 0.5 (the cell edge) for drops and ledges, whose true edge lies between
-    the two centre samples; 1.0 (the neighbour's centre) for walls and low ceilings, which are
-    rasterised conservatively, so the blocking geometry lies somewhere inside the neighbour column.
+    centre-to-centre step. For drops and ledges, where the floor's triangles end along the step,
+    else 0.5 (the cell edge: the true edge lies between the two centre samples). For walls and low
+    ceilings, where the step first meets the blocking triangles, else 1.0 (the neighbour's centre:
+    they were rasterised conservatively, so they lie somewhere inside the neighbour column).
     None means 0.5 everywhere. Unused where the link exists.
+    link_found: (S, 4) bool or None: whether link_block was found on the step (the floor's end is a
+    line across it there) or is only the expected place. None means found wherever link_block < 1.
     """
 
     cell_size: float
@@ -45,6 +48,7 @@ class Heightfield:
     area: np.ndarray
     links: np.ndarray
     link_block: np.ndarray | None = None
+    link_found: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -61,6 +65,12 @@ class Heightfield:
         if self.link_block is None:
             return np.full((self.span_count, 4), 0.5)
         return self.link_block
+
+    def block_found(self) -> np.ndarray:
+        """(S, 4) link_found, or where block_fraction() < 1 when it was not recorded."""
+        if self.link_found is None:
+            return self.block_fraction() < 1.0
+        return self.link_found
 
 
 # (triangle, row) or (triangle, cell) pairs handled per vectorised batch; bounds peak memory.
@@ -101,28 +111,38 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     cos_slope = np.cos(np.radians(params.agent_max_slope))
     floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - 1e-12)
 
-    frags = [_sample_centres(p[floor_tri], soup.areas[floor_tri], grid)]
+    floor_ids = np.flatnonzero(floor_tri)
+    frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
     frags.append(_rasterise_conservative(p[~floor_tri], grid))
     col = np.concatenate([f[0] for f in frags])
     lo = np.concatenate([f[1] for f in frags])
     hi = np.concatenate([f[2] for f in frags])
     walk = np.concatenate([f[3] for f in frags])
-    area = np.concatenate([f[4] for f in frags])
+    # Every fragment's label is the soup triangle it came from.
+    label = np.concatenate([frags[0][4], np.flatnonzero(~floor_tri)[frags[1][4]]])
     if not walk.any():
         return _empty(grid)
 
-    span_col, span_bottom, span_top, ceiling, span_walk, span_area = _merge_spans(
-        col, lo, hi, walk, area, params.agent_max_climb
+    span_col, span_bottom, span_top, ceiling, span_walk, span_tri = _merge_spans(
+        col, lo, hi, walk, label, params.agent_max_climb
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
     solid = (span_col, span_bottom, span_top)
-    span_col, z, ceiling, span_area = span_col[keep], span_top[keep], ceiling[keep], span_area[keep]
+    span_col, z, ceiling, span_tri = span_col[keep], span_top[keep], ceiling[keep], span_tri[keep]
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
     links = _link_spans(span_col, x, y, z, ceiling, grid, params)
     block = _block_fractions(links, x, y, z, solid, grid, params)
-    return Heightfield(cs, bmin, width, height, x, y, z, ceiling, span_area.astype(np.int32), links, block)
+    found = np.zeros_like(links, dtype=bool)
+    ledge = (links < 0) & (block < 1.0)
+    block[ledge], found[ledge] = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, soup.vertices, tris, floor_ids, grid)
+    wall = (links < 0) & (block == 1.0)
+    block[wall], found[wall] = _wall_fractions(
+        np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
+    )
+    area = soup.areas[span_tri].astype(np.int32)
+    return Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
 
 
 @dataclass(frozen=True)
@@ -261,7 +281,7 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid):
                 zc = p[ta, 0, 2] + grad[ta, 0] * (cx - p[ta, 0, 0]) + grad[ta, 1] * (cy - p[ta, 0, 1])
                 dz = 0.5 * cs * (np.abs(grad[ta, 0]) + np.abs(grad[ta, 1]))
                 n = len(ta)
-                out.append((jj[inner] * grid.width + i[inner], zc - dz, zc + dz, np.zeros(n, bool), np.zeros(n, np.int32)))
+                out.append((jj[inner] * grid.width + i[inner], zc - dz, zc + dz, np.zeros(n, bool), ta))
             v = ~flat[tt]
             if v.any():
                 out.append(_vertical_fragments(p, tt[v], i[v], jj[v], x0[v], y0[v], grid))
@@ -314,7 +334,7 @@ def _vertical_fragments(pm, t, i, j, x0, y0, grid: _Grid):
             zmax = np.where(on, np.maximum(zmax, ze), zmax)
     hit = (ua <= ub + tol) & (zmin <= zmax)
     n = int(hit.sum())
-    return j[hit] * grid.width + i[hit], zmin[hit], zmax[hit], np.zeros(n, bool), np.zeros(n, np.int32)
+    return j[hit] * grid.width + i[hit], zmin[hit], zmax[hit], np.zeros(n, bool), t[hit]
 
 
 def _flat_fragments(pm, t, i, j, x0, y0, grid: _Grid):
@@ -369,20 +389,20 @@ def _flat_fragments(pm, t, i, j, x0, y0, grid: _Grid):
                 take(moving & (f >= 0) & (f <= 1) & (o >= lo_o - tol) & (o <= hi_o + tol), vz[k] + f * dz)
     hit = ~np.isnan(zmin)
     n = int(hit.sum())
-    return j[hit] * grid.width + i[hit], zmin[hit], zmax[hit], np.zeros(n, bool), np.zeros(n, np.int32)
+    return j[hit] * grid.width + i[hit], zmin[hit], zmax[hit], np.zeros(n, bool), t[hit]
 
 
 def _concat_frags(parts):
     if not parts:
-        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int32)
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool), np.zeros(0, np.int64)
     return tuple(np.concatenate([part[k] for part in parts]) for k in range(5))
 
 
-def _merge_spans(col, lo, hi, walk, area, climb: float):
+def _merge_spans(col, lo, hi, walk, label, climb: float):
     """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
 
     Returns per span: column, bottom, top, ceiling (bottom of the next span up, inf if none), walkable flag
-    (a walkable fragment within `climb` of the top) and that fragment's area id.
+    (a walkable fragment within `climb` of the top) and that fragment's label (-1 if none).
     """
     # Columns are offset by more than the soup's height range, so one float key sorts by
     # (column, lo) and one global accumulate gives the running max of hi within each column.
@@ -390,7 +410,7 @@ def _merge_spans(col, lo, hi, walk, area, climb: float):
     stride = float(hi.max() - zbase) + 1.0
     offset = col * stride - zbase
     order = np.argsort(lo + offset)
-    col, lo, hi, walk, area, offset = col[order], lo[order], hi[order], walk[order], area[order], offset[order]
+    col, lo, hi, walk, label, offset = col[order], lo[order], hi[order], walk[order], label[order], offset[order]
     run = np.maximum.accumulate(hi + offset) - offset
     start = np.ones(len(col), dtype=bool)
     start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
@@ -404,11 +424,11 @@ def _merge_spans(col, lo, hi, walk, area, climb: float):
     score = np.where(near_top, hi, -np.inf)
     best = np.maximum.reduceat(score, starts)
     pick = near_top & (score == best[sid])
-    span_area = np.maximum.reduceat(np.where(pick, area, -1), starts)
+    span_label = np.maximum.reduceat(np.where(pick, label, -1), starts)
     ceiling = np.full(len(starts), np.inf)
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]
-    return span_col, span_bottom, span_top, ceiling, span_walk, span_area
+    return span_col, span_bottom, span_top, ceiling, span_walk, span_label
 
 
 def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
@@ -515,3 +535,138 @@ def _block_fractions(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> 
             active = active[counts[ncol[active]] > k]
         block[miss[wall], d] = 1.0
     return block
+
+
+def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
+    """(fraction, found) per wall link: where the line from this centre across the neighbour
+    column first meets geometry that blocks the agent there.
+
+    Candidates are the triangles rasterised into the neighbour column within the agent's band
+    (above climb, below head height); the fraction is the first crossing of the line with one of
+    them, seen from above, between the near and far sides of the neighbour square (0.5 to 1.5).
+    Where none crosses it (geometry that only clips the neighbour square off the line) it stays
+    1.0, the neighbour centre, not found.
+    """
+    span, d = wall
+    out = np.ones(len(span))
+    nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+    ncol = np.where(inside, ny * grid.width + nx, -1)
+    col, lo, hi, label = frags
+    near = np.flatnonzero(np.isin(col, ncol[inside]))
+    near = near[np.argsort(col[near], kind="stable")]
+    first = np.searchsorted(col[near], ncol, "left")
+    count = np.searchsorted(col[near], ncol, "right") - first
+    band_lo, band_hi = z[span] + params.agent_max_climb, z[span] + params.agent_height
+    start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
+    reach = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
+    best = np.full(len(span), np.inf)
+    k = 0
+    active = np.flatnonzero(inside & (count > 0))
+    while active.size:
+        f = near[first[active] + k]
+        blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
+        t = _first_crossing(start[active], reach[active], vertices[triangles[label[f]], :2])
+        best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
+        k += 1
+        active = active[count[active] > k]
+    found = np.isfinite(best)
+    out[found] = np.maximum(best[found], 0.5)
+    return out, found
+
+
+# The far side of the neighbour column, in centre-to-centre steps.
+_NEIGHBOUR_FAR_SIDE = 1.5
+
+
+def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """(N,) the least t in [0, 1] where start + t * step meets an edge of triangle tri (N, 3, 2)
+    seen from above, or inf. Works for vertical triangles, whose outline is a doubled segment."""
+    best = np.full(len(start), np.inf)
+    for e in range(3):
+        p, q = tri[:, e], tri[:, (e + 1) % 3]
+        edge = q - p
+        rel = p - start
+        denom = step[:, 0] * edge[:, 1] - step[:, 1] * edge[:, 0]
+        ok = np.abs(denom) > 1e-12 * (np.abs(edge).sum(axis=1) + 1e-300)
+        safe = np.where(ok, denom, 1.0)
+        t = (rel[:, 0] * edge[:, 1] - rel[:, 1] * edge[:, 0]) / safe
+        u = (rel[:, 0] * step[:, 1] - rel[:, 1] * step[:, 0]) / safe
+        meets = ok & (t >= 0) & (t <= 1) & (u >= 0) & (u <= 1)
+        best = np.where(meets, np.minimum(best, t), best)
+    return best
+
+
+# Floor triangles a ledge trace may cross within one centre-to-centre step before it gives up.
+_LEDGE_TRACE_STEPS = 8
+
+
+def _ledge_fractions(ledge, span_tri, x, y, vertices, triangles, floor_ids, grid: _Grid):
+    """(fraction, found) per ledge link: where the floor really ends on the step to the neighbour centre.
+
+    The step is traced through the floor triangles, starting in the one the span was sampled
+    from and crossing into the floor triangle across each exit edge (triangles joined by edges
+    between vertices at the same position). The floor ends where the trace leaves through an
+    edge with no floor beyond. Steps the trace cannot settle (the floor runs past the neighbour
+    centre, or a seam between unwelded meshes) keep the cell edge, 0.5.
+    """
+    span, d = ledge
+    out = np.full(len(span), 0.5)
+    found = np.zeros(len(span), dtype=bool)
+    if not len(span):
+        return out, found
+    local = np.full(len(triangles), -1, dtype=np.int64)
+    local[floor_ids] = np.arange(len(floor_ids))
+    across = _edge_neighbours(vertices, triangles[floor_ids])
+    xy = vertices[triangles[floor_ids], :2]  # (F, 3, 2), counter-clockwise seen from above
+    start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
+    step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
+    tri = local[span_tri[span]]
+    entry = np.zeros(len(span))
+    active = np.flatnonzero(tri >= 0)
+    for _ in range(_LEDGE_TRACE_STEPS):
+        if not active.size:
+            break
+        corners = xy[tri[active]]
+        edge = np.roll(corners, -1, axis=1) - corners  # (A, 3, 2)
+        rel0 = start[active, None, :] - corners
+        # Signed side of the edge (>= 0 inside) at t = 0 and its change per unit t along the step.
+        side0 = edge[..., 0] * rel0[..., 1] - edge[..., 1] * rel0[..., 0]
+        slope = edge[..., 0] * step[active, None, 1] - edge[..., 1] * step[active, None, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            leave = np.where(slope < 0, side0 / -slope, np.inf)
+        exit_edge = np.argmin(leave, axis=1)
+        t = np.maximum(leave[np.arange(len(active)), exit_edge], entry[active])
+        beyond = across[tri[active], exit_edge]
+        ends = (t < 1.0) & (beyond < 0)
+        out[active[ends]] = t[ends]
+        found[active[ends]] = True
+        go_on = (t < 1.0) & (beyond >= 0)
+        entry[active[go_on]] = t[go_on]
+        tri[active[go_on]] = beyond[go_on]
+        active = active[go_on]
+    return out, found
+
+
+def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """(T, 3): the triangle across edge k (corner k to k+1) of each triangle, or -1 if none.
+
+    Vertices are welded by exact position. An edge shared by more than two triangles (non-manifold)
+    pairs with one of them.
+    """
+    m = len(triangles)
+    if m == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    _, ids = np.unique(vertices, axis=0, return_inverse=True)
+    t = ids.reshape(-1)[triangles]
+    a, b = t.ravel(), np.roll(t, -1, axis=1).ravel()
+    n = int(t.max()) + 1
+    key = np.minimum(a, b) * n + np.maximum(a, b)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    same_next = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    across = np.full(3 * m, -1, dtype=np.int64)
+    # Pair each edge with the next one of the same key, and the last of a run with the one before.
+    across[order[same_next]] = order[same_next + 1] // 3
+    across[order[same_next + 1]] = order[same_next] // 3
+    return across.reshape(m, 3)

@@ -50,9 +50,10 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
     """Euclidean distance to the nearest floor boundary by vector propagation (Danielsson).
 
     The boundary is made of one element per missing link, at hf.block_fraction() of the step to
-    the neighbour: for ledges the cell edge, a cell-wide segment (the true edge lies between the
-    two centre samples); for conservatively rasterised walls the neighbour column's centre, a point
-    (the expected place of geometry lying anywhere in that column, corners included). Every span
+    the neighbour: where the floor's end or the blocking geometry was found on the step, a
+    cell-wide segment across it; where it was not (geometry that only clips the neighbour column),
+    the neighbour column's centre, a point (the expected place of geometry lying anywhere in that
+    column, corners included). Every span
     carries its nearest known boundary element (midpoint, orientation, half-length); each sweep
     offers it the elements of its 4 linked and 4 diagonal (two links) neighbours, measured to the
     whole segment so raster corners are exact. Sweeps stop when nothing changes or after enough to
@@ -67,13 +68,14 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
     extent = np.zeros(s)  # half-length of the edge: half a cell at ledges, 0 (a point) at walls
     dist = np.full(s, np.inf)
     block = hf.block_fraction() * cs
+    found = hf.block_found()
     for d in (1, 3, 0, 2):
         missing = np.flatnonzero(links[:, d] < 0)
         # Nearest first, so a wall one cell away does not hide a ledge at this cell's edge.
         missing = missing[block[missing, d] <= dist[missing]]
         near[missing] = centre[missing] + block[missing, d, None] * np.array([DIR_DX[d], DIR_DY[d]])
         along_y[missing] = DIR_DX[d] != 0
-        extent[missing] = np.where(block[missing, d] > half, 0.0, half)
+        extent[missing] = np.where(found[missing, d], half, 0.0)
         dist[missing] = block[missing, d]
     nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -218,22 +219,45 @@ def test_surface_met_on_a_diagonal_counts_once():
     assert floors_at(hf, soup, 3.25, 3.25) == [0.0, 3.3]
 
 
-def test_block_fraction_puts_walls_at_the_neighbour_centre_and_ledges_at_the_cell_edge():
-    # A wall and a drop: the wall's faces are rasterised conservatively, so it may lie anywhere in
-    # the blocked column (1.0 of the step on average); the floor's own edge lies between the two
-    # centre samples (0.5). The raised platform's edge is a ledge seen from above, a wall from below.
-    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (3, 3, 1.0), walkable=False)
-    scene.box((8.5, 5, 0), (1, 10, 1.0))
+def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
+    # An obstacle with faces at x = 4.63 and 5.63 and a walkable platform from x = 7.87 to 8.87,
+    # on a floor whose columns are 0.5 m wide. The platform's sides are ledges seen from its top
+    # and walls seen from the ground; the floor's own edges are the grid's edges.
+    scene = Scene().floor(0, 0, 10, 10).box((5.13, 5, 0), (1, 3, 1.0), walkable=False)
+    scene.box((8.37, 5, 0), (1, 10, 1.0))
     hf, _ = bake(scene)
-    block = hf.block_fraction()
-    missing = hf.links < 0
-    ground, top = hf.z == 0.0, hf.z == 1.0
-    nx, ny = hf.x[:, None] + DIR_DX, hf.y[:, None] + DIR_DY
-    beyond = (nx < 0) | (nx >= hf.width) | (ny < 0) | (ny >= hf.height)
-    assert np.all(block[missing & beyond] == 0.5)
-    assert np.all(block[missing & ~beyond & ground[:, None]] == 1.0)
-    assert np.all(block[missing & top[:, None]] == 0.5)
-    assert np.count_nonzero(missing & ~beyond & ground[:, None]) > 0
+    block, found = hf.block_fraction(), hf.block_found()
+    row = hf.y == 10  # centres at y = 5.25
+
+    def at(x: float, z: float, d: int) -> tuple[float, bool]:
+        (s,) = np.flatnonzero(row & np.isclose(hf.centers_xy()[:, 0], x) & (hf.z == z))
+        assert hf.links[s, d] < 0
+        return float(block[s, d]), bool(found[s, d])
+
+    east, west = 0, 2
+    assert DIR_DX[east] == 1 and DIR_DX[west] == -1
+    expected = {
+        (4.25, 0.0, east): 0.76, (6.25, 0.0, west): 1.24,  # obstacle faces, walls
+        (7.25, 0.0, east): 1.24, (9.25, 0.0, west): 0.76,  # platform sides from the ground, walls
+        (8.25, 1.0, west): 0.76, (8.75, 1.0, east): 0.24,  # platform edges from its top, ledges
+        (0.25, 0.0, west): 0.5, (9.75, 0.0, east): 0.5,  # the floor's edges
+    }
+    for (x, z, d), fraction in expected.items():
+        got, was_found = at(x, z, d)
+        assert was_found and got == pytest.approx(fraction, abs=1e-9), (x, z, d, got)
+
+
+def test_wall_clipping_a_column_off_the_step_is_expected_at_its_centre():
+    # A 0.1 m post at the corner of four 0.5 m columns blocks all four, but the step from
+    # (4.25, 4.75) east runs at y = 4.75, below it: there the wall is only expected, at the
+    # blocked column's centre, a point rather than a line.
+    scene = Scene().floor(0, 0, 10, 10).box((5.02, 5.02, 0), (0.1, 0.1, 2.5), walkable=False)
+    hf, _ = bake(scene)
+    centre = hf.centers_xy()
+    (s,) = np.flatnonzero(np.isclose(centre[:, 0], 4.25) & np.isclose(centre[:, 1], 4.75))
+    east = 0
+    assert hf.links[s, east] < 0
+    assert hf.block_fraction()[s, east] == 1.0 and not hf.block_found()[s, east]
 
 
 def test_obstacle_only_triangles_never_walkable():
