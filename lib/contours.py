@@ -68,7 +68,7 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
         r = int(region[edges.span[ring[0]]])
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
         simple = _simplify(ring_points, ring_labels, tolerance)
-        pieces = [(ring_points, ring_labels, simple)] if simple is not None else [
+        pieces = [(ring_points, ring_labels, simple)] if simple is not None and not _touches_itself(simple[0]) else [
             (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance))
             for piece_points, piece_labels in _split_at_touches(*_dedupe(ring_points, ring_labels))
         ]
@@ -379,6 +379,11 @@ def _split_at_touches(points: np.ndarray, labels: np.ndarray) -> list[tuple[np.n
         pending.append((p[i:j], lab[i:j]))
         pending.append((np.concatenate([p[:i], p[j:]]), np.concatenate([lab[:i], lab[j:]])))
     return [(p, lab) for p, lab in pieces if len(p) >= 3]
+
+
+def _touches_itself(ring: np.ndarray) -> bool:
+    """Whether the ring visits one point twice (to 1e-9 m, as _split_at_touches splits)."""
+    return len(np.unique(np.round(ring[:, :2], 9), axis=0)) < len(ring)
 
 
 def _contains(ring: np.ndarray, point: np.ndarray) -> bool:

@@ -174,6 +174,19 @@ def test_storeys_of_one_region_abutting_in_top_view_keep_the_floor():
     assert mesh.area_xy() > 70.0
 
 
+def test_floor_pinched_to_single_points_between_boxes_and_its_edges_is_kept():
+    """Boxes leave strips about one agent wide along a floor's edges, so the floor's outline
+    touches itself at single points: it is split there, not dropped whole."""
+    params = dataclasses.replace(PARAMS, cell_size=0.3, cell_height=0.2, agent_radius=0.6, region_min_area=5.76,
+                                 max_edge_error=0.3)
+    sides = np.arange(2.9, 3.6, 0.02)
+    scene = Scene().floor(0, 0, 5.0 * len(sides), 6)
+    for k, side in enumerate(sides):
+        scene.box((5.0 * (k + 0.5) + 0.031 * k, 3 + 0.017 * k, 0), (side, side, 1.0))
+    mesh = bake(scene, params)
+    assert mesh.area_xy() > 100.0
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_rotated_boxes_match_the_exact_free_space(seed):
     """Coverage, spill and boundary distance against floor.buffer(-r) - boxes.buffer(r), plus eroded box tops."""
