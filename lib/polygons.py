@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 _SLIVER = 2e-4
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
 _STEINER_SNAP = 0.25
+# Outline points this close (m) are welded into one vertex.
+_WELD = 1e-9
 
 
 def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh:
@@ -41,11 +43,13 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
         for ring in outline.rings:
             ring = np.asarray(ring, dtype=np.float64).reshape(-1, 3)
             idx = []
-            for p in map(tuple, ring.tolist()):
-                if p not in vertex_index:
-                    vertex_index[p] = len(points)
+            # Points within _WELD of each other are one vertex: rings of a region that pinches to
+            # zero width meet there, and float noise must not leave two vertices a hair apart.
+            for p, key in zip(map(tuple, ring.tolist()), map(tuple, np.round(ring / _WELD).tolist())):
+                if key not in vertex_index:
+                    vertex_index[key] = len(points)
                     points.append(p)
-                idx.append(vertex_index[p])
+                idx.append(vertex_index[key])
             region_rings.append(idx)
         rings_idx.append(region_rings)
     xy = np.array([p[:2] for p in points], dtype=np.float64).reshape(-1, 2)

@@ -187,6 +187,19 @@ def test_floor_pinched_to_single_points_between_boxes_and_its_edges_is_kept():
     assert mesh.area_xy() > 100.0
 
 
+def test_obstacles_whose_eroded_outlines_meet_at_a_point_give_valid_polygons():
+    """Box sizes drift against the grid, so some boxes' eroded outlines meet at single points,
+    there computed from either side to within float noise: the meeting points weld into one vertex
+    (they once made a zero-area polygon)."""
+    params = dataclasses.replace(PARAMS, cell_size=0.3, cell_height=0.2, agent_radius=0.6, region_min_area=5.76,
+                                 max_edge_error=0.3)
+    scene = Scene().floor(0, 0, 152, 8)
+    for k, side in enumerate(np.arange(2.9, 3.5, 0.02)):
+        scene.box((5.0 * (k + 0.5) + 0.031 * k, 4 + 0.011 * k, 0), (side, side, 1.0))
+    mesh = bake(scene, params)
+    assert mesh.area_xy() > 400.0
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_rotated_boxes_match_the_exact_free_space(seed):
     """Coverage, spill and boundary distance against floor.buffer(-r) - boxes.buffer(r), plus eroded box tops."""
