@@ -9,7 +9,7 @@ import numpy as np
 
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
-from .regions import RegionMap
+from .regions import ON_RADIUS, RegionMap
 
 
 @dataclass
@@ -29,6 +29,11 @@ class RegionOutline:
     ring_neighbors: list[np.ndarray]
 
 
+# Where two storeys of one region sit in neighbouring columns, each outline stops this fraction
+# of a cell short of the edge between them.
+_STOREY_GAP = 1e-3
+# Sine of the angle below which two edges count as straight (float noise, not geometry).
+_STRAIGHT = 1e-9
 # Rings with less area than this fraction of a cell are slivers and dropped.
 _MIN_RING_AREA = 1e-3
 # Passes of the self-intersection repair before the unsimplified section is restored.
@@ -70,7 +75,8 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
         simple = _simplify(ring_points, ring_labels, tolerance)
         pieces = [(ring_points, ring_labels, simple)] if simple is not None and not _touches_itself(simple[0]) else [
             (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance))
-            for piece_points, piece_labels in _split_at_touches(*_dedupe(ring_points, ring_labels))
+            for touching in _split_at_touches(*_dedupe(ring_points, ring_labels))
+            for piece_points, piece_labels in _split_at_crossings(*touching)
         ]
         for traced, traced_labels, simple in pieces:
             if simple is not None:
@@ -80,33 +86,27 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     outlines = []
     for r in sorted(rings_by_region):
         rings = [ring for ring in rings_by_region[r] if abs(_signed_area(ring[0])) >= min_area]
-        outers = sorted((k for k, (p, _, _) in enumerate(rings) if _signed_area(p) > 0),
+        outers = sorted((k for k, ring in enumerate(rings) if _signed_area(ring[0]) > 0),
                         key=lambda k: _signed_area(rings[k][0]))
         holes_of: dict[int, list[int]] = {k: [] for k in outers}
-        for h in (k for k, (p, _, _) in enumerate(rings) if _signed_area(p) < 0):
+        for h in (k for k, ring in enumerate(rings) if _signed_area(ring[0]) < 0):
             # A hole belongs to the smallest outer ring around it.
             owner = next((k for k in outers if _contains(rings[k][0], rings[h][0][0])), None)
             if owner is not None:
                 holes_of[owner].append(h)
         for k in reversed(outers):
-            chosen = [rings[k][0]] + [rings[h][0] for h in holes_of[k]]
+            members = [k] + holes_of[k]
+            chosen = [rings[m][0] for m in members]
+            neighbours = [rings[m][1] for m in members]
             for slot, h in enumerate(holes_of[k], start=1):
                 if rings[h][2] is not None:
                     others = chosen[:slot] + chosen[slot + 1:]
                     fewer = _enclosing_hole(rings[h][2], len(chosen[slot]), tolerance, others)
                     if fewer is not None:
                         chosen[slot] = fewer
-            outlines.append(
-                RegionOutline(
-                    region=r,
-                    area=int(region_map.region_area[r]),
-                    rings=chosen,
-                    ring_neighbors=[rings[k][1]] + [
-                        rings[h][1] if len(rings[h][1]) == len(ring) else np.full(len(ring), -1, dtype=np.int64)
-                        for h, ring in zip(holes_of[k], chosen[1:])
-                    ],
-                )
-            )
+                        neighbours[slot] = np.full(len(fewer), -1, dtype=np.int64)
+            outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
+                                          ring_neighbors=neighbours))
     return _drop_small_islands(outlines, params.region_min_area)
 
 
@@ -177,12 +177,13 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     zb = np.where(has_b, hf.z[bs], za)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf deep inside; those are shared edges
         drop = da - db
-        t = np.where((drop > 0) & (db < radius), (da - radius) / drop, 0.5)
+        t = np.where((drop > 0) & (db <= radius + ON_RADIUS * cs), (da - radius) / drop, 0.5)
     # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
-    t = np.where(has_b | (db < radius), t, hf.block_fraction()[a, d])
+    t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, hf.block_fraction()[a, d])
     # Where the region also holds a span of the column across (another storey of it), the
-    # outline there stays in this column, or the two storeys' outlines would overlap.
-    t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5, 1.0))
+    # outline there stays in this column, a hair short of its edge: the two storeys' outlines
+    # would overlap, or meet at points of the same place and different heights.
+    t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5 - _STOREY_GAP, 1.0))
     xy = centre[a] + t[:, None] * step
     z = za + t * (zb - za)
     # Between regions: the symmetric midpoint, bitwise equal from either side.
@@ -292,8 +293,10 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
         # Shared run ends, and the wall points next to them so the wall keeps its place up to the border.
         keep = (shared & ((labels != prev_l) | (labels != next_l))) | (~shared & ((prev_l >= 0) | (next_l >= 0)))
         if not keep.any():
-            keep[np.lexsort((points[:, 1], points[:, 0]))[0]] = True
-            first = int(np.flatnonzero(keep)[0])
+            # Anchor a wall-only ring at two extreme points, which every simplification keeps:
+            # the farthest from its centroid, then the farthest from that.
+            first = int(np.argmax(np.hypot(*(points[:, :2] - points[:, :2].mean(axis=0)).T)))
+            keep[first] = True
             keep[int(np.argmax(np.hypot(*(points[:, :2] - points[first, :2]).T)))] = True
         traced = keep | ~shared
     full = np.flatnonzero(traced)
@@ -386,6 +389,42 @@ def _touches_itself(ring: np.ndarray) -> bool:
     return len(np.unique(np.round(ring[:, :2], 9), axis=0)) < len(ring)
 
 
+def _split_at_crossings(points: np.ndarray, labels: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split a ring whose edges cross (two cells meeting only at a corner, where the squared-off
+    corner points of the two passes overlap) at each crossing into loops that do not, both
+    through the crossing point. Overlapping straight edges, which have no single crossing point,
+    are left as they are."""
+    pieces, pending = [], [(points, labels)]
+    while pending:
+        p, lab = pending.pop()
+        i, j = _crossing_pairs(p[:, :2])
+        at = _segment_intersection(p, int(i[0]), int(j[0])) if len(i) else None
+        if at is None or len(pieces) + len(pending) >= _MAX_PIECES:
+            pieces.append((p, lab))
+            continue
+        i, j = int(i[0]), int(j[0])
+        wall = np.array([-1], dtype=labels.dtype)
+        pending.append((np.vstack([at, p[i + 1 : j + 1]]), np.concatenate([wall, lab[i + 1 : j + 1]])))
+        pending.append((np.vstack([at, p[j + 1 :], p[: i + 1]]), np.concatenate([wall, lab[j + 1 :], lab[: i + 1]])))
+    return [(p, lab) for p, lab in pieces if len(p) >= 3]
+
+
+# A ring is split at most into this many loops.
+_MAX_PIECES = 64
+
+
+def _segment_intersection(p: np.ndarray, i: int, j: int) -> np.ndarray | None:
+    """The point (3,) where ring edges i and j cross, height taken along edge i; None if parallel."""
+    n = len(p)
+    a, b, c, d = p[i], p[(i + 1) % n], p[j], p[(j + 1) % n]
+    u, v, w = b[:2] - a[:2], d[:2] - c[:2], c[:2] - a[:2]
+    den = u[0] * v[1] - u[1] * v[0]
+    if abs(den) <= _STRAIGHT * float(np.hypot(*u) * np.hypot(*v)):
+        return None
+    t = float(np.clip((w[0] * v[1] - w[1] * v[0]) / den, 0.0, 1.0))
+    return a + t * (b - a)
+
+
 def _contains(ring: np.ndarray, point: np.ndarray) -> bool:
     """Even-odd test: whether the xy of point lies inside the ring (top view)."""
     x, y = float(point[0]), float(point[1])
@@ -440,17 +479,35 @@ def _rdp(p: np.ndarray, tolerance: float) -> np.ndarray:
 
 
 def _crossing_edges(p: np.ndarray) -> np.ndarray:
-    """Indices of ring edges (i -> i+1) that properly cross or touch a non-adjacent edge."""
+    """Indices of ring edges (i -> i+1) that cross or touch a non-adjacent edge, or fold back
+    onto the next edge (a zero-width spike), with straightness judged to float noise."""
+    n = len(p)
+    if n < 3:
+        return np.zeros(0, dtype=np.int64)
+    edge = np.roll(p, -1, axis=0) - p
+    after = np.roll(edge, -1, axis=0)
+    turn = edge[:, 0] * after[:, 1] - edge[:, 1] * after[:, 0]
+    scale = np.hypot(*edge.T) * np.hypot(*after.T)
+    folds = np.flatnonzero((np.abs(turn) <= _STRAIGHT * scale) & (np.einsum("ij,ij->i", edge, after) < 0))
+    i, j = _crossing_pairs(p)
+    return np.unique(np.concatenate([i, j, folds, (folds + 1) % n]))
+
+
+def _crossing_pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j), i < j: the pairs of non-adjacent ring edges that cross or touch, with straightness
+    judged to float noise."""
     n = len(p)
     if n < 4:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     a, b = p, np.roll(p, -1, axis=0)
     i, j = np.triu_indices(n, k=2)
     adjacent = (j - i) == n - 1
     i, j = i[~adjacent], j[~adjacent]
 
     def orient(o, u, v):
-        return np.sign((u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0]))
+        cross = (u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0])
+        size = np.hypot(*(u - o).T) * np.hypot(*(v - o).T)
+        return np.where(np.abs(cross) <= _STRAIGHT * size, 0.0, np.sign(cross))
 
     o1, o2 = orient(a[i], b[i], a[j]), orient(a[i], b[i], b[j])
     o3, o4 = orient(a[j], b[j], a[i]), orient(a[j], b[j], b[i])
@@ -459,7 +516,7 @@ def _crossing_edges(p: np.ndarray) -> np.ndarray:
     lo_i, hi_i = np.minimum(a[i], b[i]), np.maximum(a[i], b[i])
     lo_j, hi_j = np.minimum(a[j], b[j]), np.maximum(a[j], b[j])
     hit &= (lo_i <= hi_j).all(axis=1) & (lo_j <= hi_i).all(axis=1)
-    return np.unique(np.concatenate([i[hit], j[hit]]))
+    return i[hit], j[hit]
 
 
 def _signed_area(p: np.ndarray) -> float:

@@ -29,13 +29,19 @@ class RegionMap:
     region_area: np.ndarray
 
 
+# A span this close (in cells) to agent_radius from the boundary lies on the eroded boundary
+# itself and is left out: its outline points would fall on its own centre from every side, a
+# zero-width strip, as the exact erosion leaves nothing of a corridor exactly 2 * radius wide.
+ON_RADIUS = 1e-9
+
+
 def build_regions(hf: Heightfield, params: BakeParams) -> RegionMap:
     """Erode the floor by agent_radius exactly, then split it into few large single-storey regions."""
     s = hf.span_count
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
     distance = distance_field(hf, params.agent_radius)
-    inside = distance >= params.agent_radius
+    inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
     column = hf.y.astype(np.int64) * hf.width + hf.x

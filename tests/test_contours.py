@@ -65,7 +65,7 @@ def assert_well_formed(outlines) -> None:
 @settings(max_examples=6, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.floats(-0.5, 0.5), st.floats(-0.5, 0.5), st.floats(0.4, 2.2), st.floats(0.4, 2.2), st.floats(3, 87)),
+        st.tuples(st.floats(-0.5, 0.5), st.floats(-0.5, 0.5), st.floats(0.4, 2.2), st.floats(0.4, 2.2), st.floats(10, 80)),
         min_size=9,
         max_size=9,
     ),
@@ -75,8 +75,10 @@ def assert_well_formed(outlines) -> None:
 def test_rotated_boxes_match_the_exact_offset(boxes, present, setting):
     """Rotated boxes on a 3 x 3 lattice, far enough apart that their offsets never meet.
 
-    Axis-aligned edges are left out: one lying exactly on a row of column centres shifts a whole
-    side by cs/2, a rasterisation bias no outline can see.
+    Edges within 10 degrees of an axis are left out: the mask is sampled at column centres, and an
+    edge that runs along a row of centres for its whole length shifts that side by up to cs/2, a
+    rasterisation bias no outline can see (five boxes at 3 degrees spill 1.05% from it alone).
+    The generator's own scenes, rasterised from triangles, place such edges exactly.
     """
     cs, radius, err = setting
     size = 19.2

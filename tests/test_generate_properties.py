@@ -6,6 +6,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lib import BakeParams, NavMesh, generate
+from lib.contours import build_contours
+from lib.heightfield import build_heightfield
+from lib.polygons import build_polygons
+from lib.regions import build_regions
+from lib.soup import prepare_soup
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 
@@ -68,3 +73,19 @@ def test_crate_whose_cut_ends_on_a_straight_vertex_has_no_t_junction():
     triangles = [[0, 1, 2], [0, 2, 3], [4, 6, 7], [8, 9, 11], [4, 5, 9], [6, 10, 11], [4, 8, 10], [5, 7, 11],
                  [4, 7, 5], [8, 11, 10], [4, 9, 8], [6, 11, 7], [4, 10, 6], [5, 11, 9]]
     assert_valid_navmesh(generate(vertices, np.array(triangles), PARAMS))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(level_soups())
+def test_random_levels_keep_every_region_the_erosion_keeps(scene):
+    """A region with room to spare after erosion comes out as polygons: the outline and polygon
+    stages never drop one (they once did where outlines pinched, touched or crossed themselves)."""
+    soup = prepare_soup(scene.vertices, scene.triangles, scene.walkable)
+    if soup.empty_reason:
+        return
+    hf = build_heightfield(soup, PARAMS)
+    regions = build_regions(hf, PARAMS)
+    mesh = build_polygons(build_contours(hf, regions, PARAMS), PARAMS)
+    cells = np.bincount(regions.region[regions.region >= 0], minlength=regions.region_count) * PARAMS.cell_size**2
+    roomy = set(np.flatnonzero(cells >= 3 * PARAMS.region_min_area).tolist())
+    assert roomy <= set(mesh.regions.tolist()), f"regions {sorted(roomy - set(mesh.regions.tolist()))} were lost"
