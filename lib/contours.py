@@ -67,18 +67,25 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     successor = _successors(hf, edges)
     centre = np.column_stack([hf.centers_xy(), hf.z])
     tolerance = _simplification_tolerance(params)
+    traced_rings = []
+    for ring in _cycles(successor):
+        ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
+        traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
+    pieces = [_outline_pieces(ring_points, ring_labels, tolerance) for _, ring_points, ring_labels in traced_rings]
+    # A ring that cannot be simplified with its shared borders cut short to chords keeps those
+    # borders' points whole, and so does the ring on the other side of them.
+    whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
+             if any(simple is None for _, _, simple in ring_pieces) for key in _shared_keys(ring_points, ring_labels)}
+    if whole:
+        pieces = [
+            _outline_pieces(ring_points, ring_labels, tolerance, whole)
+            if whole & _shared_keys(ring_points, ring_labels) else ring_pieces
+            for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
+        ]
     # Per region: (simplified points, per-edge neighbour, traced points of a wall-only hole or None).
     rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = {}
-    for ring in _cycles(successor):
-        r = int(region[edges.span[ring[0]]])
-        ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
-        simple = _simplify(ring_points, ring_labels, tolerance)
-        pieces = [(ring_points, ring_labels, simple)] if simple is not None and not _touches_itself(simple[0]) else [
-            (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance))
-            for touching in _split_at_touches(*_dedupe(ring_points, ring_labels))
-            for piece_points, piece_labels in _split_at_crossings(*touching)
-        ]
-        for traced, traced_labels, simple in pieces:
+    for (r, _, _), ring_pieces in zip(traced_rings, pieces):
+        for traced, traced_labels, simple in ring_pieces:
             if simple is not None:
                 wall_hole = _signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None))
@@ -108,6 +115,26 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
             outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
                                           ring_neighbors=neighbours))
     return _drop_small_islands(outlines, params.region_min_area)
+
+
+def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset()):
+    """(traced points, traced labels, simplified or None) for a traced ring: the ring itself, or
+    when it does not simplify into a simple ring, the loops it splits into where it touches or
+    crosses itself. Shared points in `whole` are all kept."""
+    simple = _simplify(points, labels, tolerance, whole)
+    if simple is not None and not _touches_itself(simple[0]):
+        return [(points, labels, simple)]
+    return [
+        (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance, whole))
+        for touching in _split_at_touches(*_dedupe(points, labels))
+        for piece_points, piece_labels in _split_at_crossings(*touching)
+    ]
+
+
+def _shared_keys(points: np.ndarray, labels: np.ndarray) -> set[tuple[float, float]]:
+    """The top-view positions of a ring's points on borders shared with other regions (both
+    sides compute them bitwise equal)."""
+    return set(map(tuple, points[labels >= 0, :2].tolist()))
 
 
 def _drop_small_islands(outlines: list[RegionOutline], min_area: float) -> list[RegionOutline]:
@@ -270,10 +297,11 @@ def _cycles(successor: np.ndarray):
             yield np.array(ring, dtype=np.int64)
 
 
-def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
+def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset()):
     """Simplified (ring points, per-edge neighbour), or None if the ring degenerates.
 
-    Shared runs keep only their end points (a ring shared whole with one region keeps its corners);
+    Shared runs keep only their end points (a ring shared whole with one region keeps its corners),
+    and every shared point whose top-view position is in `whole`;
     wall points next to a shared run stay; wall runs between kept points are reduced with
     Ramer-Douglas-Peucker. If that makes the ring cross itself, dropped points come back on the
     crossing edges; if that fails, or the ring lost half its area, the tolerance is halved and tried
@@ -299,6 +327,10 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float):
             keep[first] = True
             keep[int(np.argmax(np.hypot(*(points[:, :2] - points[first, :2]).T)))] = True
         traced = keep | ~shared
+    if whole:
+        forced = shared & np.array([key in whole for key in map(tuple, points[:, :2].tolist())], dtype=bool)
+        keep |= forced
+        traced |= forced
     full = np.flatnonzero(traced)
     full_area = abs(_signed_area(points[full]))
     idx = None

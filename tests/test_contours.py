@@ -10,7 +10,10 @@ from shapely import affinity
 from shapely.geometry import LinearRing, Point, Polygon, box
 
 from lib.contours import build_contours
+from lib.heightfield import build_heightfield
+from lib.params import BakeParams
 from lib.regions import build_regions
+from lib.soup import prepare_soup
 from tests.test_regions import layered_masks, make_heightfield, params, ramp_scene, two_rooms
 
 
@@ -262,3 +265,29 @@ def test_random_area_patches_share_borders_vertex_for_vertex(cells, radius, err)
     outlines = build_contours(hf, build_regions(hf, p), p)
     assert_well_formed(outlines)
     assert_shared_borders_match(outlines)
+
+
+def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_both_sides():
+    """A floor cut by a box and a ramp running off its corner (a level the property tests found):
+    the floor's border with a sliver of ramp curves, and cut to a chord it crosses the floor's
+    own outline. Both rings then keep that border's points whole, so the floor stays."""
+    vertices = np.array([
+        [0, 0, 0.0949179], [10, 0, 0.0949179], [10, 10, 0.0949179], [0, 10, 0.0949179],
+        [4.61748007, -1.48466568, 0.04011139], [6.31675067, -0.12108108, 0.04011139],
+        [3.08026549, 0.43097897, 0.04011139], [4.7795361, 1.79456357, 0.04011139],
+        [4.61748007, -1.48466568, 2.82122677], [6.31675067, -0.12108108, 2.82122677],
+        [3.08026549, 0.43097897, 2.82122677], [4.7795361, 1.79456357, 2.82122677],
+        [7.08861073, 7.79760266, 0], [10.20710724, 7.79760266, 2.67645157],
+        [10.20710724, 10.61292088, 2.67645157], [7.08861073, 10.61292088, 0],
+    ])
+    triangles = np.array([
+        [0, 1, 2], [0, 2, 3], [4, 6, 7], [8, 9, 11], [4, 5, 9], [6, 10, 11], [4, 8, 10], [5, 7, 11],
+        [4, 7, 5], [8, 11, 10], [4, 9, 8], [6, 11, 7], [4, 10, 6], [5, 11, 9], [12, 13, 14], [12, 14, 15],
+    ])
+    params = BakeParams(cell_size=0.2, cell_height=0.1, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
+                        region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)
+    hf = build_heightfield(prepare_soup(vertices, triangles), params)
+    rm = build_regions(hf, params)
+    outlines = build_contours(hf, rm, params)
+    assert_well_formed(outlines)
+    assert sum(outline_polygon(o).area for o in outlines) > 80.0
