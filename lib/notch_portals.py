@@ -452,25 +452,29 @@ class _Graph:
         """Resolve every remaining notch with its best portal, best first; False if one cannot be.
 
         Queued scores go stale as portals are laid: the best queued notch is scored afresh and laid
-        only if it still beats the next one in the queue."""
-        queue = [(0.0, k, notch) for k, notch in enumerate(self.notches())]
+        only if it still beats the next one in the queue. A score taken since the last portal was
+        laid is still fresh, and its target is laid without searching again."""
+        queue = [(0.0, k, notch, -1, None) for k, notch in enumerate(self.notches())]
         counter = len(queue)
+        laid = 0
         for _ in range(8 * len(self.xyz) + 16):
             while queue and not self._is_notch(queue[0][2]):
                 heapq.heappop(queue)
             if not queue:
                 return not self._reflex
-            _, order, notch = heapq.heappop(queue)
-            target = self._best_target(notch)
-            if target is None:
-                return False
-            if queue and target.score > queue[0][0] + 1e-12:
-                heapq.heappush(queue, (target.score, order, notch))
-                continue
+            _, order, notch, scored_at, target = heapq.heappop(queue)
+            if scored_at != laid:
+                target = self._best_target(notch)
+                if target is None:
+                    return False
+                if queue and target.score > queue[0][0] + 1e-12:
+                    heapq.heappush(queue, (target.score, order, notch, laid, target))
+                    continue
             for x in self._lay(notch[1], target):
                 for corner in self._reflex.get(x, ()):
-                    heapq.heappush(queue, (0.0, counter, corner))
+                    heapq.heappush(queue, (0.0, counter, corner, -1, None))
                     counter += 1
+            laid += 1
         return False
 
     def faces(self) -> list[list[int]] | None:

@@ -65,15 +65,25 @@ def segments_cross_many(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarr
 
 
 def is_simple(ring: list[int], xy: np.ndarray) -> bool:
-    """No two non-adjacent edges of the ring meet."""
+    """No two non-adjacent edges of the ring meet (cross properly or touch), all pairs at once."""
     a = xy[ring]
     b = np.roll(a, -1, axis=0)
     n = len(ring)
-    for i in range(n):
-        others = (np.arange(n) != i) & (np.arange(n) != (i + 1) % n) & (np.arange(n) != (i - 1) % n)
-        if segments_cross_many(a[i], b[i], a[others], b[others]).any():
-            return False
-    return True
+    i, j = np.triu_indices(n, k=2)
+    keep = (j - i) != n - 1
+    i, j = i[keep], j[keep]
+
+    def side(o, u, v):
+        return (u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0])
+
+    def on(s, t, r, d):
+        return (d == 0) & np.all((np.minimum(s, t) <= r) & (r <= np.maximum(s, t)), axis=1)
+
+    d1, d2 = side(a[j], b[j], a[i]), side(a[j], b[j], b[i])
+    d3, d4 = side(a[i], b[i], a[j]), side(a[i], b[i], b[j])
+    proper = (d1 * d2 < 0) & (d3 * d4 < 0)
+    touch = on(a[j], b[j], a[i], d1) | on(a[j], b[j], b[i], d2) | on(a[i], b[i], a[j], d3) | on(a[i], b[i], b[j], d4)
+    return not (proper | touch).any()
 
 
 def simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
