@@ -1,0 +1,185 @@
+"""Exact answers for path queries on random single-floor levels (shapely is the referee).
+
+A level is a square floor with closed, outward-facing solids on it, as a designer models them:
+rotated boxes, thin walls and polygonal pillars, taller than the agent. The free space for an
+agent of radius r is the floor shrunk by r minus the obstacles grown by r. A path query is judged
+against that exact free space and against the shortest path inside the baked navmesh.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, Point, Polygon, box
+from shapely.ops import unary_union
+
+from scenes import Scene
+
+# Arcs of grown obstacles and shrunk navmeshes are polygons with this many segments per quarter.
+QUAD_SEGS = 32
+
+
+@dataclass
+class Level:
+    scene: Scene
+    floor: Polygon
+    obstacles: list  # footprints (shapely Polygons) of the solids standing on the floor
+    height: float  # of the solids, so the floor's navmesh is told apart from their tops
+
+    def free_space(self, r: float):
+        """Exact positions of an agent of radius r on the floor."""
+        grown = unary_union([o.buffer(r, quad_segs=QUAD_SEGS) for o in self.obstacles])
+        return self.floor.buffer(-r, join_style="mitre").difference(grown)
+
+    def geometry(self):
+        """What the agent must keep its radius from: the obstacles and the floor's edge."""
+        return unary_union([*self.obstacles, self.floor.exterior])
+
+    def random_points(self, r: float, count: int, rng: np.random.Generator) -> np.ndarray:
+        """count uniform points (z = 0) of the free space for radius r."""
+        free = self.free_space(r)
+        shapely.prepare(free)
+        x0, y0, x1, y1 = free.bounds
+        out = np.zeros((0, 2))
+        while len(out) < count:
+            xy = rng.uniform((x0, y0), (x1, y1), size=(4 * count, 2))
+            out = np.concatenate([out, xy[shapely.contains_xy(free, xy[:, 0], xy[:, 1])]])
+        return np.c_[out[:count], np.zeros(count)]
+
+
+def _prism(scene: Scene, ring: list, height: float) -> None:
+    """A closed vertical prism over a counter-clockwise ring of (x, y), outward-facing."""
+    n = len(ring)
+    verts = [(x, y, 0.0) for x, y in ring] + [(x, y, height) for x, y in ring]
+    tris = [(0, k + 1, k) for k in range(1, n - 1)] + [(n, n + k, n + k + 1) for k in range(1, n - 1)]
+    for k in range(n):
+        j = (k + 1) % n
+        tris += [(k, j, n + j), (k, n + j, n + k)]
+    scene.add(verts, tris)
+
+
+def random_level(seed: int, extent: float = 40.0, count: int = 18, height: float = 3.0) -> Level:
+    """A floor of extent x extent m with `count` solids: rotated boxes, 0.3 m thin walls and
+    5- to 11-sided pillars, placed at random (they may overlap one another)."""
+    rng = np.random.default_rng(seed)
+    scene = Scene().floor(0.0, 0.0, extent, extent)
+    footprints = []
+    for k in range(count):
+        kind = k % 3
+        cx, cy = rng.uniform(2.0, extent - 2.0, size=2)
+        yaw = rng.uniform(0, math.pi)
+        if kind == 0:
+            sx, sy = rng.uniform(0.6, 3.0, size=2)
+        elif kind == 1:
+            sx, sy = rng.uniform(3.0, 10.0), 0.3
+        if kind < 2:
+            local = [(-sx / 2, -sy / 2), (sx / 2, -sy / 2), (sx / 2, sy / 2), (-sx / 2, sy / 2)]
+        else:
+            sides, rad = int(rng.integers(5, 12)), rng.uniform(0.3, 1.2)
+            local = [(rad * math.cos(2 * math.pi * i / sides), rad * math.sin(2 * math.pi * i / sides)) for i in range(sides)]
+        c, s = math.cos(yaw), math.sin(yaw)
+        ring = [(cx + c * x - s * y, cy + s * x + c * y) for x, y in local]
+        _prism(scene, ring, height)
+        footprints.append(Polygon(ring))
+    return Level(scene, box(0.0, 0.0, extent, extent), footprints, height)
+
+
+def floor_polygons(mesh, level: Level):
+    """The navmesh polygons on the floor (not on the solids' tops), as one shapely geometry."""
+    keep = []
+    for p in range(mesh.polygon_count):
+        v = mesh.vertices[mesh.polygon(p)]
+        if v[:, 2].max() < 0.5 * level.height:
+            keep.append(Polygon(v[:, :2]))
+    return unary_union(keep)
+
+
+class ShortestPaths:
+    """Exact shortest paths inside a polygonal domain (with holes) by Dijkstra over the visibility
+    graph of its reflex vertices, where every shortest path bends."""
+
+    def __init__(self, domain):
+        self.domain = domain.buffer(1e-7)
+        shapely.prepare(self.domain)
+        rings = []
+        for poly in getattr(domain, "geoms", [domain]):
+            rings.append((np.asarray(poly.exterior.coords)[:-1], True))
+            rings += [(np.asarray(h.coords)[:-1], False) for h in poly.interiors]
+        nodes = []
+        for ring, outer in rings:
+            ccw = shapely.LinearRing(ring).is_ccw
+            prev, nxt = np.roll(ring, 1, axis=0), np.roll(ring, -1, axis=0)
+            turn = np.cross(ring - prev, nxt - ring)
+            # Reflex seen from inside the domain: a right turn on a counter-clockwise ring.
+            reflex = turn < 0 if ccw == outer else turn > 0
+            nodes.append(ring[reflex])
+        self.nodes = np.concatenate(nodes) if nodes else np.zeros((0, 2))
+        n = len(self.nodes)
+        i, j = np.triu_indices(n, 1)
+        lines = shapely.linestrings(np.stack([self.nodes[i], self.nodes[j]], axis=1))
+        ok = shapely.covers(self.domain, lines)
+        w = np.linalg.norm(self.nodes[i] - self.nodes[j], axis=1)
+        self.adj: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        for a, b, d in zip(i[ok].tolist(), j[ok].tolist(), w[ok].tolist()):
+            self.adj[a].append((b, d))
+            self.adj[b].append((a, d))
+
+    def length(self, start, goal) -> float:
+        """Shortest XY length from start to goal inside the domain (inf if either is outside)."""
+        s, g = np.asarray(start, float)[:2], np.asarray(goal, float)[:2]
+        if not (self.domain.covers(Point(s)) and self.domain.covers(Point(g))):
+            return math.inf
+        if self.domain.covers(LineString([s, g])):
+            return float(np.linalg.norm(g - s))
+        n = len(self.nodes)
+        ends = []
+        for p in (s, g):
+            lines = shapely.linestrings(np.stack([np.broadcast_to(p, self.nodes.shape), self.nodes], axis=1))
+            seen = shapely.covers(self.domain, lines)
+            ends.append([(k, float(np.linalg.norm(self.nodes[k] - p))) for k in np.flatnonzero(seen)])
+        to_goal = {k: d for k, d in ends[1]}
+        best = math.inf
+        dist = [math.inf] * n
+        heap = []
+        for k, d in ends[0]:
+            dist[k] = d
+            heap.append((d + float(np.linalg.norm(self.nodes[k] - g)), d, k))
+        heapq.heapify(heap)
+        while heap:
+            f, d, k = heapq.heappop(heap)
+            if f >= best:
+                break
+            if d > dist[k]:
+                continue
+            if k in to_goal:
+                best = min(best, d + to_goal[k])
+            for j, w in self.adj[k]:
+                nd = d + w
+                if nd < dist[j]:
+                    dist[j] = nd
+                    heapq.heappush(heap, (nd + float(np.linalg.norm(self.nodes[j] - g)), nd, j))
+        return best
+
+
+@dataclass
+class PathVerdict:
+    """What a found path does wrong, measured in XY (meters)."""
+
+    through_obstacle: float  # length of the path inside obstacle footprints
+    off_navmesh: float  # length of the path outside the navmesh (1 cm tolerance)
+    clearance: float  # closest approach to the real geometry
+    length: float  # the path's XY length
+
+
+def judge(points: np.ndarray, level: Level, navmesh_shape, geometry=None) -> PathVerdict:
+    xy = np.asarray(points, float)[:, :2]
+    line = LineString(xy) if len(xy) > 1 else Point(xy[0])
+    obstacles = unary_union(level.obstacles)
+    inside = line.intersection(obstacles).length if len(xy) > 1 else 0.0
+    off = line.difference(navmesh_shape.buffer(0.01)).length if len(xy) > 1 else 0.0
+    geometry = geometry if geometry is not None else level.geometry()
+    length = float(np.linalg.norm(np.diff(xy, axis=0), axis=1).sum())
+    return PathVerdict(inside, off, float(line.distance(geometry)), length)
