@@ -40,6 +40,22 @@ _MIN_RING_AREA = 1e-3
 _REPAIR_PASSES = 8
 # A ring that collapses under the simplification tolerance is retried with it halved this many times.
 _TOLERANCE_HALVINGS = 6
+# Simplification is one-sided: traced points may lie up to the tolerance on the walkable side of a
+# simplified wall edge, but at most this far (m) beyond it, toward the wall.
+_OUTSIDE_SLACK = 0.01
+# Simplified wall edges are chosen so that none needs pushing by more than this fraction of the tolerance.
+_MAX_PUSH = 0.5
+# Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
+# off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
+_PUSH_MARGIN = 1e-7
+# Rounds of pushing wall edges off the boundary (each moves vertices; the next one re-measures).
+_PUSH_PASSES = 8
+# Two consecutive edges whose turn has a sine below this are pushed by the same amount (pushed
+# apart, their nearly parallel lines would meet far away).
+_PUSH_STRAIGHT = 0.5
+# An edge with one end on a shared border turns about that end; its closest approach counts as at
+# least this fraction of its length from the fixed end, bounding how far the free end moves.
+_PUSH_MIN_LEVER = 0.25
 
 
 def _simplification_tolerance(params) -> float:
@@ -67,22 +83,24 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     successor = _successors(hf, edges)
     centre = np.column_stack([hf.centers_xy(), hf.z])
     tolerance = _simplification_tolerance(params)
+    boundary = _Boundary(hf, params)
     traced_rings = []
     for ring in _cycles(successor):
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
-    pieces = [_outline_pieces(ring_points, ring_labels, tolerance) for _, ring_points, ring_labels in traced_rings]
+    pieces = [_outline_pieces(ring_points, ring_labels, tolerance, boundary) for _, ring_points, ring_labels in traced_rings]
     # A ring that cannot be simplified with its shared borders cut short to chords keeps those
     # borders' points whole, and so does the ring on the other side of them.
     whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
              if any(simple is None for _, _, simple in ring_pieces) for key in _shared_keys(ring_points, ring_labels)}
     if whole:
         pieces = [
-            _outline_pieces(ring_points, ring_labels, tolerance, whole)
+            _outline_pieces(ring_points, ring_labels, tolerance, boundary, whole)
             if whole & _shared_keys(ring_points, ring_labels) else ring_pieces
             for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
         ]
-    # Per region: (simplified points, per-edge neighbour, traced points of a wall-only hole or None).
+    # Per region: (simplified points, per-edge neighbour, per-point shared flag, traced points of a
+    # wall-only hole or None).
     rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = {}
     for (r, _, _), ring_pieces in zip(traced_rings, pieces):
         for traced, traced_labels, simple in ring_pieces:
@@ -103,29 +121,33 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
                 holes_of[owner].append(h)
         for k in reversed(outers):
             members = [k] + holes_of[k]
+            # Per ring, the outlines to try, best first: (points, neighbours, shared flags).
+            options = [[rings[m][:3]] for m in members]
             chosen = [rings[m][0] for m in members]
-            neighbours = [rings[m][1] for m in members]
             for slot, h in enumerate(holes_of[k], start=1):
-                if rings[h][2] is not None:
+                if rings[h][3] is not None:
                     others = chosen[:slot] + chosen[slot + 1:]
-                    fewer = _enclosing_hole(rings[h][2], len(chosen[slot]), tolerance, others)
+                    fewer = _enclosing_hole(rings[h][3], len(chosen[slot]), tolerance, others)
                     if fewer is not None:
                         chosen[slot] = fewer
-                        neighbours[slot] = np.full(len(fewer), -1, dtype=np.int64)
+                        no_border = np.full(len(fewer), -1, dtype=np.int64)
+                        options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
+            chosen, neighbours = _push_rings(options, boundary)
             outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
                                           ring_neighbors=neighbours))
     return _drop_small_islands(outlines, params.region_min_area)
 
 
-def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset()):
+def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, boundary: _Boundary | None,
+                    whole: frozenset | set = frozenset()):
     """(traced points, traced labels, simplified or None) for a traced ring: the ring itself, or
     when it does not simplify into a simple ring, the loops it splits into where it touches or
     crosses itself. Shared points in `whole` are all kept."""
-    simple = _simplify(points, labels, tolerance, whole)
+    simple = _simplify(points, labels, tolerance, whole, boundary)
     if simple is not None and not _touches_itself(simple[0]):
         return [(points, labels, simple)]
     return [
-        (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance, whole))
+        (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance, whole, boundary))
         for touching in _split_at_touches(*_dedupe(points, labels))
         for piece_points, piece_labels in _split_at_crossings(*touching)
     ]
@@ -297,9 +319,11 @@ def _cycles(successor: np.ndarray):
             yield np.array(ring, dtype=np.int64)
 
 
-def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset()):
-    """Simplified (ring points, per-edge neighbour), or None if the ring degenerates.
+def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset(),
+              boundary: _Boundary | None = None):
+    """Simplified (ring points, per-edge neighbour, per-point shared flag), or None if the ring degenerates.
 
+    The shared flag is True for points on borders shared with other regions (they never move).
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners),
     and every shared point whose top-view position is in `whole`;
     wall points next to a shared run stay; wall runs between kept points are reduced with
@@ -337,7 +361,7 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
     # Rings smaller than the tolerance (a pillar's hole) collapse under it: retry finer before
     # falling back to every traced point, which would cost many polygons.
     for halvings in range(_TOLERANCE_HALVINGS):
-        chosen, simple = _reduce(points, labels, keep, tolerance / 2**halvings)
+        chosen, simple = _reduce(points, labels, keep, tolerance / 2**halvings, boundary)
         if len(chosen) >= 3 and simple and abs(_signed_area(points[chosen])) >= 0.5 * full_area:
             idx = chosen
             break
@@ -350,10 +374,10 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
         span = _section(a, b, n)
         if _is_shared_run(labels, span):
             nb[k] = labels[a]
-    return points[idx], nb
+    return points[idx], nb, labels[idx] >= 0
 
 
-def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance: float):
+def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance: float, boundary: _Boundary | None = None):
     """RDP over the wall runs between the kept points, then repair crossings: (kept indices, simple)."""
     keep = keep.copy()
     n = len(points)
@@ -361,7 +385,7 @@ def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance:
     for a, b in zip(kept, np.roll(kept, -1)):
         span = _section(a, b, n)
         if not _is_shared_run(labels, span):
-            keep[span[_rdp(points[span, :2], tolerance)]] = True
+            keep[span[_rdp(points[span], tolerance, boundary)]] = True
     simple = False
     for _ in range(_REPAIR_PASSES):
         idx = np.flatnonzero(keep)
@@ -492,8 +516,13 @@ def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.hypot(*(p - (a + t[:, None] * ab)).T)
 
 
-def _rdp(p: np.ndarray, tolerance: float) -> np.ndarray:
-    """Indices into p kept by Ramer-Douglas-Peucker (the two ends always)."""
+def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None) -> np.ndarray:
+    """Indices into points (n, 3) kept by one-sided Ramer-Douglas-Peucker (the two ends always):
+    points may lie `tolerance` left of a chord (the walkable side of a ring edge), _OUTSIDE_SLACK
+    right of it. With a boundary, a chord that comes closer to it than agent_radius by more than
+    _MAX_PUSH * tolerance (a chord across an arc of the eroded boundary) is split as well, so the
+    later push onto the walkable side stays short."""
+    p = points[:, :2]
     keep = np.zeros(len(p), dtype=bool)
     keep[0] = keep[-1] = True
     stack = [(0, len(p) - 1)]
@@ -501,8 +530,16 @@ def _rdp(p: np.ndarray, tolerance: float) -> np.ndarray:
         a, b = stack.pop()
         if b - a < 2:
             continue
-        dev = _seg_dist(p[a + 1 : b], p[a], p[b])
+        inner = p[a + 1 : b]
+        ab = p[b] - p[a]
+        right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
+        dev = _seg_dist(inner, p[a], p[b])
+        dev = np.where(right, dev * (tolerance / _OUTSIDE_SLACK), dev)
         k = int(np.argmax(dev))
+        if dev[k] <= tolerance and boundary is not None:
+            gap = boundary.distance(p[a:a + 1], p[b:b + 1], points[a:a + 1, 2], points[b:b + 1, 2])[0][0]
+            if boundary.radius - gap > _MAX_PUSH * tolerance:
+                dev[k] = np.inf
         if dev[k] > tolerance:
             m = a + 1 + k
             keep[m] = True
@@ -646,6 +683,13 @@ def _convex_hull(xy: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1], dtype=np.int64)
 
 
+def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
+    """Whether an edge of ring meets an edge of other."""
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
+    return bool(_segments_meet(a, b, c, d).any())
+
+
 def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     """The ring neither meets any other ring's edges nor encloses another ring."""
     a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
@@ -666,3 +710,175 @@ def _segments_meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -
     lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
     lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
     return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)
+
+
+class _Boundary:
+    """The floor's boundary segments (Heightfield.boundary), binned by cell, for clearance tests."""
+
+    def __init__(self, hf: Heightfield, params: BakeParams):
+        seg = hf.boundary if hf.boundary is not None else _model_boundary(hf)
+        self.cs, self.bmin = hf.cell_size, hf.bmin
+        self.radius = float(params.agent_radius)
+        # Boundary seen from a floor more than this far below or above belongs to another storey.
+        self.storey = 0.5 * float(params.agent_height)
+        # Bins cover the grid and a margin of _BIN_PAD cells around it.
+        self.cols, self.rows = hf.width + 2 * _BIN_PAD, hf.height + 2 * _BIN_PAD
+        key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
+        order = np.argsort(key, kind="stable")
+        self.seg = seg[order]
+        self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
+
+    def _cell(self, xy: np.ndarray) -> np.ndarray:
+        return np.clip(np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0,
+                       [self.cols - 1, self.rows - 1])
+
+    def _bin(self, xy: np.ndarray) -> np.ndarray:
+        c = self._cell(xy)
+        return c[:, 1] * self.cols + c[:, 0]
+
+    def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
+        """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey
+        (inf beyond agent_radius + 2 cells), and (E,) where along the edge (0..1) it is reached."""
+        e = len(p)
+        best, where = np.full(e, np.inf), np.zeros(e)
+        if e == 0 or len(self.seg) == 0:
+            return best, where
+        # Segments lie within one cell of their bin, so bins beyond reach hold nothing within radius.
+        reach = self.radius + 2.0 * self.cs
+        lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
+        nx, ny = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
+        count = nx * ny
+        edge = np.repeat(np.arange(e), count)
+        local = np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count)
+        ci, cj = lo[edge, 0] + local % nx[edge], lo[edge, 1] + local // nx[edge]
+        centre = self.bmin + (np.column_stack([ci, cj]) - _BIN_PAD + 0.5) * self.cs
+        near = _paired_distance(centre, p[edge], q[edge])[0] <= reach
+        edge, cell = edge[near], (cj * self.cols + ci)[near]
+        first, count = self.start[cell], self.start[cell + 1] - self.start[cell]
+        edge = np.repeat(edge, count)
+        seg = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
+        s = self.seg[seg]
+        dist, t = _segment_distance(p[edge], q[edge], s[:, :2], s[:, 2:4])
+        same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
+        dist = np.where(same, dist, np.inf)
+        order = np.lexsort((dist, edge))
+        edge, dist, t = edge[order], dist[order], t[order]
+        head = np.ones(len(edge), dtype=bool)
+        head[1:] = edge[1:] != edge[:-1]
+        best[edge[head]], where[edge[head]] = dist[head], t[head]
+        return best, where
+
+
+# Boundary bins extend this many cells beyond the grid (segments on its far edges).
+_BIN_PAD = 2
+
+
+def _model_boundary(hf: Heightfield) -> np.ndarray:
+    """(G, 5) boundary segments from the block fractions alone (hand-built heightfields), as
+    regions.distance_field places them: cell-wide across the step where found, else a point."""
+    span, d = np.nonzero(hf.links < 0)
+    step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
+    mid = hf.centers_xy()[span] + (hf.block_fraction()[span, d] * hf.cell_size)[:, None] * step
+    half = np.where(hf.block_found()[span, d], 0.5 * hf.cell_size, 0.0)[:, None] * step[:, ::-1]
+    return np.column_stack([mid - half, mid + half, hf.z[span]])
+
+
+def _paired_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """Distance of points x (N, 2) to segments a-b (N, 2), and the parameter (0..1) of the closest point."""
+    ab = b - a
+    den = np.einsum("ij,ij->i", ab, ab)
+    t = np.clip(np.einsum("ij,ij->i", x - a, ab) / np.where(den > 0, den, 1.0), 0.0, 1.0)
+    return np.hypot(*(x - a - t[:, None] * ab).T), t
+
+
+def _segment_distance(p, q, a, b):
+    """Distance between segments p-q and a-b (N, 2 each), and where along p-q (0..1) it is reached."""
+    cands = [_paired_distance(a, p, q), _paired_distance(b, p, q)]
+    for end, t_end in ((p, 0.0), (q, 1.0)):
+        cands.append((_paired_distance(end, a, b)[0], np.full(len(p), t_end)))
+    dist = np.stack([c[0] for c in cands])
+    t = np.stack([c[1] for c in cands])
+    k = np.argmin(dist, axis=0)
+    cols = np.arange(len(p))
+    best, at = dist[k, cols], t[k, cols]
+    # Segments that cross are 0 apart, at the crossing.
+    u, v, w = q - p, b - a, a - p
+    den = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = (w[:, 0] * v[:, 1] - w[:, 1] * v[:, 0]) / den
+        r = (w[:, 0] * u[:, 1] - w[:, 1] * u[:, 0]) / den
+    cross = (den != 0) & (s >= 0) & (s <= 1) & (r >= 0) & (r <= 1)
+    return np.where(cross, 0.0, best), np.where(cross, s, at)
+
+
+def _push_rings(options: list[list[tuple]], boundary: _Boundary):
+    """A region's (rings, neighbours): per ring the first of its options (points, neighbours,
+    shared flags) whose wall edges, pushed off the boundary (_push_off_walls), cross neither the
+    ring itself nor the rings chosen so far; the first option unpushed if none does."""
+    out = [ring_options[0][0] for ring_options in options]
+    out_nb = [ring_options[0][1] for ring_options in options]
+    for k, ring_options in enumerate(options):
+        others = out[:k] + out[k + 1:]
+        for ring, nb, fixed in ring_options:
+            pushed, pushed_nb = _push_off_walls(ring, nb, fixed, boundary)
+            if _crossing_edges(pushed[:, :2]).size:
+                continue
+            if _fits_among(pushed, others) if k else not any(_crossing_rings(pushed, other) for other in others):
+                out[k], out_nb[k] = pushed, pushed_nb
+                break
+    return out, out_nb
+
+
+def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: _Boundary):
+    """(ring, neighbours) with every wall edge (nb < 0) at least agent_radius from the
+    floor's boundary.
+
+    Edges that come closer are pushed parallel onto the walkable side (left of the edge) by the
+    shortfall: a tangent to the eroded boundary's arcs instead of a chord across them. A free
+    vertex moves to where its two edges' lines meet after the push; shared points (fixed) never
+    move, and an edge with one fixed end turns about it. An edge the push would turn over is
+    dropped instead (its lines' neighbours meet directly). Repeated until every wall edge clears.
+    """
+    if not (nb < 0).any() or fixed.all():
+        return ring, nb
+    xy, z = ring[:, :2].copy(), ring[:, 2].copy()
+    for _ in range(_PUSH_PASSES):
+        wall, fixed_next = nb < 0, np.roll(fixed, -1)
+        a, b = xy, np.roll(xy, -1, axis=0)
+        dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
+        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], z[wall], np.roll(z, -1)[wall])
+        short = wall & (dist < boundary.radius - _PUSH_MARGIN) & ~(fixed & fixed_next)
+        if not short.any():
+            break
+        push = np.where(short, boundary.radius - dist + 2 * _PUSH_MARGIN, 0.0)
+        at_start = np.where(fixed_next & ~fixed, push / np.maximum(1.0 - t, _PUSH_MIN_LEVER), push)
+        at_end = np.where(fixed & ~fixed_next, push / np.maximum(t, _PUSH_MIN_LEVER), push)
+        edge = b - a
+        normal = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
+        # Vertex k joins edge k-1 (in) and edge k (out): it moves by d with n_in.d = o_in, n_out.d = o_out.
+        n1, n2 = np.roll(normal, 1, axis=0), normal
+        o1, o2 = np.roll(at_end, 1), at_start
+        sine = n1[:, 0] * n2[:, 1] - n1[:, 1] * n2[:, 0]
+        cosine = np.einsum("ij,ij->i", n1, n2)
+        straight = np.abs(sine) < _PUSH_STRAIGHT
+        with np.errstate(divide="ignore", invalid="ignore"):
+            general = np.column_stack([o1 * n2[:, 1] - o2 * n1[:, 1], n1[:, 0] * o2 - n2[:, 0] * o1]) / sine[:, None]
+            even = np.maximum(o1, o2)[:, None] * (n1 + n2) / (1.0 + cosine)[:, None]
+        d = np.where(straight[:, None], even, general)
+        # A fold back (a spike) has no place where both lines are pushed: leave it.
+        d[fixed | ((o1 == 0) & (o2 == 0)) | (straight & (cosine <= 0))] = 0.0
+        moved = xy + d
+        after = np.roll(moved, -1, axis=0) - moved
+        flipped = np.flatnonzero(np.einsum("ij,ij->i", after, edge) <= 0)
+        if flipped.size == 0:
+            xy = moved
+            continue
+        # Drop one free end of each edge that would turn over, then measure again.
+        drop = np.zeros(len(xy), dtype=bool)
+        drop[np.where(fixed[flipped], (flipped + 1) % len(xy), flipped)] = True
+        drop &= ~fixed
+        if not drop.any() or len(xy) - drop.sum() < 3:
+            break
+        nb = np.where(drop | np.roll(drop, -1), -1, nb)[~drop]
+        xy, z, fixed = xy[~drop], z[~drop], fixed[~drop]
+    return np.column_stack([xy, z]), nb

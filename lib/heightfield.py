@@ -35,6 +35,11 @@ class Heightfield:
     None means 0.5 everywhere. Unused where the link exists.
     link_found: (S, 4) bool or None: whether link_block was found on the step (the floor's end is a
     line across it there) or is only the expected place. None means found wherever link_block < 1.
+    boundary: (G, 5) float64 or None: where the floor ends, as top-view segments (x0, y0, x1, y1, z)
+    with the floor height z of the span that sees them. At walls, exactly: the edges of every
+    triangle that blocks a wall link inside the agent's band, clipped to the neighbour column's
+    square. At ledges, a cell-wide segment across the step at link_block. None when not recorded
+    (hand-built heightfields).
     """
 
     cell_size: float
@@ -49,6 +54,7 @@ class Heightfield:
     links: np.ndarray
     link_block: np.ndarray | None = None
     link_found: np.ndarray | None = None
+    boundary: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -138,11 +144,22 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     ledge = (links < 0) & (block < 1.0)
     block[ledge], found[ledge] = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, soup.vertices, tris, floor_ids, grid)
     wall = (links < 0) & (block == 1.0)
-    block[wall], found[wall] = _wall_fractions(
+    block[wall], found[wall], blockers = _wall_fractions(
         np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
     )
     area = soup.areas[span_tri].astype(np.int32)
-    return Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
+    hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
+    hf.boundary = np.concatenate([blockers, _ledge_segments(hf, ledge)])
+    return hf
+
+
+def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
+    """(L, 5) boundary segments of the ledge links: a cell-wide segment across each step at its block fraction."""
+    span, d = np.nonzero(ledge)
+    step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
+    mid = hf.centers_xy()[span] + (hf.link_block[span, d] * hf.cell_size)[:, None] * step
+    half = 0.5 * hf.cell_size * step[:, ::-1]
+    return np.column_stack([mid - half, mid + half, hf.z[span]])
 
 
 @dataclass(frozen=True)
@@ -539,7 +556,8 @@ def _block_fractions(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> 
 
 def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
     """(fraction, found) per wall link: where the line from this centre across the neighbour
-    column first meets geometry that blocks the agent there.
+    column first meets geometry that blocks the agent there; and the blocking segments (as
+    Heightfield.boundary describes them).
 
     Candidates are the triangles rasterised into the neighbour column within the agent's band
     (above climb, below head height); the fraction is the first crossing of the line with one of
@@ -563,16 +581,43 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     best = np.full(len(span), np.inf)
     k = 0
     active = np.flatnonzero(inside & (count > 0))
+    seen = []  # (wall link, triangle) pairs that block
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
         t = _first_crossing(start[active], reach[active], vertices[triangles[label[f]], :2])
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
+        seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
         k += 1
         active = active[count[active] > k]
     found = np.isfinite(best)
     out[found] = np.maximum(best[found], 0.5)
-    return out, found
+    pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
+    link, tri = pairs[:, 0], pairs[:, 1]
+    lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
+    corners = vertices[triangles[tri], :2]
+    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % 3], lo_xy, grid.cs) for e in range(3)]
+    blockers = np.concatenate([np.column_stack([p, q, z[span[link]]])[ok] for p, q, ok in segs])
+    return out, found, np.unique(blockers, axis=0)
+
+
+def _clip_to_square(p: np.ndarray, q: np.ndarray, lo: np.ndarray, size: float):
+    """Segments p-q (N, 2) clipped to the squares [lo, lo + size] (Liang-Barsky): (p', q', kept)."""
+    d = q - p
+    t0, t1 = np.zeros(len(p)), np.ones(len(p))
+    ok = np.ones(len(p), dtype=bool)
+    for axis in (0, 1):
+        for sign, bound in ((-1.0, lo[:, axis]), (1.0, lo[:, axis] + size)):
+            # Inside where sign * (p + t d - bound) <= 0.
+            num, den = sign * (bound - p[:, axis]), sign * d[:, axis]
+            flat = den == 0
+            ok &= ~flat | (num >= 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = num / den
+            t0 = np.where(~flat & (den < 0), np.maximum(t0, t), t0)
+            t1 = np.where(~flat & (den > 0), np.minimum(t1, t), t1)
+    ok &= t0 <= t1
+    return p + t0[:, None] * d, p + t1[:, None] * d, ok
 
 
 # The far side of the neighbour column, in centre-to-centre steps.
