@@ -738,13 +738,14 @@ class _Boundary:
 
     def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
         """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey
-        (inf beyond agent_radius + 2 cells), and (E,) where along the edge (0..1) it is reached."""
+        (inf beyond agent_radius + _BIN_REACH cells), and (E,) where along the edge (0..1) it is reached."""
         e = len(p)
         best, where = np.full(e, np.inf), np.zeros(e)
         if e == 0 or len(self.seg) == 0:
             return best, where
-        # Segments lie within one cell of their bin, so bins beyond reach hold nothing within radius.
-        reach = self.radius + 2.0 * self.cs
+        # Segments lie within _BIN_REACH cells of their bin's centre, so bins beyond reach hold
+        # nothing within radius.
+        reach = self.radius + _BIN_REACH * self.cs
         lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
         nx, ny = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
         count = nx * ny
@@ -771,6 +772,9 @@ class _Boundary:
 
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
+# Every point of a boundary segment lies within this many cells of its bin's centre (ledge edges,
+# the longest, reach sqrt(2) cells from their midpoint, which is within 1/sqrt(2) of the centre).
+_BIN_REACH = 2.5
 
 
 def _model_boundary(hf: Heightfield) -> np.ndarray:

@@ -142,19 +142,22 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     block = _block_fractions(links, x, y, z, solid, grid, params)
     found = np.zeros_like(links, dtype=bool)
     ledge = (links < 0) & (block < 1.0)
-    block[ledge], found[ledge] = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, soup.vertices, tris, floor_ids, grid)
+    block[ledge], found[ledge], ledge_edges = _ledge_fractions(
+        np.nonzero(ledge), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid
+    )
     wall = (links < 0) & (block == 1.0)
     block[wall], found[wall], blockers = _wall_fractions(
         np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
     )
     area = soup.areas[span_tri].astype(np.int32)
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
-    hf.boundary = np.concatenate([blockers, _ledge_segments(hf, ledge)])
+    hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
     return hf
 
 
 def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
-    """(L, 5) boundary segments of the ledge links: a cell-wide segment across each step at its block fraction."""
+    """(L, 5) boundary segments of ledge links whose floor's end was not traced: a cell-wide
+    segment across each step at its block fraction."""
     span, d = np.nonzero(ledge)
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
     mid = hf.centers_xy()[span] + (hf.link_block[span, d] * hf.cell_size)[:, None] * step
@@ -644,9 +647,12 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.
 
 # Floor triangles a ledge trace may cross within one centre-to-centre step before it gives up.
 _LEDGE_TRACE_STEPS = 8
+# A ledge edge is recorded within a square this many cells wide around each exit point through it:
+# consecutive exits along a straight ledge lie at most sqrt(2) cells apart, so the pieces overlap.
+_LEDGE_CLIP = 2.0
 
 
-def _ledge_fractions(ledge, span_tri, x, y, vertices, triangles, floor_ids, grid: _Grid):
+def _ledge_fractions(ledge, span_tri, x, y, z, vertices, triangles, floor_ids, grid: _Grid):
     """(fraction, found) per ledge link: where the floor really ends on the step to the neighbour centre.
 
     The step is traced through the floor triangles, starting in the one the span was sampled
@@ -654,12 +660,16 @@ def _ledge_fractions(ledge, span_tri, x, y, vertices, triangles, floor_ids, grid
     between vertices at the same position). The floor ends where the trace leaves through an
     edge with no floor beyond. Steps the trace cannot settle (the floor runs past the neighbour
     centre, or a seam between unwelded meshes) keep the cell edge, 0.5.
+
+    Also returns the floor's edges where the traces end (as Heightfield.boundary describes them),
+    each clipped to the square of _LEDGE_CLIP cells around its trace's exit point: the exact ledge,
+    where a grid-aligned segment per step would make a staircase of a slanted one.
     """
     span, d = ledge
     out = np.full(len(span), 0.5)
     found = np.zeros(len(span), dtype=bool)
     if not len(span):
-        return out, found
+        return out, found, np.zeros((0, 5))
     local = np.full(len(triangles), -1, dtype=np.int64)
     local[floor_ids] = np.arange(len(floor_ids))
     across = _edge_neighbours(vertices, triangles[floor_ids])
@@ -669,6 +679,7 @@ def _ledge_fractions(ledge, span_tri, x, y, vertices, triangles, floor_ids, grid
     tri = local[span_tri[span]]
     entry = np.zeros(len(span))
     active = np.flatnonzero(tri >= 0)
+    exits = []  # (link, edge start, edge end) where a trace leaves the floor
     for _ in range(_LEDGE_TRACE_STEPS):
         if not active.size:
             break
@@ -686,11 +697,21 @@ def _ledge_fractions(ledge, span_tri, x, y, vertices, triangles, floor_ids, grid
         ends = (t < 1.0) & (beyond < 0)
         out[active[ends]] = t[ends]
         found[active[ends]] = True
+        k = exit_edge[ends]
+        rows = np.arange(len(active))[ends]
+        exits.append((active[ends], corners[rows, k], corners[rows, (k + 1) % 3]))
         go_on = (t < 1.0) & (beyond >= 0)
         entry[active[go_on]] = t[go_on]
         tri[active[go_on]] = beyond[go_on]
         active = active[go_on]
-    return out, found
+    if not exits:
+        return out, found, np.zeros((0, 5))
+    link = np.concatenate([e[0] for e in exits])
+    a, b = np.concatenate([e[1] for e in exits]), np.concatenate([e[2] for e in exits])
+    at = start[link] + out[link, None] * step[link]
+    a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
+    edges = np.column_stack([a, b, z[span[link]]])[ok]
+    return out, found, np.unique(edges, axis=0)
 
 
 def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
