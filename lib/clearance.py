@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -191,13 +192,12 @@ def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], uppe
 
 
 def compute_clearance(mesh: NavMesh) -> NavMesh:
-    """Fill `edge_clearance` (E,) and `cross_clearance` (flat n×n per polygon) in place and return mesh."""
+    """The mesh with `edge_clearance` (E,) and `cross_clearance` (flat n×n per polygon) filled."""
     r0 = float(mesh.params.agent_radius)
     E = len(mesh.poly_vertices)
     edge_clear = np.zeros(E)
     if mesh.is_empty:
-        mesh.edge_clearance, mesh.cross_clearance = edge_clear, np.zeros(0)
-        return mesh
+        return replace(mesh, edge_clearance=edge_clear, cross_clearance=np.zeros(0))
     edge_poly = mesh.edge_polygon
     nxt = mesh.edge_next_vertex
     boundary = mesh.neighbors < 0
@@ -232,9 +232,8 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     is_bnd_vertex = np.zeros(len(mesh.vertices), dtype=bool)
     is_bnd_vertex[mesh.poly_vertices[boundary]] = True
     is_bnd_vertex[nxt[boundary]] = True
-    mesh.edge_clearance = edge_clear
-    mesh.cross_clearance = _cross_clearance(mesh, r0, edge_clear, boundary.tolist(), is_bnd_vertex.tolist())
-    return mesh
+    cross = _cross_clearance(mesh, r0, edge_clear, boundary.tolist(), is_bnd_vertex.tolist())
+    return replace(mesh, edge_clearance=edge_clear, cross_clearance=cross)
 
 
 def _cross_clearance(mesh: NavMesh, r0: float, edge_clear: np.ndarray, boundary: list[bool], is_bnd_vertex: list[bool]) -> np.ndarray:

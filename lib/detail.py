@@ -6,6 +6,8 @@ until every sample is within max_height_error or the per-polygon insertion cap i
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .heightfield import Heightfield
@@ -19,7 +21,7 @@ _EDGE_EPS = 1e-9
 
 
 def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region: np.ndarray | None = None) -> NavMesh:
-    """Fill mesh.detail_* so the surface is within params.max_height_error of the sampled floor.
+    """The mesh with detail_* filled so the surface is within params.max_height_error of the sampled floor.
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
     span per column, so a polygon samples exactly its own floor even on steep, rolling ground. Without
@@ -46,10 +48,12 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
         out_tris.append(tris + base)
         out_polys.append(np.full(len(tris), p, dtype=np.int64))
         base += len(verts)
-    mesh.detail_vertices = np.concatenate(out_vertices)
-    mesh.detail_triangles = np.concatenate(out_tris).astype(np.int64)
-    mesh.detail_polygons = np.concatenate(out_polys)
-    return mesh
+    return replace(
+        mesh,
+        detail_vertices=np.concatenate(out_vertices),
+        detail_triangles=np.concatenate(out_tris).astype(np.int64),
+        detail_polygons=np.concatenate(out_polys),
+    )
 
 
 def surface_height(mesh: NavMesh, poly: int, xy) -> float:

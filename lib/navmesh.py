@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -33,9 +33,11 @@ def from_y_up(points: np.ndarray) -> np.ndarray:
     return np.asarray(points, dtype=np.float64).reshape(-1, 3) @ _Z_TO_Y_UP
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class NavMesh:
-    """Convex polygons over the walkable surface (world Z-up, meters).
+    """Convex polygons over the walkable surface (world Z-up, meters). Immutable: the fields cannot be
+    reassigned and the arrays are read-only, so query state built from a mesh can never go stale
+    (stages make new meshes with `dataclasses.replace`).
 
     vertices: (V, 3) float64. poly_offsets: (P+1,) int64. poly_vertices: (E,) int64,
     counter-clockwise seen from +Z. neighbors: (E,) int64, the polygon across each edge or -1.
@@ -62,8 +64,17 @@ class NavMesh:
     detail_polygons: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     edge_clearance: np.ndarray | None = None
     cross_clearance: np.ndarray | None = None
-    links: list = field(default_factory=list)
+    links: tuple = ()
     empty_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                view = value.view()
+                view.flags.writeable = False
+                object.__setattr__(self, f.name, view)
+        object.__setattr__(self, "links", tuple(self.links))
 
     @classmethod
     def empty(cls, params: BakeParams, reason: str) -> "NavMesh":
@@ -235,7 +246,7 @@ class NavMesh:
             detail_polygons=detail_polygons,
             edge_clearance=edge_clearance,
             cross_clearance=cross_clearance,
-            links=list(links),
+            links=links,
             empty_reason=data.get("empty_reason"),
         )
 

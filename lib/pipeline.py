@@ -1,6 +1,7 @@
 """The bake pipeline: triangle soup -> NavMesh, one stage after another (Recast's rcBuild* chain)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -62,7 +63,4 @@ def generate(
 
 
 def _to_world(mesh: NavMesh, origin: np.ndarray) -> NavMesh:
-    mesh.vertices = mesh.vertices + origin
-    if len(mesh.detail_vertices):
-        mesh.detail_vertices = mesh.detail_vertices + origin
-    return mesh
+    return replace(mesh, vertices=mesh.vertices + origin, detail_vertices=mesh.detail_vertices + origin)

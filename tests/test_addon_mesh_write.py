@@ -1,6 +1,7 @@
 """NavMesh -> Blender object: faces, attribute domains and values, stored JSON, replacement rules."""
 from __future__ import annotations
 
+from dataclasses import replace
 import bpy
 import numpy as np
 import pytest
@@ -33,8 +34,7 @@ def test_faces_are_the_polygons_in_order(blender):
 
 
 def test_attributes_have_the_contract_domains_and_values(blender):
-    mesh = navmeshes.l_corridor()
-    mesh.regions = np.array([0, 0, 1])
+    mesh = replace(navmeshes.l_corridor(), regions=np.array([0, 0, 1]))
     obj = mesh_write.write_navmesh_object(blender, mesh, "Level_navmesh")
     np.testing.assert_array_equal(attribute(obj, "nav_neighbor", "CORNER", np.int32), mesh.neighbors)
     np.testing.assert_array_equal(attribute(obj, "nav_region", "FACE", np.int32), [0, 0, 1])
