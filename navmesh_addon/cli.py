@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     paths.add_argument("--radius", type=float, help="agent radius (default: the navmesh's bake radius)")
     paths.add_argument("--output", "-o", type=Path, required=True, help="result JSON file")
     paths.add_argument("--object", help="in a .blend with several baked navmeshes, the object to use")
+    paths.add_argument("--extent", type=float, nargs=2, metavar=("ACROSS", "UP"),
+                       help="how far (m) a start or goal may lie from the navmesh, across and up or down "
+                            "(default: twice the bake radius plus a cell across, the agent height up)")
     paths.add_argument("--fail-unreachable", action="store_true",
                        help="exit with code 3 when some pair's goal is not reached (status other than 'found')")
     return parser
@@ -151,24 +154,30 @@ def bake_command(args: argparse.Namespace) -> int:
 def paths_command(args: argparse.Namespace) -> int:
     if args.radius is not None and not (math.isfinite(args.radius) and args.radius >= 0):
         raise UsageError(f"--radius must be a finite number >= 0, got {args.radius}")
+    if args.extent is not None and not all(math.isfinite(v) and v >= 0 for v in args.extent):
+        raise UsageError(f"--extent must be two finite numbers >= 0, got {args.extent}")
     mesh = load_navmesh(args.navmesh, args.object)
     pairs = load_queries(args.queries)
     query = importlib.import_module(f"{lib.__name__}.query")
+    nav_query = query.NavMeshQuery(mesh, extent=args.extent)
     results = []
     for pair in pairs:
-        found = query.find_path(mesh, pair[:3], pair[3:], radius=args.radius)
+        found = nav_query.find_path(pair[:3], pair[3:], radius=args.radius)
         results.append({
             "start": pair[:3],
             "goal": pair[3:],
             "status": str(found.status),
             "points": [[float(c) for c in p] for p in found.points],
             "length": float(found.length),
+            "start_distance": float(found.start_distance),
+            "goal_distance": float(found.goal_distance),
             "reason": found.reason,
         })
     missed = [i for i, r in enumerate(results) if r["status"] != "found"]
     report = {
         "navmesh": str(args.navmesh),
         "radius": mesh.params.agent_radius if args.radius is None else args.radius,
+        "extent": list(nav_query.extent),
         "results": results,
         "unreachable": missed,
     }
@@ -176,7 +185,8 @@ def paths_command(args: argparse.Namespace) -> int:
     args.output.write_text(json.dumps(report, indent=1))
     print(f"navmesh: {len(results) - len(missed)} of {len(results)} paths found -> {args.output}")
     if missed and args.fail_unreachable:
-        return _fail(EXIT_UNREACHABLE, f"goal not reached for pair(s) {', '.join(map(str, missed))} (see {args.output})")
+        why = "; ".join(f"pair {i}: {results[i]['status']}, {results[i]['reason']}" for i in missed[:5])
+        return _fail(EXIT_UNREACHABLE, f"goal not reached for pair(s) {', '.join(map(str, missed))} (see {args.output}): {why}")
     return EXIT_OK
 
 

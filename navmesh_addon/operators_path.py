@@ -18,11 +18,17 @@ HANDLE_TAG = "navmesh_path_handle"
 
 @dataclass
 class PathState:
-    """The last computed path, its mesh, and the inputs it was computed from (the cache key)."""
+    """The last computed path and the inputs it was computed from (the cache key), and the query
+    object of the navmesh it ran on, kept while that navmesh's revision stays the same."""
 
     key: tuple | None = None
     result: object | None = None
-    mesh: lib.NavMesh | None = None
+    query: object | None = None
+    query_key: tuple | None = None
+
+    @property
+    def mesh(self) -> lib.NavMesh | None:
+        return None if self.query is None else self.query.mesh
 
 
 STATE = PathState()
@@ -55,6 +61,15 @@ def area_filter(nav) -> "query.QueryFilter":
     return query.QueryFilter(area_cost={int(area): float(cost) for area, cost in costs.items()})
 
 
+def navmesh_query(nav) -> "query.NavMeshQuery":
+    """The query object for a navmesh object, decoded once per revision of its data."""
+    key = (nav.name_full, nav.data.get(mesh_write.REVISION_KEY))
+    if STATE.query is None or STATE.query_key != key:
+        STATE.query = query.NavMeshQuery(mesh_write.read_navmesh_object(nav), filter=area_filter(nav))
+        STATE.query_key = key
+    return STATE.query
+
+
 def update_path(scene) -> bool:
     """Recompute the test path if its inputs changed; True when it did."""
     settings = scene.navmesh
@@ -63,21 +78,20 @@ def update_path(scene) -> bool:
         return False
     STATE.key = key
     if key is None:
-        STATE.result = STATE.mesh = None
+        STATE.result = None
         settings.path_status = ""
         return True
     try:
-        mesh = mesh_write.read_navmesh_object(settings.path_navmesh)
+        nav_query = navmesh_query(settings.path_navmesh)
         began = time.perf_counter()
-        result = query.find_path(mesh, np.array(key[0]), np.array(key[1]), radius=settings.path_radius,
-                                 filter=area_filter(settings.path_navmesh))
+        result = nav_query.find_path(key[0], key[1], radius=settings.path_radius)
         elapsed = time.perf_counter() - began
     except lib.NavMeshError as exc:
-        STATE.result = STATE.mesh = None
+        STATE.result = None
         settings.path_status = f"error: {exc}"
         return True
-    STATE.result, STATE.mesh = result, mesh
-    settings.path_status = str(result.status)
+    STATE.result = result
+    settings.path_status = str(result.status) if result.status == "found" else f"{result.status}: {result.reason}"
     settings.path_length = float(result.length)
     settings.path_polygons = int(result.nodes_expanded)
     settings.path_time_ms = elapsed * 1000.0
@@ -119,17 +133,16 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
     def execute(self, context):
         try:
             nav = navmesh_for_path(context)
-            mesh = mesh_write.read_navmesh_object(nav)
+            if mesh_write.read_navmesh_object(nav).is_empty:
+                raise lib.NavMeshError("the navmesh is empty: bake it again with walkable sources")
+            nav_query = navmesh_query(nav)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        if mesh.is_empty:
-            self.report({"ERROR"}, "the navmesh is empty: bake it again with walkable sources")
-            return {"CANCELLED"}
-        centroids = _polygon_centroids(mesh)
+        centroids = _polygon_centroids(nav_query.mesh)
         far = int(np.argmax(np.linalg.norm(centroids - centroids[0], axis=1)))
         # Snap onto the surface (the detail mesh follows the real floor, polygon centroids need not).
-        start, goal = (query.locate(mesh, centroids[p])[1] for p in (0, far))
+        start, goal = (nav_query.index.nearest(centroids[p])[2] for p in (0, far))
         collection = nav.users_collection[0]
         settings = context.scene.navmesh
         settings.path_navmesh = nav
@@ -175,4 +188,4 @@ def register_handlers() -> None:
 def unregister_handlers() -> None:
     if on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
         bpy.app.handlers.depsgraph_update_post.remove(on_depsgraph_update)
-    STATE.key = STATE.result = STATE.mesh = None
+    STATE.key = STATE.result = STATE.query = STATE.query_key = None

@@ -20,6 +20,11 @@ from scenes import Scene
 
 # Arcs of grown obstacles and shrunk navmeshes are polygons with this many segments per quarter.
 QUAD_SEGS = 32
+# RecastDemo-matched bake parameters at two scales: max_edge_error = 1.3 cs, region_min_area = 64 cs².
+PARAMS = {
+    "r0.6": dict(cell_size=0.3, agent_radius=0.6, max_edge_error=0.39, region_min_area=5.76),
+    "r0.3": dict(cell_size=0.15, agent_radius=0.3, max_edge_error=0.195, region_min_area=1.44),
+}
 
 
 @dataclass
@@ -108,7 +113,7 @@ class ShortestPaths:
         for poly in getattr(domain, "geoms", [domain]):
             rings.append((np.asarray(poly.exterior.coords)[:-1], True))
             rings += [(np.asarray(h.coords)[:-1], False) for h in poly.interiors]
-        nodes = []
+        nodes, sides = [], []
         for ring, outer in rings:
             ccw = shapely.LinearRing(ring).is_ccw
             prev, nxt = np.roll(ring, 1, axis=0), np.roll(ring, -1, axis=0)
@@ -116,9 +121,20 @@ class ShortestPaths:
             # Reflex seen from inside the domain: a right turn on a counter-clockwise ring.
             reflex = turn < 0 if ccw == outer else turn > 0
             nodes.append(ring[reflex])
+            sides.append(np.stack([prev[reflex], nxt[reflex]], axis=1))
         self.nodes = np.concatenate(nodes) if nodes else np.zeros((0, 2))
         n = len(self.nodes)
         i, j = np.triu_indices(n, 1)
+        # A shortest path only runs between reflex vertices along lines that leave both vertices'
+        # ring neighbours on one side (it wraps them); only those lines are tested for cover.
+        side = np.concatenate(sides) if sides else np.zeros((0, 2, 2))
+        ij = self.nodes[j] - self.nodes[i]
+        tangent = np.ones(len(i), dtype=bool)
+        for end in (i, j):
+            rel = side[end] - self.nodes[end][:, None, :]
+            s = ij[:, None, 0] * rel[..., 1] - ij[:, None, 1] * rel[..., 0]
+            tangent &= ~(((s[:, 0] > 1e-12) & (s[:, 1] < -1e-12)) | ((s[:, 0] < -1e-12) & (s[:, 1] > 1e-12)))
+        i, j = i[tangent], j[tangent]
         lines = shapely.linestrings(np.stack([self.nodes[i], self.nodes[j]], axis=1))
         ok = shapely.covers(self.domain, lines)
         w = np.linalg.norm(self.nodes[i] - self.nodes[j], axis=1)

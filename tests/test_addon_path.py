@@ -53,7 +53,7 @@ def test_recompute_only_when_handles_radius_or_navmesh_change(corridor):
     assert settings.path_status == "found" and settings.path_length > navmeshes.L_LENGTH
     settings.path_radius = 0.9  # wider than the first portal's clearance (0.75 in the fixture)
     assert operators_path.update_path(scene) is True
-    assert settings.path_status == "partial"
+    assert settings.path_status.startswith("partial: ") and "closest reachable point" in settings.path_status
     mesh_write.write_navmesh_object(bpy.context, navmeshes.l_corridor(), "L_navmesh")
     assert operators_path.update_path(scene) is True
 
@@ -65,6 +65,24 @@ def test_depsgraph_handler_follows_a_moved_handle(corridor):
     bpy.context.view_layer.update()  # runs depsgraph_update_post, as a move in the viewport does
     np.testing.assert_allclose(operators_path.STATE.result.points[-1][:2], (1.0, 1.5), atol=1e-6)
     assert settings.path_length == pytest.approx(math.dist((4.0, 1.0), (1.0, 1.5)), rel=1e-6)
+
+
+def test_handle_moves_reuse_one_query_until_the_navmesh_changes(corridor):
+    """The navmesh is decoded once per revision; the Blender float radius of the bake is the bake radius."""
+    bpy.ops.navmesh.add_path_test()
+    scene = bpy.context.scene
+    settings = scene.navmesh
+    kept = operators_path.STATE.query
+    assert kept.mesh.params.agent_radius == pytest.approx(0.4) and settings.path_radius != 0.4  # float32
+    for x in (2.0, 3.0, 4.0):
+        settings.path_start.location = (x, 1.0, 0.5)
+        bpy.context.view_layer.update()  # the depsgraph handler recomputes the path
+        assert operators_path.STATE.result.points[0][0] == pytest.approx(x)
+        assert operators_path.STATE.query is kept
+    assert kept.cache_sizes()["radii"] == 1  # the float32 radius was taken as the bake radius
+    mesh_write.write_navmesh_object(bpy.context, navmeshes.l_corridor(), "L_navmesh")
+    operators_path.update_path(scene)
+    assert operators_path.STATE.query is not kept
 
 
 def test_radius_below_the_bake_radius_is_an_error_status(corridor):

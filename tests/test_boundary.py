@@ -16,15 +16,10 @@ import shapely
 
 sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a top-level module
 
-from oracle import floor_polygons, random_level  # noqa: E402
+from oracle import PARAMS, floor_polygons, random_level  # noqa: E402
 
 from lib import BakeParams, generate  # noqa: E402
 
-# RecastDemo-matched parameters: max_edge_error = 1.3 cs, region_min_area = 64 cs².
-PARAMS = {
-    "r0.6": dict(cell_size=0.3, agent_radius=0.6, max_edge_error=0.39, region_min_area=5.76),
-    "r0.3": dict(cell_size=0.15, agent_radius=0.3, max_edge_error=0.195, region_min_area=1.44),
-}
 # How far (m) the boundary may reach into the band, and the least share of the free space covered.
 MAX_INTRUSION = 0.02
 MIN_COVERAGE = 0.98

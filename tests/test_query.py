@@ -1,22 +1,16 @@
 """Path queries on hand-built meshes with exactly known free space (shapely is the referee)."""
+import gc
+import weakref
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from shapely.geometry import LineString, Point, box
 
 from lib.errors import NavMeshError
-from lib.query import (
-    PathCache,
-    QueryFilter,
-    SlicedSearch,
-    find_path,
-    find_paths,
-    locate,
-    move_along_surface,
-    random_point,
-    raycast,
-    reachable,
-)
-from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, visibility_shortest
+from lib.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
+from lib.query.navmesh_query import PATH_CACHE_SIZE, RADIUS_SLOTS
+from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, two_floors, visibility_shortest
 
 DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5
 
@@ -24,6 +18,11 @@ DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at
 @pytest.fixture(scope="module")
 def pillars():
     return grid_mesh(ROOM, PILLARS, step=0.5)
+
+
+@pytest.fixture
+def query(pillars):
+    return NavMeshQuery(pillars)
 
 
 def _random_free_points(region, rng, n):
@@ -35,22 +34,35 @@ def _random_free_points(region, rng, n):
     return np.array(out)
 
 
-def test_locate_snaps_to_the_floor_and_out_of_obstacles(pillars):
-    p, q = locate(pillars, [0.7, 0.7, 3.0])
-    assert p >= 0 and np.allclose(q, [0.7, 0.7, 0.0])
-    p, q = locate(pillars, [2.2, 4.0, 0.0])  # inside the pillar x 2..3: nearest free point is on x = 2
-    assert np.allclose(q, [2.0, 4.0, 0.0])
-    assert locate(pillars, [50.0, 50.0, 0.0], search_radius=1.0)[0] == -1
+def _with_areas(mesh, select, area):
+    """The mesh with area `area` on the polygons whose centres pass select(x, y)."""
+    c = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
+    areas = mesh.areas.copy()
+    areas[select(c[:, 0], c[:, 1])] = area
+    return replace(mesh, areas=areas)
 
 
-def test_paths_are_near_optimal_against_the_visibility_graph(pillars):
+def test_locate_snaps_to_the_floor_within_its_extent(query):
+    loc = query.locate([0.7, 0.7, 1.5])
+    assert loc.polygon >= 0 and np.allclose(loc.point, [0.7, 0.7, 0.0]) and loc.distance == pytest.approx(1.5)
+    loc = query.locate([2.1, 4.0, 0.0])  # 0.1 m inside the pillar x 2..3: nearest free point is on x = 2
+    assert np.allclose(loc.point, [2.0, 4.0, 0.0])
+    assert query.locate([2.5, 4.0, 0.0]).polygon == -1  # the pillar's middle is 0.5 m from any floor
+    far = query.locate([50.0, 50.0, 0.0])
+    assert far.polygon == -1 and far.distance == pytest.approx(np.hypot(40.0, 40.0))
+    assert query.locate([50.0, 50.0, 0.0], extent=(60.0, 1.0)).polygon >= 0
+    with pytest.raises(NavMeshError, match="extent"):
+        query.locate([0.0, 0.0, 0.0], extent=(-1.0, 1.0))
+
+
+def test_paths_are_near_optimal_against_the_visibility_graph(query):
     rng = np.random.default_rng(1)
     region = free_space(ROOM, PILLARS, 0.0).buffer(-1e-3)
     starts, goals = _random_free_points(region, rng, 120), _random_free_points(region, rng, 120)
     inside = free_space(ROOM, PILLARS, 0.0).buffer(1e-6)
     ratios = []
     for s, g in zip(starts, goals):
-        res = find_path(pillars, s, g)
+        res = query.find_path(s, g)
         assert res.status == "found"
         assert np.allclose(res.points[0], s) and np.allclose(res.points[-1], g)
         assert inside.covers(LineString(res.points[:, :2]))
@@ -61,25 +73,24 @@ def test_paths_are_near_optimal_against_the_visibility_graph(pillars):
     assert np.mean(ratios <= 1.01) >= 0.99
 
 
-def test_goal_in_plain_sight_is_the_straight_segment_without_search(pillars):
+def test_goal_in_plain_sight_is_the_straight_segment_without_search(query):
     """Along x = 4 between pillars nothing is in the way: the answer is the segment itself."""
-    res = find_path(pillars, [4.0, 0.5, 0.0], [4.0, 9.5, 0.0])
+    res = query.find_path([4.0, 0.5, 0.0], [4.0, 9.5, 0.0])
     assert res.status == "found" and res.nodes_expanded == 0
     assert np.allclose(res.points, [[4.0, 0.5, 0.0], [4.0, 9.5, 0.0]]) and res.length == pytest.approx(9.0)
-    behind = find_path(pillars, [1.5, 4.0, 0.0], [3.5, 4.0, 0.0])  # the pillar x 2..3 is in the way
+    behind = query.find_path([1.5, 4.0, 0.0], [3.5, 4.0, 0.0])  # the pillar x 2..3 is in the way
     assert behind.nodes_expanded > 0 and behind.length > 2.0 + 1e-6
 
 
 @pytest.mark.parametrize("r", [0.2, 0.45])
-def test_paths_for_larger_radius_stay_in_the_eroded_free_space(pillars, r):
+def test_paths_for_larger_radius_stay_in_the_eroded_free_space(query, r):
     rng = np.random.default_rng(2)
     region = free_space(ROOM, PILLARS, r).buffer(-1e-3)
     inside = free_space(ROOM, PILLARS, r).buffer(1e-6)
     corners = [Point(x, y) for ox0, oy0, ox1, oy1 in PILLARS for x in (ox0, ox1) for y in (oy0, oy1)]
     for s, g in zip(_random_free_points(region, rng, 40), _random_free_points(region, rng, 40)):
-        res = find_path(pillars, s, g, radius=r)
-        if res.status != "found":
-            continue
+        res = query.find_path(s, g, radius=r)
+        assert res.status == "found"
         line = LineString(res.points[:, :2])
         assert inside.covers(line)
         assert min(line.distance(c) for c in corners) >= r - 1e-6
@@ -107,7 +118,9 @@ def test_unreachable_goal_gives_a_partial_path_to_the_closest_reachable_point():
     assert res.length == pytest.approx(np.hypot(2.8, 4.5))
     narrow = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
     res = find_path(narrow, [2.0, 5.0, 0.0], [8.0, 5.0, 0.0], radius=0.65)  # too wide for the doorway
-    assert res.status == "partial" and np.allclose(res.points[-1][:2], [4.8, 5.0])
+    # It ends in front of the doorway where the agent's 0.65 m clear the door jambs (4.8, 4.4 and 5.6).
+    assert res.status == "partial" and res.points[-1][1] == pytest.approx(5.0)
+    assert 4.8 - 0.65 <= res.points[-1][0] <= 4.8 - np.sqrt(0.65**2 - 0.6**2) + 1e-6
 
 
 def test_radius_below_bake_radius_is_refused():
@@ -117,9 +130,8 @@ def test_radius_below_bake_radius_is_refused():
 
 
 def test_filter_costs_and_exclusions_steer_the_path():
-    mesh = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
-    c = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
-    mesh.areas[(c[:, 0] > 4.0) & (c[:, 0] < 6.0) & (c[:, 1] > 4.0) & (c[:, 1] < 6.0)] = 3  # the doorway
+    doorway = lambda x, y: (x > 4.0) & (x < 6.0) & (y > 4.0) & (y < 6.0)  # noqa: E731
+    mesh = _with_areas(grid_mesh(ROOM, DOOR_WALLS, step=1.0), doorway, 3)
     s, g = [2.0, 5.0, 0.0], [8.0, 5.0, 0.0]
     assert find_path(mesh, s, g).status == "found"
     assert find_path(mesh, s, g, filter=QueryFilter(excluded={3})).status == "partial"
@@ -129,9 +141,8 @@ def test_filter_costs_and_exclusions_steer_the_path():
 
 
 def test_costly_area_is_avoided_when_a_cheaper_detour_exists():
-    mesh = grid_mesh(ROOM, [(4.0, 1.0, 6.0, 8.0)], step=1.0)
-    c = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
-    mesh.areas[(c[:, 0] > 4.0) & (c[:, 0] < 6.0) & (c[:, 1] < 1.0)] = 5  # the southern passage
+    south_passage = lambda x, y: (x > 4.0) & (x < 6.0) & (y < 1.0)  # noqa: E731
+    mesh = _with_areas(grid_mesh(ROOM, [(4.0, 1.0, 6.0, 8.0)], step=1.0), south_passage, 5)
     s, g = [2.0, 2.5, 0.0], [8.0, 2.5, 0.0]
     south = find_path(mesh, s, g)
     assert south.points[:, 1].max() <= 2.5 and south.length == pytest.approx(2 * np.hypot(2.0, 1.5) + 2.0)
@@ -140,56 +151,55 @@ def test_costly_area_is_avoided_when_a_cheaper_detour_exists():
     assert north.length == pytest.approx(2 * np.hypot(2.0, 5.5) + 2.0)
 
 
-def test_sliced_search_matches_find_path(pillars):
+def test_sliced_search_matches_find_path(query):
     s, g = [0.5, 0.5, 0.0], [9.5, 9.5, 0.0]
-    search = SlicedSearch(pillars, s, g)
+    search = query.search(s, g)
     statuses = [search.update(5)]
     while statuses[-1] == "in_progress":
         statuses.append(search.update(5))
     assert statuses[0] == "in_progress" and statuses[-1] == "found"
-    assert search.result().length == pytest.approx(find_path(pillars, s, g).length)
+    assert search.result().length == pytest.approx(NavMeshQuery(query.mesh).find_path(s, g).length)
     assert search.result().length == pytest.approx(visibility_shortest(ROOM, PILLARS, np.array(s), np.array(g)))
 
 
-def test_raycast_hits_the_pillar_face(pillars):
-    hit = raycast(pillars, [0.5, 4.0, 0.0], [4.0, 4.0, 0.0])
+def test_raycast_hits_the_pillar_face(query):
+    hit = query.raycast([0.5, 4.0, 0.0], [4.0, 4.0, 0.0])
     assert hit.t == pytest.approx(1.5 / 3.5)
     assert np.allclose(hit.point, [2.0, 4.0, 0.0]) and np.allclose(hit.normal, [-1.0, 0.0, 0.0])
-    hit = raycast(pillars, [0.5, 0.5, 0.0], [1.5, 9.5, 0.0])  # meets the pillar y 7.5..8.5 from below
+    hit = query.raycast([0.5, 0.5, 0.0], [1.5, 9.5, 0.0])  # meets the pillar y 7.5..8.5 from below
     assert hit.t == pytest.approx(7.0 / 9.0) and np.allclose(hit.normal, [0.0, -1.0, 0.0])
-    assert raycast(pillars, [0.5, 0.5, 0.0], [0.5, 9.5, 0.0]).t == np.inf
+    assert query.raycast([0.5, 0.5, 0.0], [0.5, 9.5, 0.0]).t == np.inf
 
 
-def test_move_along_surface_slides_along_walls(pillars):
-    pt, polys = move_along_surface(pillars, [1.5, 4.0, 0.0], [2.5, 4.5, 0.0])
+def test_move_along_surface_slides_along_walls(query):
+    pt, polys = query.move_along_surface([1.5, 4.0, 0.0], [2.5, 4.5, 0.0])
     assert np.allclose(pt, [2.0, 4.5, 0.0])
-    pt, _ = move_along_surface(pillars, [1.5, 4.0, 0.0], [1.0, 4.5, 0.0])
+    pt, _ = query.move_along_surface([1.5, 4.0, 0.0], [1.0, 4.5, 0.0])
     assert np.allclose(pt, [1.0, 4.5, 0.0])
 
 
-def test_random_points_lie_on_the_free_space(pillars):
+def test_random_points_lie_on_the_free_space(query):
     rng = np.random.default_rng(3)
     region = free_space(ROOM, PILLARS, 0.0).buffer(1e-9)
-    pts = np.array([random_point(pillars, rng)[1] for _ in range(200)])
+    pts = np.array([query.random_point(rng)[1] for _ in range(200)])
     assert all(region.covers(Point(p[:2])) for p in pts)
     assert np.allclose(pts[:, 2], 0.0)
 
 
-def test_batch_with_cache_equals_single_queries(pillars):
+def test_batch_equals_single_queries_and_repeats_hit_the_path_cache(query):
     rng = np.random.default_rng(4)
     region = free_space(ROOM, PILLARS, 0.0).buffer(-1e-3)
     starts = _random_free_points(region, rng, 10)
     goals = _random_free_points(region, rng, 10)
-    cache = PathCache(pillars)
-    batch = find_paths(pillars, np.r_[starts, starts], np.r_[goals, goals], cache=cache)
-    assert cache.hits >= 10
+    batch = find_paths(query, np.r_[starts, starts], np.r_[goals, goals])
+    assert query.cache_hits == 10 and query.cache_misses == 10
     for i in range(10):
-        single = find_path(pillars, starts[i], goals[i])
+        single = find_path(query.mesh, starts[i], goals[i])
         assert batch.status[i] == 0
-        assert batch.lengths[i] == pytest.approx(single.length, rel=0.02)
-        assert np.allclose(batch.path(i), batch.path(i + 10))
+        assert batch.lengths[i] == pytest.approx(single.length)
+        assert np.array_equal(batch.path(i), batch.path(i + 10))
     with pytest.raises(NavMeshError, match="starts"):
-        find_paths(pillars, starts, goals[:3])
+        find_paths(query, starts, goals[:3])
 
 
 def test_paths_follow_a_ramp_surface():
@@ -201,11 +211,8 @@ def test_paths_follow_a_ramp_surface():
 
 
 def test_multi_floor_paths_climb_the_ramp_and_never_jump():
-    from tests.test_query_scenes import two_floors
-
     mesh = two_floors()
-    lower, _ = locate(mesh, [1.0, 1.0, 0.2])
-    upper, _ = locate(mesh, [1.0, 1.0, 2.8])
+    lower, upper = locate(mesh, [1.0, 1.0, 0.2]).polygon, locate(mesh, [1.0, 1.0, 2.8]).polygon
     assert lower != upper
     assert mesh.vertices[mesh.polygon(lower), 2].max() == 0.0 and mesh.vertices[mesh.polygon(upper), 2].min() == 3.0
     res = find_path(mesh, [1.0, 1.0, 0.0], [1.0, 1.0, 3.0])
@@ -215,7 +222,7 @@ def test_multi_floor_paths_climb_the_ramp_and_never_jump():
     assert res.points[:, 0].max() >= 12.0 - 1e-9  # it went over to the ramp
     assert res.length >= 2 * 11.0 + 4.0
     # Reachability on the lower floor with the ramp excluded stays on the lower floor.
-    ramp = np.flatnonzero(mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3)[:, :, 0].min(axis=1) >= 12.0)
-    mesh.areas[ramp] = 2
+    ramp = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3)[:, :, 0].min(axis=1) >= 12.0
+    mesh = replace(mesh, areas=np.where(ramp, 2, mesh.areas))
     only_lower = reachable(mesh, [1.0, 1.0, 0.0], filter=QueryFilter(excluded={2}))
     assert only_lower.area == pytest.approx(24.0)

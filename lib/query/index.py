@@ -2,15 +2,37 @@
 from __future__ import annotations
 
 import math
-import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
 
-_INDEXES: dict[int, tuple[weakref.ref, "MeshIndex"]] = {}
 _FEW_DETAIL_TRIANGLES = 24
+# Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
+LOCATE_TOL = 1e-9
+# Exit points this close (m) count as the same point when a walk leaves through a vertex.
+WALK_TOL = 1e-9
+# A walk along a polygon's edge that turns out of it by less than this (sine of the angle) runs along it.
+HEADING_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a query point lands: its polygon (-1 if none is within the search extent), the surface
+    point there (the input point when none), and how far that is from the input point (m)."""
+
+    polygon: int
+    point: np.ndarray
+    distance: float
+
+
+def _finite_point(point) -> tuple[float, float, float]:
+    xyz = tuple(np.asarray(point, dtype=np.float64).reshape(3).tolist())
+    if not all(map(math.isfinite, xyz)):
+        raise NavMeshError(f"query point {list(xyz)} has NaN or infinite coordinates")
+    return xyz
 
 
 class MeshIndex:
@@ -19,12 +41,17 @@ class MeshIndex:
     def __init__(self, mesh: NavMesh):
         if mesh.is_empty:
             raise NavMeshError(f"cannot query an empty navmesh ({mesh.empty_reason or 'no polygons'})")
-        self.mesh = weakref.proxy(mesh)
+        self.mesh = mesh
         v = mesh.vertices
         offs = mesh.poly_offsets
         pv = v[mesh.poly_vertices]
         self.lo = np.minimum.reduceat(pv, offs[:-1], axis=0)
         self.hi = np.maximum.reduceat(pv, offs[:-1], axis=0)
+        if len(mesh.detail_triangles):
+            # The detail surface may rise above or dip below a polygon's corners (rolling ground).
+            tri = mesh.detail_vertices[mesh.detail_triangles]
+            np.minimum.at(self.lo, mesh.detail_polygons, tri.min(axis=1))
+            np.maximum.at(self.hi, mesh.detail_polygons, tri.max(axis=1))
         self.edge_poly = mesh.edge_polygon
         self.edge_a = pv
         self.edge_b = v[mesh.edge_next_vertex]
@@ -65,6 +92,7 @@ class MeshIndex:
         self.seg_l = [tuple(r) for r in np.concatenate([self.edge_a, self.edge_b], axis=1).tolist()]
         self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
+        self._edge_boxes: list[tuple] | None = None
         self._detail: list[tuple[np.ndarray, list[tuple]]] | None = None
 
     def walk_lists(self) -> tuple[list, list, list]:
@@ -74,6 +102,13 @@ class MeshIndex:
             ex = np.concatenate([self.edge_a[:, :2], self.edge_b[:, :2] - self.edge_a[:, :2]], axis=1)
             self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
         return self._walk
+
+    def edge_boxes(self) -> list[tuple]:
+        """Each edge's XY bounding box (x0, y0, x1, y1), as a Python list built once."""
+        if self._edge_boxes is None:
+            a, b = self.edge_a[:, :2], self.edge_b[:, :2]
+            self._edge_boxes = [tuple(r) for r in np.concatenate([np.minimum(a, b), np.maximum(a, b)], axis=1).tolist()]
+        return self._edge_boxes
 
     def _detail_planes(self, p: int) -> tuple[np.ndarray, list[tuple]]:
         """Polygon p's detail triangles as affine maps of (1, x, y): an array (3T, 3) giving each
@@ -165,28 +200,41 @@ class MeshIndex:
                 best, out = d, (qx, qy, qz)
         return np.array(out)
 
-    def locate(self, point, search_radius: float | None = None, among: np.ndarray | None = None) -> tuple[int, np.ndarray]:
-        """Nearest polygon and nearest mesh point to a 3D point; (-1, point) when nothing is within reach.
+    def locate(self, point, extent: tuple[float, float], among=None) -> "Location":
+        """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
+        as Detour's findNearestPoly with its half-extents; polygon -1 when none is that close, with the
+        distance to the nearest polygon anywhere. `among`, a bool per polygon, restricts the answer."""
+        xyz = _finite_point(point)
+        across, up = float(extent[0]), float(extent[1])
+        best = (-1, math.inf, None)
+        for p in self.polygons_near(xyz, across):
+            if among is not None and not among[p]:
+                continue
+            lx, ly, lz, hx, hy, hz = self.box_l[p]
+            if xyz[2] < lz - up - LOCATE_TOL or xyz[2] > hz + up + LOCATE_TOL:
+                continue
+            q = self.closest_point(p, xyz)
+            dxy = math.hypot(q[0] - xyz[0], q[1] - xyz[1])
+            dist = math.dist(q.tolist(), xyz)
+            if dxy <= across + LOCATE_TOL and abs(q[2] - xyz[2]) <= up + LOCATE_TOL and dist < best[1]:
+                best = (p, dist, q)
+        if best[0] >= 0:
+            return Location(best[0], best[2], best[1])
+        return Location(-1, np.array(xyz), self.nearest(xyz, among)[1])
 
-        `among`, a bool per polygon, restricts the answer to those polygons."""
-        point = np.asarray(point, dtype=np.float64).reshape(3)
-        xyz = tuple(point.tolist())
-        if not all(map(math.isfinite, xyz)):
-            raise NavMeshError(f"query point {list(xyz)} has NaN or infinite coordinates")
-        limit = math.inf if search_radius is None else float(search_radius)
+    def nearest(self, point, among=None) -> tuple[int, float, np.ndarray]:
+        """(polygon, distance, closest point) over the whole mesh, however far; `among` restricts it."""
+        xyz = _finite_point(point)
+        seen: set[int] = set()
         # The polygons over or under the point's own grid cell first: for a point on the mesh one of
         # them holds it, and its distance bounds the search that follows to a tiny radius.
-        seen: set[int] = set()
-        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, among, (-1, math.inf, point), seen)
+        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, among, (-1, math.inf, np.array(xyz)), seen)
         radius = best[1] if best[0] >= 0 else self.cell
         span = self.extent + math.dist(xyz[:2], self.origin)
         while True:
-            r = min(radius, limit)
-            best = self._nearest(self.polygons_near(xyz, r), xyz, among, best, seen)
-            if best[0] >= 0 and best[1] <= r:
-                return best[0], best[2]
-            if r >= limit or radius > span:
-                return (best[0], best[2]) if best[0] >= 0 and best[1] <= limit else (-1, point)
+            best = self._nearest(self.polygons_near(xyz, radius), xyz, among, best, seen)
+            if (best[0] >= 0 and best[1] <= radius) or radius > span:
+                return best
             radius = max(2.0 * radius, self.cell)
 
     def _nearest(self, cand: list[int], xyz: tuple, among: np.ndarray | None, best: tuple, seen: set[int]) -> tuple:
@@ -223,65 +271,73 @@ def closest_on_segments(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> tupl
     return q[k], k
 
 
-def get_index(mesh: NavMesh) -> MeshIndex:
-    """The mesh's index, built once and kept while the mesh lives."""
-    hit = _INDEXES.get(id(mesh))
-    if hit is not None and hit[0]() is mesh:
-        return hit[1]
-    index = MeshIndex(mesh)
-    key = id(mesh)
-    _INDEXES[key] = (weakref.ref(mesh, lambda _ref: _INDEXES.pop(key, None)), index)
-    return index
+def _heads_inside(edges, x: float, y: float, dx: float, dy: float) -> bool:
+    """Does direction (dx, dy) from boundary point (x, y) of a convex polygon run into it or along
+    its edge? Only the edges whose lines pass through the point decide."""
+    norm = math.hypot(dx, dy)
+    for ax, ay, ux, uy in edges:
+        length = math.hypot(ux, uy)
+        if length <= 0.0 or abs(ux * (y - ay) - uy * (x - ax)) > WALK_TOL * length:
+            continue
+        if ux * dy - uy * dx < -HEADING_TOL * length * norm:
+            return False
+    return True
 
 
-def locate(mesh: NavMesh, point, search_radius: float | None = None) -> tuple[int, np.ndarray]:
-    """Nearest polygon id and nearest point on the mesh (world frame) to `point`; -1 if none within search_radius."""
-    return get_index(mesh).locate(point, search_radius)
-
-
-def walk_segment(mesh: NavMesh, index: MeshIndex, p: int, s: np.ndarray, e: np.ndarray, passable=None):
-    """Walk s->e (XY) through the polygon graph from polygon p.
+def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list | None = None):
+    """Walk s->e (XY) through the polygon graph from polygon p, which holds s.
 
     Returns (t, edge, visited): t = inf and edge = -1 when the walk reaches e, else the fraction where
     it leaves through a wall edge slot (or an edge into an impassable or already visited polygon).
+    The exit edge is one that holds the exit point, so where two edges of a polygon are collinear the
+    walk leaves by the one the line really crosses; through a vertex it takes an edge that leads on.
+    crossings, when given, gets the fraction at which the walk enters each polygon after the first.
     Plain Python floats over lists cached on the index: a walk touches few edges, so numpy's per-call
     overhead would dominate.
     """
     offs, nb, ex = index.walk_lists()
     sx, sy = float(s[0]), float(s[1])
     dx, dy = float(e[0]) - sx, float(e[1]) - sy
+    tie = WALK_TOL / max(math.hypot(dx, dy), WALK_TOL)
     visited = [p]
     seen = {p}
     t_enter = 0.0
-
-    def ok(q: int) -> bool:
-        return q >= 0 and q not in seen and (passable is None or passable(q))
-
     while True:
         a0, a1 = offs[p], offs[p + 1]
         ts = []
-        best, k = math.inf, -1
-        for c, (ax, ay, ux, uy) in enumerate(ex[a0:a1], a0):
+        for ax, ay, ux, uy in ex[a0:a1]:
             den = uy * dx - ux * dy
-            if den > 1e-15:
-                t = (uy * (ax - sx) - ux * (ay - sy)) / den
-                if t < t_enter - 1e-9:
-                    t = math.inf
-            else:
-                t = math.inf
-            ts.append(t)
-            if t < best:
-                best, k = t, c
-        if k < 0 or best >= 1.0:
+            t = (uy * (ax - sx) - ux * (ay - sy)) / den if den > 1e-15 else math.inf
+            ts.append(t if t >= t_enter - tie else math.inf)
+        best = min(ts)
+        if best <= t_enter + tie and _heads_inside(ex[a0:a1], sx + best * dx, sy + best * dy, dx, dy):
+            # The line only touches this polygon's corner from inside or runs along its edge: no exit yet.
+            ts = [t if t > t_enter + tie else math.inf for t in ts]
+            best = min(ts)
+        if best >= 1.0 - tie:  # an end on the polygon's edge is on the polygon
             return math.inf, -1, visited
-        # Through a vertex two edges tie: leave by one that leads on.
+        x, y = sx + best * dx, sy + best * dy
+        exit_edge, wall = -1, -1
         for c in range(a0, a1):
-            if ts[c - a0] <= best + 1e-9 and ok(nb[c]):
-                k = c
+            if ts[c - a0] > best + tie:
+                continue
+            ax, ay, ux, uy = ex[c]
+            length2 = ux * ux + uy * uy
+            along = ((x - ax) * ux + (y - ay) * uy) / max(length2, 1e-300)
+            slack = WALK_TOL / max(math.sqrt(length2), WALK_TOL)
+            if not -slack <= along <= 1.0 + slack:
+                continue  # collinear with the exit edge but not holding the exit point
+            q = nb[c]
+            if q >= 0 and q not in seen and (passable is None or passable(q)):
+                exit_edge = c
                 break
-        q = nb[k]
-        if not ok(q):
-            return ts[k - a0], k, visited
-        visited.append(q)
-        seen.add(q)
-        p, t_enter = q, ts[k - a0]
+            if wall < 0:
+                wall = c
+        if exit_edge < 0:
+            return best, (wall if wall >= 0 else a0 + ts.index(best)), visited
+        p = nb[exit_edge]
+        visited.append(p)
+        seen.add(p)
+        t_enter = best
+        if crossings is not None:
+            crossings.append(best)

@@ -1,0 +1,612 @@
+"""NavMeshQuery: every query on one NavMesh and the state they share, as Detour's dtNavMeshQuery.
+
+The query owns the spatial index, the search graph, the per-radius portal and corner data, the
+connected pieces per radius and filter, and a path cache. The NavMesh it reads is immutable, so
+none of that can go stale; polygon flags and the default filter live here and take effect on the
+next query. Every cache is bounded. Keep one query per mesh in a game loop; the module-level
+functions in `lib.query` build a throwaway query per call.
+"""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from ..components import connected_components
+from ..errors import NavMeshError
+from ..navmesh import NavMesh
+from . import refine
+from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
+from .graph import FITS_TOL, MeshGraph
+from .index import Location, MeshIndex, walk_segment
+from .search import FOUND, PARTIAL, PARTIAL_REASON, UNREACHABLE, SlicedSearch, portal_ends
+
+# Radii whose portal and corner data are kept (least recently used dropped first).
+RADIUS_SLOTS = 4
+# (radius, filter) pairs whose connected pieces are kept.
+COMPONENT_SLOTS = 16
+# Paths kept by default in the path cache.
+PATH_CACHE_SIZE = 1024
+# A chain must be shorter than the best one so far by this much (m) to replace it.
+LENGTH_TOL = 1e-9
+# Corner-to-corner visibility answers kept at the bake radius.
+VISIBILITY_SLOTS = 1 << 16
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """status 'found' / 'partial' / 'unreachable'; points (K, 3) from start to goal; the polygon of
+    each point; length in meters; the polygons searched through (corridor); and for anything but a
+    plain 'found' a reason. start_distance / goal_distance: how far the query's start and goal lie
+    from where the path starts and ends (0 when on the navmesh and clear of walls)."""
+
+    status: str
+    points: np.ndarray
+    polygons: np.ndarray
+    length: float
+    nodes_expanded: int
+    corridor: tuple = ()
+    reason: str = ""
+    start_distance: float = 0.0
+    goal_distance: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReachableSet:
+    """Polygon ids reached and their walkable area seen from above (m²)."""
+
+    polygons: np.ndarray
+    area: float
+
+
+@dataclass(frozen=True)
+class RaycastHit:
+    """t in [0, 1] where the ray hit a wall (inf if it reached the end); the point, the wall's normal
+    facing back along the ray (XY) and the polygons visited."""
+
+    t: float
+    point: np.ndarray
+    normal: np.ndarray
+    polygons: list
+
+
+@dataclass
+class PathPlan:
+    """One path query, resolved before the search: the located (and cleared) ends, the radius and
+    its clearance d = r - r0, what the filter allows and costs, how the search crosses portals, and
+    the result when it is known without a search (unreachable, or the goal in plain sight)."""
+
+    radius: float
+    d: float
+    passable: list
+    costs: list
+    uniform: bool
+    portal: Callable
+    filter_key: tuple = ()
+    start: tuple = ()
+    goal: tuple = ()
+    start_poly: int = -1
+    goal_poly: int = -1
+    partial: bool = False
+    hscale: float = 1.0
+    start_distance: float = 0.0
+    goal_distance: float = 0.0
+    result: PathResult | None = None
+
+
+@dataclass
+class _RadiusData:
+    """What the queries for one clearance d = r - r0 share: portal parts and corner points."""
+
+    portals: dict = field(default_factory=dict)
+    corners: dict = field(default_factory=dict)
+
+
+def _length(points) -> float:
+    return sum(math.dist(a, b) for a, b in zip(points[:-1], points[1:]))
+
+
+class NavMeshQuery:
+    """Path, location, raycast and reachability queries on one NavMesh.
+
+    extent: (across, up or down) in meters, how far from the navmesh a query point may lie and still
+    be located on it, as Detour's half-extents; default `default_extent(mesh.params)`.
+    filter: the default QueryFilter (area costs, exclusions, flag masks) for queries given none.
+    """
+
+    def __init__(self, mesh: NavMesh, filter: QueryFilter | None = None, extent: tuple[float, float] | None = None,
+                 path_cache_size: int = PATH_CACHE_SIZE):
+        self.mesh = mesh
+        self.index = MeshIndex(mesh)
+        self.graph = MeshGraph(mesh)
+        self.filter = filter if filter is not None else QueryFilter()
+        self.extent = default_extent(mesh) if extent is None else _check_extent(extent)
+        self.r0 = float(mesh.params.agent_radius)
+        self.climb = max(float(mesh.params.agent_max_climb), 0.05)
+        self.drape_step = float(mesh.params.cell_size)
+        self._flags = [WALK_FLAG] * mesh.polygon_count
+        self._flags_version = 0
+        self._radii: OrderedDict[float, _RadiusData] = OrderedDict()
+        self._components: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._visible: dict[tuple, bool] = {}
+        self._paths: OrderedDict[tuple, PathResult] = OrderedDict()
+        self.path_cache_size = int(path_cache_size)
+        self.cache_hits = self.cache_misses = 0
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def set_poly_flags(self, polygon: int, flags: int) -> None:
+        """Set a polygon's flags (Detour's setPolyFlags); filters admit polygons by them."""
+        if not 0 <= int(polygon) < self.mesh.polygon_count:
+            raise NavMeshError(f"polygon {polygon} does not exist (the navmesh has {self.mesh.polygon_count})")
+        self._flags[int(polygon)] = int(flags) & ALL_FLAGS
+        self._flags_version += 1
+
+    def poly_flags(self, polygon: int) -> int:
+        return self._flags[int(polygon)]
+
+    def cache_sizes(self) -> dict[str, int]:
+        """How many entries each of the query's caches holds (all bounded)."""
+        return {
+            "radii": len(self._radii),
+            "portals": sum(len(r.portals) for r in self._radii.values()),
+            "corners": sum(len(r.corners) for r in self._radii.values()),
+            "components": len(self._components),
+            "visibility": len(self._visible),
+            "paths": len(self._paths),
+        }
+
+    def check_radius(self, radius: float | None) -> float:
+        """The query radius (the bake radius when None); below the bake radius is an error."""
+        if radius is None:
+            return self.r0
+        r = float(radius)
+        if not math.isfinite(r) or r < self.r0 - FITS_TOL:
+            raise NavMeshError(f"agent radius {radius} is below the bake radius {self.r0}; rebake with a smaller radius")
+        # A radius that is the bake radius up to float32 rounding (a Blender property) is the bake radius.
+        return self.r0 if abs(r - self.r0) <= 1e-6 * max(1.0, self.r0) else r
+
+    # -- location --------------------------------------------------------------------------------
+
+    def locate(self, point, extent: tuple[float, float] | None = None, filter: QueryFilter | None = None) -> Location:
+        """The nearest polygon and surface point within the search extent of a 3D point (polygon -1
+        and the distance to the navmesh when there is none that close)."""
+        among = None
+        if filter is not None:
+            among = np.array(self._passable(filter), dtype=bool)
+        return self.index.locate(point, self.extent if extent is None else _check_extent(extent), among)
+
+    # -- paths -----------------------------------------------------------------------------------
+
+    def find_path(self, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> PathResult:
+        """Shortest path for an agent of `radius` (>= the bake radius) from start to goal: it lies on
+        the navmesh and keeps radius - bake radius from the navmesh's edge. Answers are cached per
+        start, goal, radius and filter state."""
+        f = filter if filter is not None else self.filter
+        r = self.check_radius(radius)
+        s, g = _point(start, "start"), _point(goal, "goal")
+        key = (s, g, r, f.key(), self._flags_version)
+        hit = self._paths.get(key)
+        if hit is not None:
+            self.cache_hits += 1
+            self._paths.move_to_end(key)
+            return hit
+        self.cache_misses += 1
+        search = self._search(s, g, r, f)
+        search.update()
+        result = search.result()
+        self._paths[key] = result
+        if len(self._paths) > self.path_cache_size:
+            self._paths.popitem(last=False)
+        return result
+
+    def search(self, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> SlicedSearch:
+        """A time-sliced path search: call `update(max_iterations)` until its status is not
+        'in_progress' (Detour's initSlicedFindPath / updateSlicedFindPath), then `result()`."""
+        f = filter if filter is not None else self.filter
+        return self._search(_point(start, "start"), _point(goal, "goal"), self.check_radius(radius), f)
+
+    def _search(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> SlicedSearch:
+        return SlicedSearch(self, self._plan(s, g, r, f))
+
+    def _plan(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> PathPlan:
+        d = r - self.r0
+        passable = self._passable(f)
+        areas_max = int(self.mesh.areas.max()) + 1 if self.mesh.polygon_count else 1
+        costs = [f.cost(a) for a in range(areas_max)]
+        data = self._radius_data(d)
+        plan = PathPlan(r, d, passable, costs, f.uniform(), lambda e: self._portal(data, e, d), f.key(), hscale=f.min_cost())
+        across = self.extent[0]
+        ends = []
+        for name, xyz in (("start", s), ("goal", g)):
+            loc = self.index.locate(xyz, self.extent)
+            if loc.polygon < 0:
+                plan.result = self._unreachable(f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search "
+                                                f"extent ({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
+                plan.result = replace(plan.result, **{f"{name}_distance": loc.distance})
+                return plan
+            if not passable[loc.polygon]:
+                plan.result = self._unreachable(f"{name} lies on area {int(self.mesh.areas[loc.polygon])}, "
+                                                f"which the filter excludes")
+                return plan
+            ends.append(loc)
+        start = self._clear(ends[0].polygon, tuple(ends[0].point.tolist()), d, across + d, passable)
+        if start is None:
+            plan.result = self._unreachable(f"no point within {across + d:g} m of the start keeps an agent of radius "
+                                            f"{r:g} m off the navmesh's edge")
+            return plan
+        piece = self._piece(r, f, passable)
+        goal_poly, goal_xyz = ends[1].polygon, tuple(ends[1].point.tolist())
+        plan.partial = piece[goal_poly] != piece[start[0]]
+        if plan.partial:
+            # The goal lies in another connected piece: head for the closest point that can be reached.
+            goal_poly, _, q = self.index.nearest(goal_xyz, piece == piece[start[0]])
+            goal_xyz = tuple(q.tolist())
+        goal = self._clear(goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, passable)
+        if goal is None:
+            plan.result = self._unreachable(f"no point within {across + d:g} m of the goal keeps an agent of radius "
+                                            f"{r:g} m off the navmesh's edge")
+            return plan
+        plan.start_poly, plan.start = start
+        plan.goal_poly, plan.goal = goal
+        plan.start_distance = math.dist(plan.start, s)
+        plan.goal_distance = math.dist(plan.goal, g)
+        if not plan.partial and plan.uniform:
+            straight = self._straight(plan)
+            if straight is not None:
+                plan.result = straight
+        return plan
+
+    def _straight(self, plan: PathPlan) -> PathResult | None:
+        """The segment itself when the goal is in plain sight and the segment keeps d from walls."""
+        if not refine.segment_ok(self.index, self._walker(plan.passable), [plan.start_poly], plan.start, plan.goal,
+                                 plan.d, self.climb):
+            return None
+        points, polys = refine.drape(self.index, self._walker(plan.passable), [plan.start, plan.goal],
+                                     [[plan.start_poly], [plan.goal_poly]], self.drape_step, self.climb)
+        return self._result(FOUND, points, polys, 0, (plan.start_poly,), plan)
+
+    def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int) -> PathResult:
+        """The path along the corridor the search chose: the shortest chain over corner points
+        whose every segment walks over the mesh and keeps d from the walls."""
+        goal, goal_poly = plan.goal, plan.goal_poly
+        if partial and corridor[-1] != plan.goal_poly:
+            goal_poly = corridor[-1]
+            q = self.index.closest_point(goal_poly, plan.goal)
+            cleared = self._clear(goal_poly, tuple(q.tolist()), plan.d, math.inf, plan.passable)
+            if cleared is None:
+                goal_poly, goal = plan.start_poly, plan.start
+            else:
+                goal_poly, goal = cleared
+        if partial and math.dist(goal, plan.start) <= 1e-12:
+            return self._result(PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan,
+                                PARTIAL_REASON)
+        drawn = self._chain(plan, corridor, goal, goal_poly)
+        if drawn is None:
+            return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge",
+                                     nodes_expanded)
+        points, polys = refine.drape(self.index, self._walker(plan.passable), *drawn, self.drape_step, self.climb)
+        status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
+        return self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
+
+    def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int):
+        """(points, polygons) of the shortest valid chain start -> bend points -> goal: first over the
+        corners near the corridor; then, with uniform costs, over every corner a shorter path could
+        bend at (inside the ellipse of that length about start and goal), which makes it exact up to
+        the arcs' polygons. With area costs the path keeps to the corridor's polygons (and, failing
+        that, to any the filter allows). Bend points are reflex wall corners and the vertices where
+        allowed polygons meet excluded ones. None when no chain keeps clear of the walls."""
+        if plan.uniform:
+            allowed = plan.passable
+            border = self._border(plan)
+            mask = None if border is None else border[0]
+        else:
+            # No costlier polygon than the corridor crossed: the path does not cut through an area
+            # the search paid to avoid.
+            areas, costs = self.graph.areas_l, plan.costs
+            top = max(costs[areas[p]] for p in corridor)
+            allowed = [ok and costs[a] <= top for ok, a in zip(plan.passable, areas)]
+            mask = refine.border_mask(self.mesh, self.graph, allowed, None)
+        walk = self._walker(allowed)
+        corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
+        best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, math.inf)
+        if not plan.uniform:
+            if best is None:  # draw as if costs were uniform
+                return self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
+            return best
+        if best is not None and len(best[0]) <= 2:
+            return best
+        bound = math.inf if best is None else _length(best[0]) - LENGTH_TOL
+        reach = refine.arc_reach(plan.d)
+        corners = refine.ellipse_vertices(self.graph.reflex_ids, self.graph.reflex_xy, plan.start, goal, bound, reach)
+        extra = [] if border is None else refine.ellipse_vertices(border[1], border[2], plan.start, goal, bound, 0.0)
+        return self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, bound) or best
+
+    def _chain_over(self, plan: PathPlan, corners: list[int], extra: list[int], allowed: list[bool], walk, goal: tuple,
+                    goal_poly: int, bound: float):
+        """The shortest chain over the bend points of these reflex corners and extra vertices."""
+        data = self._radius_data(plan.d)
+        nodes = [(plan.start, [plan.start_poly]), (goal, [goal_poly])]
+        pulls, cones = [None, None], [None, None]
+        for c in corners:
+            hit = data.corners.get(c)
+            if hit is None:
+                vertices = self.mesh.vertices
+                hit = data.corners[c] = (
+                    refine.corner_pull(self.graph, vertices, c, plan.d),
+                    refine.corner_points(self.index, self.graph, vertices, c, plan.d, self._walker(None)),
+                )
+            for xyz, polys, cone in hit[1]:
+                if allowed[polys[0]]:
+                    nodes.append((xyz, polys))
+                    pulls.append(hit[0])
+                    cones.append(cone)
+        vertices = self.mesh.vertices
+        for v in extra:
+            polys = [p for p in self.graph.vertex_polys[v] if allowed[p]]
+            if polys:
+                nodes.append((tuple(vertices[v].tolist()), polys))
+                pulls.append(None)
+                cones.append(None)
+        xyz = [n[0] for n in nodes]
+        cached = plan.uniform and plan.d == 0.0 and not extra
+
+        def visible(i: int, j: int) -> bool:
+            if cached and i >= 2 and j >= 2:
+                return self._corner_visible(nodes, i, j, walk, plan)
+            return refine.segment_ok(self.index, walk, nodes[i][1], xyz[i], xyz[j], plan.d, self.climb)
+
+        chain = refine.shortest_chain(xyz, visible, pulls, cones, bound)
+        if chain is None:
+            return None
+        return [xyz[k] for k in chain], [nodes[k][1] for k in chain]
+
+    def _border(self, plan: PathPlan):
+        """(a bool per vertex, the ids marked, their XY) where polygons the plan allows meet ones it
+        excludes; None if none are excluded. Kept per filter state with the connected pieces."""
+        if all(plan.passable):
+            return None
+        key = ("border", plan.filter_key, self._flags_version)
+        hit = self._components.get(key)
+        if hit is None:
+            mask = refine.border_mask(self.mesh, self.graph, plan.passable, None)
+            ids = np.flatnonzero(mask)
+            hit = self._components[key] = (mask, ids, self.mesh.vertices[ids, :2])
+            if len(self._components) > COMPONENT_SLOTS:
+                self._components.popitem(last=False)
+        return hit
+
+    def _corner_visible(self, nodes, i: int, j: int, walk, plan: PathPlan) -> bool:
+        """Corner-to-corner visibility at the bake radius, cached while the flags and filter allow all."""
+        everything = all(plan.passable)
+        key = (nodes[i][0], nodes[j][0])
+        if everything:
+            seen = self._visible.get(key)
+            if seen is not None:
+                return seen
+        seen = refine.segment_ok(self.index, walk, nodes[i][1], nodes[i][0], nodes[j][0], 0.0, self.climb)
+        if everything:
+            if len(self._visible) >= VISIBILITY_SLOTS:
+                self._visible.clear()
+            self._visible[key] = seen
+        return seen
+
+    # -- reachability ----------------------------------------------------------------------------
+
+    def reachable(self, start, radius: float | None = None, filter: QueryFilter | None = None) -> ReachableSet:
+        """Every polygon an agent of `radius` can reach from start, through portals and crossings wide
+        enough and areas the filter allows."""
+        f = filter if filter is not None else self.filter
+        r = self.check_radius(radius)
+        loc = self.locate(start)
+        if loc.polygon < 0:
+            raise NavMeshError(f"reachable start is {loc.distance:.3g} m from the navmesh, beyond the search extent")
+        passable = self._passable(f)
+        p0 = loc.polygon
+        if not passable[p0]:
+            return ReachableSet(np.zeros(0, dtype=np.int64), 0.0)
+        graph = self.graph
+        offs, nb, clear, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.twin_l
+        seen = {(p0, -1)}
+        polys = {p0}
+        stack = [(p0, -1)]
+        while stack:
+            p, entry = stack.pop()
+            for e in range(offs[p], offs[p + 1]):
+                q = nb[e]
+                if q < 0 or e - offs[p] == entry or clear[e] < r - FITS_TOL or not passable[q]:
+                    continue
+                if not graph.cross_ok(p, entry, e - offs[p], r):
+                    continue
+                state = (q, twin[e] - offs[q] if twin[e] >= 0 else -1)
+                if state not in seen:
+                    seen.add(state)
+                    polys.add(q)
+                    stack.append(state)
+        ids = np.array(sorted(polys), dtype=np.int64)
+        return ReachableSet(ids, float(self.index.area[ids].sum()))
+
+    # -- surface ---------------------------------------------------------------------------------
+
+    def raycast(self, start, end, filter: QueryFilter | None = None) -> RaycastHit:
+        """Walk the segment start -> end (XY) over the polygon graph from the polygon under start, as
+        Detour's raycast; walls and polygons the filter excludes stop it."""
+        f = filter if filter is not None else self.filter
+        loc = self._located(start, "raycast start")
+        e3 = np.array(_point(end, "raycast end"))
+        passable = self._passable(f)
+        t, edge, visited = walk_segment(self.index, loc.polygon, loc.point, e3, passable.__getitem__)
+        if edge < 0:
+            xy = e3[:2]
+            return RaycastHit(math.inf, np.array([xy[0], xy[1], self.index.height(visited[-1], xy)]), np.zeros(3), visited)
+        s = loc.point
+        xy = s[:2] + t * (e3[:2] - s[:2])
+        w = self.index.edge_b[edge, :2] - self.index.edge_a[edge, :2]
+        n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
+        return RaycastHit(t, np.array([xy[0], xy[1], self.index.height(visited[-1], xy)]), n, visited)
+
+    def move_along_surface(self, start, target, filter: QueryFilter | None = None) -> tuple[np.ndarray, list[int]]:
+        """Move from start toward target staying on the mesh; blocked moves slide along walls
+        (Detour's moveAlongSurface): the reachable point nearest the target within the circle
+        through start and target, and the polygons from start to it."""
+        f = filter if filter is not None else self.filter
+        loc = self._located(start, "move start")
+        passable = self._passable(f)
+        tgt = _point(target, "move target")
+        s = tuple(loc.point.tolist())
+        cx, cy = 0.5 * (s[0] + tgt[0]), 0.5 * (s[1] + tgt[1])
+        reach = 0.5 * math.hypot(tgt[0] - s[0], tgt[1] - s[1]) + 1e-3
+        offs, nb, ex = self.index.walk_lists()
+        best_pt, best_d, best_poly = np.array(s), math.inf, loc.polygon
+        parent = {loc.polygon: -1}
+        queue = [loc.polygon]
+        for p in queue:
+            if self.index.inside_xy(p, tgt):
+                best_pt, best_poly = np.array([tgt[0], tgt[1], self.index.height(p, tgt)]), p
+                break
+            for e in range(offs[p], offs[p + 1]):
+                q = nb[e]
+                ax, ay, ux, uy = ex[e]
+                if q < 0 or not passable[q]:
+                    dist, wx, wy = refine.point_segment(tgt[0], tgt[1], ax, ay, ux, uy)
+                    if dist < best_d:
+                        a, b = self.index.edge_a[e], self.index.edge_b[e]
+                        along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), 1e-18)
+                        best_pt, best_d, best_poly = np.array([wx, wy, a[2] + along * (b[2] - a[2])]), dist, p
+                elif q not in parent and refine.point_segment(cx, cy, ax, ay, ux, uy)[0] <= reach:
+                    parent[q] = p
+                    queue.append(q)
+        path = [best_poly]
+        while parent[path[-1]] != -1:
+            path.append(parent[path[-1]])
+        return best_pt, path[::-1]
+
+    def random_point(self, rng: np.random.Generator | None = None, filter: QueryFilter | None = None) -> tuple[int, np.ndarray]:
+        """A uniformly random point (by area seen from above) on the polygons the filter allows."""
+        f = filter if filter is not None else self.filter
+        rng = rng if rng is not None else np.random.default_rng()
+        weights = np.where(self._passable(f), np.maximum(self.index.area, 0.0), 0.0)
+        total = weights.sum()
+        if total <= 0:
+            raise NavMeshError("no walkable polygon passes the filter; cannot pick a random point")
+        p = int(rng.choice(len(weights), p=weights / total))
+        verts = self.mesh.vertices[self.mesh.polygon(p)][:, :2]
+        a, b, c = verts[0], verts[1:-1], verts[2:]
+        tri = 0.5 * np.abs((b[:, 0] - a[0]) * (c[:, 1] - a[1]) - (b[:, 1] - a[1]) * (c[:, 0] - a[0]))
+        k = int(rng.choice(len(tri), p=tri / tri.sum()))
+        u, v = rng.random(2)
+        if u + v > 1:
+            u, v = 1 - u, 1 - v
+        xy = a + u * (b[k] - a) + v * (c[k] - a)
+        return p, np.array([xy[0], xy[1], self.index.height(p, xy)])
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _located(self, point, name: str) -> Location:
+        loc = self.locate(point)
+        if loc.polygon < 0:
+            raise NavMeshError(f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search extent "
+                               f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
+        return loc
+
+    def _passable(self, f: QueryFilter) -> list[bool]:
+        areas = self.mesh.areas.tolist()
+        excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
+        flags = self._flags
+        return [a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(areas, flags)]
+
+    def _walker(self, passable):
+        test = None if passable is None else passable.__getitem__
+
+        def walk(p: int, a, b, crossings: list | None = None):
+            return walk_segment(self.index, p, a, b, test, crossings)
+
+        return walk
+
+    def _radius_data(self, d: float) -> _RadiusData:
+        data = self._radii.get(d)
+        if data is None:
+            data = self._radii[d] = _RadiusData()
+            if len(self._radii) > RADIUS_SLOTS:
+                self._radii.popitem(last=False)
+        else:
+            self._radii.move_to_end(d)
+        return data
+
+    def _portal(self, data: _RadiusData, e: int, d: float) -> tuple[tuple, tuple]:
+        hit = data.portals.get(e)
+        if hit is None:
+            hit = data.portals[e] = portal_ends(self.mesh, self.graph, e, d)
+        return hit
+
+    def _piece(self, r: float, f: QueryFilter, passable: list[bool]) -> np.ndarray:
+        """Connected piece of each polygon for radius r through portals wide enough and polygons the
+        filter allows (crossings ignored: two polygons in different pieces are certainly apart)."""
+        key = (r, f.key(), self._flags_version)
+        hit = self._components.get(key)
+        if hit is not None:
+            self._components.move_to_end(key)
+            return hit
+        mesh = self.mesh
+        ok = np.array(passable, dtype=bool)
+        e = np.flatnonzero((mesh.neighbors >= 0) & (np.asarray(self.graph.edge_clear) >= r - FITS_TOL))
+        u, v = mesh.edge_polygon[e], mesh.neighbors[e]
+        keep = ok[u] & ok[v]
+        hit = connected_components(mesh.polygon_count, u[keep], v[keep])
+        self._components[key] = hit
+        if len(self._components) > COMPONENT_SLOTS:
+            self._components.popitem(last=False)
+        return hit
+
+    def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None:
+        """(polygon, point) nearest xyz that keeps d from every wall, within `limit` across."""
+        got = refine.clear_point(self.index, self._walker(passable), poly, xyz, d, limit)
+        if got is None:
+            return None
+        p, q = got
+        return p, (float(q[0]), float(q[1]), float(q[2]))
+
+    def _unreachable(self, reason: str, nodes_expanded: int = 0) -> PathResult:
+        return PathResult(UNREACHABLE, np.zeros((0, 3)), np.zeros(0, dtype=np.int64), 0.0, nodes_expanded, (), reason)
+
+    def _result(self, status: str, points, polys, nodes_expanded: int, corridor: tuple, plan: PathPlan,
+                reason: str = "") -> PathResult:
+        pts = np.array(points, dtype=np.float64).reshape(-1, 3)
+        pts.flags.writeable = False
+        polygons = np.array(polys, dtype=np.int64)
+        polygons.flags.writeable = False
+        return PathResult(status, pts, polygons, _length([tuple(p) for p in points]), nodes_expanded, corridor, reason,
+                          plan.start_distance, plan.goal_distance)
+
+
+def default_extent(mesh: NavMesh) -> tuple[float, float]:
+    """The search extent for locating query points: across, twice the agent radius plus a cell (a
+    point beside a wall is that far from the eroded navmesh at most); up or down, the agent height
+    (a point at the agent's centre or head still finds its floor)."""
+    p = mesh.params
+    return 2.0 * float(p.agent_radius) + float(p.cell_size), float(p.agent_height)
+
+
+def _check_extent(extent) -> tuple[float, float]:
+    try:
+        across, up = (float(v) for v in extent)
+    except (TypeError, ValueError):
+        raise NavMeshError(f"search extent must be (across, up or down) in meters, got {extent!r}") from None
+    if not (math.isfinite(across) and math.isfinite(up) and across >= 0 and up >= 0):
+        raise NavMeshError(f"search extent must be two finite numbers >= 0, got {extent!r}")
+    return across, up
+
+
+def _point(point, name: str) -> tuple[float, float, float]:
+    """A query point as a float tuple; a clear error for anything else."""
+    try:
+        arr = np.asarray(point, dtype=np.float64).reshape(3)
+    except (TypeError, ValueError):
+        raise NavMeshError(f"{name} must be three numbers (x, y, z), got {point!r}") from None
+    xyz = (float(arr[0]), float(arr[1]), float(arr[2]))
+    if not all(map(math.isfinite, xyz)):
+        raise NavMeshError(f"{name} {list(xyz)} has NaN or infinite coordinates")
+    return xyz

@@ -1,0 +1,437 @@
+"""The path itself: the shortest line from start to goal that keeps r - r0 from the navmesh edge.
+
+A search over portals picks the corridor; this module draws the path near it exactly. Every
+shortest path bends only around reflex wall corners, on a circle of radius d = r - r0 about each
+(the corner itself when d = 0). Each such arc is replaced by the few points of a polygon drawn
+around it (circumscribed, so its sides keep d from the corner), and the path is the shortest chain
+of start, corner points and goal whose segments walk over the mesh and keep d from every wall:
+a visibility graph searched by A*, each segment tested only when the search reaches it.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+# The arcs around corners are cut into steps of at most this angle (radians); a finer step comes
+# closer to the true arc at the cost of more candidate points.
+ARC_STEP = math.pi / 10
+# Relative margin on the circumscribed radius, so float noise never brings a corner point inside.
+ARC_MARGIN = 1e-7
+# A path segment may come this much closer than d to a wall (m): float noise, not geometry.
+CLEARANCE_TOL = 1e-7
+# Iterations of pushing a start or goal away from walls it is too close to.
+PUSH_STEPS = 4
+# Rings searched for a clear point when pushing fails: first radius and growth (times d), the
+# farthest (times d), and points per ring.
+RING_FIRST = 1.0 / 16.0
+RING_GROWTH = 1.5
+RING_REACH = 8.0
+RING_SAMPLES = 16
+RING_BISECTIONS = 12
+# A path is given a point where the surface under it is more than this (m) above or below the
+# straight line.
+DRAPE_TOL = 0.02
+# A bend may turn away from its corner by this much (sine of the angle) before it is pruned.
+TURN_TOL = 1e-9
+# Rings of neighbouring polygons around the corridor whose corners the path may bend at.
+CORNER_RINGS = 2
+
+
+def point_segment(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> tuple[float, float, float]:
+    """Distance from (px, py) to the segment from (ax, ay) along (ux, uy), and its nearest point."""
+    length2 = ux * ux + uy * uy
+    t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
+    qx, qy = ax + t * ux, ay + t * uy
+    return math.hypot(px - qx, py - qy), qx, qy
+
+
+def _point_segment_distance(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> float:
+    length2 = ux * ux + uy * uy
+    t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
+    return math.hypot(px - ax - t * ux, py - ay - t * uy)
+
+
+def _segments_distance(a: tuple, b: tuple, wall: tuple) -> float:
+    """XY distance between segment a-b and a wall (ax, ay, ux, uy) that it does not cross: the least
+    of the four end-to-segment distances."""
+    ax, ay, ux, uy = wall
+    sx, sy = b[0] - a[0], b[1] - a[1]
+    return min(
+        _point_segment_distance(a[0], a[1], ax, ay, ux, uy),
+        _point_segment_distance(b[0], b[1], ax, ay, ux, uy),
+        _point_segment_distance(ax, ay, a[0], a[1], sx, sy),
+        _point_segment_distance(ax + ux, ay + uy, a[0], a[1], sx, sy),
+    )
+
+
+def keeps_clear(index, polys, a: tuple, b: tuple, d: float) -> bool:
+    """Does segment a-b (XY), lying on the given polygons, keep d from every wall of its floor?
+    Walls within d are found by flooding from those polygons through portals closer than d; edges
+    whose boxes are d or more from the segment's box are passed over unmeasured."""
+    if d <= 0.0:
+        return True
+    offs, nb, ex = index.walk_lists()
+    boxes = index.edge_boxes()
+    x0, x1 = min(a[0], b[0]) - d, max(a[0], b[0]) + d
+    y0, y1 = min(a[1], b[1]) - d, max(a[1], b[1]) + d
+    limit = d - CLEARANCE_TOL
+    stack = list(polys)
+    seen = set(stack)
+    while stack:
+        p = stack.pop()
+        for c in range(offs[p], offs[p + 1]):
+            q = nb[c]
+            if q >= 0 and q in seen:
+                continue
+            lx, ly, hx, hy = boxes[c]
+            if lx > x1 or hx < x0 or ly > y1 or hy < y0:
+                continue
+            dist = _segments_distance(a, b, ex[c])
+            if q < 0:
+                if dist < limit:
+                    return False
+            elif dist < d:
+                seen.add(q)
+                stack.append(q)
+    return True
+
+
+def nearest_wall(index, poly: int, x: tuple, d: float):
+    """The nearest wall point (XY) closer than d to point x on polygon poly, as (distance, point,
+    edge slot), or None when every wall of its floor is at least d away."""
+    offs, nb, ex = index.walk_lists()
+    best = None
+    stack, seen = [poly], {poly}
+    while stack:
+        p = stack.pop()
+        for c in range(offs[p], offs[p + 1]):
+            q = nb[c]
+            if q >= 0 and q in seen:
+                continue
+            dist, wx, wy = point_segment(x[0], x[1], *ex[c])
+            if dist >= d:
+                continue
+            if q < 0:
+                if best is None or dist < best[0]:
+                    best = (dist, (wx, wy), c)
+            else:
+                seen.add(q)
+                stack.append(q)
+    return best
+
+
+def clear_point(index, walk, poly: int, x: tuple, d: float, limit: float):
+    """(polygon, point) near x, within `limit` (XY), that keeps d from every wall: x itself when it
+    does; else x pushed straight away from its nearest wall point until it does (one wall in the
+    way); else the nearest clear point on rings of growing radius around x (a gap between walls
+    narrower than 2d). None if none is found."""
+    if d <= 0.0:
+        return poly, x
+    pushed = _push_clear(index, walk, poly, x, d, limit)
+    if pushed is not None:
+        return pushed
+
+    def clear_at(rho: float, phi: float):
+        tx, ty = x[0] + rho * math.cos(phi), x[1] + rho * math.sin(phi)
+        t, _, visited = walk(poly, x, (tx, ty))
+        if t == math.inf and nearest_wall(index, visited[-1], (tx, ty), d - CLEARANCE_TOL) is None:
+            return visited[-1], (tx, ty, index.height(visited[-1], (tx, ty)))
+        return None
+
+    rho, inner = d * RING_FIRST, 0.0
+    while rho <= min(limit, RING_REACH * d):
+        for k in range(RING_SAMPLES):
+            phi = 2.0 * math.pi * k / RING_SAMPLES
+            best = clear_at(rho, phi)
+            if best is not None:
+                # The nearest clear point that way lies between the last ring without one and this one.
+                for _ in range(RING_BISECTIONS):
+                    mid = 0.5 * (inner + rho)
+                    got = clear_at(mid, phi)
+                    inner, rho, best = (inner, mid, got) if got is not None else (mid, rho, best)
+                return best
+        inner, rho = rho, rho * RING_GROWTH
+    return None
+
+
+def _push_clear(index, walk, poly: int, x: tuple, d: float, limit: float):
+    px, py = x[0], x[1]
+    for _ in range(PUSH_STEPS):
+        hit = nearest_wall(index, poly, (px, py), d - CLEARANCE_TOL)
+        if hit is None:
+            if math.hypot(px - x[0], py - x[1]) > limit:
+                return None
+            return poly, (px, py, index.height(poly, (px, py)))
+        dist, (wx, wy), edge = hit
+        if dist > 1e-12:
+            nx, ny = (px - wx) / dist, (py - wy) / dist
+        else:
+            _, _, ux, uy = index.walk_lists()[2][edge]
+            length = math.hypot(ux, uy)
+            nx, ny = -uy / length, ux / length
+        reach = d * (1.0 + ARC_MARGIN)
+        tx, ty = wx + nx * reach, wy + ny * reach
+        t, _, visited = walk(poly, (px, py), (tx, ty))
+        if t != math.inf:
+            return None
+        poly, px, py = visited[-1], tx, ty
+    return None
+
+
+def corner_points(index, graph, vertices, corner: int, d: float, walk) -> list[tuple[tuple, list[int], tuple | None]]:
+    """Where a path may bend around a reflex wall corner for clearance d: the corner itself when d = 0,
+    else the vertices of a polygon circumscribed about the arc of radius d beside its walls (a full
+    circle where several wall loops meet at the corner). Each comes with the polygon holding it and
+    its cone: the directions a taut path may leave it along (see `shortest_chain`)."""
+    v = vertices[corner]
+    polys = graph.vertex_polys[corner]
+    if d <= 0.0:
+        cone = None
+        if graph.wall_in[corner] >= 0:
+            a, b = vertices[graph.wall_in[corner]], vertices[graph.wall_out[corner]]
+            cone = (WEDGE, float(a[0] - v[0]), float(a[1] - v[1]), float(b[0] - v[0]), float(b[1] - v[1]))
+        return [((float(v[0]), float(v[1]), float(v[2])), polys, cone)]
+    if graph.wall_in[corner] >= 0:
+        a, b = vertices[graph.wall_in[corner]], vertices[graph.wall_out[corner]]
+        ux, uy = v[0] - a[0], v[1] - a[1]
+        wx, wy = b[0] - v[0], b[1] - v[1]
+        start = math.atan2(ux, -uy)  # the left normal of the incoming wall
+        sweep = -math.atan2(ux * wy - uy * wx, ux * wx + uy * wy)  # clockwise turn to the outgoing wall
+        if sweep <= 0.0:
+            sweep = math.pi  # the wall doubles back
+    else:
+        start, sweep = 0.0, 2.0 * math.pi
+    steps = max(1, math.ceil(sweep / ARC_STEP - 1e-9))
+    half = 0.5 * sweep / steps
+    radius = d / math.cos(half) * (1.0 + ARC_MARGIN)
+    out = []
+    for j in range(steps):
+        phi = start - (j + 0.5) * sweep / steps
+        xy = (float(v[0]) + radius * math.cos(phi), float(v[1]) + radius * math.sin(phi))
+        # A point too close to another wall is kept: every link from it fails the clearance test.
+        for p in polys:
+            t, _, visited = walk(p, (float(v[0]), float(v[1])), xy)
+            if t == math.inf and index.inside_xy(visited[-1], xy, 1e-9):
+                cone = (ARC, math.cos(phi), math.sin(phi), math.cos(half))
+                out.append(((xy[0], xy[1], index.height(visited[-1], xy)), [visited[-1]], cone))
+                break
+    return out
+
+
+# Cone kinds: a bend point on an arc's polygon (radial direction, cosine of its half-step), and a
+# wall corner at d = 0 (the directions of its two walls).
+ARC, WEDGE = 0, 1
+
+
+def arc_reach(d: float) -> float:
+    """How far from its corner a bend point for clearance d may lie."""
+    return d / math.cos(0.5 * ARC_STEP) * (1.0 + ARC_MARGIN)
+
+
+def corner_pull(graph, vertices, corner: int, d: float) -> tuple[float, float] | None:
+    """A point (XY) a shortest path bending at this corner's points turns toward: the corner itself
+    for d > 0 (the centre of the arc), a point inside its obstacle for d = 0 (the path bends at the
+    corner itself); None where several wall loops meet at the corner."""
+    v = vertices[corner]
+    if d > 0.0:
+        return float(v[0]), float(v[1])
+    if graph.wall_in[corner] < 0:
+        return None
+    a, b = vertices[graph.wall_in[corner]], vertices[graph.wall_out[corner]]
+    (ux, uy), (wx, wy) = _unit(v[0] - a[0], v[1] - a[1]), _unit(b[0] - v[0], b[1] - v[1])
+    # The obstacle lies right of the walls (the walkable side is left of every boundary edge).
+    return float(v[0]) + uy + wy, float(v[1]) - ux - wx
+
+
+def _unit(x: float, y: float) -> tuple[float, float]:
+    n = math.hypot(x, y)
+    return (x / n, y / n) if n > 0.0 else (0.0, 0.0)
+
+
+def _ends_on(index, p: int, pt: tuple, climb: float) -> bool:
+    """The walk's last polygon holds pt (XY inside, surface within a climb step): same floor."""
+    return index.inside_xy(p, pt, 1e-6) and abs(index.height(p, pt) - pt[2]) <= climb
+
+
+def segment_ok(index, walk, polys: list[int], a: tuple, b: tuple, d: float, climb: float) -> bool:
+    """Does a straight segment from a (on one of polys) to b walk over the mesh, staying on its floor,
+    and keep d from the walls?"""
+    for p in polys:
+        t, _, visited = walk(p, a, b)
+        if t == math.inf and _ends_on(index, visited[-1], b, climb):
+            return keeps_clear(index, visited, a, b, d)
+    return False
+
+
+def corridor_corners(graph, corridor: list[int], allowed: list[bool], border, rings: int = CORNER_RINGS):
+    """Reflex wall corners, and vertices marked in `border` (a bool per vertex, or None), of the
+    corridor's polygons and of `rings` rings of their allowed neighbours."""
+    ring = set(corridor)
+    region = set(ring)
+    offs, nb = graph.offs_l, graph.nb_l
+    for _ in range(rings):
+        ring = {q for p in ring for q in nb[offs[p] : offs[p + 1]] if q >= 0 and q not in region and allowed[q]}
+        region |= ring
+    pv, reflex = graph.poly_vertices_l, graph.reflex_l
+    found = {v for p in region for v in pv[offs[p] : offs[p + 1]]}
+    corners = sorted(v for v in found if reflex[v])
+    extra = [] if border is None else sorted(v for v in found if border[v] and not reflex[v])
+    return corners, extra
+
+
+def border_mask(mesh, graph, allowed: list[bool], polys) -> np.ndarray:
+    """A bool per vertex: does it end an edge between an allowed polygon and an excluded one? Over
+    the given polygons, or all when polys is None."""
+    ok = np.asarray(allowed, dtype=bool)
+    if polys is None:
+        slots = np.arange(len(mesh.poly_vertices))
+    else:
+        offs = graph.offs_l
+        slots = np.concatenate([np.arange(offs[p], offs[p + 1]) for p in polys])
+    nb = mesh.neighbors[slots]
+    cut = slots[(nb >= 0) & ok[graph.owner[slots]] & ~ok[np.maximum(nb, 0)]]
+    mask = np.zeros(len(mesh.vertices), dtype=bool)
+    mask[mesh.poly_vertices[cut]] = True
+    mask[graph.nxt[cut]] = True
+    return mask
+
+
+def ellipse_vertices(ids: np.ndarray, xy: np.ndarray, a: tuple, b: tuple, length: float, reach: float) -> list[int]:
+    """The ids whose points (XY) a chain a -> point -> b could pass within `reach` of and still be
+    shorter than `length`: every one a shorter path could bend at."""
+    far = np.hypot(xy[:, 0] - a[0], xy[:, 1] - a[1]) + np.hypot(xy[:, 0] - b[0], xy[:, 1] - b[1])
+    return ids[far < length + 2.0 * reach].tolist()
+
+
+def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float, climb: float):
+    """(points, polygon of each) of the chain with points added where the surface under a segment
+    leaves the straight line between its ends by more than DRAPE_TOL (sampled every `step` m), so
+    a path follows floors that change slope (onto a ramp, over a ridge) instead of cutting through
+    them or hanging in the air. polys: the candidate polygons of each point (several where a
+    point is a vertex); each segment walks from the one that reaches its end on the same floor."""
+    out_pts, out_polys = [points[0]], [polys[0][0]]
+    for k in range(len(points) - 1):
+        a, b = points[k], points[k + 1]
+        for p in polys[k]:
+            crossings: list[float] = []
+            t, _, visited = walk(p, a, b, crossings)
+            if t == math.inf and _ends_on(index, visited[-1], b, climb):
+                break
+        out_polys[-1] = visited[0]
+        boxes = [index.box_l[p] for p in visited]
+        low, high = min(bx[2] for bx in boxes), max(bx[5] for bx in boxes)
+        if high - low > DRAPE_TOL:
+            samples = []
+            ends = crossings + [1.0]
+            count = max(2, math.ceil(math.hypot(b[0] - a[0], b[1] - a[1]) / step))
+            j = 0
+            for i in range(1, count):
+                t = i / count
+                while ends[j] < t:
+                    j += 1
+                xy = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
+                samples.append((t, (xy[0], xy[1], index.height(visited[j], xy)), visited[j]))
+            for _, xyz, p in _drape_points(a, b, samples):
+                out_pts.append(xyz)
+                out_polys.append(p)
+        out_pts.append(b)
+        out_polys.append(visited[-1])
+    return out_pts, out_polys
+
+
+def _drape_points(a: tuple, b: tuple, samples: list) -> list:
+    """The samples (t, xyz, polygon) to keep between a and b, Douglas-Peucker style on height."""
+    worst, pick = DRAPE_TOL, -1
+    for k, (t, xyz, _) in enumerate(samples):
+        gap = abs(xyz[2] - (a[2] + t * (b[2] - a[2])))
+        if gap > worst:
+            worst, pick = gap, k
+    if pick < 0:
+        return []
+    t, xyz, p = samples[pick]
+    before = [(u / t, q, r) for u, q, r in samples[:pick]]
+    after = [((u - t) / (1.0 - t), q, r) for u, q, r in samples[pick + 1 :]]
+    return _drape_points(a, xyz, before) + [samples[pick]] + _drape_points(xyz, b, after)
+
+
+def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones: list | None = None,
+                   bound: float = math.inf) -> list[int] | None:
+    """Indices of the shortest chain of nodes from node 0 to node 1 whose links pass `visible(i, j)`,
+    by A* with lazy links: a link is tested only when popped, and the heuristic (straight distance
+    to the goal) is consistent, so the first accepted pop of a node is its shortest distance.
+
+    pulls: per node, a point (XY) that a shortest path bending there turns toward (its corner), or
+    None; links that would turn away from it are not tried (a taut path only wraps obstacles).
+    cones: per node, its cone or None: only links along supporting lines of what the node bends
+    around are tried (on an arc's polygon, within half a step of the tangent there; at a wall corner,
+    leaving both walls on one side).
+    bound: only chains shorter than this are looked for. The candidate links of each accepted node
+    are screened in one vectorised pass over all nodes."""
+    n = len(nodes)
+    pulls = pulls if pulls is not None else [None] * n
+    cones = cones if cones is not None else [None] * n
+    xyz = np.array(nodes, dtype=np.float64).reshape(n, 3)
+    x, y = xyz[:, 0], xyz[:, 1]
+    to_goal = np.linalg.norm(xyz - xyz[1], axis=1)
+    # Every node's cone as arrays; a node without one gets values that admit any link.
+    arc = np.zeros((n, 3))
+    arc[:, 2] = -1.0
+    wedge = np.zeros((n, 4))
+    for k, cone in enumerate(cones):
+        if cone is not None:
+            if cone[0] == ARC:
+                arc[k] = cone[1:]
+            else:
+                wedge[k] = cone[1:]
+    wedge_a = TURN_TOL * np.hypot(wedge[:, 0], wedge[:, 1])
+    wedge_b = TURN_TOL * np.hypot(wedge[:, 2], wedge[:, 3])
+    open_ = np.ones(n, dtype=bool)
+    open_[0] = False
+    parent = [-1] * n
+    done = [False] * n
+    heap = [(float(to_goal[0]), 0.0, 0, -1)]
+    while heap:
+        _, dist, j, i = heapq.heappop(heap)
+        if done[j] or (i >= 0 and not visible(i, j)):
+            continue
+        done[j], parent[j] = True, i
+        open_[j] = False
+        if j == 1:
+            chain = [1]
+            while chain[-1] != 0:
+                chain.append(parent[chain[-1]])
+            return chain[::-1]
+        kx, ky = x - x[j], y - y[j]
+        norm = np.hypot(kx, ky)
+        nd = dist + np.linalg.norm(xyz - xyz[j], axis=1)
+        ok = open_ & (nd + to_goal < bound)
+        pull = pulls[j] if i >= 0 else None
+        if pull is not None:
+            ix, iy = x[j] - x[i], y[j] - y[i]
+            toward = ix * (pull[1] - y[j]) - iy * (pull[0] - x[j])
+            slack = TURN_TOL * math.hypot(ix, iy) * abs(toward)
+            ok &= (ix * ky - iy * kx) * toward >= -slack * norm
+        if cones[j] is not None:
+            ok &= _supports_all(cones[j], kx, ky, norm)
+        # The links seen from the far end: its own cone, with the direction reversed (same line).
+        ok &= np.abs(kx * arc[:, 1] - ky * arc[:, 0]) >= (arc[:, 2] - TURN_TOL) * norm
+        sa = kx * wedge[:, 1] - ky * wedge[:, 0]
+        sb = kx * wedge[:, 3] - ky * wedge[:, 2]
+        ok &= ~(((sa > wedge_a * norm) & (sb < -wedge_b * norm)) | ((sa < -wedge_a * norm) & (sb > wedge_b * norm)))
+        f = nd + to_goal
+        for k in np.flatnonzero(ok).tolist():
+            heapq.heappush(heap, (float(f[k]), float(nd[k]), k, j))
+    return None
+
+
+def _supports_all(cone: tuple, kx: np.ndarray, ky: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """Per direction (kx, ky): is the line along it through the node a supporting line of its cone?"""
+    if cone[0] == ARC:
+        _, rx, ry, cos_half = cone
+        return np.abs(kx * ry - ky * rx) >= (cos_half - TURN_TOL) * norm
+    _, ax, ay, bx, by = cone
+    sa, sb = kx * ay - ky * ax, kx * by - ky * bx
+    ta, tb = TURN_TOL * math.hypot(ax, ay) * norm, TURN_TOL * math.hypot(bx, by) * norm
+    return ~(((sa > ta) & (sb < -tb)) | ((sa < -ta) & (sb > tb)))

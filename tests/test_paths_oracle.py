@@ -1,0 +1,126 @@
+"""Paths judged exactly on seeded random levels (tests/oracle.py; shapely is the referee).
+
+For an agent of radius r >= the bake radius r0, every 'found' path must lie on the navmesh, never
+cross an obstacle, and keep r from the real geometry (to 2 cm); its length must be within the
+stated figures of the shortest path inside the navmesh shrunk by r - r0; and every goal the
+navmesh connects at that radius must be found. Then the same on two storeys joined by a ramp,
+where the upper floor has a hole in it.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from shapely.geometry import LineString, box
+
+sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a top-level module
+
+from oracle import PARAMS, ShortestPaths, floor_polygons, judge, random_level  # noqa: E402
+from scenes import Scene  # noqa: E402
+
+from lib import BakeParams, generate  # noqa: E402
+from lib.query import NavMeshQuery  # noqa: E402
+
+SEEDS = range(5)
+QUERIES = 50  # per seed and radius: 5 seeds x 2 radii x 50 = 500 per parameter set
+# How much closer than r a path may come to the geometry, and how far off the navmesh it may run.
+CLEARANCE_SLACK = 0.02
+OFF_MESH = 1e-3
+# Optimality against the exact shortest path inside the navmesh at the query's radius.
+MEAN_RATIO, P99_RATIO = 1.002, 1.01
+# Segments per quarter circle of the shrunk navmesh the exact shortest path runs in: chords inside
+# the arcs make that domain a little larger, so the reference is a little short (conservative).
+SHRINK_QUAD_SEGS = 8
+
+
+@pytest.fixture(scope="module", params=sorted(PARAMS))
+def verdicts(request):
+    """Per found path: (radius, verdict, exact shortest length); and the connected pairs missed."""
+    kw = PARAMS[request.param]
+    r0 = kw["agent_radius"]
+    found, missed, total = [], [], 0
+    for seed in SEEDS:
+        level = random_level(seed)
+        mesh = generate(level.scene.vertices, level.scene.triangles, BakeParams(**kw))
+        query = NavMeshQuery(mesh)
+        nav = floor_polygons(mesh, level)
+        geometry = level.geometry()
+        rng = np.random.default_rng(seed)
+        for r in (r0, 1.5 * r0):
+            shortest = ShortestPaths(nav.buffer(r0 - r, quad_segs=SHRINK_QUAD_SEGS) if r > r0 else nav)
+            points = level.random_points(r, 2 * QUERIES, rng)
+            for s, g in zip(points[:QUERIES], points[QUERIES:]):
+                total += 1
+                res = query.find_path(s, g, r)
+                if res.status != "found":
+                    if math.isfinite(shortest.length(s, g)):
+                        missed.append((seed, r, s, g, res.status, res.reason))
+                    continue
+                exact = shortest.length(res.points[0], res.points[-1])
+                found.append((r, judge(res.points, level, nav, geometry), exact))
+    return found, missed, total
+
+
+def test_no_found_path_crosses_an_obstacle_or_leaves_the_navmesh(verdicts):
+    found, _, total = verdicts
+    assert total >= 500 and len(found) >= 0.9 * total
+    assert [v for _, v, _ in found if v.through_obstacle > OFF_MESH] == []
+    assert [v for _, v, _ in found if v.off_navmesh > OFF_MESH] == []
+
+
+def test_found_paths_keep_the_agent_radius_off_the_real_geometry(verdicts):
+    found, _, _ = verdicts
+    close = [(r, v.clearance) for r, v, _ in found if v.clearance < r - CLEARANCE_SLACK]
+    assert close == []
+
+
+def test_paths_are_near_optimal_inside_the_navmesh(verdicts):
+    found, _, _ = verdicts
+    ratios = np.array([v.length / exact for _, v, exact in found if math.isfinite(exact) and exact > 0])
+    assert len(ratios) >= 0.9 * len(found)
+    assert ratios.min() >= 1.0 - 1e-6
+    assert ratios.mean() <= MEAN_RATIO
+    assert np.percentile(ratios, 99) <= P99_RATIO
+
+
+def test_every_goal_the_navmesh_connects_is_found(verdicts):
+    _, missed, _ = verdicts
+    assert missed == []
+
+
+def _two_storeys() -> Scene:
+    """A 20 x 10 m ground floor; over its west part (x < 12) an upper floor at 3 m with a 4 x 3 m
+    hole; a 4 m wide ramp from the upper floor's east edge down to the ground at x = 20."""
+    scene = Scene().floor(0.0, 0.0, 20.0, 10.0)
+    for x0, y0, x1, y1 in ((0, 0, 12, 4), (0, 7, 12, 10), (0, 4, 4, 7), (8, 4, 12, 7)):
+        scene.floor(x0, y0, x1, y1, z=3.0)
+    return scene.ramp(12.0, 0.0, 20.0, 4.0, 3.0, 0.0)
+
+
+def test_paths_over_two_storeys_stay_on_the_surface_and_never_cross_the_hole():
+    r0 = 0.3
+    mesh = generate(*(lambda s: (s.vertices, s.triangles))(_two_storeys()),
+                    BakeParams(cell_size=0.15, agent_radius=r0, max_edge_error=0.195, region_min_area=1.44))
+    query = NavMeshQuery(mesh)
+    hole = box(4.0, 4.0, 8.0, 7.0)
+    rng = np.random.default_rng(7)
+    found = 0
+    for _ in range(100):
+        s, g = query.random_point(rng)[1], query.random_point(rng)[1]
+        res = query.find_path(s, g)
+        assert res.status == "found", res.reason
+        found += 1
+        # Dense samples along the path lie on the navmesh within a climb step of their height (a cut
+        # across the hole would hang 3 m over the ground).
+        for a, b in zip(res.points[:-1], res.points[1:]):
+            for t in np.linspace(0.0, 1.0, 1 + int(np.linalg.norm(b - a) / 0.1)):
+                xyz = a + t * (b - a)
+                loc = query.locate(xyz, extent=(0.01, mesh.params.agent_max_climb))
+                assert loc.polygon >= 0, f"{xyz} is off the navmesh"
+        upper = res.points[res.points[:, 2] > 2.9]
+        if len(upper) > 1:
+            assert LineString(upper[:, :2]).distance(hole) >= r0 - CLEARANCE_SLACK
+    assert found == 100

@@ -1,0 +1,156 @@
+"""What a NavMeshQuery promises beyond path shape: honest statuses for points off the navmesh and
+agents too wide to fit, clear errors for bad input, state that follows filter and flag changes,
+and caches that stay bounded and never outlive their mesh."""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+from lib.errors import NavMeshError
+from lib.navmesh import NavMesh
+from lib.query import NavMeshQuery, QueryFilter, find_path
+from lib.query.navmesh_query import COMPONENT_SLOTS, PATH_CACHE_SIZE, RADIUS_SLOTS
+from tests.test_query_scenes import PILLARS, ROOM, grid_mesh
+
+DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5
+START = [1.0, 1.0, 0.0]
+
+
+@pytest.fixture(scope="module")
+def baked():
+    """The pillar room as if baked for a 0.3 m agent (the mesh is the free space at r0 = 0.3)."""
+    return grid_mesh(ROOM, PILLARS, r0=0.3, step=0.5)
+
+
+@pytest.fixture
+def query(baked):
+    return NavMeshQuery(baked)
+
+
+def test_a_baked_navmesh_cannot_change_under_its_queries(baked):
+    with pytest.raises(ValueError, match="read-only"):
+        baked.vertices[0, 0] = 5.0
+    with pytest.raises(ValueError, match="read-only"):
+        baked.areas[:] = 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        baked.vertices = baked.vertices + 1.0
+    moved = dataclasses.replace(baked, vertices=baked.vertices + [100.0, 0.0, 0.0])
+    assert NavMeshQuery(moved).locate([101.0, 1.0, 0.0]).polygon >= 0
+    assert NavMeshQuery(baked).locate([101.0, 1.0, 0.0]).polygon == -1
+
+
+@pytest.mark.parametrize("goal, far", [
+    ([1.0, 9.0, 12.0], 12.0),   # 12 m above the floor
+    ([1.0, 9.0, -12.0], 12.0),  # 12 m below it
+    ([40.0, 5.0, 0.0], 30.0),   # 30 m beyond its edge
+    ([5.0, 5.5, 0.0], 1.5),     # inside the 4 x 4 m crate, 1.5 m from its navmesh edge
+])
+def test_a_goal_off_the_navmesh_is_unreachable_and_says_how_far(goal, far):
+    query = NavMeshQuery(grid_mesh(ROOM, [(3.0, 3.0, 7.0, 7.0)], r0=0.3))
+    res = query.find_path(START, goal)
+    assert res.status == "unreachable" and len(res.points) == 0
+    assert "goal is" in res.reason and f"{far:.3g} m from the navmesh" in res.reason
+    assert res.goal_distance == pytest.approx(far)
+
+
+def test_a_start_far_from_the_navmesh_is_unreachable(query):
+    for start in ([71.0, 1.0, 0.0], [700.0, 1.0, 0.0]):
+        res = query.find_path(start, [9.0, 9.0, 0.0])
+        assert res.status == "unreachable" and res.reason.startswith("start is")
+
+
+def test_the_search_extent_is_a_parameter(baked):
+    wide = NavMeshQuery(baked, extent=(40.0, 1.0))
+    res = wide.find_path(START, [40.0, 5.0, 0.0])
+    assert res.status == "found" and res.goal_distance == pytest.approx(30.0)
+    assert np.allclose(res.points[-1], [10.0, 5.0, 0.0])
+    with pytest.raises(NavMeshError, match="extent"):
+        NavMeshQuery(baked, extent=(np.nan, 1.0))
+
+
+def test_an_agent_wider_than_every_passage_is_never_found(query):
+    res = query.find_path(START, [9.0, 9.0, 0.0], radius=100.0)
+    assert res.status == "unreachable" and "radius 100" in res.reason
+    door = NavMeshQuery(grid_mesh(ROOM, DOOR_WALLS, step=1.0))
+    assert door.find_path([2.0, 5.0, 0.0], [8.0, 5.0, 0.0], radius=0.7).status == "partial"
+
+
+def test_a_start_on_an_excluded_area_is_unreachable_with_a_reason(baked):
+    centres = baked.vertices[baked.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
+    marked = dataclasses.replace(baked, areas=np.where(centres[:, 0] < 1.5, 4, 0))
+    res = NavMeshQuery(marked).find_path(START, [9.0, 9.0, 0.0], filter=QueryFilter(excluded={4}))
+    assert res.status == "unreachable" and "area 4" in res.reason and "excludes" in res.reason
+
+
+def test_absurd_coordinates_get_a_status_and_nan_a_clear_error(query):
+    res = query.find_path([1e200, 1e200, 0.0], [9.0, 9.0, 0.0])
+    assert res.status == "unreachable" and res.reason.startswith("start is")
+    assert query.find_path(START, [-1e200, 5.0, 1e200]).status == "unreachable"
+    with pytest.raises(NavMeshError, match="NaN"):
+        query.find_path(START, [np.nan, 0.0, 0.0])
+    with pytest.raises(NavMeshError, match="three numbers"):
+        query.find_path(START, [1.0, 2.0])
+    with pytest.raises(NavMeshError, match="bake radius"):
+        query.find_path(START, [9.0, 9.0, 0.0], radius=0.1)
+
+
+def test_filter_changes_take_effect_on_the_next_query_and_cached_paths_follow():
+    mesh = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
+    centres = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
+    door = (np.abs(centres[:, 0] - 5.0) < 1.0) & (np.abs(centres[:, 1] - 5.0) < 1.0)
+    query = NavMeshQuery(dataclasses.replace(mesh, areas=np.where(door, 3, 0)))
+    s, g = [2.0, 5.0, 0.0], [8.0, 5.0, 0.0]
+    assert query.find_path(s, g).status == "found"
+    query.filter.excluded = {3}  # the door closes
+    assert query.find_path(s, g).status == "partial"
+    query.filter.excluded = set()
+    query.filter.area_cost[3] = 100.0  # open, but costly: no other way, so still through it
+    assert query.find_path(s, g).status == "found"
+    query.filter.area_cost.clear()
+    for p in np.flatnonzero(door):
+        query.set_poly_flags(int(p), 0)  # flags without the walk bit: the default filter refuses them
+    assert query.find_path(s, g).status == "partial"
+    assert query.find_path(s, g, filter=QueryFilter(include_flags=0xFFFF)).status == "partial"
+    assert query.find_path(s, g, filter=QueryFilter(exclude_flags=0)).status == "partial"
+    for p in np.flatnonzero(door):
+        query.set_poly_flags(int(p), 1)
+    assert query.find_path(s, g).status == "found"
+    with pytest.raises(NavMeshError, match="polygon"):
+        query.set_poly_flags(10_000, 1)
+
+
+def test_a_cache_hit_returns_the_stored_path_itself(query):
+    first = query.find_path(START, [9.0, 9.0, 0.0], radius=0.45)
+    again = query.find_path(START, [9.0, 9.0, 0.0], radius=0.45)
+    assert again is first and query.cache_hits == 1 and query.cache_misses == 1
+    with pytest.raises(ValueError, match="read-only"):
+        again.points[0, 0] = 3.0
+
+
+def test_caches_stay_bounded_over_ten_thousand_queries_with_random_radii():
+    query = NavMeshQuery(grid_mesh((0.0, 0.0, 6.0, 6.0), [(2.0, 2.0, 4.0, 4.0)], r0=0.2, step=2.0),
+                         path_cache_size=256)
+    rng = np.random.default_rng(5)
+    for _ in range(10_000):
+        s, g = rng.uniform(0.5, 5.5, size=(2, 2))
+        query.find_path([*s, 0.0], [*g, 0.0], radius=float(rng.uniform(0.2, 1.0)))
+    sizes = query.cache_sizes()
+    assert sizes["paths"] <= 256 and sizes["radii"] <= RADIUS_SLOTS and sizes["components"] <= COMPONENT_SLOTS
+    assert query.cache_misses >= 9_990
+    assert PATH_CACHE_SIZE >= 256
+
+
+def test_nothing_outlives_the_meshes_queried_once():
+    text = grid_mesh(ROOM, PILLARS, step=1.0).to_json()
+    alive = []
+    for _ in range(1000):
+        mesh = NavMesh.from_json(text)
+        assert find_path(mesh, START, [9.0, 9.0, 0.0]).status == "found"
+        alive.append(weakref.ref(mesh))
+        del mesh
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 0
