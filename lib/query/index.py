@@ -12,6 +12,8 @@ from ..navmesh import NavMesh
 _FEW_DETAIL_TRIANGLES = 24
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
+# A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar.
+PLANAR_TOL = 0.005
 # Exit points this close (m) count as the same point when a walk leaves through a vertex.
 WALK_TOL = 1e-9
 # A walk along a polygon's edge that turns out of it by less than this (sine of the angle) runs along it.
@@ -68,6 +70,16 @@ class MeshIndex:
         self.area = 0.5 * n[:, 2]
         self.normal = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-18)
         self.centroid = np.add.reduceat(pv, offs[:-1], axis=0) / np.diff(offs)[:, None]
+        # Polygons whose surface is one plane to within PLANAR_TOL: heights along a line across them
+        # are linear, so a path needs no points inside them to follow the floor.
+        off_plane = np.zeros(mesh.polygon_count)
+        if len(mesh.detail_triangles):
+            owner = np.repeat(mesh.detail_polygons, 3)
+            corners = mesh.detail_vertices[mesh.detail_triangles.ravel()]
+            nz = np.maximum(np.abs(self.normal[owner, 2]), 1e-9)
+            gap = np.abs(np.einsum("ij,ij->i", corners - self.centroid[owner], self.normal[owner])) / nz
+            np.maximum.at(off_plane, owner, gap)
+        self.planar_l = (off_plane <= PLANAR_TOL).tolist()
         self.detail_by_poly: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * mesh.polygon_count
         if len(mesh.detail_triangles):
             order = np.argsort(mesh.detail_polygons, kind="stable")

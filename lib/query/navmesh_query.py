@@ -513,10 +513,19 @@ class NavMeshQuery:
         return loc
 
     def _passable(self, f: QueryFilter) -> list[bool]:
-        areas = self.mesh.areas.tolist()
-        excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
-        flags = self._flags
-        return [a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(areas, flags)]
+        """Per polygon: does the filter let an agent onto it (area not excluded, flags admitted)?
+        Kept per filter state, so a query costs nothing in proportion to the mesh's size."""
+        key = ("passable", f.key(), self._flags_version)
+        hit = self._components.get(key)
+        if hit is None:
+            excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
+            hit = [a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(self.graph.areas_l, self._flags)]
+            self._components[key] = hit
+            if len(self._components) > COMPONENT_SLOTS:
+                self._components.popitem(last=False)
+        else:
+            self._components.move_to_end(key)
+        return hit
 
     def _walker(self, passable):
         test = None if passable is None else passable.__getitem__

@@ -323,16 +323,19 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
         boxes = [index.box_l[p] for p in visited]
         low, high = min(bx[2] for bx in boxes), max(bx[5] for bx in boxes)
         if high - low > DRAPE_TOL:
+            # Heights where the line enters each polygon, and every `step` inside polygons that
+            # are not planar; between those the surface under the line is straight.
             samples = []
-            ends = crossings + [1.0]
             count = max(2, math.ceil(math.hypot(b[0] - a[0], b[1] - a[1]) / step))
-            j = 0
-            for i in range(1, count):
-                t = i / count
-                while ends[j] < t:
-                    j += 1
-                xy = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
-                samples.append((t, (xy[0], xy[1], index.height(visited[j], xy)), visited[j]))
+            starts = [0.0] + crossings
+            ends = crossings + [1.0]
+            for j, p in enumerate(visited):
+                ts = [starts[j]] if j else []
+                if not index.planar_l[p]:
+                    ts += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
+                for t in ts:
+                    xy = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
+                    samples.append((t, (xy[0], xy[1], index.height(p, xy)), p))
             for _, xyz, p in _drape_points(a, b, samples):
                 out_pts.append(xyz)
                 out_polys.append(p)
