@@ -29,8 +29,10 @@ PEERS_WORK = REPO / "bench" / "peers_work"
 RECAST_DEMO = {
     "cell_size": 0.3, "cell_height": 0.2, "agent_height": 2.0, "agent_radius": 0.6, "agent_max_climb": 0.9,
     "agent_max_slope": 45.0, "region_min_area": 8 * 8 * 0.3 * 0.3, "max_verts_per_poly": 6,
-    "max_edge_error": 1.3, "max_height_error": 0.2,
+    "max_edge_error": 1.3 * 0.3, "max_height_error": 0.2,
 }
+# Copies of a shared scene side by side (TILES x TILES) for query time against mesh size.
+TILES = 4
 OWN_SCENE_PARAMS = {"cell_size": 0.2, "cell_height": 0.1, "agent_radius": 0.5, "agent_height": 2.0,
                     "agent_max_climb": 0.5, "max_edge_error": 0.2}
 
@@ -41,6 +43,11 @@ def scene_arrays(name: str):
     for stem, v, t, path in scenes.shared_scenes():
         if stem == name:
             return v, t, None, RECAST_DEMO, scenes.shared_queries(path)
+        if name == f"{stem}_{TILES}x{TILES}":
+            # The queries of the tile in the middle of the grid: same paths, a mesh TILES² as large.
+            v, t, shift = scenes.tiled(v, t, TILES)
+            q = scenes.shared_queries(path)
+            return v, t, None, RECAST_DEMO, None if q is None else q + np.tile(shift, 2)
     for stem, scene in scenes.own_scenes():
         if stem == name:
             return scene.vertices, scene.triangles, scene.walkable, OWN_SCENE_PARAMS, None
@@ -69,13 +76,18 @@ def bake_one(name: str, repeats: int) -> dict:
 
 
 def query_figures(mesh, queries: np.ndarray) -> dict:
+    """Path queries on one NavMeshQuery, as a game would run them: its setup time, each query's time
+    on first asking (a path-cache miss), then the same queries again (hits)."""
     from lib import query
 
+    t0 = time.perf_counter()
+    nav_query = query.NavMeshQuery(mesh)
+    setup = time.perf_counter() - t0
     times, found, reached, on_floor, lengths = [], 0, 0, 0, []
     paths = []
     for q in queries:
         t0 = time.perf_counter()
-        result = query.find_path(mesh, q[:3], q[3:])
+        result = nav_query.find_path(q[:3], q[3:])
         times.append(time.perf_counter() - t0)
         ok = result.status in ("found", "partial") and len(result.points) > 0
         hit = bool(ok and np.linalg.norm(result.points[-1] - q[3:]) < 0.5)
@@ -88,15 +100,54 @@ def query_figures(mesh, queries: np.ndarray) -> dict:
         if hit:
             lengths.append(result.length)
         paths.append({"reached": hit, "length": float(result.length) if ok else None})
+    hits = []
+    for q in queries:
+        t0 = time.perf_counter()
+        nav_query.find_path(q[:3], q[3:])
+        hits.append(time.perf_counter() - t0)
     return {
+        "query_setup_ms": round(1000 * setup, 2),
         "query_ms_median": round(1000 * statistics.median(times), 4), "queries": len(queries),
+        "query_ms_p90": round(1000 * float(np.percentile(times, 90)), 4),
+        "cache_hit_ms_median": round(1000 * statistics.median(hits), 5),
+        "cache_hit_speedup": round(statistics.median(times) / statistics.median(hits), 1),
         "found": int(found), "reached": int(reached), "reached_on_floor": int(on_floor),
         "mean_length": round(float(np.mean(lengths)), 3) if lengths else None, "paths": paths,
     }
 
 
-def run_child(name: str, repeats: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.run", "--child", name, "--repeats", str(repeats)],
+def path_test_one(name: str, moves: int = 200) -> dict:
+    """The viewport path test in real Blender (bpy) on this scene's navmesh: handle moves through the
+    shared queries' starts, each timed from the move to the path being redrawn (the depsgraph handler)."""
+    import bpy
+
+    import navmesh_addon
+    from lib import BakeParams, generate
+    from navmesh_addon import mesh_write, operators_path
+
+    vertices, triangles, walkable, params, queries = scene_arrays(name)
+    mesh = generate(vertices, triangles, BakeParams(**params), walkable=walkable)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    navmesh_addon.register()
+    obj = mesh_write.write_navmesh_object(bpy.context, mesh, f"{name}_navmesh")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.navmesh.add_path_test()
+    settings = bpy.context.scene.navmesh
+    settings.path_radius = mesh.params.agent_radius  # stored as a float32, as a user would type it
+    times = []
+    for q in queries[:moves]:
+        settings.path_start.location = q[:3]
+        settings.path_goal.location = q[3:]
+        t0 = time.perf_counter()
+        bpy.context.view_layer.update()
+        times.append(time.perf_counter() - t0)
+        assert operators_path.STATE.key is not None
+    return {"scene": name, "path_test_moves": len(times), "path_test_ms_median": round(1000 * statistics.median(times), 3),
+            "path_test_ms_p90": round(1000 * float(np.percentile(times, 90)), 3)}
+
+
+def run_child(name: str, repeats: int, kind: str = "--child") -> dict:
+    out = subprocess.run([sys.executable, "-m", "bench.run", kind, name, "--repeats", str(repeats)],
                          cwd=REPO, capture_output=True, text=True)
     if out.returncode != 0:
         return {"scene": name, "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
@@ -147,9 +198,13 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child-path-test", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(bake_one(args.child, args.repeats)))
+        return
+    if args.child_path_test:
+        print(json.dumps(path_test_one(args.child_path_test)))
         return
 
     from bench import scenes
@@ -157,7 +212,7 @@ def main() -> None:
     shared = {stem: path for stem, _, _, path in scenes.shared_scenes()}
     if not shared:
         print(json.dumps({"note": f"shared scenes not found at {scenes.SHARED_SCENES}; skipped"}))
-    names = list(shared) + [name for name, _ in scenes.own_scenes()]
+    names = list(shared) + [f"{stem}_{TILES}x{TILES}" for stem in shared] + [name for name, _ in scenes.own_scenes()]
     if args.only:
         names = [n for n in names if n in args.only]
     use_peers = not args.no_peers and bool(shared) and peers_ready()
@@ -197,6 +252,9 @@ def main() -> None:
                 summary[key] = round(statistics.median(r[key] for r in per_round), 2)
                 summary[f"{key}_rounds"] = [r[key] for r in per_round]
         print(json.dumps({"ratios": summary}), flush=True)
+    for name in shared:
+        if not args.only or name in args.only:
+            print(json.dumps(run_child(name, args.repeats, "--child-path-test")), flush=True)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,17 @@ def shared_queries(obj_path: pathlib.Path) -> np.ndarray | None:
     return np.hstack([y_up_to_z_up(q[:, :3]), y_up_to_z_up(q[:, 3:])])
 
 
+def tiled(vertices: np.ndarray, triangles: np.ndarray, tiles: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """tiles x tiles copies of a level side by side (a 1 m gap between copies), and the shift of the
+    copy in the middle of the grid."""
+    size = vertices[:, :2].max(axis=0) - vertices[:, :2].min(axis=0) + 1.0
+    shifts = [np.array([i * size[0], j * size[1], 0.0]) for i in range(tiles) for j in range(tiles)]
+    v = np.concatenate([vertices + s for s in shifts])
+    t = np.concatenate([triangles + k * len(vertices) for k in range(len(shifts))])
+    middle = tiles // 2
+    return v, t, shifts[middle * tiles + middle]
+
+
 def large_terrain(target_triangles: int = 150_000, seed: int = 7) -> Scene:
     """Rolling terrain tessellated finely plus scattered crates: a big, realistic soup."""
     rng = np.random.default_rng(seed)
