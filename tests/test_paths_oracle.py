@@ -124,3 +124,4 @@ def test_paths_over_two_storeys_stay_on_the_surface_and_never_cross_the_hole():
         if len(upper) > 1:
             assert LineString(upper[:, :2]).distance(hole) >= r0 - CLEARANCE_SLACK
     assert found == 100
+

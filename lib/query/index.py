@@ -12,6 +12,8 @@ from ..navmesh import NavMesh
 _FEW_DETAIL_TRIANGLES = 24
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
+# A detail triangle whose top-view area is below this share of its edges' squared lengths is a sliver.
+SLIVER_TOL = 1e-12
 # A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar.
 PLANAR_TOL = 0.005
 # Exit points this close (m) count as the same point when a walk leaves through a vertex.
@@ -136,15 +138,18 @@ class MeshIndex:
         t = mesh.detail_vertices[mesh.detail_triangles].reshape(-1, 3, 3)
         a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
         den = e1[:, 0] * e2[:, 1] - e2[:, 0] * e1[:, 1]
-        den = np.where(np.abs(den) < 1e-18, 1e-18, den)
+        # A triangle with no area seen from above holds no point: it never wins, and were it the only
+        # one its height would be its mean, not an extrapolation.
+        flat = np.abs(den) <= SLIVER_TOL * (np.einsum("ij,ij->i", e1[:, :2], e1[:, :2]) + np.einsum("ij,ij->i", e2[:, :2], e2[:, :2]))
+        den = np.where(flat, 1.0, den)
         # u = ((x - ax) e2y - e2x (y - ay)) / den,  w = (e1x (y - ay) - (x - ax) e1y) / den
-        ux, uy = e2[:, 1] / den, -e2[:, 0] / den
-        wx, wy = -e1[:, 1] / den, e1[:, 0] / den
-        u0 = -(ux * a[:, 0] + uy * a[:, 1])
-        w0 = -(wx * a[:, 0] + wy * a[:, 1])
+        ux, uy = np.where(flat, 0.0, e2[:, 1] / den), np.where(flat, 0.0, -e2[:, 0] / den)
+        wx, wy = np.where(flat, 0.0, -e1[:, 1] / den), np.where(flat, 0.0, e1[:, 0] / den)
+        u0 = np.where(flat, -1e30, -(ux * a[:, 0] + uy * a[:, 1]))
+        w0 = np.where(flat, 0.0, -(wx * a[:, 0] + wy * a[:, 1]))
         zx = ux * e1[:, 2] + wx * e2[:, 2]
         zy = uy * e1[:, 2] + wy * e2[:, 2]
-        z0 = a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2]
+        z0 = np.where(flat, t[:, :, 2].mean(axis=1), a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2])
         u, w = np.stack([u0, ux, uy], axis=1), np.stack([w0, wx, wy], axis=1)
         bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1)  # (T, 3, 3)
         rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
@@ -180,7 +185,7 @@ class MeshIndex:
         x, y = float(xy[0]), float(xy[1])
         if len(rows) > _FEW_DETAIL_TRIANGLES:
             _, _, _, _, _, _, z0, zx, zy = rows[int(np.argmax((bary @ np.array((1.0, x, y))).reshape(-1, 3).min(axis=1)))]
-            return z0 + zx * x + zy * y
+            return self._within_box(p, z0 + zx * x + zy * y)
         if rows:
             best, z = math.inf, 0.0
             for u0, ux, uy, w0, wx, wy, z0, zx, zy in rows:
@@ -190,12 +195,18 @@ class MeshIndex:
                     best, z = outside, z0 + zx * x + zy * y
                     if outside <= 0.0:
                         break
-            return z
+            return self._within_box(p, z)
         n = self.normal[p]
         c = self.centroid[p]
         if abs(n[2]) < 1e-9:
             return float(c[2])
         return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2])
+
+    def _within_box(self, p: int, z: float) -> float:
+        """A height clamped to polygon p's surface range: a point just outside its detail triangles
+        is extrapolated from the nearest, which must not run off on a sliver."""
+        box = self.box_l[p]
+        return min(max(z, box[2]), box[5])
 
     def closest_point(self, p: int, point) -> np.ndarray:
         """Closest point of polygon p to point: its surface point above/below when inside in XY, else on an edge."""
@@ -235,8 +246,22 @@ class MeshIndex:
         return Location(-1, np.array(xyz), self.nearest(xyz, among)[1])
 
     def nearest(self, point, among=None) -> tuple[int, float, np.ndarray]:
-        """(polygon, distance, closest point) over the whole mesh, however far; `among` restricts it."""
+        """(polygon, distance, closest point) over the whole mesh, however far; `among` restricts it.
+        With `among`, the polygons are taken in order of their boxes' distance, found in one
+        vectorised pass (the answer may lie far from the point)."""
         xyz = _finite_point(point)
+        if among is not None:
+            gap = np.maximum(np.maximum(self.lo - xyz, np.array(xyz) - self.hi), 0.0)
+            lower = np.where(among, np.einsum("ij,ij->i", gap, gap), np.inf)
+            best = (-1, math.inf, np.array(xyz))
+            for p in np.argsort(lower).tolist():
+                if lower[p] >= best[1] * best[1]:
+                    break
+                q = self.closest_point(p, xyz)
+                d = math.dist(q.tolist(), xyz)
+                if d < best[1]:
+                    best = (p, d, q)
+            return best
         seen: set[int] = set()
         # The polygons over or under the point's own grid cell first: for a point on the mesh one of
         # them holds it, and its distance bounds the search that follows to a tiny radius.

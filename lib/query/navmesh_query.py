@@ -30,6 +30,8 @@ RADIUS_SLOTS = 4
 COMPONENT_SLOTS = 16
 # Paths kept by default in the path cache.
 PATH_CACHE_SIZE = 1024
+# Inside a polygon that is not planar, a path's height is sampled every this many cells.
+DRAPE_CELLS = 3
 # A chain must be shorter than the best one so far by this much (m) to replace it.
 LENGTH_TOL = 1e-9
 # Corner-to-corner visibility answers kept at the bake radius.
@@ -126,7 +128,7 @@ class NavMeshQuery:
         self.extent = default_extent(mesh) if extent is None else _check_extent(extent)
         self.r0 = float(mesh.params.agent_radius)
         self.climb = max(float(mesh.params.agent_max_climb), 0.05)
-        self.drape_step = float(mesh.params.cell_size)
+        self.drape_step = DRAPE_CELLS * float(mesh.params.cell_size)
         self._flags = [WALK_FLAG] * mesh.polygon_count
         self._flags_version = 0
         self._radii: OrderedDict[float, _RadiusData] = OrderedDict()

@@ -330,7 +330,7 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
             starts = [0.0] + crossings
             ends = crossings + [1.0]
             for j, p in enumerate(visited):
-                ts = [starts[j]] if j else []
+                ts = [starts[j]] if 0 < j and 0.0 < starts[j] < 1.0 else []
                 if not index.planar_l[p]:
                     ts += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
                 for t in ts:
@@ -370,26 +370,17 @@ def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones
     cones: per node, its cone or None: only links along supporting lines of what the node bends
     around are tried (on an arc's polygon, within half a step of the tangent there; at a wall corner,
     leaving both walls on one side).
-    bound: only chains shorter than this are looked for. The candidate links of each accepted node
-    are screened in one vectorised pass over all nodes."""
+    bound: only chains shorter than this are looked for. Link lengths and cone tests are computed
+    for all pairs at once; each accepted node then screens its row."""
     n = len(nodes)
     pulls = pulls if pulls is not None else [None] * n
-    cones = cones if cones is not None else [None] * n
     xyz = np.array(nodes, dtype=np.float64).reshape(n, 3)
     x, y = xyz[:, 0], xyz[:, 1]
-    to_goal = np.linalg.norm(xyz - xyz[1], axis=1)
-    # Every node's cone as arrays; a node without one gets values that admit any link.
-    arc = np.zeros((n, 3))
-    arc[:, 2] = -1.0
-    wedge = np.zeros((n, 4))
-    for k, cone in enumerate(cones):
-        if cone is not None:
-            if cone[0] == ARC:
-                arc[k] = cone[1:]
-            else:
-                wedge[k] = cone[1:]
-    wedge_a = TURN_TOL * np.hypot(wedge[:, 0], wedge[:, 1])
-    wedge_b = TURN_TOL * np.hypot(wedge[:, 2], wedge[:, 3])
+    kx, ky = x[None, :] - x[:, None], y[None, :] - y[:, None]  # row j: from node j to each node
+    norm = np.hypot(kx, ky)
+    length = np.linalg.norm(xyz[None, :, :] - xyz[:, None, :], axis=2)
+    to_goal = length[1]
+    links = _cone_links(cones if cones is not None else [None] * n, kx, ky, norm)
     open_ = np.ones(n, dtype=bool)
     open_[0] = False
     parent = [-1] * n
@@ -406,35 +397,36 @@ def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones
             while chain[-1] != 0:
                 chain.append(parent[chain[-1]])
             return chain[::-1]
-        kx, ky = x - x[j], y - y[j]
-        norm = np.hypot(kx, ky)
-        nd = dist + np.linalg.norm(xyz - xyz[j], axis=1)
-        ok = open_ & (nd + to_goal < bound)
+        f = dist + length[j] + to_goal
+        ok = open_ & links[j] & (f < bound)
         pull = pulls[j] if i >= 0 else None
         if pull is not None:
             ix, iy = x[j] - x[i], y[j] - y[i]
             toward = ix * (pull[1] - y[j]) - iy * (pull[0] - x[j])
             slack = TURN_TOL * math.hypot(ix, iy) * abs(toward)
-            ok &= (ix * ky - iy * kx) * toward >= -slack * norm
-        if cones[j] is not None:
-            ok &= _supports_all(cones[j], kx, ky, norm)
-        # The links seen from the far end: its own cone, with the direction reversed (same line).
-        ok &= np.abs(kx * arc[:, 1] - ky * arc[:, 0]) >= (arc[:, 2] - TURN_TOL) * norm
-        sa = kx * wedge[:, 1] - ky * wedge[:, 0]
-        sb = kx * wedge[:, 3] - ky * wedge[:, 2]
-        ok &= ~(((sa > wedge_a * norm) & (sb < -wedge_b * norm)) | ((sa < -wedge_a * norm) & (sb > wedge_b * norm)))
-        f = nd + to_goal
+            ok &= (ix * ky[j] - iy * kx[j]) * toward >= -slack * norm[j]
+        nd = dist + length[j]
         for k in np.flatnonzero(ok).tolist():
             heapq.heappush(heap, (float(f[k]), float(nd[k]), k, j))
     return None
 
 
-def _supports_all(cone: tuple, kx: np.ndarray, ky: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """Per direction (kx, ky): is the line along it through the node a supporting line of its cone?"""
-    if cone[0] == ARC:
-        _, rx, ry, cos_half = cone
-        return np.abs(kx * ry - ky * rx) >= (cos_half - TURN_TOL) * norm
-    _, ax, ay, bx, by = cone
-    sa, sb = kx * ay - ky * ax, kx * by - ky * bx
-    ta, tb = TURN_TOL * math.hypot(ax, ay) * norm, TURN_TOL * math.hypot(bx, by) * norm
-    return ~(((sa > ta) & (sb < -tb)) | ((sa < -ta) & (sb > tb)))
+def _cone_links(cones: list, kx: np.ndarray, ky: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """(n, n) bool: is the line between nodes j and k a supporting line at both of their cones?"""
+    n = len(cones)
+    arc = np.zeros((n, 3))
+    arc[:, 2] = -1.0  # a node without an arc cone admits every direction
+    wedge = np.zeros((n, 4))
+    for k, cone in enumerate(cones):
+        if cone is not None:
+            if cone[0] == ARC:
+                arc[k] = cone[1:]
+            else:
+                wedge[k] = cone[1:]
+    ok = np.abs(kx * arc[:, 1, None] - ky * arc[:, 0, None]) >= (arc[:, 2, None] - TURN_TOL) * norm
+    sa = kx * wedge[:, 1, None] - ky * wedge[:, 0, None]
+    sb = kx * wedge[:, 3, None] - ky * wedge[:, 2, None]
+    ta = TURN_TOL * np.hypot(wedge[:, 0], wedge[:, 1])[:, None] * norm
+    tb = TURN_TOL * np.hypot(wedge[:, 2], wedge[:, 3])[:, None] * norm
+    ok &= ~(((sa > ta) & (sb < -tb)) | ((sa < -ta) & (sb > tb)))
+    return ok & ok.T
