@@ -1,8 +1,11 @@
 """Detail stage: a triangulated surface per polygon that follows the real floor (Recast: rcBuildPolyMeshDetail).
 
-Each polygon starts as a fan over its own vertices; the heightfield sample (span at a column
-centre inside the polygon, on the polygon's own floor) farthest from the surface is inserted
-until every sample is within max_height_error or the per-polygon insertion cap is reached.
+Each polygon starts as a fan over its own vertices. Its edges are sampled first (Recast's
+hull tessellation): where the floor along an edge leaves the straight edge by more than
+max_height_error, points are added on the edge, the same ones for both polygons that share it, so
+neighbouring surfaces meet. Then the heightfield sample (span at a column centre inside the
+polygon, on the polygon's own floor) farthest from the surface is inserted until every sample is
+within max_height_error or the per-polygon insertion cap is reached.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from .params import BakeParams
 
 # At most this many samples are inserted into one polygon's detail triangulation.
 MAX_INSERTIONS = 256
+# At most this many points are added along one polygon edge.
+MAX_EDGE_POINTS = 32
 # Barycentric margin below which a sample counts as lying on a triangle edge.
 _EDGE_EPS = 1e-9
 
@@ -36,14 +41,17 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
     fits = _fan_fits(mesh, sample_poly, samples, max_error)
+    edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error)
+    offs = mesh.poly_offsets
     out_vertices, out_tris, out_polys = [], [], []
     base = 0
     for p in range(mesh.polygon_count):
         poly = mesh.vertices[mesh.polygon(p)]
-        if fits[p]:
+        on_edges = [edge_points.get(e) for e in range(offs[p], offs[p + 1])]
+        if fits[p] and not any(pts is not None for pts in on_edges):
             verts, tris = poly, np.array([[0, k, k + 1] for k in range(1, len(poly) - 1)], dtype=np.int64)
         else:
-            verts, tris = _refine(poly, samples[cuts[p] : cuts[p + 1]], max_error)
+            verts, tris = _refine(poly, samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
         out_vertices.append(verts)
         out_tris.append(tris + base)
         out_polys.append(np.full(len(tris), p, dtype=np.int64))
@@ -143,6 +151,89 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
     return np.concatenate(out_poly), np.concatenate(out_xyz)
 
 
+def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None,
+                 max_error: float) -> dict[int, np.ndarray]:
+    """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
+    it, in the slot's direction, where the floor is farthest from the line through those kept so far
+    (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
+
+    The floor under a sample is the span of the edge's polygon's region in that column (else its
+    neighbour's), or without regions the span nearest the straight edge within layer_tol."""
+    cs = hf.cell_size
+    start, count = _column_index(hf)
+    u, w = mesh.poly_vertices, mesh.edge_next_vertex
+    owner = mesh.edge_polygon
+    # One slot per undirected edge: the one running from the lower vertex id (or the only one).
+    canon = (u < w) | (mesh.neighbors < 0)
+    slots = np.flatnonzero(canon)
+    a, b = mesh.vertices[u[slots]], mesh.vertices[w[slots]]
+    steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / cs).astype(np.int64), 1)
+    n = steps - 1
+    edge = np.repeat(np.arange(len(slots)), n)
+    t = (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + 1) / np.repeat(steps, n)
+    xyz = a[edge] + t[:, None] * (b[edge] - a[edge])
+    ii = np.floor((xyz[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
+    jj = np.floor((xyz[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
+    inside = (ii >= 0) & (ii < hf.width) & (jj >= 0) & (jj < hf.height)
+    cols = np.where(inside, jj * hf.width + np.clip(ii, 0, hf.width - 1), 0)
+    reps = np.where(inside, count[cols], 0)
+    span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+    sample = np.repeat(np.arange(len(t)), reps)
+    floor = np.full(len(t), np.nan)
+    if span_region is not None:
+        other = mesh.neighbors[slots]
+        for region_of in (mesh.regions[owner[slots]], np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1)):
+            mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample])
+            floor[sample[mine]] = hf.z[span[mine]]
+    else:
+        gap = np.abs(hf.z[span] - xyz[sample, 2])
+        order = np.lexsort((gap, sample))
+        first = order[np.concatenate([[True], sample[order][1:] != sample[order][:-1]])] if len(order) else order
+        first = first[gap[first] <= layer_tol]
+        floor[sample[first]] = hf.z[span[first]]
+    known = ~np.isnan(floor)
+    off = np.zeros(len(slots))
+    np.maximum.at(off, edge[known], np.abs(floor[known] - xyz[known, 2]))
+    out: dict[int, np.ndarray] = {}
+    twins = {(int(x), int(y)): e for e, (x, y) in enumerate(zip(u.tolist(), w.tolist()))} if (off > max_error).any() else {}
+    cuts = np.concatenate([[0], np.cumsum(n)])
+    for k in np.flatnonzero(off > max_error).tolist():
+        sel = slice(cuts[k], cuts[k + 1])
+        good = known[sel]
+        profile = np.column_stack([xyz[sel, 0], xyz[sel, 1], floor[sel]])[good]
+        keep = _profile_points(a[k], b[k], profile, t[sel][good], max_error)
+        if not keep:
+            continue
+        pts = profile[sorted(keep)]
+        e = int(slots[k])
+        out[e] = pts
+        twin = twins.get((int(w[e]), int(u[e])), -1)
+        if twin >= 0 and mesh.neighbors[e] >= 0:
+            out[twin] = pts[::-1]
+    return out
+
+
+def _profile_points(a: np.ndarray, b: np.ndarray, profile: np.ndarray, t: np.ndarray, max_error: float) -> list[int]:
+    """Indices of the samples to keep along a -> b so the polyline through them stays within
+    max_error of every sample's height (Douglas-Peucker, at most MAX_EDGE_POINTS)."""
+    keep: list[int] = []
+    stack = [(0.0, float(a[2]), 1.0, float(b[2]), 0, len(t))]
+    while stack and len(keep) < MAX_EDGE_POINTS:
+        t0, z0, t1, z1, lo, hi = stack.pop()
+        if hi <= lo:
+            continue
+        line = z0 + (t[lo:hi] - t0) / (t1 - t0) * (z1 - z0)
+        gap = np.abs(profile[lo:hi, 2] - line)
+        k = int(np.argmax(gap))
+        if gap[k] <= max_error:
+            continue
+        m = lo + k
+        keep.append(m)
+        stack.append((t0, z0, float(t[m]), float(profile[m, 2]), lo, m))
+        stack.append((float(t[m]), float(profile[m, 2]), t1, z1, m + 1, hi))
+    return keep
+
+
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
     """(P, 3) least-squares planes z = a x + b y + c through each polygon's vertices, all at once
     (normal equations about each polygon's centroid, which keeps them well conditioned)."""
@@ -199,10 +290,16 @@ def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.stack([1.0 - w1 - w2, w1, w2], axis=-1)
 
 
-def _refine(poly: np.ndarray, samples: np.ndarray, max_error: float) -> tuple[np.ndarray, np.ndarray]:
-    """Fan triangulation of the polygon plus inserted samples (Delaunay flips) until the error bound holds."""
+def _refine(poly: np.ndarray, samples: np.ndarray, max_error: float, on_edges: list) -> tuple[np.ndarray, np.ndarray]:
+    """Fan triangulation of the polygon, its edge points (on_edges[k]: points along edge k in order,
+    or None), then inserted samples (Delaunay flips) until the error bound holds."""
     n = len(poly)
-    tin = _Tin([*poly], [[0, k, k + 1] for k in range(1, n - 1)])
+    extra = sum(len(pts) for pts in on_edges if pts is not None)
+    tin = _Tin([*poly], [[0, k, k + 1] for k in range(1, n - 1)], extra)
+    for k, pts in enumerate(on_edges):
+        u = k
+        for point in pts if pts is not None else ():
+            u = tin.insert_on_boundary(u, (k + 1) % n, point)
     owner = np.zeros(len(samples), dtype=np.int64)
     w = np.zeros((len(samples), 3))
     err = np.zeros(len(samples))
@@ -251,14 +348,15 @@ def _locate(tin: "_Tin", samples, which: np.ndarray, cand: np.ndarray, owner, w,
 class _Tin:
     """A small triangulation of one convex polygon with point insertion and Lawson flips."""
 
-    def __init__(self, verts: list, tris: list[list[int]]):
+    def __init__(self, verts: list, tris: list[list[int]], boundary: int = 0):
         self.verts = verts
-        # The same vertices as one array (room for every insertion), for vectorised point location.
-        self.array = np.empty((len(verts) + MAX_INSERTIONS, 3))
+        # The same vertices as one array (room for every insertion and `boundary` edge points), for
+        # vectorised point location.
+        self.array = np.empty((len(verts) + MAX_INSERTIONS + boundary, 3))
         self.array[: len(verts)] = verts
         self.tris = tris
         # The triangles as an array too (each insertion adds at most two), kept in step by _set.
-        self.tri_array = np.zeros((len(tris) + 2 * MAX_INSERTIONS, 3), dtype=np.int64)
+        self.tri_array = np.zeros((len(tris) + 2 * (MAX_INSERTIONS + boundary), 3), dtype=np.int64)
         self.tri_array[: len(tris)] = tris
         # Top-view coordinates as float tuples for the flip tests (plain floats beat numpy scalars).
         self.xy = [(float(q[0]), float(q[1])) for q in verts]
@@ -287,6 +385,18 @@ class _Tin:
         self.array[new] = point
         self.verts.append(self.array[new].copy())
         self.xy.append((float(point[0]), float(point[1])))
+
+    def insert_on_boundary(self, u: int, v: int, point: np.ndarray) -> int:
+        """Split the boundary edge u -> v at point (on it, seen from above); the new vertex."""
+        t = self.edge[(u, v)]
+        opp = next(x for x in self.tris[t] if x not in (u, v))
+        new = len(self.verts)
+        self._add_vertex(new, point)
+        t1 = len(self.tris)
+        self._set(t, [opp, u, new])
+        self._set(t1, [v, opp, new])
+        self._legalize(new, [t, t1])
+        return new
 
     def insert(self, t: int, w: np.ndarray, point: np.ndarray) -> set[int]:
         """Split triangle t at point (3 triangles, or 2+2 across an inner edge it lies on); the changed triangles.
@@ -321,6 +431,10 @@ class _Tin:
             self._set(other, [far, v, new])
             self._set(t2, [u, far, new])
             created = [t, t1, other, t2]
+        return self._legalize(new, created)
+
+    def _legalize(self, new: int, created: list[int]) -> set[int]:
+        """Lawson flips around a new vertex; the triangles changed."""
         changed = set(created)
         stack = [(self.tris[s][0], self.tris[s][1]) for s in created]
         while stack:
