@@ -36,14 +36,20 @@ _STOREY_GAP = 1e-3
 _STRAIGHT = 1e-9
 # Rings with less area than this fraction of a cell are slivers and dropped.
 _MIN_RING_AREA = 1e-3
+# A ring whose simplified outline cannot be pushed off the walls is simplified again with the
+# tolerance divided by each of these in turn.
+_FINER_STEPS = (2, 4)
 # Passes of the self-intersection repair before the unsimplified section is restored.
 _REPAIR_PASSES = 8
 # A ring that collapses under the simplification tolerance is retried with it halved this many times.
 _TOLERANCE_HALVINGS = 6
-# Simplification is one-sided: traced points may lie up to the tolerance on the walkable side of a
-# simplified wall edge, but at most this far (m) beyond it, toward the wall.
-_OUTSIDE_SLACK = 0.01
-# Simplified wall edges are chosen so that none needs pushing by more than this fraction of the tolerance.
+# Simplification is lopsided: traced points may lie up to the tolerance on the walkable side of a
+# simplified wall edge, but at most this fraction of it beyond, toward the wall (the push below
+# then moves such an edge back off the wall, so the share trades area for corners).
+_OUTSIDE_SHARE = 0.3
+# Simplified wall edges are chosen so that none needs pushing by more than this fraction of the
+# tolerance (longer pushes cut corners off doorways: at 1.0, the widest agent through a 1.6 m door
+# dropped from 0.77 to 0.68 m).
 _MAX_PUSH = 0.5
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
 # off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
@@ -100,13 +106,14 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
             for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
         ]
     # Per region: (simplified points, per-edge neighbour, per-point shared flag, traced points of a
-    # wall-only hole or None).
-    rings_by_region: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = {}
+    # wall-only hole or None, the ring simplified ever finer: what the push falls back on).
+    rings_by_region: dict[int, list[tuple]] = {}
     for (r, _, _), ring_pieces in zip(traced_rings, pieces):
         for traced, traced_labels, simple in ring_pieces:
             if simple is not None:
                 wall_hole = _signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
-                rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None))
+                finer = _finer(traced, traced_labels, tolerance, whole, boundary)
+                rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None, finer))
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     for r in sorted(rings_by_region):
@@ -116,13 +123,14 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
         holes_of: dict[int, list[int]] = {k: [] for k in outers}
         for h in (k for k, ring in enumerate(rings) if _signed_area(ring[0]) < 0):
             # A hole belongs to the smallest outer ring around it.
-            owner = next((k for k in outers if _contains(rings[k][0], rings[h][0][0])), None)
+            owner = next((k for k in outers if _hole_inside(rings[k][0], rings[h][0])), None)
             if owner is not None:
                 holes_of[owner].append(h)
         for k in reversed(outers):
             members = [k] + holes_of[k]
-            # Per ring, the outlines to try, best first: (points, neighbours, shared flags).
-            options = [[rings[m][:3]] for m in members]
+            # Per ring, the outlines to try, best first: (points, neighbours, shared flags), and
+            # then finer simplifications, made only if those fail.
+            options = [[rings[m][:3], *rings[m][4]] for m in members]
             chosen = [rings[m][0] for m in members]
             for slot, h in enumerate(holes_of[k], start=1):
                 if rings[h][3] is not None:
@@ -151,6 +159,13 @@ def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, bo
         for touching in _split_at_touches(*_dedupe(points, labels))
         for piece_points, piece_labels in _split_at_crossings(*touching)
     ]
+
+
+def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boundary: _Boundary | None):
+    """Callables giving the ring simplified with the tolerance divided by each of _FINER_STEPS (None
+    if it degenerates): the fallbacks when the simplified ring cannot be pushed off the walls
+    without crossing another ring. Shared borders come out the same at every tolerance."""
+    return [lambda f=f: _simplify(points, labels, tolerance / f, whole, boundary) for f in _FINER_STEPS]
 
 
 def _shared_keys(points: np.ndarray, labels: np.ndarray) -> set[tuple[float, float]]:
@@ -481,6 +496,16 @@ def _segment_intersection(p: np.ndarray, i: int, j: int) -> np.ndarray | None:
     return a + t * (b - a)
 
 
+def _hole_inside(outer: np.ndarray, hole: np.ndarray) -> bool:
+    """Whether a hole lies inside an outer ring, judged at a hole point that is not on the outer
+    ring: a loop split off where the ring pinched starts at the pinch point, which is on both."""
+    on_outer = {tuple(q) for q in np.round(outer[:, :2], 9).tolist()}
+    for point in hole:
+        if tuple(np.round(point[:2], 9).tolist()) not in on_outer:
+            return _contains(outer, point)
+    return _contains(outer, 0.5 * (hole[0] + hole[1]))
+
+
 def _contains(ring: np.ndarray, point: np.ndarray) -> bool:
     """Even-odd test: whether the xy of point lies inside the ring (top view)."""
     x, y = float(point[0]), float(point[1])
@@ -518,8 +543,8 @@ def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None) -> np.ndarray:
     """Indices into points (n, 3) kept by one-sided Ramer-Douglas-Peucker (the two ends always):
-    points may lie `tolerance` left of a chord (the walkable side of a ring edge), _OUTSIDE_SLACK
-    right of it. With a boundary, a chord that comes closer to it than agent_radius by more than
+    points may lie `tolerance` left of a chord (the walkable side of a ring edge), _OUTSIDE_SHARE of
+    it right of it. With a boundary, a chord that comes closer to it than agent_radius by more than
     _MAX_PUSH * tolerance (a chord across an arc of the eroded boundary) is split as well, so the
     later push onto the walkable side stays short."""
     p = points[:, :2]
@@ -534,7 +559,7 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None
         ab = p[b] - p[a]
         right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
         dev = _seg_dist(inner, p[a], p[b])
-        dev = np.where(right, dev * (tolerance / _OUTSIDE_SLACK), dev)
+        dev = np.where(right, dev / _OUTSIDE_SHARE, dev)
         k = int(np.argmax(dev))
         if dev[k] <= tolerance and boundary is not None:
             gap = boundary.distance(p[a:a + 1], p[b:b + 1], points[a:a + 1, 2], points[b:b + 1, 2])[0][0]
@@ -817,19 +842,35 @@ def _segment_distance(p, q, a, b):
 
 def _push_rings(options: list[list[tuple]], boundary: _Boundary):
     """A region's (rings, neighbours): per ring the first of its options (points, neighbours,
-    shared flags) whose wall edges, pushed off the boundary (_push_off_walls), cross neither the
-    ring itself nor the rings chosen so far; the first option unpushed if none does."""
+    shared flags, or a callable giving them or None) whose wall edges, pushed off the boundary
+    (_push_off_walls), cross neither the ring itself nor the rings chosen so far; if none does, the
+    finest option unpushed (or the first, when even that crosses)."""
     out = [ring_options[0][0] for ring_options in options]
     out_nb = [ring_options[0][1] for ring_options in options]
     for k, ring_options in enumerate(options):
         others = out[:k] + out[k + 1:]
-        for ring, nb, fixed in ring_options:
-            pushed, pushed_nb = _push_off_walls(ring, nb, fixed, boundary)
-            if _crossing_edges(pushed[:, :2]).size:
+
+        def fits(ring: np.ndarray) -> bool:
+            if _crossing_edges(ring[:, :2]).size:
+                return False
+            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)
+
+        finest = None
+        for option in ring_options:
+            option = option() if callable(option) else option
+            if option is None:
                 continue
-            if _fits_among(pushed, others) if k else not any(_crossing_rings(pushed, other) for other in others):
+            ring, nb, fixed = option
+            finest = ring, nb
+            pushed, pushed_nb = _push_off_walls(ring, nb, fixed, boundary)
+            if fits(pushed):
                 out[k], out_nb[k] = pushed, pushed_nb
                 break
+        else:
+            # Nothing pushes clear (the ring pinches against another): the finest outline, which
+            # follows the eroded boundary closest, unpushed.
+            if finest is not None and fits(finest[0]):
+                out[k], out_nb[k] = finest
     return out, out_nb
 
 

@@ -42,8 +42,14 @@ def boundary_figures(name: str, seed: int) -> tuple[float, float, float]:
     return depth, band, nav.intersection(free).area / free.area
 
 
+# Levels where an outline cannot be pushed off its walls without crossing another ring of its region
+# (on seed 13 two thin walls' bands pinch the floor to a point), and the finest outline, unpushed,
+# still reaches into the band.
+PINCHED = {("r0.6", 13), ("r0.6", 19)}
+
+
 @pytest.mark.parametrize("name", sorted(PARAMS))
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(12))
 def test_boundary_keeps_the_bake_radius_off_the_geometry(name, seed):
     depth, band, coverage = boundary_figures(name, seed)
     assert depth <= MAX_INTRUSION, f"the boundary reaches {depth:.3f} m into the band"
@@ -51,9 +57,9 @@ def test_boundary_keeps_the_bake_radius_off_the_geometry(name, seed):
     assert coverage >= MIN_COVERAGE
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a ring whose pushed outline would cross another ring "
-                   "of its region (an obstacle whose band nearly closes the gap to another obstacle or to "
-                   "the floor's edge) is left unpushed")
-def test_boundary_between_obstacles_that_nearly_touch():
-    depth, _, _ = boundary_figures("r0.3", 8)
+@pytest.mark.xfail(strict=True, reason="known gap: an outline that cannot be pushed off its walls without "
+                   "crossing another ring of its region (two bands pinching the floor to a point) stays unpushed")
+@pytest.mark.parametrize("name, seed", sorted(PINCHED))
+def test_boundary_where_two_bands_pinch_the_floor(name, seed):
+    depth, _, _ = boundary_figures(name, seed)
     assert depth <= MAX_INTRUSION

@@ -172,9 +172,6 @@ def test_random_queries_on_rolling_ground_answer_with_a_status_and_stay_on_the_n
     assert off == []
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (issue 12): a sliver polygon (nearly collinear corners) gets "
-                   "zero-area detail triangles whose heights are garbage, and a path crossing one there gets a "
-                   "point up to 1 m off the floor")
 def test_path_heights_follow_rolling_ground_within_a_climb_step():
     params = BakeParams()
     _, off = _rolling_paths(1.0, params.agent_max_climb + params.max_height_error)
