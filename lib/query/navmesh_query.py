@@ -271,9 +271,13 @@ class NavMeshQuery:
                                      [[plan.start_poly], [plan.goal_poly]], self.drape_step, self.climb)
         return self._result(FOUND, points, polys, 0, (plan.start_poly,), plan)
 
-    def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int) -> PathResult:
+    def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
+              known: tuple[float, tuple]) -> PathResult:
         """The path along the corridor the search chose: the shortest chain over corner points
-        whose every segment walks over the mesh and keeps d from the walls."""
+        whose every segment walks over the mesh and keeps d from the walls. known: (length, end) of
+        the search's own polyline through its crossing points, which the path ends in a straight
+        line from; at the bake radius with uniform costs that lies on the corridor, so it bounds
+        the shortest path."""
         goal, goal_poly = plan.goal, plan.goal_poly
         if partial and corridor[-1] != plan.goal_poly:
             goal_poly = corridor[-1]
@@ -286,7 +290,8 @@ class NavMeshQuery:
         if partial and math.dist(goal, plan.start) <= 1e-12:
             return self._result(PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan,
                                 PARTIAL_REASON)
-        drawn = self._chain(plan, corridor, goal, goal_poly)
+        bound = known[0] + math.dist(known[1], goal) if plan.d == 0.0 and plan.uniform else math.inf
+        drawn = self._chain(plan, corridor, goal, goal_poly, bound)
         if drawn is None:
             return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge",
                                      nodes_expanded)
@@ -294,7 +299,7 @@ class NavMeshQuery:
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         return self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
-    def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int):
+    def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, known: float = math.inf):
         """(points, polygons) of the shortest valid chain start -> bend points -> goal: first over the
         corners near the corridor; then, with uniform costs, over every corner a shorter path could
         bend at (inside the ellipse of that length about start and goal), which makes it exact up to
@@ -314,7 +319,12 @@ class NavMeshQuery:
             mask = refine.border_mask(self.mesh, self.graph, allowed, None)
         walk = self._walker(allowed)
         corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
-        best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, math.inf)
+        best = None
+        if math.isfinite(known):
+            best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, known + LENGTH_TOL)
+        if best is None:
+            # On slopes the shortest chain over corners may be longer than the search's polyline.
+            best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, math.inf)
         if not plan.uniform:
             if best is None:  # draw as if costs were uniform
                 return self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
@@ -323,9 +333,11 @@ class NavMeshQuery:
             return best
         bound = math.inf if best is None else _length(best[0]) - LENGTH_TOL
         reach = refine.arc_reach(plan.d)
-        corners = refine.ellipse_vertices(self.graph.reflex_ids, self.graph.reflex_xy, plan.start, goal, bound, reach)
-        extra = [] if border is None else refine.ellipse_vertices(border[1], border[2], plan.start, goal, bound, 0.0)
-        return self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, bound) or best
+        wider = refine.ellipse_vertices(self.graph.reflex_ids, self.graph.reflex_xy, plan.start, goal, bound, reach)
+        wider_extra = [] if border is None else refine.ellipse_vertices(border[1], border[2], plan.start, goal, bound, 0.0)
+        if set(wider) <= set(corners) and set(wider_extra) <= set(extra):
+            return best  # every corner a shorter path could bend at was already tried
+        return self._chain_over(plan, wider, wider_extra, allowed, walk, goal, goal_poly, bound) or best
 
     def _chain_over(self, plan: PathPlan, corners: list[int], extra: list[int], allowed: list[bool], walk, goal: tuple,
                     goal_poly: int, bound: float):

@@ -85,7 +85,7 @@ class SlicedSearch:
         it = 0
         while self.status == IN_PROGRESS and it < max_iterations:
             if not heap:
-                self._finish(self._best_node, partial=True)
+                self._finish(self._best_node, True, self._nodes[self._best_node][0], self._nodes[self._best_node][3])
                 break
             _, g, node = heapq.heappop(heap)
             if node in closed or g > nodes[node][0]:
@@ -94,7 +94,7 @@ class SlicedSearch:
             it += 1
             self.nodes_expanded += 1
             if node == -2:
-                self._finish(nodes[-2][1], partial=plan.partial)
+                self._finish(nodes[-2][1], plan.partial, nodes[-2][0], plan.goal)
                 break
             _, _, p, x, entry = nodes[node]
             h = math.dist(x, goal)
@@ -124,14 +124,16 @@ class SlicedSearch:
                     heapq.heappush(heap, (g2 + hscale * math.dist(y, goal), g2, e))
         return self.status
 
-    def _finish(self, node: int, partial: bool) -> None:
+    def _finish(self, node: int, partial: bool, g: float, end: tuple) -> None:
+        """Draw the path along the corridor ending at node's polygon. The search's own polyline
+        through its crossing points reaches `end` at cost g."""
         corridor = []
         while node != -1:
             corridor.append(self._nodes[node][2])
             node = self._nodes[node][1]
         corridor.append(self.plan.start_poly)
         corridor.reverse()
-        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded)
+        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded, (g, end))
         self.status = self._result.status
 
     def result(self):
