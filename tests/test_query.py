@@ -1,6 +1,4 @@
 """Path queries on hand-built meshes with exactly known free space (shapely is the referee)."""
-import gc
-import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -9,7 +7,6 @@ from shapely.geometry import LineString, Point, box
 
 from lib.errors import NavMeshError
 from lib.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
-from lib.query.navmesh_query import PATH_CACHE_SIZE, RADIUS_SLOTS
 from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, two_floors, visibility_shortest
 
 DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5

@@ -10,7 +10,9 @@ from . import batch
 from .batch import BatchResult
 from .filter import QueryFilter
 from .index import Location
-from .navmesh_query import NavMeshQuery, PathResult, RaycastHit, ReachableSet, default_extent
+from .navmesh_query import NavMeshQuery, PathResult, default_extent
+from .reach import ReachableSet
+from .surface import RaycastHit
 from .search import SlicedSearch
 
 

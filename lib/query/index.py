@@ -32,10 +32,15 @@ class Location:
     distance: float
 
 
-def _finite_point(point) -> tuple[float, float, float]:
-    xyz = tuple(np.asarray(point, dtype=np.float64).reshape(3).tolist())
+def query_point(point, name: str = "query point") -> tuple[float, float, float]:
+    """A query point as a float tuple; a NavMeshError naming it for anything but three finite numbers."""
+    try:
+        arr = np.asarray(point, dtype=np.float64).reshape(3)
+    except (TypeError, ValueError):
+        raise NavMeshError(f"{name} must be three numbers (x, y, z), got {point!r}") from None
+    xyz = (float(arr[0]), float(arr[1]), float(arr[2]))
     if not all(map(math.isfinite, xyz)):
-        raise NavMeshError(f"query point {list(xyz)} has NaN or infinite coordinates")
+        raise NavMeshError(f"{name} {list(xyz)} has NaN or infinite coordinates")
     return xyz
 
 
@@ -227,7 +232,7 @@ class MeshIndex:
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
         as Detour's findNearestPoly with its half-extents; polygon -1 when none is that close, with the
         distance to the nearest polygon anywhere. `among`, a bool per polygon, restricts the answer."""
-        xyz = _finite_point(point)
+        xyz = query_point(point)
         across, up = float(extent[0]), float(extent[1])
         best = (-1, math.inf, None)
         for p in self.polygons_near(xyz, across):
@@ -249,7 +254,7 @@ class MeshIndex:
         """(polygon, distance, closest point) over the whole mesh, however far; `among` restricts it.
         With `among`, the polygons are taken in order of their boxes' distance, found in one
         vectorised pass (the answer may lie far from the point)."""
-        xyz = _finite_point(point)
+        xyz = query_point(point)
         if among is not None:
             gap = np.maximum(np.maximum(self.lo - xyz, np.array(xyz) - self.hi), 0.0)
             lower = np.where(among, np.einsum("ij,ij->i", gap, gap), np.inf)

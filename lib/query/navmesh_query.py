@@ -18,10 +18,10 @@ import numpy as np
 from ..components import connected_components
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
-from . import refine
+from . import reach, refine, surface
 from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
 from .graph import FITS_TOL, MeshGraph
-from .index import Location, MeshIndex, walk_segment
+from .index import Location, MeshIndex, query_point, walk_segment
 from .search import FOUND, PARTIAL, PARTIAL_REASON, UNREACHABLE, SlicedSearch, portal_ends
 
 # Radii whose portal and corner data are kept (least recently used dropped first).
@@ -54,25 +54,6 @@ class PathResult:
     reason: str = ""
     start_distance: float = 0.0
     goal_distance: float = 0.0
-
-
-@dataclass(frozen=True)
-class ReachableSet:
-    """Polygon ids reached and their walkable area seen from above (m²)."""
-
-    polygons: np.ndarray
-    area: float
-
-
-@dataclass(frozen=True)
-class RaycastHit:
-    """t in [0, 1] where the ray hit a wall (inf if it reached the end); the point, the wall's normal
-    facing back along the ray (XY) and the polygons visited."""
-
-    t: float
-    point: np.ndarray
-    normal: np.ndarray
-    polygons: list
 
 
 @dataclass
@@ -178,7 +159,7 @@ class NavMeshQuery:
         and the distance to the navmesh when there is none that close)."""
         among = None
         if filter is not None:
-            among = np.array(self._passable(filter), dtype=bool)
+            among = np.array(self.passable(filter), dtype=bool)
         return self.index.locate(point, self.extent if extent is None else _check_extent(extent), among)
 
     # -- paths -----------------------------------------------------------------------------------
@@ -189,7 +170,7 @@ class NavMeshQuery:
         start, goal, radius and filter state."""
         f = filter if filter is not None else self.filter
         r = self.check_radius(radius)
-        s, g = _point(start, "start"), _point(goal, "goal")
+        s, g = query_point(start, "start"), query_point(goal, "goal")
         key = (s, g, r, f.key(), self._flags_version)
         hit = self._paths.get(key)
         if hit is not None:
@@ -209,14 +190,14 @@ class NavMeshQuery:
         """A time-sliced path search: call `update(max_iterations)` until its status is not
         'in_progress' (Detour's initSlicedFindPath / updateSlicedFindPath), then `result()`."""
         f = filter if filter is not None else self.filter
-        return self._search(_point(start, "start"), _point(goal, "goal"), self.check_radius(radius), f)
+        return self._search(query_point(start, "start"), query_point(goal, "goal"), self.check_radius(radius), f)
 
     def _search(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> SlicedSearch:
         return SlicedSearch(self, self._plan(s, g, r, f))
 
     def _plan(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> PathPlan:
         d = r - self.r0
-        passable = self._passable(f)
+        passable = self.passable(f)
         areas_max = int(self.mesh.areas.max()) + 1 if self.mesh.polygon_count else 1
         costs = [f.cost(a) for a in range(areas_max)]
         data = self._radius_data(d)
@@ -410,123 +391,38 @@ class NavMeshQuery:
 
     # -- reachability ----------------------------------------------------------------------------
 
-    def reachable(self, start, radius: float | None = None, filter: QueryFilter | None = None) -> ReachableSet:
+    def reachable(self, start, radius: float | None = None, filter: QueryFilter | None = None) -> reach.ReachableSet:
         """Every polygon an agent of `radius` can reach from start, through portals and crossings wide
         enough and areas the filter allows."""
-        f = filter if filter is not None else self.filter
-        r = self.check_radius(radius)
-        loc = self.locate(start)
-        if loc.polygon < 0:
-            raise NavMeshError(f"reachable start is {loc.distance:.3g} m from the navmesh, beyond the search extent")
-        passable = self._passable(f)
-        p0 = loc.polygon
-        if not passable[p0]:
-            return ReachableSet(np.zeros(0, dtype=np.int64), 0.0)
-        graph = self.graph
-        offs, nb, clear, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.twin_l
-        seen = {(p0, -1)}
-        polys = {p0}
-        stack = [(p0, -1)]
-        while stack:
-            p, entry = stack.pop()
-            for e in range(offs[p], offs[p + 1]):
-                q = nb[e]
-                if q < 0 or e - offs[p] == entry or clear[e] < r - FITS_TOL or not passable[q]:
-                    continue
-                if not graph.cross_ok(p, entry, e - offs[p], r):
-                    continue
-                state = (q, twin[e] - offs[q] if twin[e] >= 0 else -1)
-                if state not in seen:
-                    seen.add(state)
-                    polys.add(q)
-                    stack.append(state)
-        ids = np.array(sorted(polys), dtype=np.int64)
-        return ReachableSet(ids, float(self.index.area[ids].sum()))
+        return reach.reachable(self, start, radius, filter)
 
     # -- surface ---------------------------------------------------------------------------------
 
-    def raycast(self, start, end, filter: QueryFilter | None = None) -> RaycastHit:
+    def raycast(self, start, end, filter: QueryFilter | None = None) -> surface.RaycastHit:
         """Walk the segment start -> end (XY) over the polygon graph from the polygon under start, as
         Detour's raycast; walls and polygons the filter excludes stop it."""
-        f = filter if filter is not None else self.filter
-        loc = self._located(start, "raycast start")
-        e3 = np.array(_point(end, "raycast end"))
-        passable = self._passable(f)
-        t, edge, visited = walk_segment(self.index, loc.polygon, loc.point, e3, passable.__getitem__)
-        if edge < 0:
-            xy = e3[:2]
-            return RaycastHit(math.inf, np.array([xy[0], xy[1], self.index.height(visited[-1], xy)]), np.zeros(3), visited)
-        s = loc.point
-        xy = s[:2] + t * (e3[:2] - s[:2])
-        w = self.index.edge_b[edge, :2] - self.index.edge_a[edge, :2]
-        n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
-        return RaycastHit(t, np.array([xy[0], xy[1], self.index.height(visited[-1], xy)]), n, visited)
+        return surface.raycast(self, start, end, filter)
 
     def move_along_surface(self, start, target, filter: QueryFilter | None = None) -> tuple[np.ndarray, list[int]]:
-        """Move from start toward target staying on the mesh; blocked moves slide along walls
-        (Detour's moveAlongSurface): the reachable point nearest the target within the circle
-        through start and target, and the polygons from start to it."""
-        f = filter if filter is not None else self.filter
-        loc = self._located(start, "move start")
-        passable = self._passable(f)
-        tgt = _point(target, "move target")
-        s = tuple(loc.point.tolist())
-        cx, cy = 0.5 * (s[0] + tgt[0]), 0.5 * (s[1] + tgt[1])
-        reach = 0.5 * math.hypot(tgt[0] - s[0], tgt[1] - s[1]) + 1e-3
-        offs, nb, ex = self.index.walk_lists()
-        best_pt, best_d, best_poly = np.array(s), math.inf, loc.polygon
-        parent = {loc.polygon: -1}
-        queue = [loc.polygon]
-        for p in queue:
-            if self.index.inside_xy(p, tgt):
-                best_pt, best_poly = np.array([tgt[0], tgt[1], self.index.height(p, tgt)]), p
-                break
-            for e in range(offs[p], offs[p + 1]):
-                q = nb[e]
-                ax, ay, ux, uy = ex[e]
-                if q < 0 or not passable[q]:
-                    dist, wx, wy = refine.point_segment(tgt[0], tgt[1], ax, ay, ux, uy)
-                    if dist < best_d:
-                        a, b = self.index.edge_a[e], self.index.edge_b[e]
-                        along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), 1e-18)
-                        best_pt, best_d, best_poly = np.array([wx, wy, a[2] + along * (b[2] - a[2])]), dist, p
-                elif q not in parent and refine.point_segment(cx, cy, ax, ay, ux, uy)[0] <= reach:
-                    parent[q] = p
-                    queue.append(q)
-        path = [best_poly]
-        while parent[path[-1]] != -1:
-            path.append(parent[path[-1]])
-        return best_pt, path[::-1]
+        """Move from start toward target staying on the mesh, sliding along walls (Detour's
+        moveAlongSurface); the point reached and the polygons from start to it."""
+        return surface.move_along_surface(self, start, target, filter)
 
     def random_point(self, rng: np.random.Generator | None = None, filter: QueryFilter | None = None) -> tuple[int, np.ndarray]:
         """A uniformly random point (by area seen from above) on the polygons the filter allows."""
-        f = filter if filter is not None else self.filter
-        rng = rng if rng is not None else np.random.default_rng()
-        weights = np.where(self._passable(f), np.maximum(self.index.area, 0.0), 0.0)
-        total = weights.sum()
-        if total <= 0:
-            raise NavMeshError("no walkable polygon passes the filter; cannot pick a random point")
-        p = int(rng.choice(len(weights), p=weights / total))
-        verts = self.mesh.vertices[self.mesh.polygon(p)][:, :2]
-        a, b, c = verts[0], verts[1:-1], verts[2:]
-        tri = 0.5 * np.abs((b[:, 0] - a[0]) * (c[:, 1] - a[1]) - (b[:, 1] - a[1]) * (c[:, 0] - a[0]))
-        k = int(rng.choice(len(tri), p=tri / tri.sum()))
-        u, v = rng.random(2)
-        if u + v > 1:
-            u, v = 1 - u, 1 - v
-        xy = a + u * (b[k] - a) + v * (c[k] - a)
-        return p, np.array([xy[0], xy[1], self.index.height(p, xy)])
+        return surface.random_point(self, rng, filter)
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _located(self, point, name: str) -> Location:
+    def located(self, point, name: str) -> Location:
+        """locate(point), with a NavMeshError naming the point when it is beyond the search extent."""
         loc = self.locate(point)
         if loc.polygon < 0:
             raise NavMeshError(f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search extent "
                                f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
         return loc
 
-    def _passable(self, f: QueryFilter) -> list[bool]:
+    def passable(self, f: QueryFilter) -> list[bool]:
         """Per polygon: does the filter let an agent onto it (area not excluded, flags admitted)?
         Kept per filter state, so a query costs nothing in proportion to the mesh's size."""
         key = ("passable", f.key(), self._flags_version)
@@ -621,15 +517,3 @@ def _check_extent(extent) -> tuple[float, float]:
     if not (math.isfinite(across) and math.isfinite(up) and across >= 0 and up >= 0):
         raise NavMeshError(f"search extent must be two finite numbers >= 0, got {extent!r}")
     return across, up
-
-
-def _point(point, name: str) -> tuple[float, float, float]:
-    """A query point as a float tuple; a clear error for anything else."""
-    try:
-        arr = np.asarray(point, dtype=np.float64).reshape(3)
-    except (TypeError, ValueError):
-        raise NavMeshError(f"{name} must be three numbers (x, y, z), got {point!r}") from None
-    xyz = (float(arr[0]), float(arr[1]), float(arr[2]))
-    if not all(map(math.isfinite, xyz)):
-        raise NavMeshError(f"{name} {list(xyz)} has NaN or infinite coordinates")
-    return xyz

@@ -72,11 +72,37 @@ def keeps_clear(index, polys, a: tuple, b: tuple, d: float) -> bool:
     whose boxes are d or more from the segment's box are passed over unmeasured."""
     if d <= 0.0:
         return True
-    offs, nb, ex = index.walk_lists()
+    _, _, ex = index.walk_lists()
     boxes = index.edge_boxes()
     x0, x1 = min(a[0], b[0]) - d, max(a[0], b[0]) + d
     y0, y1 = min(a[1], b[1]) - d, max(a[1], b[1]) + d
+
+    def measure(c: int) -> float:
+        lx, ly, hx, hy = boxes[c]
+        if lx > x1 or hx < x0 or ly > y1 or hy < y0:
+            return math.inf
+        return _segments_distance(a, b, ex[c])
+
     limit = d - CLEARANCE_TOL
+    return all(dist >= limit for _, _, dist in _walls_within(index, polys, measure, d))
+
+
+def nearest_wall(index, poly: int, x: tuple, d: float):
+    """The nearest wall point (XY) closer than d to point x on polygon poly, as (distance, point,
+    edge slot), or None when every wall of its floor is at least d away."""
+    _, _, ex = index.walk_lists()
+    found = [(dist, c) for c, _, dist in _walls_within(index, [poly], lambda c: _point_segment_distance(x[0], x[1], *ex[c]), d)]
+    if not found:
+        return None
+    dist, c = min(found)
+    _, wx, wy = point_segment(x[0], x[1], *ex[c])
+    return dist, (wx, wy), c
+
+
+def _walls_within(index, polys, measure, d: float):
+    """(edge slot, -1, distance) for each wall edge measured closer than d, flooding from `polys`
+    through portals measured closer than d (the walls of one floor, not of one beneath or above)."""
+    offs, nb, _ = index.walk_lists()
     stack = list(polys)
     seen = set(stack)
     while stack:
@@ -85,41 +111,14 @@ def keeps_clear(index, polys, a: tuple, b: tuple, d: float) -> bool:
             q = nb[c]
             if q >= 0 and q in seen:
                 continue
-            lx, ly, hx, hy = boxes[c]
-            if lx > x1 or hx < x0 or ly > y1 or hy < y0:
-                continue
-            dist = _segments_distance(a, b, ex[c])
-            if q < 0:
-                if dist < limit:
-                    return False
-            elif dist < d:
-                seen.add(q)
-                stack.append(q)
-    return True
-
-
-def nearest_wall(index, poly: int, x: tuple, d: float):
-    """The nearest wall point (XY) closer than d to point x on polygon poly, as (distance, point,
-    edge slot), or None when every wall of its floor is at least d away."""
-    offs, nb, ex = index.walk_lists()
-    best = None
-    stack, seen = [poly], {poly}
-    while stack:
-        p = stack.pop()
-        for c in range(offs[p], offs[p + 1]):
-            q = nb[c]
-            if q >= 0 and q in seen:
-                continue
-            dist, wx, wy = point_segment(x[0], x[1], *ex[c])
+            dist = measure(c)
             if dist >= d:
                 continue
             if q < 0:
-                if best is None or dist < best[0]:
-                    best = (dist, (wx, wy), c)
+                yield c, q, dist
             else:
                 seen.add(q)
                 stack.append(q)
-    return best
 
 
 def clear_point(index, walk, poly: int, x: tuple, d: float, limit: float):

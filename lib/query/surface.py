@@ -1,0 +1,96 @@
+"""Surface queries on a NavMeshQuery: raycast, move along the surface with wall sliding, random points."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import NavMeshError
+from . import refine
+from .filter import QueryFilter
+from .index import query_point, walk_segment
+
+
+@dataclass(frozen=True)
+class RaycastHit:
+    """t in [0, 1] where the ray hit a wall (inf if it reached the end); the point, the wall's normal
+    facing back along the ray (XY) and the polygons visited."""
+
+    t: float
+    point: np.ndarray
+    normal: np.ndarray
+    polygons: list
+
+
+def raycast(query, start, end, filter: QueryFilter | None = None) -> RaycastHit:
+    """Walk the segment start -> end (XY) over the polygon graph from the polygon under start, as
+    Detour's raycast; walls and polygons the filter excludes stop it."""
+    f = filter if filter is not None else query.filter
+    loc = query.located(start, "raycast start")
+    e3 = np.array(query_point(end, "raycast end"))
+    passable = query.passable(f)
+    t, edge, visited = walk_segment(query.index, loc.polygon, loc.point, e3, passable.__getitem__)
+    if edge < 0:
+        xy = e3[:2]
+        return RaycastHit(math.inf, np.array([xy[0], xy[1], query.index.height(visited[-1], xy)]), np.zeros(3), visited)
+    s = loc.point
+    xy = s[:2] + t * (e3[:2] - s[:2])
+    w = query.index.edge_b[edge, :2] - query.index.edge_a[edge, :2]
+    n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
+    return RaycastHit(t, np.array([xy[0], xy[1], query.index.height(visited[-1], xy)]), n, visited)
+
+def move_along_surface(query, start, target, filter: QueryFilter | None = None) -> tuple[np.ndarray, list[int]]:
+    """Move from start toward target staying on the mesh; blocked moves slide along walls
+    (Detour's moveAlongSurface): the reachable point nearest the target within the circle
+    through start and target, and the polygons from start to it."""
+    f = filter if filter is not None else query.filter
+    loc = query.located(start, "move start")
+    passable = query.passable(f)
+    tgt = query_point(target, "move target")
+    s = tuple(loc.point.tolist())
+    cx, cy = 0.5 * (s[0] + tgt[0]), 0.5 * (s[1] + tgt[1])
+    reach = 0.5 * math.hypot(tgt[0] - s[0], tgt[1] - s[1]) + 1e-3
+    offs, nb, ex = query.index.walk_lists()
+    best_pt, best_d, best_poly = np.array(s), math.inf, loc.polygon
+    parent = {loc.polygon: -1}
+    queue = [loc.polygon]
+    for p in queue:
+        if query.index.inside_xy(p, tgt):
+            best_pt, best_poly = np.array([tgt[0], tgt[1], query.index.height(p, tgt)]), p
+            break
+        for e in range(offs[p], offs[p + 1]):
+            q = nb[e]
+            ax, ay, ux, uy = ex[e]
+            if q < 0 or not passable[q]:
+                dist, wx, wy = refine.point_segment(tgt[0], tgt[1], ax, ay, ux, uy)
+                if dist < best_d:
+                    a, b = query.index.edge_a[e], query.index.edge_b[e]
+                    along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), 1e-18)
+                    best_pt, best_d, best_poly = np.array([wx, wy, a[2] + along * (b[2] - a[2])]), dist, p
+            elif q not in parent and refine.point_segment(cx, cy, ax, ay, ux, uy)[0] <= reach:
+                parent[q] = p
+                queue.append(q)
+    path = [best_poly]
+    while parent[path[-1]] != -1:
+        path.append(parent[path[-1]])
+    return best_pt, path[::-1]
+
+def random_point(query, rng: np.random.Generator | None = None, filter: QueryFilter | None = None) -> tuple[int, np.ndarray]:
+    """A uniformly random point (by area seen from above) on the polygons the filter allows."""
+    f = filter if filter is not None else query.filter
+    rng = rng if rng is not None else np.random.default_rng()
+    weights = np.where(query.passable(f), np.maximum(query.index.area, 0.0), 0.0)
+    total = weights.sum()
+    if total <= 0:
+        raise NavMeshError("no walkable polygon passes the filter; cannot pick a random point")
+    p = int(rng.choice(len(weights), p=weights / total))
+    verts = query.mesh.vertices[query.mesh.polygon(p)][:, :2]
+    a, b, c = verts[0], verts[1:-1], verts[2:]
+    tri = 0.5 * np.abs((b[:, 0] - a[0]) * (c[:, 1] - a[1]) - (b[:, 1] - a[1]) * (c[:, 0] - a[0]))
+    k = int(rng.choice(len(tri), p=tri / tri.sum()))
+    u, v = rng.random(2)
+    if u + v > 1:
+        u, v = 1 - u, 1 - v
+    xy = a + u * (b[k] - a) + v * (c[k] - a)
+    return p, np.array([xy[0], xy[1], query.index.height(p, xy)])
