@@ -99,7 +99,8 @@ def query_figures(mesh, queries: np.ndarray) -> dict:
         on_floor += bool(ok and np.hypot(gap[0], gap[1]) < 0.5 and abs(gap[2]) <= mesh.params.agent_height)
         if hit:
             lengths.append(result.length)
-        paths.append({"reached": hit, "length": float(result.length) if ok else None})
+        xy = float(np.linalg.norm(np.diff(result.points[:, :2], axis=0), axis=1).sum()) if ok else None
+        paths.append({"reached": hit, "length": float(result.length) if ok else None, "length_xy": xy})
     hits = []
     for q in queries:
         t0 = time.perf_counter()
@@ -184,9 +185,12 @@ def ratios(ours: dict, recast: dict, navcat: dict) -> dict:
     }
     if "query_ms_median" in ours and "query_ms_median" in navcat:
         row["query_vs_navcat"] = round(ours["query_ms_median"] / navcat["query_ms_median"], 2)
-        both = [(a["length"], b["length"]) for a, b in zip(ours["paths"], recast["paths"]) if a["reached"] and b["reached"]]
+        both = [(a, b) for a, b in zip(ours["paths"], recast["paths"]) if a["reached"] and b["reached"]]
         if both:
-            row["length_vs_detour"] = round(sum(a for a, _ in both) / sum(b for _, b in both), 4)
+            row["length_vs_detour"] = round(sum(a["length"] for a, _ in both) / sum(b["length"] for _, b in both), 4)
+            # Seen from above: ours follows the floor's slope changes, Detour's joins its corners.
+            theirs_xy = [float(np.linalg.norm(np.diff(np.asarray(b["points"])[:, [0, 2]], axis=0), axis=1).sum()) for _, b in both]
+            row["length_xy_vs_detour"] = round(sum(a["length_xy"] for a, _ in both) / sum(theirs_xy), 4)
             row["length_pairs"] = len(both)
     return row
 

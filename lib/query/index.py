@@ -129,7 +129,7 @@ class MeshIndex:
             self._edge_boxes = [tuple(r) for r in np.concatenate([np.minimum(a, b), np.maximum(a, b)], axis=1).tolist()]
         return self._edge_boxes
 
-    def _detail_planes(self, p: int) -> tuple[np.ndarray, list[tuple]]:
+    def _detail_planes(self, p: int) -> tuple[np.ndarray, list[tuple], np.ndarray]:
         """Polygon p's detail triangles as affine maps of (1, x, y): an array (3T, 3) giving each
         triangle's barycentric coordinates (u, w, 1 - u - w), and rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
         that add the height, for a Python loop where there are few triangles. All polygons' maps are
@@ -138,7 +138,7 @@ class MeshIndex:
             self._detail = self._all_detail_planes()
         return self._detail[p]
 
-    def _all_detail_planes(self) -> list[tuple[np.ndarray, list[tuple]]]:
+    def _all_detail_planes(self) -> list[tuple[np.ndarray, list[tuple], np.ndarray]]:
         mesh = self.mesh
         t = mesh.detail_vertices[mesh.detail_triangles].reshape(-1, 3, 3)
         a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
@@ -158,7 +158,8 @@ class MeshIndex:
         u, w = np.stack([u0, ux, uy], axis=1), np.stack([w0, wx, wy], axis=1)
         bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1)  # (T, 3, 3)
         rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
-        return [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()]) for tri in self.detail_by_poly]
+        planes = np.stack([z0, zx, zy], axis=1)
+        return [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly]
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -183,10 +184,20 @@ class MeshIndex:
                 return False
         return True
 
+    def heights(self, p: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """`height` at many points of polygon p at once."""
+        bary, rows, planes = self._detail_planes(p)
+        if not rows:
+            return np.array([self.height(p, (u, v)) for u, v in zip(x.tolist(), y.tolist())])
+        inside = (bary @ np.stack([np.ones_like(x), x, y])).reshape(len(rows), 3, -1).min(axis=1)
+        plane = planes[np.argmax(inside, axis=0)]
+        box = self.box_l[p]
+        return np.clip(plane[:, 0] + plane[:, 1] * x + plane[:, 2] * y, box[2], box[5])
+
     def height(self, p: int, xy) -> float:
         """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in
         barycentric terms) when there is a detail mesh, else the polygon plane."""
-        bary, rows = self._detail_planes(p)
+        bary, rows, _ = self._detail_planes(p)
         x, y = float(xy[0]), float(xy[1])
         if len(rows) > _FEW_DETAIL_TRIANGLES:
             _, _, _, _, _, _, z0, zx, zy = rows[int(np.argmax((bary @ np.array((1.0, x, y))).reshape(-1, 3).min(axis=1)))]
@@ -214,19 +225,21 @@ class MeshIndex:
         return min(max(z, box[2]), box[5])
 
     def closest_point(self, p: int, point) -> np.ndarray:
-        """Closest point of polygon p to point: its surface point above/below when inside in XY, else on an edge."""
+        """Closest point of polygon p's surface to point: the surface point above or below it when
+        inside in XY, else the surface at the nearest point of its edges (the detail surface, which
+        along a long edge over rolling ground leaves the straight line between the edge's ends)."""
         x, y, z = float(point[0]), float(point[1]), float(point[2])
         if self.inside_xy(p, (x, y)):
             return np.array([x, y, self.height(p, (x, y))])
-        best, out = math.inf, (x, y, z)
+        best, out = math.inf, (x, y)
         for ax, ay, az, bx, by, bz in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
             ux, uy, uz = bx - ax, by - ay, bz - az
             t = min(max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, 1e-18), 0.0), 1.0)
             qx, qy, qz = ax + t * ux, ay + t * uy, az + t * uz
             d = (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2
             if d < best:
-                best, out = d, (qx, qy, qz)
-        return np.array(out)
+                best, out = d, (qx, qy)
+        return np.array([out[0], out[1], self.height(p, out)])
 
     def locate(self, point, extent: tuple[float, float], among=None) -> "Location":
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,

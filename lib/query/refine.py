@@ -324,38 +324,47 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
         if high - low > DRAPE_TOL:
             # Heights where the line enters each polygon, and every `step` inside polygons that
             # are not planar; between those the surface under the line is straight.
-            samples = []
             count = max(2, math.ceil(math.hypot(b[0] - a[0], b[1] - a[1]) / step))
             starts = [0.0] + crossings
             ends = crossings + [1.0]
+            ts, zs, owner = [0.0], [a[2]], [visited[0]]
             for j, p in enumerate(visited):
-                ts = [starts[j]] if 0 < j and 0.0 < starts[j] < 1.0 else []
+                here = [starts[j]] if 0 < j and 0.0 < starts[j] < 1.0 else []
                 if not index.planar_l[p]:
-                    ts += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
-                for t in ts:
-                    xy = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]))
-                    samples.append((t, (xy[0], xy[1], index.height(p, xy)), p))
-            for _, xyz, p in _drape_points(a, b, samples):
-                out_pts.append(xyz)
-                out_polys.append(p)
+                    here += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
+                if here:
+                    t = np.array(here)
+                    zs.extend(index.heights(p, a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])).tolist())
+                    ts.extend(here)
+                    owner.extend([p] * len(here))
+            ts.append(1.0)
+            zs.append(b[2])
+            for i in _drape_indices(ts, zs):
+                t = ts[i]
+                out_pts.append((a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), zs[i]))
+                out_polys.append(owner[i])
         out_pts.append(b)
         out_polys.append(visited[-1])
     return out_pts, out_polys
 
 
-def _drape_points(a: tuple, b: tuple, samples: list) -> list:
-    """The samples (t, xyz, polygon) to keep between a and b, Douglas-Peucker style on height."""
-    worst, pick = DRAPE_TOL, -1
-    for k, (t, xyz, _) in enumerate(samples):
-        gap = abs(xyz[2] - (a[2] + t * (b[2] - a[2])))
-        if gap > worst:
-            worst, pick = gap, k
-    if pick < 0:
-        return []
-    t, xyz, p = samples[pick]
-    before = [(u / t, q, r) for u, q, r in samples[:pick]]
-    after = [((u - t) / (1.0 - t), q, r) for u, q, r in samples[pick + 1 :]]
-    return _drape_points(a, xyz, before) + [samples[pick]] + _drape_points(xyz, b, after)
+def _drape_indices(t: list[float], z: list[float]) -> list[int]:
+    """Indices (in order, ends excluded) of the height samples (t, z) to keep so the polyline
+    through them and both ends stays within DRAPE_TOL of every sample (Douglas-Peucker)."""
+    keep = []
+    stack = [(0, len(t) - 1)]
+    while stack:
+        i, j = stack.pop()
+        worst, m = DRAPE_TOL, -1
+        slope = (z[j] - z[i]) / (t[j] - t[i])
+        for k in range(i + 1, j):
+            gap = abs(z[k] - z[i] - (t[k] - t[i]) * slope)
+            if gap > worst:
+                worst, m = gap, k
+        if m >= 0:
+            keep.append(m)
+            stack += [(i, m), (m, j)]
+    return sorted(keep)
 
 
 def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones: list | None = None,
