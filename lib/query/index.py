@@ -246,14 +246,25 @@ class MeshIndex:
         as Detour's findNearestPoly with its half-extents; polygon -1 when none is that close, with the
         distance to the nearest polygon anywhere. `among`, a bool per polygon, restricts the answer."""
         xyz = query_point(point)
+        x, y, z = xyz
         across, up = float(extent[0]), float(extent[1])
         best = (-1, math.inf, None)
+        bounds = []
         for p in self.polygons_near(xyz, across):
             if among is not None and not among[p]:
                 continue
             lx, ly, lz, hx, hy, hz = self.box_l[p]
-            if xyz[2] < lz - up - LOCATE_TOL or xyz[2] > hz + up + LOCATE_TOL:
+            if z < lz - up - LOCATE_TOL or z > hz + up + LOCATE_TOL:
                 continue
+            gx = lx - x if x < lx else (x - hx if x > hx else 0.0)
+            gy = ly - y if y < ly else (y - hy if y > hy else 0.0)
+            gz = lz - z if z < lz else (z - hz if z > hz else 0.0)
+            bounds.append((gx * gx + gy * gy + gz * gz, p))
+        # Nearest boxes first: a box farther than the best polygon so far cannot hold a nearer point.
+        bounds.sort()
+        for lower2, p in bounds:
+            if lower2 >= best[1] * best[1]:
+                break
             q = self.closest_point(p, xyz)
             dxy = math.hypot(q[0] - xyz[0], q[1] - xyz[1])
             dist = math.dist(q.tolist(), xyz)
