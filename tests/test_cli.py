@@ -61,15 +61,21 @@ def test_bake_obj_writes_one_file_per_format(demo):
 
 def test_paths_report_each_pair_and_fail_unreachable_sets_exit_code(demo, tmp_path):
     queries = tmp_path / "queries.json"
-    queries.write_text(json.dumps([ROOM_A + ROOM_B, ROOM_A + BALCONY, ROOM_A + STAGE_TOP]))
+    off_level = [40.0, 1.5, 0.0]  # 30 m beyond the level's east wall: a key spot that moved
+    queries.write_text(json.dumps([ROOM_A + ROOM_B, ROOM_A + BALCONY, ROOM_A + STAGE_TOP, ROOM_A + off_level]))
     out = tmp_path / "paths.json"
 
     strict = run_cli("paths", demo, queries, "--output", out, "--fail-unreachable")
     assert strict.returncode == 3
-    assert "pair(s) 2" in strict.stderr and "Traceback" not in strict.stderr
+    assert "pair(s) 2, 3" in strict.stderr and "Traceback" not in strict.stderr
+    assert "pair 3: unreachable, goal is" in strict.stderr
     report = json.loads(out.read_text())
     assert [r["status"] for r in report["results"]][:2] == ["found", "found"]
-    assert report["results"][2]["status"] != "found" and report["unreachable"] == [2]
+    assert report["results"][2]["status"] != "found" and report["unreachable"] == [2, 3]
+    far = report["results"][3]
+    assert far["status"] == "unreachable" and far["points"] == [] and far["goal_distance"] > 20.0
+    assert "from the navmesh" in far["reason"] and report["extent"][0] > 0
+    assert report["results"][0]["start_distance"] < 0.5
     assert report["radius"] == pytest.approx(0.4)
     through_door, to_balcony = report["results"][:2]
     assert through_door["points"][0] == pytest.approx(ROOM_A, abs=0.05)
