@@ -9,11 +9,16 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from lib import generate
 from lib.errors import NavMeshError
 from lib.navmesh import NavMesh
 from lib.query import NavMeshQuery, QueryFilter, find_path
 from lib.query.navmesh_query import COMPONENT_SLOTS, PATH_CACHE_SIZE, RADIUS_SLOTS
+from tests.test_generate_properties import PARAMS as SOUP_PARAMS
+from tests.test_generate_properties import level_soups
 from tests.test_query_scenes import PILLARS, ROOM, grid_mesh
 
 DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5
@@ -154,3 +159,31 @@ def test_nothing_outlives_the_meshes_queried_once():
         del mesh
     gc.collect()
     assert sum(ref() is not None for ref in alive) == 0
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(level_soups(), st.integers(0, 2**32 - 1))
+def test_random_soups_answer_every_query_with_a_status(scene, seed):
+    """Random level soups (boxes, ramps, slabs, duplicates, degenerate triangles), random pairs on and
+    off the navmesh, random radii: every path query answers with a status, found paths are on the
+    navmesh, and the other queries answer too."""
+    mesh = generate(scene.vertices, scene.triangles, SOUP_PARAMS, walkable=scene.walkable)
+    if mesh.is_empty:
+        return
+    query = NavMeshQuery(mesh)
+    rng = np.random.default_rng(seed)
+    up = SOUP_PARAMS.agent_max_climb + SOUP_PARAMS.max_height_error
+    for _ in range(10):
+        s, g = query.random_point(rng)[1], query.random_point(rng)[1]
+        if rng.random() < 0.3:
+            g = g + rng.normal(0.0, 2.0, 3)  # maybe off the navmesh
+        radius = float(rng.uniform(SOUP_PARAMS.agent_radius, 3 * SOUP_PARAMS.agent_radius))
+        res = query.find_path(s, g, radius=radius)
+        assert res.status in ("found", "partial", "unreachable")
+        assert res.status == "found" or res.reason
+        for a, b in zip(res.points[:-1], res.points[1:]):
+            for t in np.linspace(0.0, 1.0, 1 + int(np.linalg.norm(b - a) / 0.2)):
+                assert query.locate(a + t * (b - a), extent=(0.01, up)).polygon >= 0
+        query.raycast(s, g)
+        query.move_along_surface(s, g)
+        assert query.locate(s).polygon in query.reachable(s, radius).polygons
