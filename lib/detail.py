@@ -182,8 +182,15 @@ def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: 
     floor = np.full(len(t), np.nan)
     if span_region is not None:
         other = mesh.neighbors[slots]
-        for region_of in (mesh.regions[owner[slots]], np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1)):
-            mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample])
+        # The neighbour's region may hold another storey in this column: only its span nearest the
+        # edge counts, and only within a storey's height of it.
+        gap = np.abs(hf.z[span] - xyz[sample, 2])
+        least = np.full(len(t), np.inf)
+        np.minimum.at(least, sample, gap)
+        near_line = (gap <= least[sample]) & (gap < 2.0 * layer_tol)
+        for region_of, accept in ((mesh.regions[owner[slots]], True),
+                                  (np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1), near_line)):
+            mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample]) & accept
             floor[sample[mine]] = hf.z[span[mine]]
     else:
         gap = np.abs(hf.z[span] - xyz[sample, 2])
