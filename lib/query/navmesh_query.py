@@ -332,7 +332,8 @@ class NavMeshQuery:
                 vertices = self.mesh.vertices
                 hit = data.corners[c] = (
                     refine.corner_pull(self.graph, vertices, c, plan.d),
-                    refine.corner_points(self.index, self.graph, vertices, c, plan.d, self._walker(None)),
+                    refine.corner_points(self.index, self.graph, vertices, c, plan.d, self._walker(None),
+                                         refine.arc_step(self.graph, c, plan.radius, plan.d)),
                 )
             for xyz, polys, cone in hit[1]:
                 if allowed[polys[0]]:

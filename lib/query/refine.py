@@ -14,9 +14,14 @@ import math
 
 import numpy as np
 
+from .graph import FITS_TOL
+
 # The arcs around corners are cut into steps of at most this angle (radians); a finer step comes
-# closer to the true arc at the cost of more candidate points.
+# closer to the true arc at the cost of more candidate points. The polygon's vertices lie
+# 1/cos(step/2) - 1 beyond the arc (1.2% of r - r0), so beside a portal that fits the agent with
+# less room to spare than that, the finer TIGHT_ARC_STEP is used (0.1%).
 ARC_STEP = math.pi / 10
+TIGHT_ARC_STEP = math.pi / 40
 # Relative margin on the circumscribed radius, so float noise never brings a corner point inside.
 ARC_MARGIN = 1e-7
 # A path segment may come this much closer than d to a wall (m): float noise, not geometry.
@@ -179,7 +184,7 @@ def _push_clear(index, walk, poly: int, x: tuple, d: float, limit: float):
     return None
 
 
-def corner_points(index, graph, vertices, corner: int, d: float, walk) -> list[tuple[tuple, list[int], tuple | None]]:
+def corner_points(index, graph, vertices, corner: int, d: float, walk, step: float | None = None) -> list[tuple[tuple, list[int], tuple | None]]:
     """Where a path may bend around a reflex wall corner for clearance d: the corner itself when d = 0,
     else the vertices of a polygon circumscribed about the arc of radius d beside its walls (a full
     circle where several wall loops meet at the corner). Each comes with the polygon holding it and
@@ -202,7 +207,7 @@ def corner_points(index, graph, vertices, corner: int, d: float, walk) -> list[t
             sweep = math.pi  # the wall doubles back
     else:
         start, sweep = 0.0, 2.0 * math.pi
-    steps = max(1, math.ceil(sweep / ARC_STEP - 1e-9))
+    steps = max(1, math.ceil(sweep / (step or ARC_STEP) - 1e-9))
     half = 0.5 * sweep / steps
     radius = d / math.cos(half) * (1.0 + ARC_MARGIN)
     out = []
@@ -227,6 +232,18 @@ ARC, WEDGE = 0, 1
 def arc_reach(d: float) -> float:
     """How far from its corner a bend point for clearance d may lie."""
     return d / math.cos(0.5 * ARC_STEP) * (1.0 + ARC_MARGIN)
+
+
+def arc_step(graph, corner: int, r: float, d: float) -> float:
+    """The arc step for a corner: TIGHT_ARC_STEP beside a portal whose clearance leaves less room
+    than the coarse polygon's overshoot, else ARC_STEP."""
+    room = (1.0 / math.cos(0.5 * ARC_STEP) - 1.0 + ARC_MARGIN) * d
+    offs, nb, clear = graph.offs_l, graph.nb_l, graph.edge_clear_l
+    for p in graph.vertex_polys[corner]:
+        for e in range(offs[p], offs[p + 1]):
+            if nb[e] >= 0 and r - FITS_TOL <= clear[e] < r + room:
+                return TIGHT_ARC_STEP
+    return ARC_STEP
 
 
 def corner_pull(graph, vertices, corner: int, d: float) -> tuple[float, float] | None:
