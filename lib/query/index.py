@@ -253,13 +253,10 @@ class MeshIndex:
         for p in self.polygons_near(xyz, across):
             if among is not None and not among[p]:
                 continue
-            lx, ly, lz, hx, hy, hz = self.box_l[p]
+            lz, hz = self.box_l[p][2], self.box_l[p][5]
             if z < lz - up - LOCATE_TOL or z > hz + up + LOCATE_TOL:
                 continue
-            gx = lx - x if x < lx else (x - hx if x > hx else 0.0)
-            gy = ly - y if y < ly else (y - hy if y > hy else 0.0)
-            gz = lz - z if z < lz else (z - hz if z > hz else 0.0)
-            bounds.append((gx * gx + gy * gy + gz * gz, p))
+            bounds.append((self._box_gap2(p, x, y, z), p))
         # Nearest boxes first: a box farther than the best polygon so far cannot hold a nearer point.
         bounds.sort()
         for lower2, p in bounds:
@@ -294,29 +291,27 @@ class MeshIndex:
         seen: set[int] = set()
         # The polygons over or under the point's own grid cell first: for a point on the mesh one of
         # them holds it, and its distance bounds the search that follows to a tiny radius.
-        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, among, (-1, math.inf, np.array(xyz)), seen)
+        best = self._nearest(self.polygons_near(xyz, 0.0), xyz, (-1, math.inf, np.array(xyz)), seen)
         radius = best[1] if best[0] >= 0 else self.cell
         span = self.extent + math.dist(xyz[:2], self.origin)
         while True:
-            best = self._nearest(self.polygons_near(xyz, radius), xyz, among, best, seen)
+            best = self._nearest(self.polygons_near(xyz, radius), xyz, best, seen)
             if (best[0] >= 0 and best[1] <= radius) or radius > span:
                 return best
             radius = max(2.0 * radius, self.cell)
 
-    def _nearest(self, cand: list[int], xyz: tuple, among: np.ndarray | None, best: tuple, seen: set[int]) -> tuple:
+    def _box_gap2(self, p: int, x: float, y: float, z: float) -> float:
+        """Squared distance from (x, y, z) to polygon p's bounding box (0 inside it)."""
+        lx, ly, lz, hx, hy, hz = self.box_l[p]
+        gx = lx - x if x < lx else (x - hx if x > hx else 0.0)
+        gy = ly - y if y < ly else (y - hy if y > hy else 0.0)
+        gz = lz - z if z < lz else (z - hz if z > hz else 0.0)
+        return gx * gx + gy * gy + gz * gz
+
+    def _nearest(self, cand: list[int], xyz: tuple, best: tuple, seen: set[int]) -> tuple:
         """(polygon, distance, closest point): `best` improved by the candidates not yet in `seen`,
         nearest bounding boxes first; the polygons measured are added to `seen`."""
-        x, y, z = xyz
-        bounds = []
-        for p in cand:
-            if p in seen or (among is not None and not among[p]):
-                continue
-            lx, ly, lz, hx, hy, hz = self.box_l[p]
-            gx = lx - x if x < lx else (x - hx if x > hx else 0.0)
-            gy = ly - y if y < ly else (y - hy if y > hy else 0.0)
-            gz = lz - z if z < lz else (z - hz if z > hz else 0.0)
-            bounds.append((gx * gx + gy * gy + gz * gz, p))
-        bounds.sort()
+        bounds = sorted((self._box_gap2(p, *xyz), p) for p in cand if p not in seen)
         for lower2, p in bounds:
             if lower2 >= best[1] * best[1]:
                 break
