@@ -300,12 +300,13 @@ class NavMeshQuery:
             mask = refine.border_mask(self.mesh, self.graph, allowed, None)
         walk = self._walker(allowed)
         corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
+        seen: dict[tuple, bool] = {}  # links tested in this query, by their ends
         best = None
         if math.isfinite(known):
-            best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, known + LENGTH_TOL)
+            best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, known + LENGTH_TOL, seen)
         if best is None:
             # On slopes the shortest chain over corners may be longer than the search's polyline.
-            best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, math.inf)
+            best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, math.inf, seen)
         if not plan.uniform:
             if best is None:  # draw as if costs were uniform
                 return self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
@@ -318,11 +319,12 @@ class NavMeshQuery:
         wider_extra = [] if border is None else refine.ellipse_vertices(border[1], border[2], plan.start, goal, bound, 0.0)
         if set(wider) <= set(corners) and set(wider_extra) <= set(extra):
             return best  # every corner a shorter path could bend at was already tried
-        return self._chain_over(plan, wider, wider_extra, allowed, walk, goal, goal_poly, bound) or best
+        return self._chain_over(plan, wider, wider_extra, allowed, walk, goal, goal_poly, bound, seen) or best
 
     def _chain_over(self, plan: PathPlan, corners: list[int], extra: list[int], allowed: list[bool], walk, goal: tuple,
-                    goal_poly: int, bound: float):
-        """The shortest chain over the bend points of these reflex corners and extra vertices."""
+                    goal_poly: int, bound: float, seen: dict):
+        """The shortest chain over the bend points of these reflex corners and extra vertices; `seen`
+        keeps the links tested so far in this query, so a later pass does not walk them again."""
         data = self._radius_data(plan.d)
         nodes = [(plan.start, [plan.start_poly]), (goal, [goal_poly])]
         pulls, cones = [None, None], [None, None]
@@ -353,7 +355,11 @@ class NavMeshQuery:
         def visible(i: int, j: int) -> bool:
             if cached and i >= 2 and j >= 2:
                 return self._corner_visible(nodes, i, j, walk, plan)
-            return refine.segment_ok(self.index, walk, nodes[i][1], xyz[i], xyz[j], plan.d, self.climb)
+            key = (xyz[i], xyz[j])
+            ok = seen.get(key)
+            if ok is None:
+                ok = seen[key] = refine.segment_ok(self.index, walk, nodes[i][1], xyz[i], xyz[j], plan.d, self.climb)
+            return ok
 
         chain = refine.shortest_chain(xyz, visible, pulls, cones, bound)
         if chain is None:
