@@ -89,6 +89,10 @@ def test_a_start_on_an_excluded_area_is_unreachable_with_a_reason(baked):
     marked = dataclasses.replace(baked, areas=np.where(centres[:, 0] < 1.5, 4, 0))
     res = NavMeshQuery(marked).find_path(START, [9.0, 9.0, 0.0], filter=QueryFilter(excluded={4}))
     assert res.status == "unreachable" and "area 4" in res.reason and "excludes" in res.reason
+    flagged = NavMeshQuery(baked)
+    flagged.set_poly_flags(flagged.locate(START).polygon, 0)
+    res = flagged.find_path(START, [9.0, 9.0, 0.0])
+    assert res.status == "unreachable" and "flags 0x0" in res.reason
 
 
 def test_absurd_coordinates_get_a_status_and_nan_a_clear_error(query):

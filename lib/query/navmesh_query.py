@@ -212,8 +212,9 @@ class NavMeshQuery:
                 plan.result = replace(plan.result, **{f"{name}_distance": loc.distance})
                 return plan
             if not passable[loc.polygon]:
-                plan.result = self._unreachable(f"{name} lies on area {int(self.mesh.areas[loc.polygon])}, "
-                                                f"which the filter excludes")
+                p = loc.polygon
+                plan.result = self._unreachable(f"{name} lies on polygon {p} (area {int(self.mesh.areas[p])}, flags "
+                                                f"{self._flags[p]:#x}), which the filter excludes")
                 return plan
             ends.append(loc)
         start = self._clear(ends[0].polygon, tuple(ends[0].point.tolist()), d, across + d, passable)
