@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from . import files
 from .navmesh import NavMesh, to_y_up
 
 NAMESPACE = "http://www.collada.org/2005/11/COLLADASchema"
@@ -87,10 +88,8 @@ def to_collada(
 
 
 def write_collada(mesh: NavMesh, path, **options) -> None:
-    """Write `to_collada(mesh, **options)` to path (UTF-8)."""
-    text = to_collada(mesh, **options)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    """Write `to_collada(mesh, **options)` to path (UTF-8, all or nothing)."""
+    files.write_text(path, to_collada(mesh, **options))
 
 
 def fan_triangulate(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from . import files
 from .errors import NavMeshError
 from .params import BakeParams
 
@@ -260,10 +261,8 @@ class NavMesh:
 
 
 def save(navmesh: NavMesh, path, indent: int | None = None, y_up: bool = False) -> None:
-    """Write the JSON file; y_up stores coordinates as (x, z, -y) for Y-up engines."""
-    text = navmesh.to_json(indent=indent, y_up=y_up)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    """Write the JSON file (all or nothing); y_up stores coordinates as (x, z, -y) for Y-up engines."""
+    files.write_text(path, navmesh.to_json(indent=indent, y_up=y_up))
 
 
 def load(path) -> NavMesh:

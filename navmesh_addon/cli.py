@@ -182,7 +182,7 @@ def paths_command(args: argparse.Namespace) -> int:
         "unreachable": missed,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=1))
+    lib.files.write_text(args.output, json.dumps(report, indent=1))
     print(f"navmesh: {len(results) - len(missed)} of {len(results)} paths found -> {args.output}")
     if missed and args.fail_unreachable:
         why = "; ".join(f"pair {i}: {results[i]['status']}, {results[i]['reason']}" for i in missed[:5])

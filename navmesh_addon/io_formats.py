@@ -47,7 +47,10 @@ def write_navmesh_file(
             lib.save(mesh, path, y_up=y_up)
         elif fmt == "dae":
             collada.write_collada(mesh, path, name=name, y_up=y_up, godot_suffix=godot_suffix, triangulate=triangulate)
-        else:
+        elif fmt == "glb":
+            with lib.files.replacing(path) as temp:
+                _write_gltf(mesh, temp, fmt, _suffixed(name, godot_suffix), context)
+        else:  # .gltf refers to its .bin by name: written in place
             _write_gltf(mesh, path, fmt, _suffixed(name, godot_suffix), context)
     except OSError as exc:
         raise lib.NavMeshError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
@@ -100,7 +103,8 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
     data = bpy.data.meshes.new(name)
     obj = None
     view_layer = context.view_layer
-    selected = [o for o in view_layer.objects if o.select_get()]
+    # A view layer can still list an object removed a moment ago (a previous export's) as None.
+    selected = [o for o in view_layer.objects if o is not None and o.select_get()]
     active = view_layer.objects.active
     try:
         data.vertices.add(len(mesh.vertices))

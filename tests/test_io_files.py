@@ -1,0 +1,66 @@
+"""Writes are all or nothing: a full disk while writing leaves an existing file as it was, no
+partial file beside it, and a clear error naming the path."""
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+import lib
+import lib.files
+from lib import collada
+from tests.fixtures.io import navmeshes
+
+
+def _disk_full(*_args):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("write", [
+    lambda mesh, path: lib.save(mesh, path),
+    lambda mesh, path: collada.write_collada(mesh, path),
+], ids=["json", "dae"])
+def test_a_full_disk_leaves_the_existing_file_whole(tmp_path, monkeypatch, write):
+    path = tmp_path / "level.out"
+    path.write_text("the good file from yesterday")
+    monkeypatch.setattr(lib.files.os, "fsync", _disk_full)
+    with pytest.raises(lib.NavMeshError, match="cannot write .*level.out.*No space left"):
+        write(navmeshes.l_corridor(), path)
+    assert path.read_text() == "the good file from yesterday"
+    assert [p.name for p in tmp_path.iterdir()] == ["level.out"]
+
+
+def test_a_write_replaces_the_file_whole(tmp_path):
+    path = tmp_path / "level.json"
+    path.write_text("old")
+    lib.save(navmeshes.l_corridor(), path)
+    assert lib.load(path).polygon_count == navmeshes.l_corridor().polygon_count
+    assert [p.name for p in tmp_path.iterdir()] == ["level.json"]
+
+
+def test_a_glb_export_on_a_full_disk_leaves_the_existing_file_whole(tmp_path, monkeypatch):
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    path = tmp_path / "level.glb"
+    io_formats.write_navmesh_file(navmeshes.l_corridor(), path, "glb", context=bpy.context)
+    good = path.read_bytes()
+    monkeypatch.setattr(lib.files.os, "fsync", _disk_full)
+    with pytest.raises(lib.NavMeshError, match="No space left"):
+        io_formats.write_navmesh_file(navmeshes.mixed(), path, "glb", context=bpy.context)
+    assert path.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == ["level.glb"]
+
+
+def test_glb_exports_one_after_another_in_one_session(tmp_path):
+    """The view layer still lists the previous export's removed object (as None) for a moment."""
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    for name in ("a.glb", "b.glb", "a.glb"):
+        io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / name, "glb", context=bpy.context)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.glb", "b.glb"]
