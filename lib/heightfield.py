@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import os
+
 import numpy as np
 
+from .errors import NavMeshError
 from .params import BakeParams
 from .soup import TriangleSoup
 
@@ -89,6 +92,30 @@ _INSIDE_TOL = 1e-9
 _SAME_SURFACE = 1e-4
 
 
+# Memory a bake takes per cell of surface seen from above, and per column of the grid (bytes,
+# measured on the shared levels with some margin), and the share of the machine's memory it may ask.
+BYTES_PER_CELL = 600
+BYTES_PER_COLUMN = 48
+MEMORY_SHARE = 0.75
+
+
+def _check_memory(soup: TriangleSoup, cs: float, width: int, height: int) -> None:
+    """Refuse, before allocating, a bake whose estimated memory exceeds MEMORY_SHARE of the machine's."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return  # no way to know this machine's memory: let the allocation speak
+    p = soup.vertices[soup.triangles]
+    area = 0.5 * float(np.abs(np.cross(p[:, 1, :2] - p[:, 0, :2], p[:, 2, :2] - p[:, 0, :2])).sum())
+    cells = area / cs**2
+    need = BYTES_PER_CELL * cells + BYTES_PER_COLUMN * float(width) * float(height)
+    if need > MEMORY_SHARE * total:
+        raise NavMeshError(
+            f"baking this level at cell size {cs:g} m needs about {need / 1e9:.3g} GB ({cells:.3g} cells of surface, "
+            f"a {width} x {height} grid), more than this machine's {total / 1e9:.3g} GB allow: use a larger "
+            f"cell_size or bake a part of the level")
+
+
 def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     """Rasterise the soup and keep the walkable floor spans with their links.
 
@@ -106,6 +133,7 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
         bmin, extent = np.zeros(2), np.zeros(2)
     width = max(1, int(np.ceil(extent[0] / cs)))
     height = max(1, int(np.ceil(extent[1] / cs)))
+    _check_memory(soup, cs, width, height)
     grid = _Grid(cs, bmin, width, height)
 
     tris = soup.triangles

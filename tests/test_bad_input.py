@@ -83,3 +83,17 @@ def test_bad_parameters_are_named(field, value, message):
 def test_unknown_parameter_names_are_rejected():
     with pytest.raises(NavMeshError, match="agent_radios"):
         BakeParams.from_dict({"agent_radios": 0.5})
+
+
+@pytest.mark.parametrize("size, cell_size", [(10_000.0, 0.2), (20.0, 0.001)])
+def test_a_bake_too_big_for_this_machine_is_refused_before_it_allocates(size, cell_size):
+    """A 10 km triangle, or a cell size of 1 mm, would need hundreds of GB: refused at once with the
+    estimate, instead of dying after 20 s on an allocation of a few KiB."""
+    verts = np.array([[0.0, 0.0, 0.0], [size, 0.0, 0.0], [0.0, size, 0.0]])
+    with pytest.raises(NavMeshError, match=r"cell size .* needs about .* GB .*use a larger cell_size"):
+        generate(verts, np.array([[0, 1, 2]]), BakeParams(cell_size=cell_size))
+
+
+def test_a_big_level_at_a_coarse_cell_size_still_bakes():
+    verts = np.array([[0.0, 0.0, 0.0], [1000.0, 0.0, 0.0], [0.0, 1000.0, 0.0]])
+    assert generate(verts, np.array([[0, 1, 2]]), BakeParams(cell_size=2.0)).polygon_count >= 1
