@@ -157,6 +157,9 @@ def paths_command(args: argparse.Namespace) -> int:
     if args.extent is not None and not all(math.isfinite(v) and v >= 0 for v in args.extent):
         raise UsageError(f"--extent must be two finite numbers >= 0, got {args.extent}")
     mesh = load_navmesh(args.navmesh, args.object)
+    if args.radius is not None and args.radius < mesh.params.agent_radius - 1e-9:
+        raise UsageError(f"--radius {args.radius} is below the navmesh's bake radius {mesh.params.agent_radius}: "
+                         f"rebake with a smaller agent radius")
     pairs = load_queries(args.queries)
     query = importlib.import_module(f"{lib.__name__}.query")
     nav_query = query.NavMeshQuery(mesh, extent=args.extent)

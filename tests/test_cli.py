@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import lib
+from tests.fixtures.io import navmeshes
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "tests" / "fixtures" / "levels" / "demo_level.obj"
@@ -223,6 +224,7 @@ BAD_QUERIES = {
     "empty queries": ("{tmp}/mesh.json", "[]", [], "non-empty JSON list"),
     "short pair": ("{tmp}/mesh.json", "[[0,0,0,1,1,0],[1,2,3]]", [], "entry 1 must be 6 finite numbers"),
     "negative radius": ("{tmp}/mesh.json", "[[0,0,0,1,1,0]]", ["--radius", "-0.5"], "--radius must be a finite number >= 0"),
+    "radius below the bake radius": ("{tmp}/small.json", "[[0,0,0,1,1,0]]", ["--radius", "0.1"], "below the navmesh's bake radius 0.4"),
 }
 
 
@@ -235,6 +237,7 @@ def test_bad_paths_input_exits_2_with_a_clear_message(blender, tmp_path, capsys,
     navmesh, queries, extra, message = BAD_QUERIES[case]
     empty = lib.NavMesh.empty(lib.BakeParams(), "nothing to bake")
     lib.save(empty, tmp_path / "mesh.json")
+    lib.save(navmeshes.l_corridor(), tmp_path / "small.json")
     (tmp_path / "garbage.json").write_text("{\"format\": 3}")
     (tmp_path / "level.dae").write_text("<COLLADA/>")
     if case == "blend without navmesh":

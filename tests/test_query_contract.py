@@ -105,6 +105,8 @@ def test_absurd_coordinates_get_a_status_and_nan_a_clear_error(query):
         query.find_path(START, [1.0, 2.0])
     with pytest.raises(NavMeshError, match="bake radius"):
         query.find_path(START, [9.0, 9.0, 0.0], radius=0.1)
+    with pytest.raises(NavMeshError, match="finite"):
+        query.find_path(START, [9.0, 9.0, 0.0], radius=float("inf"))
 
 
 def test_filter_changes_take_effect_on_the_next_query_and_cached_paths_follow():

@@ -147,7 +147,9 @@ class NavMeshQuery:
         if radius is None:
             return self.r0
         r = float(radius)
-        if not math.isfinite(r) or r < self.r0 - FITS_TOL:
+        if not math.isfinite(r):
+            raise NavMeshError(f"agent radius must be a finite number of meters, got {radius}")
+        if r < self.r0 - FITS_TOL:
             raise NavMeshError(f"agent radius {radius} is below the bake radius {self.r0}; rebake with a smaller radius")
         # A radius that is the bake radius up to float32 rounding (a Blender property) is the bake radius.
         return self.r0 if abs(r - self.r0) <= 1e-6 * max(1.0, self.r0) else r
