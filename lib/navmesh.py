@@ -201,7 +201,7 @@ class NavMesh:
         poly_vertices = _flat_ints(polygons, "polygons")
         if len(poly_vertices) and (poly_vertices.min() < 0 or poly_vertices.max() >= len(vertices)):
             raise NavMeshError("polygons refer to vertex indices out of range")
-        neighbors = _per_edge(data["neighbors"], sizes, "neighbors", int)
+        neighbors = _per_edge(data["neighbors"], sizes, "neighbors", _int_in)
         if len(neighbors) and (neighbors.min() < -1 or neighbors.max() >= len(sizes)):
             raise NavMeshError("neighbors refer to polygon indices out of range")
         regions = _array(data["regions"], np.int64, "regions")
@@ -234,6 +234,7 @@ class NavMesh:
             raise NavMeshError("field 'links' must be a list")
         if up_axis == "Y":
             vertices, detail_vertices = from_y_up(vertices), from_y_up(detail_vertices)
+        _check_convex(vertices, offsets, poly_vertices)
         return cls(
             vertices=vertices,
             poly_offsets=offsets,
@@ -277,20 +278,64 @@ def load(path) -> NavMesh:
     return NavMesh.from_json(text)
 
 
+# A polygon corner may turn right by at most this much (sine of the angle) and still count as straight.
+CONVEX_TOL = 1e-9
+
+
+def _check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.ndarray) -> None:
+    """Every polygon counter-clockwise seen from +Z and convex (which rules out self-intersection):
+    a NavMeshError naming the first that is not."""
+    if not len(poly_vertices):
+        return
+    sizes = np.diff(offsets)
+    nxt = np.arange(1, len(poly_vertices) + 1)
+    nxt[offsets[1:] - 1] = offsets[:-1]
+    a = vertices[poly_vertices, :2]
+    edge = vertices[poly_vertices[nxt], :2] - a
+    after = edge[nxt]
+    turn = edge[:, 0] * after[:, 1] - edge[:, 1] * after[:, 0]
+    scale = np.hypot(*edge.T) * np.hypot(*after.T)
+    area = np.add.reduceat(a[:, 0] * edge[:, 1] - a[:, 1] * edge[:, 0], offsets[:-1])
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    bad = np.flatnonzero(area <= 0)
+    if len(bad):
+        raise NavMeshError(f"polygon {int(bad[0])} is clockwise or has no area seen from above; polygons must "
+                           f"be counter-clockwise seen from +Z")
+    bad = owner[turn < -CONVEX_TOL * scale]
+    if len(bad):
+        raise NavMeshError(f"polygon {int(bad[0])} is not convex (or crosses itself); navmesh polygons must be convex")
+
+
 def _float_out(x: float):
     """JSON has no infinity: +inf (unlimited clearance) is written as null."""
     return None if math.isinf(x) else float(x)
 
 
 def _float_in(x) -> float:
-    return math.inf if x is None else float(x)
+    """A clearance from JSON: null is +inf (unlimited); anything but a finite number is refused."""
+    if x is None:
+        return math.inf
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise ValueError(x)
+    return float(x)
+
+
+def _int_in(x) -> int:
+    """An index from JSON: a whole number (2.0 passes, 2.5 and true do not)."""
+    if isinstance(x, bool) or not (isinstance(x, int) or (isinstance(x, float) and x.is_integer())):
+        raise ValueError(x)
+    return int(x)
 
 
 def _array(values, dtype, name: str) -> np.ndarray:
     try:
+        raw = np.asarray(values, dtype=np.float64)
         arr = np.asarray(values, dtype=dtype)
     except (TypeError, ValueError):
         raise NavMeshError(f"field {name!r} has entries of the wrong type or shape") from None
+    if dtype != np.float64 and raw.size and not np.array_equal(raw, arr):
+        k = int(np.flatnonzero(raw.reshape(-1) != arr.reshape(-1))[0])
+        raise NavMeshError(f"field {name!r} entry {k} is {raw.reshape(-1)[k]!r}, not a whole number")
     if dtype == np.float64 and arr.size and not np.all(np.isfinite(arr)):
         raise NavMeshError(f"field {name!r} has NaN or infinite values")
     return arr.reshape(-1) if arr.ndim <= 1 else arr
@@ -304,11 +349,11 @@ def _points(values, name: str) -> np.ndarray:
 
 
 def _flat_ints(lists: list, name: str) -> np.ndarray:
+    flat = [x for row in lists for x in row]
     try:
-        flat = [int(x) for row in lists for x in row]
-    except (TypeError, ValueError):
-        raise NavMeshError(f"field {name!r} must hold lists of integers") from None
-    return np.asarray(flat, dtype=np.int64)
+        return np.asarray([_int_in(x) for x in flat], dtype=np.int64)
+    except ValueError as exc:
+        raise NavMeshError(f"field {name!r} must hold lists of whole numbers, got {exc.args[0]!r}") from None
 
 
 def _per_edge(lists, sizes: np.ndarray, name: str, cast) -> np.ndarray:
@@ -317,8 +362,12 @@ def _per_edge(lists, sizes: np.ndarray, name: str, cast) -> np.ndarray:
     for row, n in zip(lists, sizes):
         if not isinstance(row, list) or len(row) != n:
             raise NavMeshError(f"field {name!r} has a list of the wrong length for its polygon")
-    try:
-        flat = [cast(x) for row in lists for x in row]
-    except (TypeError, ValueError):
-        raise NavMeshError(f"field {name!r} has entries of the wrong type") from None
+    flat = []
+    for p, row in enumerate(lists):
+        for x in row:
+            try:
+                flat.append(cast(x))
+            except (TypeError, ValueError):
+                raise NavMeshError(f"field {name!r} has {x!r} for polygon {p}: "
+                                   f"{'a finite number or null' if cast is _float_in else 'a whole number'} is needed") from None
     return np.asarray(flat, dtype=np.float64 if cast is _float_in else np.int64)

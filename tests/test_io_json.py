@@ -126,6 +126,12 @@ BAD_FILES = {
     "invalid parameter": (_with(params={"cell_size": -1}), "cell_size must be greater than 0"),
     "cross clearance size": (_with(cross_clearance=[[1.0], [1.0], [1.0]]), "cross_clearance"),
     "links not a list": (_with(links="none"), "'links' must be a list"),
+    "clockwise polygon": (_with(polygons=[[0, 1, 2, 3], [1, 2, 4], [5, 6, 7, 8, 9, 10]]), "polygon 1 is clockwise"),
+    "polygon not convex": (_with(polygons=[[0, 1, 2, 3], [1, 4, 2], [5, 6, 8, 7, 9, 10]]), "polygon 2 is not convex"),
+    "fractional vertex index": (_with(polygons=[[0, 1, 2, 3], [1, 4, 2.5], [5, 6, 7, 8, 9, 10]]), "whole numbers, got 2.5"),
+    "fractional neighbour": (_with(neighbors=[[-1, 1.5, -1, -1], [-1, -1, 0], [-1] * 6]), "1.5 for polygon 0"),
+    "fractional region": (_with(regions=[0, 0.5, 1]), "'regions' entry 1 is 0.5"),
+    "NaN clearance": (_with(edge_clearance=[[0, float("nan"), 0, 0], [0, 0, 0], [0] * 6]), "nan for polygon 0"),
 }
 
 
