@@ -70,22 +70,24 @@ def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
 def write_navmesh_object(
     context, mesh: lib.NavMesh, name: str, *, collection_name: str = "Navmesh", stats: dict | None = None
 ) -> bpy.types.Object:
-    """Create or update our navmesh object `name` in collection `collection_name`.
+    """Create or update our navmesh object for `name` in our collection `collection_name`.
 
-    Only an object tagged as ours is replaced (its mesh datablock is swapped, so references to the
-    object stay valid); a user's object that happens to have the name is left untouched.
+    Our object is found by its tag, which holds `name`, whatever it is called now; it is replaced in
+    place (its mesh datablock is swapped, so references to the object stay valid). A user's object
+    that happens to have the name is left untouched, and ours is created beside it (Blender adds a
+    number to the name).
     """
     collection = _collection(context, collection_name)
-    obj = bpy.data.objects.get(name)
+    obj = _tagged(bpy.data.objects, name)
     data = build_mesh(mesh, name)
-    if obj is not None and obj.get(TAG) and obj.type == "MESH":
+    if obj is not None and obj.type == "MESH":
         old = obj.data
         obj.data = data
         if old.users == 0:
             bpy.data.meshes.remove(old)
     else:
         obj = bpy.data.objects.new(name, data)
-        obj[TAG] = True
+        obj[TAG] = name
     if collection not in obj.users_collection:
         for other in list(obj.users_collection):
             other.objects.unlink(obj)
@@ -109,10 +111,23 @@ def read_navmesh_object(obj) -> lib.NavMesh:
     return lib.NavMesh.from_json(obj.data[JSON_KEY])
 
 
+def _tagged(datablocks, name: str):
+    """Our datablock for `name`: tagged with it, or (written before tags held names) named it and
+    tagged True."""
+    for block in datablocks:
+        if block.get(TAG) == name:
+            return block
+    block = datablocks.get(name)
+    legacy = None if block is None else block.get(TAG)
+    return block if isinstance(legacy, (bool, int)) and legacy else None
+
+
 def _collection(context, name: str) -> bpy.types.Collection:
-    collection = bpy.data.collections.get(name)
+    """Our collection for navmesh objects; a user's collection of the same name is never touched."""
+    collection = _tagged(bpy.data.collections, name)
     if collection is None:
         collection = bpy.data.collections.new(name)
+        collection[TAG] = name
     scene_root = context.scene.collection
     if collection not in scene_root.children_recursive:
         scene_root.children.link(collection)

@@ -90,3 +90,19 @@ def test_reading_an_object_without_navmesh_data_is_a_clear_error(blender):
     plain = bpy.data.objects.new("Plain", bpy.data.meshes.new("Plain"))
     with pytest.raises(lib.NavMeshError, match="carries no navmesh data"):
         mesh_write.read_navmesh_object(plain)
+
+
+def test_a_users_object_and_collection_of_our_names_are_left_alone(blender):
+    """The user has an object named like our output and a collection called Navmesh: re-baking
+    replaces our object (found by its tag) and never touches theirs."""
+    theirs = bpy.data.objects.new("L_navmesh", None)
+    their_collection = bpy.data.collections.new("Navmesh")
+    blender.scene.collection.children.link(their_collection)
+    their_collection.objects.link(theirs)
+    ours = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
+    again = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
+    assert again == ours and ours != theirs and ours.name.startswith("L_navmesh.")
+    assert sorted(o.name for o in bpy.data.objects) == sorted([theirs.name, ours.name])
+    assert not their_collection.hide_render and list(their_collection.objects) == [theirs]
+    assert ours.users_collection[0] != their_collection and ours.users_collection[0].hide_render
+    assert mesh_write.find_navmesh_objects(blender.scene) == [ours]
