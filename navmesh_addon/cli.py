@@ -144,7 +144,7 @@ def bake_command(args: argparse.Namespace) -> int:
     for fmt, path in outputs:
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "blend":
-            bpy.ops.wm.save_as_mainfile(filepath=str(path.resolve()), check_existing=False)
+            _save_blend(path)
         else:
             io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, context=context)
         print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable -> {path}")
@@ -250,8 +250,7 @@ def apply_preset(settings, preset: str | Path) -> None:
 
 def load_scene(path: Path) -> None:
     """Make `path` the scene to bake: open a .blend, or import a scene file into an empty scene."""
-    if not path.is_file():
-        raise UsageError(f"input file {str(path)!r} does not exist")
+    _check_file(path, "input file")
     suffix = path.suffix.lower()
     if suffix == ".blend":
         _open_blend(path)
@@ -271,8 +270,7 @@ def load_scene(path: Path) -> None:
 
 def load_navmesh(path: Path, object_name: str | None) -> lib.NavMesh:
     """The navmesh in a .json file, or our baked object in a .blend (the only one, or `object_name`)."""
-    if not path.is_file():
-        raise UsageError(f"navmesh file {str(path)!r} does not exist")
+    _check_file(path, "navmesh file")
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
@@ -298,8 +296,7 @@ def load_navmesh(path: Path, object_name: str | None) -> lib.NavMesh:
 
 def load_queries(path: Path) -> list[list[float]]:
     """Start/goal pairs from a JSON list of 6-number lists; every defect names the offending entry."""
-    if not path.is_file():
-        raise UsageError(f"queries file {str(path)!r} does not exist")
+    _check_file(path, "queries file")
     try:
         data = json.loads(path.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -339,6 +336,23 @@ def _open_blend(path: Path) -> None:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _check_file(path: Path, kind: str) -> None:
+    """A UsageError saying what is wrong with a file we must read: missing, or a folder."""
+    if path.is_dir():
+        raise UsageError(f"{kind} {str(path)!r} is a folder, not a file")
+    if not path.is_file():
+        raise UsageError(f"{kind} {str(path)!r} does not exist")
+
+
+def _save_blend(path: Path) -> None:
+    """Save the scene with its navmesh as a .blend, all or nothing, keeping the session's own file path."""
+    with lib.files.replacing(path) as temp:
+        try:
+            bpy.ops.wm.save_as_mainfile(filepath=str(temp.resolve()), check_existing=False, copy=True)
+        except RuntimeError as exc:
+            raise OSError(str(exc).strip().splitlines()[-1]) from None
 
 
 def _fail(code: int, message: str) -> int:

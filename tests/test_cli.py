@@ -92,6 +92,7 @@ def test_bake_into_blend_then_paths_read_the_navmesh_object(tmp_path):
     level = tmp_path / "level.blend"
     baked = run_cli("bake", DEMO, "--output", level, "--agent-radius", "0.3", "--max-slope", "40")
     assert baked.returncode == 0, baked.stderr[-3000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["level.blend"]  # written whole, by rename
     queries = tmp_path / "queries.json"
     queries.write_text(json.dumps([ROOM_A + ROOM_B]))
     out = tmp_path / "paths.json"
@@ -199,6 +200,7 @@ BAD_BAKES = {
     "no input and no open file": (["bake", "--output", "{tmp}/x.json"], 2, "no level to bake"),
     "no command": ([], 2, "required"),
     "nothing walkable": (["bake", "{wall}", "--output", "{tmp}/x.json"], 1, "nothing walkable"),
+    "folder as input": (["bake", "{tmp}", "--output", "{tmp}/x.json"], 2, "is a folder, not a file"),
 }
 
 
