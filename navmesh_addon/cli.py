@@ -257,6 +257,8 @@ def load_scene(path: Path) -> None:
         return
     if suffix not in SCENE_IMPORTERS:
         raise UsageError(f"cannot read {path.name!r}: use a .blend, .obj, .gltf, .glb or .fbx file")
+    if suffix == ".obj":
+        check_obj(path)
     bpy.data.batch_remove(list(bpy.data.objects))
     module, name = SCENE_IMPORTERS[suffix]
     importer = getattr(getattr(bpy.ops, module), name)
@@ -266,6 +268,37 @@ def load_scene(path: Path) -> None:
         raise UsageError(f"cannot import {path.name!r}: {_first_line(exc)}") from None
     if "FINISHED" not in result or not any(o.type == "MESH" for o in bpy.context.scene.objects):
         raise UsageError(f"{path.name!r} holds no mesh to bake")
+
+
+def check_obj(path: Path) -> None:
+    """Refuse an OBJ with non-finite coordinates or face indices out of range, naming the line:
+    Blender's importer would turn NaN into 0 and drop such faces without a word."""
+    vertices = 0
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path.name!r}: {exc.strerror or exc}") from None
+    for number, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "v":
+            try:
+                xyz = [float(c) for c in parts[1:4]]
+            except ValueError:
+                raise UsageError(f"{path.name}:{number}: vertex coordinates are not numbers: {line.strip()!r}") from None
+            if len(xyz) < 3 or not all(math.isfinite(c) for c in xyz):
+                raise UsageError(f"{path.name}:{number}: vertex needs three finite coordinates: {line.strip()!r}")
+            vertices += 1
+        elif parts[0] == "f":
+            for corner in parts[1:]:
+                try:
+                    index = int(corner.split("/")[0])
+                except ValueError:
+                    raise UsageError(f"{path.name}:{number}: face index {corner!r} is not a number") from None
+                if index == 0 or not -vertices <= index <= vertices:
+                    raise UsageError(f"{path.name}:{number}: face index {index} is out of range "
+                                     f"({vertices} vertices so far)")
 
 
 def load_navmesh(path: Path, object_name: str | None) -> lib.NavMesh:

@@ -201,6 +201,9 @@ BAD_BAKES = {
     "no command": ([], 2, "required"),
     "nothing walkable": (["bake", "{wall}", "--output", "{tmp}/x.json"], 1, "nothing walkable"),
     "folder as input": (["bake", "{tmp}", "--output", "{tmp}/x.json"], 2, "is a folder, not a file"),
+    "NaN in the OBJ": (["bake", "{nan_obj}", "--output", "{tmp}/x.json"], 2, "nan.obj:2: vertex needs three finite"),
+    "face index beyond the OBJ's vertices": (["bake", "{far_obj}", "--output", "{tmp}/x.json"], 2,
+                                             "far.obj:5: face index 9 is out of range (4 vertices so far)"),
 }
 
 
@@ -210,7 +213,10 @@ def test_bad_bake_input_exits_with_a_clear_message(blender, tmp_path, capsys, ca
 
     argv, code, message = BAD_BAKES[case]
     (tmp_path / "level.txt").write_text("not a level")
-    names = {"tmp": tmp_path, "demo": DEMO, "wall": _bad_obj(tmp_path)}
+    (tmp_path / "nan.obj").write_text("v 0 0 0\nv 1 nan 0\nv 0 1 0\nf 1 2 3\n")
+    (tmp_path / "far.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 9\n")
+    names = {"tmp": tmp_path, "demo": DEMO, "wall": _bad_obj(tmp_path),
+             "nan_obj": tmp_path / "nan.obj", "far_obj": tmp_path / "far.obj"}
     assert cli.main([a.format(**names) for a in argv]) == code
     err = capsys.readouterr().err
     assert err.startswith("navmesh: error:") and message in err
