@@ -105,10 +105,23 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
 
 def closed_shells(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """Per triangle: is it part of a closed shell, every edge shared with exactly one other triangle
-    of the shell that walks it the other way? Vertices are welded by exact position first."""
-    m = len(triangles)
+    of the shell that walks it the other way? Vertices are welded by exact position first, and a
+    face repeated exactly (a mesh duplicated in place) counts once, as the same face."""
+    if not len(triangles):
+        return np.zeros(0, dtype=bool)
     _, ids = np.unique(vertices, axis=0, return_inverse=True)
-    t = ids.reshape(-1)[triangles]
+    welded = ids.reshape(-1)[triangles]
+    # The same corners in the same turning order, whichever corner a copy starts from.
+    first = np.argmin(welded, axis=1)
+    rows = np.arange(len(welded))[:, None]
+    rotated = welded[rows, (first[:, None] + np.arange(3)) % 3]
+    unique, copy_of = np.unique(rotated, axis=0, return_inverse=True)
+    return _closed(unique)[copy_of.reshape(-1)]
+
+
+def _closed(t: np.ndarray) -> np.ndarray:
+    """closed_shells for welded triangles with no face repeated."""
+    m = len(t)
     n = int(t.max()) + 1
     start, end = t.ravel(), np.roll(t, -1, axis=1).ravel()
     edge = start * n + end

@@ -37,3 +37,23 @@ def test_two_separate_boxes_and_a_plane():
     scene = Scene().box((0, 0, 0), (1, 1, 1)).box((5, 0, 0), (1, 1, 1)).floor(10, 10, 12, 12)
     closed = closed_shells(scene.vertices, scene.triangles)
     assert closed[:24].all() and not closed[24:].any()
+
+
+def test_a_box_duplicated_in_place_stays_closed():
+    """Shift+D, Esc: the same box twice, every face repeated (its copy may start at another corner)."""
+    box = Scene().box((0, 0, 0), (2, 2, 2))
+    copy = np.roll(box.triangles, 1, axis=1) + len(box.vertices)
+    verts, tris = np.vstack([box.vertices, box.vertices]), np.vstack([box.triangles, copy])
+    assert closed_shells(verts, tris).all()
+
+
+def test_no_floor_inside_a_crate_duplicated_in_place():
+    from lib import BakeParams, generate
+
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (4, 4, 3))
+    crate = Scene().box((5, 5, 0), (4, 4, 3))
+    scene.add(crate.vertices, crate.triangles)
+    mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3, cell_size=0.2))
+    inside = [p for p in range(mesh.polygon_count) if mesh.vertices[mesh.polygon(p)][:, 2].max() < 0.5
+              and np.all(np.abs(mesh.vertices[mesh.polygon(p)][:, :2] - 5.0) < 1.9)]
+    assert inside == [], "a floor polygon inside the duplicated crate"
