@@ -28,6 +28,7 @@ def assert_valid_navmesh(mesh) -> None:
         poly = mesh.polygon(p)
         assert len(set(poly.tolist())) == len(poly), f"polygon {p} repeats a vertex"
         xy = polygon_xy(mesh, p)
+        xy = xy - xy[0]  # about its own corner: far from the origin the shoelace sum loses the area
         d1 = np.roll(xy, -1, axis=0) - xy
         d2 = np.roll(d1, -1, axis=0)
         cross = d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]
@@ -81,6 +82,7 @@ def polygons_at(mesh, x: float, y: float) -> list[int]:
     hits = []
     for p in range(mesh.polygon_count):
         xy = polygon_xy(mesh, p)
+        xy = xy - xy[0]  # about its own corner: far from the origin the shoelace sum loses the area
         d1 = np.roll(xy, -1, axis=0) - xy
         rel = np.array([x, y]) - xy
         if np.all(d1[:, 0] * rel[:, 1] - d1[:, 1] * rel[:, 0] >= -1e-9):

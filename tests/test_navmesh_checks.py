@@ -39,3 +39,14 @@ def test_corner_touching_a_wall_at_one_point_is_not():
     """Two regions pinching together: a corner rests on the other's wall edge, nothing is shared."""
     wedge = [(2.0, 1.0), (4.0, 0.0), (4.0, 2.0)]
     assert_no_t_junctions(mesh_of([SQUARE, wedge]))
+
+
+def test_a_polygon_far_from_the_origin_has_its_area():
+    """10 cm squares 10,000 km out: their shoelace area in world coordinates was lost to rounding."""
+    from dataclasses import replace
+
+    from tests.navmesh_checks import assert_valid_navmesh
+    from tests.test_query_scenes import grid_mesh
+
+    mesh = grid_mesh((0.0, 0.0, 1.0, 1.0), [], step=0.1)
+    assert_valid_navmesh(replace(mesh, vertices=mesh.vertices + [1e7, 1e7, 0.0]))
