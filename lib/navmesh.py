@@ -292,6 +292,7 @@ def _check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.n
     nxt[offsets[1:] - 1] = offsets[:-1]
     a = vertices[poly_vertices, :2]
     edge = vertices[poly_vertices[nxt], :2] - a
+    a = a - np.repeat(a[offsets[:-1]], sizes, axis=0)  # about each polygon's first corner, for precision
     after = edge[nxt]
     turn = edge[:, 0] * after[:, 1] - edge[:, 1] * after[:, 0]
     scale = np.hypot(*edge.T) * np.hypot(*after.T)

@@ -176,3 +176,14 @@ def ngon_meshes(draw) -> NavMesh:
 @given(ngon_meshes(), st.booleans())
 def test_any_navmesh_survives_the_json_text_round_trip(mesh, y_up):
     navmeshes.assert_equal(NavMesh.from_json(mesh.to_json(y_up=y_up)), mesh)
+
+
+def test_a_navmesh_far_from_the_origin_loads():
+    """10 cm cells 10,000 km out keep their area when the loader checks their winding."""
+    from dataclasses import replace
+
+    from tests.test_query_scenes import grid_mesh
+
+    mesh = grid_mesh((0.0, 0.0, 1.0, 1.0), [], step=0.1)
+    far = replace(mesh, vertices=mesh.vertices + [1e7, 1e7, 0.0])
+    assert NavMesh.from_json(far.to_json()).polygon_count == mesh.polygon_count
