@@ -499,6 +499,8 @@ def _segment_intersection(p: np.ndarray, i: int, j: int) -> np.ndarray | None:
 def _hole_inside(outer: np.ndarray, hole: np.ndarray) -> bool:
     """Whether a hole lies inside an outer ring, judged at a hole point that is not on the outer
     ring: a loop split off where the ring pinched starts at the pinch point, which is on both."""
+    if _boxes_apart(outer, hole):
+        return False
     on_outer = {tuple(q) for q in np.round(outer[:, :2], 9).tolist()}
     for point in hole:
         if tuple(np.round(point[:2], 9).tolist()) not in on_outer:
@@ -708,17 +710,36 @@ def _convex_hull(xy: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1], dtype=np.int64)
 
 
+def _boxes_apart(ring: np.ndarray, other: np.ndarray) -> bool:
+    """Whether two rings' top-view bounding boxes do not even touch (so their edges cannot meet)."""
+    lo1, hi1 = ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)
+    lo2, hi2 = other[:, :2].min(axis=0), other[:, :2].max(axis=0)
+    return bool((lo1 > hi2).any() or (lo2 > hi1).any())
+
+
 def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
     """Whether an edge of ring meets an edge of other."""
+    if _boxes_apart(ring, other):
+        return False
     a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
     c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
     return bool(_segments_meet(a, b, c, d).any())
 
 
+def _near(ring: np.ndarray, others: list[np.ndarray]) -> list[np.ndarray]:
+    """The other rings whose top-view bounding boxes touch the ring's (all at once)."""
+    if not others:
+        return []
+    boxes = np.array([np.concatenate([o[:, :2].min(axis=0), o[:, :2].max(axis=0)]) for o in others])
+    lo, hi = ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)
+    touch = np.all(boxes[:, :2] <= hi, axis=1) & np.all(boxes[:, 2:] >= lo, axis=1)
+    return [others[k] for k in np.flatnonzero(touch)]
+
+
 def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     """The ring neither meets any other ring's edges nor encloses another ring."""
     a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
-    for other in others:
+    for other in _near(ring, others):  # rings whose boxes are apart neither meet nor enclose
         c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
         if _segments_meet(a, b, c, d).any() or _contains(ring, other[0]):
             return False
@@ -853,7 +874,7 @@ def _push_rings(options: list[list[tuple]], boundary: _Boundary):
         def fits(ring: np.ndarray) -> bool:
             if _crossing_edges(ring[:, :2]).size:
                 return False
-            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)
+            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in _near(ring, others))
 
         finest = None
         for option in ring_options:
