@@ -64,3 +64,28 @@ def test_glb_exports_one_after_another_in_one_session(tmp_path):
     for name in ("a.glb", "b.glb", "a.glb"):
         io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / name, "glb", context=bpy.context)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.glb", "b.glb"]
+
+
+def test_a_read_only_folder_is_one_clear_error(tmp_path, monkeypatch):
+    """(Simulated: as root a read-only folder still takes writes.) Nothing is left behind."""
+    path = tmp_path / "level.json"
+
+    def refuse(*_args, **_kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(lib.files.Path, "write_text", refuse)
+    with pytest.raises(lib.NavMeshError, match="cannot write .*level.json.*Permission denied"):
+        lib.save(navmeshes.l_corridor(), path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_paths_report_onto_a_folder_fails_in_one_line(blender, tmp_path, capsys):
+    from navmesh_addon import cli
+
+    lib.save(navmeshes.l_corridor(), tmp_path / "l.json")
+    (tmp_path / "q.json").write_text("[[1, 1, 0.5, 9, 9, 0.5]]")
+    (tmp_path / "out").mkdir()
+    code = cli.main(["paths", str(tmp_path / "l.json"), str(tmp_path / "q.json"), "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("navmesh: error: cannot write") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
