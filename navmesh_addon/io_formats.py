@@ -121,18 +121,11 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
             other.select_set(False)
         obj.select_set(True)
         view_layer.objects.active = obj
-        result = bpy.ops.export_scene.gltf(
-            filepath=str(path),
-            export_format="GLB" if fmt == "glb" else "GLTF_SEPARATE",
-            use_selection=True,
-            export_extras=True,
-            export_yup=True,
-            export_apply=False,
-            export_materials="NONE",
-            export_animations=False,
-            export_cameras=False,
-            export_lights=False,
-        )
+        try:
+            result = _run_gltf_exporter(bpy, path, fmt)
+        except RuntimeError as exc:
+            message = str(exc).strip().splitlines()[-1] if str(exc).strip() else "the exporter failed"
+            raise OSError(message) from None
         if "FINISHED" not in result:
             raise lib.NavMeshError(f"Blender's glTF exporter did not finish writing {str(path)!r}")
     finally:
@@ -142,3 +135,19 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
         for other in selected:
             other.select_set(True)
         view_layer.objects.active = active
+
+
+def _run_gltf_exporter(bpy, path: Path, fmt: str):
+    """Blender's glTF exporter on the selection only, Y-up, with extras."""
+    return bpy.ops.export_scene.gltf(
+        filepath=str(path),
+        export_format="GLB" if fmt == "glb" else "GLTF_SEPARATE",
+        use_selection=True,
+        export_extras=True,
+        export_yup=True,
+        export_apply=False,
+        export_materials="NONE",
+        export_animations=False,
+        export_cameras=False,
+        export_lights=False,
+    )

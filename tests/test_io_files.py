@@ -89,3 +89,19 @@ def test_a_paths_report_onto_a_folder_fails_in_one_line(blender, tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("navmesh: error: cannot write") and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("fmt", ["glb", "gltf"])
+def test_a_gltf_exporter_failure_is_one_clear_error(tmp_path, monkeypatch, fmt):
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    def fail(*_args):
+        raise RuntimeError("Error: Python: Traceback (most recent call last):\n  ...\nPermissionError: [Errno 13] denied")
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    monkeypatch.setattr(io_formats, "_run_gltf_exporter", fail)
+    with pytest.raises(lib.NavMeshError, match=r"cannot write .*level\.%s.*PermissionError: \[Errno 13\] denied$" % fmt):
+        io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / f"level.{fmt}", fmt, context=bpy.context)
+    assert list(tmp_path.iterdir()) == [] and len(bpy.data.objects) == 0
