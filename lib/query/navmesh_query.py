@@ -32,6 +32,12 @@ COMPONENT_SLOTS = 16
 PATH_CACHE_SIZE = 1024
 # Inside a polygon that is not planar, a path's height is sampled every this many cells.
 DRAPE_CELLS = 3
+# A segment ends on the same floor as its end point when the surface there is within the agent's
+# climb of it, and at least this much (m) on a mesh baked with no climb.
+MIN_CLIMB = 0.05
+# A radius this close (relative) to the bake radius is the bake radius: float32 rounding, as in
+# a Blender property.
+SAME_RADIUS = 1e-6
 # A chain must be shorter than the best one so far by this much (m) to replace it.
 LENGTH_TOL = 1e-9
 # Corner-to-corner visibility answers kept at the bake radius.
@@ -96,7 +102,7 @@ class NavMeshQuery:
     """Path, location, raycast and reachability queries on one NavMesh.
 
     extent: (across, up or down) in meters, how far from the navmesh a query point may lie and still
-    be located on it, as Detour's half-extents; default `default_extent(mesh.params)`.
+    be located on it, as Detour's half-extents; default `default_extent(mesh)`.
     filter: the default QueryFilter (area costs, exclusions, flag masks) for queries given none.
     """
 
@@ -108,7 +114,7 @@ class NavMeshQuery:
         self.filter = filter if filter is not None else QueryFilter()
         self.extent = default_extent(mesh) if extent is None else _check_extent(extent)
         self.r0 = float(mesh.params.agent_radius)
-        self.climb = max(float(mesh.params.agent_max_climb), 0.05)
+        self.climb = max(float(mesh.params.agent_max_climb), MIN_CLIMB)
         self.drape_step = DRAPE_CELLS * float(mesh.params.cell_size)
         self._flags = [WALK_FLAG] * mesh.polygon_count
         self._flags_version = 0
@@ -152,7 +158,7 @@ class NavMeshQuery:
         if r < self.r0 - FITS_TOL:
             raise NavMeshError(f"agent radius {radius} is below the bake radius {self.r0}; rebake with a smaller radius")
         # A radius that is the bake radius up to float32 rounding (a Blender property) is the bake radius.
-        return self.r0 if abs(r - self.r0) <= 1e-6 * max(1.0, self.r0) else r
+        return self.r0 if abs(r - self.r0) <= SAME_RADIUS * max(1.0, self.r0) else r
 
     # -- location --------------------------------------------------------------------------------
 
