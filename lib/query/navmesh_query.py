@@ -65,8 +65,9 @@ class PathResult:
 @dataclass
 class PathPlan:
     """One path query, resolved before the search: the located (and cleared) ends, the radius and
-    its clearance d = r - r0, what the filter allows and costs, how the search crosses portals, and
-    the result when it is known without a search (unreachable, or the goal in plain sight)."""
+    its clearance d = r - r0, what the filter allows and costs, how the search crosses portals, the
+    start and goal as asked, and the result when it is known without a search (unreachable, or the
+    goal in plain sight)."""
 
     radius: float
     d: float
@@ -81,8 +82,7 @@ class PathPlan:
     goal_poly: int = -1
     partial: bool = False
     hscale: float = 1.0
-    start_distance: float = 0.0
-    goal_distance: float = 0.0
+    asked: tuple = ()
     result: PathResult | None = None
 
 
@@ -244,8 +244,7 @@ class NavMeshQuery:
             return plan
         plan.start_poly, plan.start = start
         plan.goal_poly, plan.goal = goal
-        plan.start_distance = math.dist(plan.start, s)
-        plan.goal_distance = math.dist(plan.goal, g)
+        plan.asked = (s, g)
         if not plan.partial and plan.uniform:
             straight = self._straight(plan)
             if straight is not None:
@@ -514,7 +513,7 @@ class NavMeshQuery:
         polygons = np.array(polys, dtype=np.int64)
         polygons.flags.writeable = False
         return PathResult(status, pts, polygons, _length([tuple(p) for p in points]), nodes_expanded, corridor, reason,
-                          plan.start_distance, plan.goal_distance)
+                          math.dist(points[0], plan.asked[0]), math.dist(points[-1], plan.asked[1]))
 
 
 def default_extent(mesh: NavMesh) -> tuple[float, float]:
