@@ -103,6 +103,7 @@ class _Graph:
         self._edge_ends = np.zeros((0, 2), dtype=np.int64)
         self._edge_a = np.zeros((0, 2))
         self._edge_b = np.zeros((0, 2))
+        self._edge_box = np.zeros((0, 4))  # per edge row: min x, min y, max x, max y
         for v in ids:
             self.xyz[v] = tuple(float(c) for c in points[v])
             self.out[v], self.inn[v] = [], []
@@ -138,8 +139,11 @@ class _Graph:
             self._edge_row[key] = base + k
         ends = np.array(keys, dtype=np.int64).reshape(-1, 2)
         self._edge_ends = np.vstack([self._edge_ends, ends])
-        self._edge_a = np.vstack([self._edge_a, [self.xyz[a][:2] for a, _ in keys]])
-        self._edge_b = np.vstack([self._edge_b, [self.xyz[b][:2] for _, b in keys]])
+        a = np.array([self.xyz[a][:2] for a, _ in keys]).reshape(-1, 2)
+        b = np.array([self.xyz[b][:2] for _, b in keys]).reshape(-1, 2)
+        self._edge_a = np.vstack([self._edge_a, a])
+        self._edge_b = np.vstack([self._edge_b, b])
+        self._edge_box = np.vstack([self._edge_box, np.hstack([np.minimum(a, b), np.maximum(a, b)])])
 
     def _window(self, v: int, radius: float) -> tuple[np.ndarray, np.ndarray]:
         """Vertex rows within `radius` of v, and edge rows whose box meets the square around that disc."""
@@ -147,10 +151,9 @@ class _Graph:
             return np.arange(len(self._vertex_ids)), np.arange(len(self._edge_ends))
         x, y = self.xyz[v][:2]
         near_v = np.flatnonzero(np.hypot(self._vertex_xy[:, 0] - x, self._vertex_xy[:, 1] - y) <= radius)
-        lo = np.minimum(self._edge_a, self._edge_b)
-        hi = np.maximum(self._edge_a, self._edge_b)
-        near_e = np.flatnonzero((lo[:, 0] <= x + radius) & (hi[:, 0] >= x - radius)
-                                & (lo[:, 1] <= y + radius) & (hi[:, 1] >= y - radius))
+        box = self._edge_box
+        near_e = np.flatnonzero((box[:, 0] <= x + radius) & (box[:, 2] >= x - radius)
+                                & (box[:, 1] <= y + radius) & (box[:, 3] >= y - radius))
         return near_v, near_e
 
     # --- geometry -----------------------------------------------------------------------------
@@ -422,6 +425,8 @@ class _Graph:
             self._edge_row[first] = row
             self._edge_ends[row] = first
             self._edge_a[row], self._edge_b[row] = self.xyz[first[0]][:2], self.xyz[first[1]][:2]
+            self._edge_box[row] = (*np.minimum(self._edge_a[row], self._edge_b[row]),
+                                   *np.maximum(self._edge_a[row], self._edge_b[row]))
             second = (min(b, p), max(b, p))
             self.kind[first] = self.kind[second] = kind
             self._add_edges([second])
