@@ -99,14 +99,13 @@ BYTES_PER_COLUMN = 48
 MEMORY_SHARE = 0.75
 
 
-def _check_memory(soup: TriangleSoup, cs: float, width: int, height: int) -> None:
-    """Refuse, before allocating, a bake whose estimated memory exceeds MEMORY_SHARE of the machine's."""
+def _check_memory(area: float, cs: float, width: int, height: int) -> None:
+    """Refuse, before allocating, a bake whose estimated memory exceeds MEMORY_SHARE of the machine's
+    (area: the triangles' area seen from above)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return  # no way to know this machine's memory: let the allocation speak
-    p = soup.vertices[soup.triangles]
-    area = 0.5 * float(np.abs(np.cross(p[:, 1, :2] - p[:, 0, :2], p[:, 2, :2] - p[:, 0, :2])).sum())
     cells = area / cs**2
     need = BYTES_PER_CELL * cells + BYTES_PER_COLUMN * float(width) * float(height)
     if need > MEMORY_SHARE * total:
@@ -133,7 +132,6 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
         bmin, extent = np.zeros(2), np.zeros(2)
     width = max(1, int(np.ceil(extent[0] / cs)))
     height = max(1, int(np.ceil(extent[1] / cs)))
-    _check_memory(soup, cs, width, height)
     grid = _Grid(cs, bmin, width, height)
 
     tris = soup.triangles
@@ -141,6 +139,7 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
         return _empty(grid)
     p = verts[tris]  # (M, 3, 3)
     normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    _check_memory(0.5 * float(np.abs(normal[:, 2]).sum()), cs, width, height)
     nz = normal[:, 2] / np.linalg.norm(normal, axis=1)
     cos_slope = np.cos(np.radians(params.agent_max_slope))
     floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - 1e-12)

@@ -330,12 +330,12 @@ def _int_in(x) -> int:
 
 def _array(values, dtype, name: str) -> np.ndarray:
     try:
-        raw = np.asarray(values, dtype=np.float64)
-        arr = np.asarray(values, dtype=dtype)
+        raw = np.asarray(values)
+        arr = raw.astype(dtype)
     except (TypeError, ValueError):
         raise NavMeshError(f"field {name!r} has entries of the wrong type or shape") from None
-    if dtype != np.float64 and raw.size and not np.array_equal(raw, arr):
-        k = int(np.flatnonzero(raw.reshape(-1) != arr.reshape(-1))[0])
+    if dtype != np.float64 and raw.size and (raw.dtype == bool or not np.array_equal(raw, arr)):
+        k = 0 if raw.dtype == bool else int(np.flatnonzero(raw.reshape(-1) != arr.reshape(-1))[0])
         raise NavMeshError(f"field {name!r} entry {k} is {raw.reshape(-1)[k]!r}, not a whole number")
     if dtype == np.float64 and arr.size and not np.all(np.isfinite(arr)):
         raise NavMeshError(f"field {name!r} has NaN or infinite values")

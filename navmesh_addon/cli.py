@@ -154,15 +154,14 @@ def bake_command(args: argparse.Namespace) -> int:
 def paths_command(args: argparse.Namespace) -> int:
     if args.radius is not None and not (math.isfinite(args.radius) and args.radius >= 0):
         raise UsageError(f"--radius must be a finite number >= 0, got {args.radius}")
-    if args.extent is not None and not all(math.isfinite(v) and v >= 0 for v in args.extent):
-        raise UsageError(f"--extent must be two finite numbers >= 0, got {args.extent}")
     mesh = load_navmesh(args.navmesh, args.object)
-    if args.radius is not None and args.radius < mesh.params.agent_radius - 1e-9:
-        raise UsageError(f"--radius {args.radius} is below the navmesh's bake radius {mesh.params.agent_radius}: "
-                         f"rebake with a smaller agent radius")
     pairs = load_queries(args.queries)
     query = importlib.import_module(f"{lib.__name__}.query")
-    nav_query = query.NavMeshQuery(mesh, extent=args.extent)
+    try:  # the query object checks the extent and the radius against the bake radius
+        nav_query = query.NavMeshQuery(mesh, extent=args.extent)
+        nav_query.check_radius(args.radius)
+    except lib.NavMeshError as exc:
+        raise UsageError(str(exc)) from None
     results = []
     for pair in pairs:
         found = nav_query.find_path(pair[:3], pair[3:], radius=args.radius)

@@ -65,7 +65,10 @@ def navmesh_query(nav) -> "query.NavMeshQuery":
     """The query object for a navmesh object, decoded once per revision of its data."""
     key = (nav.name_full, nav.data.get(mesh_write.REVISION_KEY))
     if STATE.query is None or STATE.query_key != key:
-        STATE.query = query.NavMeshQuery(mesh_write.read_navmesh_object(nav), filter=area_filter(nav))
+        mesh = mesh_write.read_navmesh_object(nav)
+        if mesh.is_empty:
+            raise lib.NavMeshError("the navmesh is empty: bake it again with walkable sources")
+        STATE.query = query.NavMeshQuery(mesh, filter=area_filter(nav))
         STATE.query_key = key
     return STATE.query
 
@@ -105,11 +108,6 @@ def on_depsgraph_update(scene, depsgraph) -> None:
         update_path(scene)
 
 
-def _polygon_centroids(mesh: lib.NavMesh) -> np.ndarray:
-    sums = np.add.reduceat(mesh.vertices[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
-    return sums / mesh.polygon_sizes[:, None]
-
-
 def _handle(name: str, location, collection) -> bpy.types.Object:
     obj = bpy.data.objects.get(name)
     if obj is None or not obj.get(HANDLE_TAG):
@@ -133,13 +131,11 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
     def execute(self, context):
         try:
             nav = navmesh_for_path(context)
-            if mesh_write.read_navmesh_object(nav).is_empty:
-                raise lib.NavMeshError("the navmesh is empty: bake it again with walkable sources")
             nav_query = navmesh_query(nav)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        centroids = _polygon_centroids(nav_query.mesh)
+        centroids = nav_query.index.centroid
         far = int(np.argmax(np.linalg.norm(centroids - centroids[0], axis=1)))
         # Snap onto the surface (the detail mesh follows the real floor, polygon centroids need not).
         start, goal = (nav_query.index.nearest(centroids[p])[2] for p in (0, far))

@@ -71,7 +71,8 @@ def path_lines(points) -> tuple[np.ndarray, np.ndarray]:
 
 
 def shrunk_portal_lines(mesh: lib.NavMesh, corridor, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Portals between consecutive corridor polygons (the A* polygon sequence), each end pulled in by radius - r0 (what the funnel uses)."""
+    """Portals between consecutive corridor polygons (the A* polygon sequence), each end pulled in by
+    radius - r0: where an agent of that radius can cross them."""
     corridor = [int(p) for p in corridor]
     pairs = [(p, q) for p, q in zip(corridor[:-1], corridor[1:]) if p != q]
     if not pairs:

@@ -232,7 +232,7 @@ BAD_QUERIES = {
     "empty queries": ("{tmp}/mesh.json", "[]", [], "non-empty JSON list"),
     "short pair": ("{tmp}/mesh.json", "[[0,0,0,1,1,0],[1,2,3]]", [], "entry 1 must be 6 finite numbers"),
     "negative radius": ("{tmp}/mesh.json", "[[0,0,0,1,1,0]]", ["--radius", "-0.5"], "--radius must be a finite number >= 0"),
-    "radius below the bake radius": ("{tmp}/small.json", "[[0,0,0,1,1,0]]", ["--radius", "0.1"], "below the navmesh's bake radius 0.4"),
+    "radius below the bake radius": ("{tmp}/small.json", "[[0,0,0,1,1,0]]", ["--radius", "0.1"], "below the bake radius 0.4"),
 }
 
 

@@ -16,7 +16,7 @@ from lib import generate
 from lib.errors import NavMeshError
 from lib.navmesh import NavMesh
 from lib.query import NavMeshQuery, QueryFilter, find_path
-from lib.query.navmesh_query import COMPONENT_SLOTS, PATH_CACHE_SIZE, RADIUS_SLOTS
+from lib.query.navmesh_query import FILTER_SLOTS, PATH_CACHE_SIZE, RADIUS_SLOTS
 from tests.test_generate_properties import PARAMS as SOUP_PARAMS
 from tests.test_generate_properties import level_soups
 from tests.test_query_scenes import PILLARS, ROOM, grid_mesh
@@ -150,7 +150,7 @@ def test_caches_stay_bounded_over_ten_thousand_queries_with_random_radii():
         s, g = rng.uniform(0.5, 5.5, size=(2, 2))
         query.find_path([*s, 0.0], [*g, 0.0], radius=float(rng.uniform(0.2, 1.0)))
     sizes = query.cache_sizes()
-    assert sizes["paths"] <= 256 and sizes["radii"] <= RADIUS_SLOTS and sizes["components"] <= COMPONENT_SLOTS
+    assert sizes["paths"] <= 256 and sizes["radii"] <= RADIUS_SLOTS and sizes["filter_states"] <= FILTER_SLOTS
     assert query.cache_misses >= 9_990
     assert PATH_CACHE_SIZE >= 256
 

@@ -61,7 +61,6 @@ class MeshIndex:
             tri = mesh.detail_vertices[mesh.detail_triangles]
             np.minimum.at(self.lo, mesh.detail_polygons, tri.min(axis=1))
             np.maximum.at(self.hi, mesh.detail_polygons, tri.max(axis=1))
-        self.edge_poly = mesh.edge_polygon
         self.edge_a = pv
         self.edge_b = v[mesh.edge_next_vertex]
         # Newell normal per polygon gives the plane used when there is no detail mesh.
@@ -241,18 +240,16 @@ class MeshIndex:
                 best, out = d, (qx, qy)
         return np.array([out[0], out[1], self.height(p, out)])
 
-    def locate(self, point, extent: tuple[float, float], among=None) -> "Location":
+    def locate(self, point, extent: tuple[float, float]) -> "Location":
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
         as Detour's findNearestPoly with its half-extents; polygon -1 when none is that close, with the
-        distance to the nearest polygon anywhere. `among`, a bool per polygon, restricts the answer."""
+        distance to the nearest polygon anywhere."""
         xyz = query_point(point)
         x, y, z = xyz
         across, up = float(extent[0]), float(extent[1])
         best = (-1, math.inf, None)
         bounds = []
         for p in self.polygons_near(xyz, across):
-            if among is not None and not among[p]:
-                continue
             lz, hz = self.box_l[p][2], self.box_l[p][5]
             if z < lz - up - LOCATE_TOL or z > hz + up + LOCATE_TOL:
                 continue
@@ -269,7 +266,7 @@ class MeshIndex:
                 best = (p, dist, q)
         if best[0] >= 0:
             return Location(best[0], best[2], best[1])
-        return Location(-1, np.array(xyz), self.nearest(xyz, among)[1])
+        return Location(-1, np.array(xyz), self.nearest(xyz)[1])
 
     def nearest(self, point, among=None) -> tuple[int, float, np.ndarray]:
         """(polygon, distance, closest point) over the whole mesh, however far; `among` restricts it.
@@ -321,15 +318,6 @@ class MeshIndex:
             if d < best[1]:
                 best = (p, d, q)
         return best
-
-
-def closest_on_segments(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
-    """Closest point to `point` over segments a->b (3D) and the index of that segment."""
-    ab = b - a
-    t = np.clip(np.einsum("ij,ij->i", point - a, ab) / np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-18), 0, 1)
-    q = a + t[:, None] * ab
-    k = int(np.argmin(np.linalg.norm(q - point, axis=1)))
-    return q[k], k
 
 
 def _heads_inside(edges, x: float, y: float, dx: float, dy: float) -> bool:

@@ -26,8 +26,8 @@ from .search import FOUND, PARTIAL, PARTIAL_REASON, UNREACHABLE, SlicedSearch, p
 
 # Radii whose portal and corner data are kept (least recently used dropped first).
 RADIUS_SLOTS = 4
-# (radius, filter) pairs whose connected pieces are kept.
-COMPONENT_SLOTS = 16
+# Values derived from a filter state (what it admits, its borders, connected pieces per radius) kept.
+FILTER_SLOTS = 16
 # Paths kept by default in the path cache.
 PATH_CACHE_SIZE = 1024
 # Inside a polygon that is not planar, a path's height is sampled every this many cells.
@@ -75,7 +75,8 @@ class PathPlan:
     costs: list
     uniform: bool
     portal: Callable
-    filter_key: tuple = ()
+    filter_state: tuple = ()
+    everywhere: bool = True
     start: tuple = ()
     goal: tuple = ()
     start_poly: int = -1
@@ -116,10 +117,12 @@ class NavMeshQuery:
         self.r0 = float(mesh.params.agent_radius)
         self.climb = max(float(mesh.params.agent_max_climb), MIN_CLIMB)
         self.drape_step = DRAPE_CELLS * float(mesh.params.cell_size)
+        self._area_count = int(mesh.areas.max()) + 1 if mesh.polygon_count else 1
         self._flags = [WALK_FLAG] * mesh.polygon_count
         self._flags_version = 0
         self._radii: OrderedDict[float, _RadiusData] = OrderedDict()
-        self._components: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        # Derived from the filter state (what it admits, its borders, connected pieces per radius).
+        self._by_filter: OrderedDict[tuple, object] = OrderedDict()
         self._visible: dict[tuple, bool] = {}
         self._paths: OrderedDict[tuple, PathResult] = OrderedDict()
         self.path_cache_size = int(path_cache_size)
@@ -143,7 +146,7 @@ class NavMeshQuery:
             "radii": len(self._radii),
             "portals": sum(len(r.portals) for r in self._radii.values()),
             "corners": sum(len(r.corners) for r in self._radii.values()),
-            "components": len(self._components),
+            "filter_states": len(self._by_filter),
             "visibility": len(self._visible),
             "paths": len(self._paths),
         }
@@ -162,13 +165,10 @@ class NavMeshQuery:
 
     # -- location --------------------------------------------------------------------------------
 
-    def locate(self, point, extent: tuple[float, float] | None = None, filter: QueryFilter | None = None) -> Location:
+    def locate(self, point, extent: tuple[float, float] | None = None) -> Location:
         """The nearest polygon and surface point within the search extent of a 3D point (polygon -1
         and the distance to the navmesh when there is none that close)."""
-        among = None
-        if filter is not None:
-            among = np.array(self.passable(filter), dtype=bool)
-        return self.index.locate(point, self.extent if extent is None else _check_extent(extent), among)
+        return self.index.locate(point, self.extent if extent is None else _check_extent(extent))
 
     # -- paths -----------------------------------------------------------------------------------
 
@@ -179,7 +179,7 @@ class NavMeshQuery:
         f = filter if filter is not None else self.filter
         r = self.check_radius(radius)
         s, g = query_point(start, "start"), query_point(goal, "goal")
-        key = (s, g, r, f.key(), self._flags_version)
+        key = (s, g, r, self._state(f))
         hit = self._paths.get(key)
         if hit is not None:
             self.cache_hits += 1
@@ -205,18 +205,19 @@ class NavMeshQuery:
 
     def _plan(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> PathPlan:
         d = r - self.r0
+        state = self._state(f)
         passable = self.passable(f)
-        areas_max = int(self.mesh.areas.max()) + 1 if self.mesh.polygon_count else 1
-        costs = [f.cost(a) for a in range(areas_max)]
+        everywhere = self._cached(("everywhere", state), lambda: all(passable))
+        costs = [f.cost(a) for a in range(self._area_count)]
         data = self._radius_data(d)
-        plan = PathPlan(r, d, passable, costs, f.uniform(), lambda e: self._portal(data, e, d), f.key(), hscale=f.min_cost())
+        plan = PathPlan(r, d, passable, costs, f.uniform(), lambda e: self._portal(data, e, d), state, everywhere,
+                        hscale=f.min_cost())
         across = self.extent[0]
         ends = []
         for name, xyz in (("start", s), ("goal", g)):
             loc = self.index.locate(xyz, self.extent)
             if loc.polygon < 0:
-                plan.result = self._unreachable(f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search "
-                                                f"extent ({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
+                plan.result = self._unreachable(self._too_far(name, loc))
                 plan.result = replace(plan.result, **{f"{name}_distance": loc.distance})
                 return plan
             if not passable[loc.polygon]:
@@ -305,7 +306,7 @@ class NavMeshQuery:
             areas, costs = self.graph.areas_l, plan.costs
             top = max(costs[areas[p]] for p in corridor)
             allowed = [ok and costs[a] <= top for ok, a in zip(plan.passable, areas)]
-            mask = refine.border_mask(self.mesh, self.graph, allowed, None)
+            mask = refine.border_mask(self.mesh, self.graph, allowed)
         walk = self._walker(allowed)
         corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
         seen: dict[tuple, bool] = {}  # links tested in this query, by their ends
@@ -358,11 +359,11 @@ class NavMeshQuery:
                 pulls.append(None)
                 cones.append(None)
         xyz = [n[0] for n in nodes]
-        cached = plan.uniform and plan.d == 0.0 and not extra
+        cached = plan.uniform and plan.d == 0.0 and plan.everywhere
 
         def visible(i: int, j: int) -> bool:
             if cached and i >= 2 and j >= 2:
-                return self._corner_visible(nodes, i, j, walk, plan)
+                return self._corner_visible(nodes, i, j, walk)
             key = (xyz[i], xyz[j])
             ok = seen.get(key)
             if ok is None:
@@ -376,29 +377,24 @@ class NavMeshQuery:
 
     def _border(self, plan: PathPlan):
         """(a bool per vertex, the ids marked, their XY) where polygons the plan allows meet ones it
-        excludes; None if none are excluded. Kept per filter state with the connected pieces."""
-        if all(plan.passable):
+        excludes; None if none are excluded. Kept per filter state."""
+        if plan.everywhere:
             return None
-        key = ("border", plan.filter_key, self._flags_version)
-        hit = self._components.get(key)
-        if hit is None:
-            mask = refine.border_mask(self.mesh, self.graph, plan.passable, None)
-            ids = np.flatnonzero(mask)
-            hit = self._components[key] = (mask, ids, self.mesh.vertices[ids, :2])
-            if len(self._components) > COMPONENT_SLOTS:
-                self._components.popitem(last=False)
-        return hit
 
-    def _corner_visible(self, nodes, i: int, j: int, walk, plan: PathPlan) -> bool:
-        """Corner-to-corner visibility at the bake radius, cached while the flags and filter allow all."""
-        everything = all(plan.passable)
+        def make():
+            mask = refine.border_mask(self.mesh, self.graph, plan.passable)
+            ids = np.flatnonzero(mask)
+            return mask, ids, self.mesh.vertices[ids, :2]
+
+        return self._cached(("border", plan.filter_state), make)
+
+    def _corner_visible(self, nodes, i: int, j: int, walk) -> bool:
+        """Corner-to-corner visibility at the bake radius with every polygon allowed: it depends on
+        the mesh alone, so it is kept across queries."""
         key = (nodes[i][0], nodes[j][0])
-        if everything:
-            seen = self._visible.get(key)
-            if seen is not None:
-                return seen
-        seen = refine.segment_ok(self.index, walk, nodes[i][1], nodes[i][0], nodes[j][0], 0.0, self.climb)
-        if everything:
+        seen = self._visible.get(key)
+        if seen is None:
+            seen = refine.segment_ok(self.index, walk, nodes[i][1], nodes[i][0], nodes[j][0], 0.0, self.climb)
             if len(self._visible) >= VISIBILITY_SLOTS:
                 self._visible.clear()
             self._visible[key] = seen
@@ -433,24 +429,33 @@ class NavMeshQuery:
         """locate(point), with a NavMeshError naming the point when it is beyond the search extent."""
         loc = self.locate(point)
         if loc.polygon < 0:
-            raise NavMeshError(f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search extent "
-                               f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
+            raise NavMeshError(self._too_far(name, loc))
         return loc
+
+    def _too_far(self, name: str, loc: Location) -> str:
+        return (f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search extent "
+                f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
 
     def passable(self, f: QueryFilter) -> list[bool]:
         """Per polygon: does the filter let an agent onto it (area not excluded, flags admitted)?
         Kept per filter state, so a query costs nothing in proportion to the mesh's size."""
-        key = ("passable", f.key(), self._flags_version)
-        hit = self._components.get(key)
-        if hit is None:
-            excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
-            hit = [a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(self.graph.areas_l, self._flags)]
-            self._components[key] = hit
-            if len(self._components) > COMPONENT_SLOTS:
-                self._components.popitem(last=False)
-        else:
-            self._components.move_to_end(key)
-        return hit
+        excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
+        return self._cached(("passable", self._state(f)), lambda: [
+            a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(self.graph.areas_l, self._flags)])
+
+    def _state(self, f: QueryFilter) -> tuple:
+        """The filter's and the polygon flags' state: what cached answers are keyed by."""
+        return f.key(), self._flags_version
+
+    def _cached(self, key: tuple, make):
+        """The value kept for a filter-state key, made (and the least recently used dropped) if absent."""
+        if key in self._by_filter:
+            self._by_filter.move_to_end(key)
+            return self._by_filter[key]
+        value = self._by_filter[key] = make()
+        if len(self._by_filter) > FILTER_SLOTS:
+            self._by_filter.popitem(last=False)
+        return value
 
     def _walker(self, passable):
         test = None if passable is None else passable.__getitem__
@@ -479,21 +484,16 @@ class NavMeshQuery:
     def _piece(self, r: float, f: QueryFilter, passable: list[bool]) -> np.ndarray:
         """Connected piece of each polygon for radius r through portals wide enough and polygons the
         filter allows (crossings ignored: two polygons in different pieces are certainly apart)."""
-        key = (r, f.key(), self._flags_version)
-        hit = self._components.get(key)
-        if hit is not None:
-            self._components.move_to_end(key)
-            return hit
-        mesh = self.mesh
-        ok = np.array(passable, dtype=bool)
-        e = np.flatnonzero((mesh.neighbors >= 0) & (np.asarray(self.graph.edge_clear) >= r - FITS_TOL))
-        u, v = mesh.edge_polygon[e], mesh.neighbors[e]
-        keep = ok[u] & ok[v]
-        hit = connected_components(mesh.polygon_count, u[keep], v[keep])
-        self._components[key] = hit
-        if len(self._components) > COMPONENT_SLOTS:
-            self._components.popitem(last=False)
-        return hit
+
+        def make() -> np.ndarray:
+            mesh = self.mesh
+            ok = np.array(passable, dtype=bool)
+            e = np.flatnonzero((mesh.neighbors >= 0) & (np.asarray(self.graph.edge_clear) >= r - FITS_TOL))
+            u, v = mesh.edge_polygon[e], mesh.neighbors[e]
+            keep = ok[u] & ok[v]
+            return connected_components(mesh.polygon_count, u[keep], v[keep])
+
+        return self._cached(("piece", r, self._state(f)), make)
 
     def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None:
         """(polygon, point) nearest xyz that keeps d from every wall, within `limit` across."""

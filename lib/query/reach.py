@@ -5,7 +5,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import NavMeshError
 from .filter import QueryFilter
 from .graph import FITS_TOL
 
@@ -23,9 +22,7 @@ def reachable(query, start, radius: float | None = None, filter: QueryFilter | N
     enough and areas the filter allows."""
     f = filter if filter is not None else query.filter
     r = query.check_radius(radius)
-    loc = query.locate(start)
-    if loc.polygon < 0:
-        raise NavMeshError(f"reachable start is {loc.distance:.3g} m from the navmesh, beyond the search extent")
+    loc = query.located(start, "reachable start")
     passable = query.passable(f)
     p0 = loc.polygon
     if not passable[p0]:

@@ -53,6 +53,7 @@ def point_segment(px: float, py: float, ax: float, ay: float, ux: float, uy: flo
 
 
 def _point_segment_distance(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> float:
+    """point_segment's distance alone: the clearance tests' inner loop, where the tuple costs."""
     length2 = ux * ux + uy * uy
     t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
     return math.hypot(px - ax - t * ux, py - ay - t * uy)
@@ -89,14 +90,14 @@ def keeps_clear(index, polys, a: tuple, b: tuple, d: float) -> bool:
         return _segments_distance(a, b, ex[c])
 
     limit = d - CLEARANCE_TOL
-    return all(dist >= limit for _, _, dist in _walls_within(index, polys, measure, d))
+    return all(dist >= limit for _, dist in _walls_within(index, polys, measure, d))
 
 
 def nearest_wall(index, poly: int, x: tuple, d: float):
     """The nearest wall point (XY) closer than d to point x on polygon poly, as (distance, point,
     edge slot), or None when every wall of its floor is at least d away."""
     _, _, ex = index.walk_lists()
-    found = [(dist, c) for c, _, dist in _walls_within(index, [poly], lambda c: _point_segment_distance(x[0], x[1], *ex[c]), d)]
+    found = [(dist, c) for c, dist in _walls_within(index, [poly], lambda c: _point_segment_distance(x[0], x[1], *ex[c]), d)]
     if not found:
         return None
     dist, c = min(found)
@@ -105,7 +106,7 @@ def nearest_wall(index, poly: int, x: tuple, d: float):
 
 
 def _walls_within(index, polys, measure, d: float):
-    """(edge slot, -1, distance) for each wall edge measured closer than d, flooding from `polys`
+    """(edge slot, distance) for each wall edge measured closer than d, flooding from `polys`
     through portals measured closer than d (the walls of one floor, not of one beneath or above)."""
     offs, nb, _ = index.walk_lists()
     stack = list(polys)
@@ -120,7 +121,7 @@ def _walls_within(index, polys, measure, d: float):
             if dist >= d:
                 continue
             if q < 0:
-                yield c, q, dist
+                yield c, dist
             else:
                 seen.add(q)
                 stack.append(q)
@@ -184,7 +185,7 @@ def _push_clear(index, walk, poly: int, x: tuple, d: float, limit: float):
     return None
 
 
-def corner_points(index, graph, vertices, corner: int, d: float, walk, step: float | None = None) -> list[tuple[tuple, list[int], tuple | None]]:
+def corner_points(index, graph, vertices, corner: int, d: float, walk, step: float) -> list[tuple[tuple, list[int], tuple | None]]:
     """Where a path may bend around a reflex wall corner for clearance d: the corner itself when d = 0,
     else the vertices of a polygon circumscribed about the arc of radius d beside its walls (a full
     circle where several wall loops meet at the corner). Each comes with the polygon holding it and
@@ -207,7 +208,7 @@ def corner_points(index, graph, vertices, corner: int, d: float, walk, step: flo
             sweep = math.pi  # the wall doubles back
     else:
         start, sweep = 0.0, 2.0 * math.pi
-    steps = max(1, math.ceil(sweep / (step or ARC_STEP) - 1e-9))
+    steps = max(1, math.ceil(sweep / step - 1e-9))
     half = 0.5 * sweep / steps
     radius = d / math.cos(half) * (1.0 + ARC_MARGIN)
     out = []
@@ -297,17 +298,11 @@ def corridor_corners(graph, corridor: list[int], allowed: list[bool], border, ri
     return corners, extra
 
 
-def border_mask(mesh, graph, allowed: list[bool], polys) -> np.ndarray:
-    """A bool per vertex: does it end an edge between an allowed polygon and an excluded one? Over
-    the given polygons, or all when polys is None."""
+def border_mask(mesh, graph, allowed: list[bool]) -> np.ndarray:
+    """A bool per vertex: does it end an edge between an allowed polygon and an excluded one?"""
     ok = np.asarray(allowed, dtype=bool)
-    if polys is None:
-        slots = np.arange(len(mesh.poly_vertices))
-    else:
-        offs = graph.offs_l
-        slots = np.concatenate([np.arange(offs[p], offs[p + 1]) for p in polys])
-    nb = mesh.neighbors[slots]
-    cut = slots[(nb >= 0) & ok[graph.owner[slots]] & ~ok[np.maximum(nb, 0)]]
+    nb = mesh.neighbors
+    cut = np.flatnonzero((nb >= 0) & ok[graph.owner] & ~ok[np.maximum(nb, 0)])
     mask = np.zeros(len(mesh.vertices), dtype=bool)
     mask[mesh.poly_vertices[cut]] = True
     mask[graph.nxt[cut]] = True
