@@ -357,6 +357,10 @@ def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list 
         for ax, ay, ux, uy in ex[a0:a1]:
             den = uy * dx - ux * dy
             t = (uy * (ax - sx) - ux * (ay - sy)) / den if den > 1e-15 else math.inf
+            if t < 1.0 and (den * (1.0 - t)) ** 2 <= WALK_TOL * WALK_TOL * (ux * ux + uy * uy):
+                # The end lies within WALK_TOL of the edge's line: the segment runs along the edge
+                # (a noisy crossing of a line it is parallel to), it does not leave by it.
+                t = math.inf
             ts.append(t if t >= t_enter - tie else math.inf)
         best = min(ts)
         if best <= t_enter + tie and _heads_inside(ex[a0:a1], sx + best * dx, sy + best * dy, dx, dy):

@@ -337,6 +337,13 @@ class NavMeshQuery:
         data = self._radius_data(plan.d)
         nodes = [(plan.start, [plan.start_poly]), (goal, [goal_poly])]
         pulls, cones = [None, None], [None, None]
+        ends_near: dict[int, list[tuple]] = {}
+        if plan.d > 0.0 and corners:
+            reach = refine.arc_reach(plan.d)  # no arc's polygon reaches farther from its corner
+            xy = self.mesh.vertices[corners, :2]
+            for end in (plan.start, goal):
+                for k in np.flatnonzero(np.hypot(xy[:, 0] - end[0], xy[:, 1] - end[1]) < reach).tolist():
+                    ends_near.setdefault(corners[k], []).append(end)
         for c in corners:
             hit = data.corners.get(c)
             if hit is None:
@@ -346,7 +353,14 @@ class NavMeshQuery:
                     refine.corner_points(self.index, self.graph, vertices, c, plan.d, self._walker(None),
                                          refine.arc_step(self.graph, c, plan.radius, plan.d)),
                 )
-            for xyz, polys, cone in hit[1]:
+            points = hit[1]
+            for end in ends_near.get(c, ()):
+                # A start or goal inside the polygon drawn about this corner's arc is reached
+                # through points of its own (per query, so not kept with the corner's).
+                points = points + refine.end_points(self.index, self.graph, self.mesh.vertices, c, plan.d,
+                                                    self._walker(None), refine.arc_step(self.graph, c, plan.radius,
+                                                                                        plan.d), end)
+            for xyz, polys, cone in points:
                 if allowed[polys[0]]:
                     nodes.append((xyz, polys))
                     pulls.append(hit[0])

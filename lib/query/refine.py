@@ -198,6 +198,17 @@ def corner_points(index, graph, vertices, corner: int, d: float, walk, step: flo
             a, b = vertices[graph.wall_in[corner]], vertices[graph.wall_out[corner]]
             cone = (WEDGE, float(a[0] - v[0]), float(a[1] - v[1]), float(b[0] - v[0]), float(b[1] - v[1]))
         return [((float(v[0]), float(v[1]), float(v[2])), polys, cone)]
+    start, sweep, steps = _arc(graph, vertices, corner, step)
+    half = 0.5 * sweep / steps
+    radius = d / math.cos(half) * (1.0 + ARC_MARGIN)
+    return _arc_points(index, walk, v, polys, [(start - (j + 0.5) * sweep / steps, radius) for j in range(steps)], half)
+
+
+def _arc(graph, vertices, corner: int, step: float) -> tuple[float, float, int]:
+    """(start, sweep, steps) of a corner's arc: the angle of the incoming wall's left normal, the
+    clockwise turn to the outgoing wall's (a full turn where several wall loops meet), and the
+    number of polygon sides drawn around it."""
+    v = vertices[corner]
     if graph.wall_in[corner] >= 0:
         a, b = vertices[graph.wall_in[corner]], vertices[graph.wall_out[corner]]
         ux, uy = v[0] - a[0], v[1] - a[1]
@@ -208,12 +219,14 @@ def corner_points(index, graph, vertices, corner: int, d: float, walk, step: flo
             sweep = math.pi  # the wall doubles back
     else:
         start, sweep = 0.0, 2.0 * math.pi
-    steps = max(1, math.ceil(sweep / step - 1e-9))
-    half = 0.5 * sweep / steps
-    radius = d / math.cos(half) * (1.0 + ARC_MARGIN)
+    return start, sweep, max(1, math.ceil(sweep / step - 1e-9))
+
+
+def _arc_points(index, walk, v, polys, places: list[tuple[float, float]], half: float):
+    """The bend points at (angle, distance) about corner point v that lie on the mesh, each with the
+    polygon holding it and its arc cone (links within `half` of the tangent there)."""
     out = []
-    for j in range(steps):
-        phi = start - (j + 0.5) * sweep / steps
+    for phi, radius in places:
         xy = (float(v[0]) + radius * math.cos(phi), float(v[1]) + radius * math.sin(phi))
         # A point too close to another wall is kept: every link from it fails the clearance test.
         for p in polys:
@@ -223,6 +236,29 @@ def corner_points(index, graph, vertices, corner: int, d: float, walk, step: flo
                 out.append(((xy[0], xy[1], index.height(visited[-1], xy)), [visited[-1]], cone))
                 break
     return out
+
+
+def end_points(index, graph, vertices, corner: int, d: float, walk, step: float, x: tuple) -> list:
+    """Bend points that let a path reach (or leave) an end x lying inside the polygon drawn about a
+    corner's arc (`corner_points`): the cleared start or goal of a query sits on the arc itself
+    when its nearest wall point is the corner. No vertex of that polygon reaches x along a line
+    that supports the polygon (cones), and only the one or two within half a step of x see it at
+    all. These are the two vertices of the same polygon turned to touch x's circle about the corner
+    at x: the lines from them to x are tangent there. Empty when x is not inside the polygon."""
+    if d <= 0.0:
+        return []
+    v = vertices[corner]
+    start, sweep, steps = _arc(graph, vertices, corner, step)
+    half = 0.5 * sweep / steps
+    rho = math.hypot(x[0] - float(v[0]), x[1] - float(v[1]))
+    if rho >= d / math.cos(half) * (1.0 + ARC_MARGIN) or rho <= 0.0:
+        return []
+    theta = math.atan2(x[1] - float(v[1]), x[0] - float(v[0]))
+    if (start - theta) % (2.0 * math.pi) > sweep:
+        return []  # beside a wall: the polygon's first or last side runs along it, through x
+    # On the tangent at x itself, so the link to x leaves along the edge of their cones.
+    radius = rho / math.cos(half)
+    return _arc_points(index, walk, v, graph.vertex_polys[corner], [(theta + half, radius), (theta - half, radius)], half)
 
 
 # Cone kinds: a bend point on an arc's polygon (radial direction, cosine of its half-step), and a
