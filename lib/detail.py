@@ -38,6 +38,8 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
     sample_poly, samples = _samples(mesh, hf, layer_tol, span_region)
+    vertices = _vertices_on_floor(mesh, sample_poly, samples, hf.cell_size, 0.5 * float(params.max_height_error))
+    mesh = replace(mesh, vertices=vertices)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
     fits = _fan_fits(mesh, sample_poly, samples, max_error)
@@ -79,6 +81,45 @@ def surface_height(mesh: NavMesh, poly: int, xy) -> float:
     w = np.clip(bary[k], 0.0, None)
     w = w / w.sum()
     return float(w @ tri[k, :, 2])
+
+
+def _vertices_on_floor(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarray, cs: float, tol: float) -> np.ndarray:
+    """The vertices, each moved up or down onto its polygons' floor where it is more than tol off it.
+
+    Outline points take their height between two column centres, and a vertex added on a long
+    edge (a portal's end) takes it along the edge: across a crease (the foot of a ramp) either can
+    float above the floor or sink below it. The floor at a vertex is the least-squares plane through
+    its polygon's own samples within two cells (a region can hold another layer in the next
+    column, its polygons' samples never do); too few of those, the nearest one."""
+    reach_sq = (2.0 * cs) ** 2
+    cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
+    vertex = mesh.poly_vertices
+    floor = np.full(len(vertex), np.nan)
+    for p in range(mesh.polygon_count):
+        own = samples[cuts[p] : cuts[p + 1]]
+        if not len(own):
+            continue
+        slots = np.arange(mesh.poly_offsets[p], mesh.poly_offsets[p + 1])
+        corner = mesh.vertices[vertex[slots]]
+        rel = own[None, :, :2] - corner[:, None, :2]
+        dist_sq = (rel**2).sum(axis=2)
+        for k, slot in enumerate(slots):
+            near = dist_sq[k] <= reach_sq
+            if near.sum() >= 3:
+                design = np.column_stack([np.ones(int(near.sum())), rel[k, near]])
+                coef, _, rank, _ = np.linalg.lstsq(design, own[near, 2], rcond=None)
+                if rank == 3:
+                    floor[slot] = coef[0]
+                    continue
+            floor[slot] = own[int(np.argmin(dist_sq[k])), 2]
+    vertices = np.array(mesh.vertices)
+    off = np.abs(floor - vertices[vertex, 2])
+    # A vertex of several polygons takes the floor closest to its height.
+    order = np.lexsort((np.nan_to_num(off, nan=np.inf), vertex))
+    first = order[np.concatenate([[True], vertex[order[1:]] != vertex[order[:-1]]])]
+    move = first[off[first] > tol]
+    vertices[vertex[move], 2] = floor[move]
+    return vertices
 
 
 def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:

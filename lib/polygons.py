@@ -11,6 +11,7 @@ without T-junctions.
 from __future__ import annotations
 
 import heapq
+import collections
 import logging
 import math
 
@@ -20,7 +21,8 @@ from .contours import RegionOutline
 from .navmesh import NavMesh
 from .notch_portals import notch_cells
 from .params import BakeParams
-from .triangulate import bridge_holes, delaunay_flips, ear_clip, signed_area, simple_hole, turn
+from .triangulate import (SLIVER_WIDTH, bridge_holes, delaunay_flips, ear_clip, is_straight, min_width, signed_area,
+                          simple_hole, turn)
 
 log = logging.getLogger(__name__)
 
@@ -90,12 +92,14 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
             xy = _extended(xy, steiner)
+        region_polys = _widen_slivers(region_polys, xy, maxv, SLIVER_WIDTH * params.cell_size)
         polys.extend(region_polys)
         regions.extend([outline.region] * len(region_polys))
         areas.extend([outline.area] * len(region_polys))
 
     if not polys:
         return NavMesh.empty(params, "no region outline could hold a polygon")
+    polys = _drop_straight_vertices(polys, xy)
     return _assemble(polys, regions, areas, np.array(points, dtype=np.float64), params)
 
 
@@ -120,6 +124,84 @@ def _assemble(polys, regions, areas, vertices: np.ndarray, params: BakeParams) -
         areas=np.asarray(areas, dtype=np.int64),
         params=params,
     )
+
+
+def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:
+    """One region's polygons with slivers (narrower than `thin`) repaired where that is possible.
+
+    A sliver with two wall edges is a spike of the outline: it is cut off (the floor it gives up
+    is thinner than `thin`). Any other is merged with a neighbour (across its longest edges first:
+    a sliver lies along its longest edge), or with all of them, and the group is decomposed again
+    over the same outline, so no other polygon sees a change; kept if that leaves no sliver."""
+    polys: list[list[int] | None] = list(polys)
+    owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
+    uses = collections.Counter(v for poly in polys for v in poly)
+    for s in [p for p, poly in enumerate(polys) if min_width(xy[poly]) < thin]:
+        poly = polys[s]
+        edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))),
+                       key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]]))))
+        across = [owner.get((b, a)) for a, b in edges]
+        walls = [k for k, n in enumerate(across) if n is None]
+        if len(poly) == 3 and len(walls) == 2:
+            tip = ({edges[walls[0]][0], edges[walls[0]][1]} & {edges[walls[1]][0], edges[walls[1]][1]}).pop()
+            if uses[tip] == 1:
+                polys[s] = None
+                for a, b in edges:
+                    owner.pop((a, b), None)
+                uses.subtract(poly)
+                continue
+        groups = [[n] for n in across if n is not None]
+        if len(groups) > 1:
+            groups.append([g[0] for g in groups])
+        for group in groups:
+            ring = _union_ring([poly] + [polys[n] for n in group])
+            found = None if ring is None else _decompose([ring], xy, maxv)
+            # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
+            if (found is None or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
+                    <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
+                    or any(min_width(xy[piece]) < thin for piece in found[0])):
+                continue
+            pieces = found[0]
+            slots = [s, *group]
+            extra = max(len(pieces) - len(slots), 0)
+            slots += range(len(polys), len(polys) + extra)
+            polys.extend([None] * extra)
+            for slot in slots:
+                polys[slot] = None
+            for slot, piece in zip(slots, pieces):
+                polys[slot] = piece
+                for k in range(len(piece)):
+                    owner[(piece[k - 1], piece[k])] = slot
+            break
+    return [poly for poly in polys if poly is not None]
+
+
+def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray) -> list[list[int]]:
+    """The polygons without the straight vertices no polygon needs.
+
+    A vertex is needed where some polygon turns at it, or where the two edges of a polygon that
+    meet at it have different neighbours (a portal or a wall starts there): dropping it there would
+    leave a T-junction or merge a wall edge into a portal. Elsewhere it is dropped from every
+    polygon at once, so shared edges stay shared."""
+    owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
+    pts = xy.tolist()
+    straight, needed = set(), set()
+    for p, poly in enumerate(polys):
+        n = len(poly)
+        for k, v in enumerate(poly):
+            a, b = poly[k - 1], poly[(k + 1) % n]
+            if is_straight(pts[a], pts[v], pts[b]) and owner.get((v, a)) == owner.get((b, v)):
+                straight.add((p, v))
+            else:
+                needed.add(v)
+    drop = {(p, v) for p, v in straight if v not in needed}
+    if not drop:
+        return polys
+    out = []
+    for p, poly in enumerate(polys):
+        kept = [v for v in poly if (p, v) not in drop]
+        out.append(kept if len(kept) >= 3 else poly)
+    return out
 
 
 def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray) -> list[int]:

@@ -16,6 +16,12 @@ log = logging.getLogger(__name__)
 
 # Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear.
 _COLLINEAR = 1e-10
+# A vertex is straight when its two edges turn by less than this angle (radians, seen from above):
+# it then only costs vertex budget (Detour's 6 per polygon), unless a neighbour needs it.
+STRAIGHT_ANGLE = 1e-6
+# A polygon narrower than this many cell sizes (its least width over all edge directions) is a
+# sliver: no walkable strip that thin survives voxelisation, so it is a decomposition artefact.
+SLIVER_WIDTH = 0.05
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 _SMALL_POLYGON = 32
 # Visible bridge candidates examined per hole vertex, nearest first.
@@ -38,6 +44,25 @@ def turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
     if abs(c) <= _COLLINEAR * scale:
         return 0
     return 1 if c > 0 else -1
+
+
+def is_straight(a, v, b) -> bool:
+    """Whether a -> v -> b goes straight on at v (within STRAIGHT_ANGLE), not back."""
+    d1x, d1y, d2x, d2y = v[0] - a[0], v[1] - a[1], b[0] - v[0], b[1] - v[1]
+    return (abs(d1x * d2y - d1y * d2x) <= STRAIGHT_ANGLE * math.hypot(d1x, d1y) * math.hypot(d2x, d2y)
+            and d1x * d2x + d1y * d2y > 0)
+
+
+def min_width(pts) -> float:
+    """Least width of a convex polygon: over its edges, the farthest vertex from the edge's line."""
+    p = [(float(x), float(y)) for x, y, *_ in pts]
+    best = math.inf
+    for k in range(len(p)):
+        (ax, ay), (bx, by) = p[k - 1], p[k]
+        length = math.hypot(bx - ax, by - ay)
+        if length > 0:
+            best = min(best, max(abs((bx - ax) * (y - ay) - (by - ay) * (x - ax)) for x, y in p) / length)
+    return best if math.isfinite(best) else 0.0
 
 
 def signed_area(pts: np.ndarray) -> float:

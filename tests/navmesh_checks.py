@@ -5,58 +5,129 @@ from collections import deque
 
 import numpy as np
 
+from lib.triangulate import SLIVER_WIDTH, STRAIGHT_ANGLE
+
 
 def polygon_xy(mesh, p: int) -> np.ndarray:
     return mesh.vertices[mesh.polygon(p), :2]
 
 
-def assert_valid_navmesh(mesh) -> None:
-    """Every structural invariant the generator promises (issue 2), with messages naming the polygon."""
+# A polygon whose area / perimeter² is at most this is a needle (an equilateral triangle has 0.048).
+NEEDLE_FATNESS = 2e-4
+
+
+def assert_valid_navmesh(mesh, known_gaps: frozenset = frozenset()) -> None:
+    """Every structural invariant the generator promises (issues 2 and 12), with messages naming the
+    polygon; `known_gaps`: kinds of violation a test knowingly lets pass."""
+    found = [(kind, message) for kind, message in navmesh_violations(mesh) if kind not in known_gaps]
+    assert not found, f"{found[0][0]}: {found[0][1]}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+
+
+def navmesh_violations(mesh) -> list[tuple[str, str]]:
+    """(kind, message) for every broken invariant: structure, too many vertices, not convex or not
+    counter-clockwise, zero area, needle, sliver, a directed edge used twice, asymmetric adjacency,
+    T-junction, straight vertex no neighbour needs."""
+    out = []
     n_poly = mesh.polygon_count
-    assert len(mesh.neighbors) == len(mesh.poly_vertices)
-    assert len(mesh.regions) == n_poly and len(mesh.areas) == n_poly
-    assert np.all(np.isfinite(mesh.vertices))
     sizes = mesh.polygon_sizes
-    assert np.all(sizes >= 3)
-    assert np.all(sizes <= mesh.params.max_verts_per_poly), "polygon over max_verts_per_poly"
+    if not (len(mesh.neighbors) == len(mesh.poly_vertices) and len(mesh.regions) == n_poly == len(mesh.areas)):
+        return [("structure", "per-edge or per-polygon arrays have the wrong length")]
+    if not np.all(np.isfinite(mesh.vertices)):
+        out.append(("structure", "non-finite vertex"))
+    if np.any(sizes < 3):
+        out.append(("structure", f"polygon {int(np.argmin(sizes))} has fewer than 3 vertices"))
+    if np.any(sizes > mesh.params.max_verts_per_poly):
+        out.append(("max_verts", f"polygon {int(np.argmax(sizes))} has {int(sizes.max())} vertices, over max_verts_per_poly"))
     used = np.zeros(len(mesh.vertices), dtype=bool)
     used[mesh.poly_vertices] = True
-    assert used.all(), "vertices not used by any polygon"
-
+    if not used.all():
+        out.append(("structure", f"vertex {int(np.argmin(used))} is not used by any polygon"))
+    if out:
+        return out
+    cell = mesh.params.cell_size
     edges = {}
     for p in range(n_poly):
         poly = mesh.polygon(p)
-        assert len(set(poly.tolist())) == len(poly), f"polygon {p} repeats a vertex"
+        if len(set(poly.tolist())) != len(poly):
+            out.append(("structure", f"polygon {p} repeats a vertex"))
         xy = polygon_xy(mesh, p)
         xy = xy - xy[0]  # about its own corner: far from the origin the shoelace sum loses the area
         d1 = np.roll(xy, -1, axis=0) - xy
         d2 = np.roll(d1, -1, axis=0)
         cross = d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]
         scale = max(float(np.abs(d1).max()), 1e-9)
-        assert np.all(cross > -1e-9 * scale * scale), f"polygon {p} is not convex or not counter-clockwise"
         area = 0.5 * np.sum(xy[:, 0] * np.roll(xy[:, 1], -1) - np.roll(xy[:, 0], -1) * xy[:, 1])
-        perimeter = np.linalg.norm(d1, axis=1).sum()
-        assert area > 0, f"polygon {p} has no area"
-        assert area / perimeter**2 > 2e-4, f"polygon {p} is a sliver (area {area:.3g}, perimeter {perimeter:.3g})"
+        if np.any(cross < -1e-9 * scale * scale):
+            out.append(("not_convex_ccw", f"polygon {p} is not convex or not counter-clockwise"))
+        elif area <= 1e-12 * scale * scale:
+            out.append(("zero_area", f"polygon {p} has no area"))
+        elif area / np.linalg.norm(d1, axis=1).sum() ** 2 <= NEEDLE_FATNESS:
+            out.append(("needle", f"polygon {p} is a needle (area {area:.3g}, perimeter² {np.linalg.norm(d1, axis=1).sum() ** 2:.3g})"))
+        elif min_width(xy) < SLIVER_WIDTH * cell:
+            out.append(("sliver", f"polygon {p} is a sliver: {min_width(xy):.3g} m wide, under "
+                                  f"{SLIVER_WIDTH} cells"))
         for k in range(len(poly)):
             a, b = int(poly[k]), int(poly[(k + 1) % len(poly)])
-            assert (a, b) not in edges, f"directed edge {a}->{b} used twice"
+            if (a, b) in edges:
+                out.append(("edge_twice", f"directed edge {a}->{b} used by polygons {edges[(a, b)][0]} and {p}"))
             edges[(a, b)] = (p, mesh.poly_offsets[p] + k)
     for (a, b), (p, slot) in edges.items():
         q = int(mesh.neighbors[slot])
         twin = edges.get((b, a))
         if q >= 0:
-            assert twin is not None and twin[0] == q, f"polygon {p} edge {a}->{b}: neighbour {q} has no matching edge"
-            assert int(mesh.neighbors[twin[1]]) == p, "adjacency is not symmetric"
-        else:
-            assert twin is None, f"edge {a}->{b} is shared by polygons {p} and {twin[0]} but marked as boundary"
-    assert_no_t_junctions(mesh)
+            if twin is None or twin[0] != q:
+                out.append(("adjacency", f"polygon {p} edge {a}->{b}: neighbour {q} has no matching edge"))
+            elif int(mesh.neighbors[twin[1]]) != p:
+                out.append(("adjacency", f"polygon {p} edge {a}->{b}: adjacency is not symmetric"))
+        elif twin is not None:
+            out.append(("adjacency", f"edge {a}->{b} is shared by polygons {p} and {twin[0]} but marked as boundary"))
+    out += [("t_junction", m) for m in t_junctions(mesh)]
+    out += [("straight_vertex", m) for m in unneeded_straight_vertices(mesh)]
+    return out
+
+
+def min_width(xy: np.ndarray) -> float:
+    """Smallest width of a convex polygon: over its edges, the farthest vertex from that edge's line."""
+    d = np.roll(xy, -1, axis=0) - xy
+    length = np.maximum(np.linalg.norm(d, axis=1), 1e-300)
+    rel = xy[None, :, :] - xy[:, None, :]
+    dist = np.abs(d[:, None, 0] * rel[..., 1] - d[:, None, 1] * rel[..., 0]) / length[:, None]
+    return float(dist.max(axis=1).min())
+
+
+def unneeded_straight_vertices(mesh) -> list[str]:
+    """Straight vertices that no polygon needs: a vertex is needed where some polygon turns at it,
+    or where the two edges of a polygon meeting at it have different neighbours (a portal ends
+    there). Detour counts every vertex against its 6-vertex budget, so others are waste."""
+    offs = mesh.poly_offsets
+    owner = mesh.edge_polygon
+    prev_slot = np.arange(len(mesh.poly_vertices)) - 1
+    first = offs[:-1][owner] == np.arange(len(owner))
+    prev_slot[first] = offs[1:][owner[first]] - 1
+    v = mesh.poly_vertices
+    here = mesh.vertices[v, :2]
+    d_in = here - mesh.vertices[mesh.poly_vertices[prev_slot], :2]
+    d_out = mesh.vertices[mesh.edge_next_vertex, :2] - here
+    cross = d_in[:, 0] * d_out[:, 1] - d_in[:, 1] * d_out[:, 0]
+    dot = (d_in * d_out).sum(1)
+    straight = (np.abs(cross) <= STRAIGHT_ANGLE * np.linalg.norm(d_in, axis=1) * np.linalg.norm(d_out, axis=1)) & (dot > 0)
+    needs = ~straight | (mesh.neighbors[prev_slot] != mesh.neighbors)
+    needed = np.zeros(len(mesh.vertices), dtype=bool)
+    needed[v[needs]] = True
+    waste = np.flatnonzero(straight & ~needed[v])
+    return [f"vertex {int(v[s])} of polygon {int(owner[s])} is straight and no neighbour needs it" for s in waste]
 
 
 def assert_no_t_junctions(mesh, tol: float = 1e-7) -> None:
+    found = t_junctions(mesh, tol)
+    assert not found, found[0]
+
+
+def t_junctions(mesh, tol: float = 1e-7) -> list[str]:
     """No polygon edge runs along part of another polygon's edge with a vertex inside it: the two
     would share that stretch without sharing vertices, which breaks adjacency. (A vertex that only
     touches another polygon's wall edge at a point, two regions pinching together, shares nothing.)"""
+    out = []
     a = mesh.vertices[mesh.poly_vertices]
     b = mesh.vertices[mesh.edge_next_vertex]
     d = b - a
@@ -73,8 +144,9 @@ def assert_no_t_junctions(mesh, tol: float = 1e-7) -> None:
                                    mesh.poly_vertices[mesh.edge_next_vertex == vertex]])
             rel = mesh.vertices[ends] - a[e]
             off_line = np.linalg.norm(rel - np.outer(rel @ d[e] / length_sq[e], d[e]), axis=1)
-            assert not (off_line < tol).any(), (
-                f"vertex {vertex} lies inside edge {int(e)} and an edge at it runs along that edge (T-junction)")
+            if (off_line < tol).any():
+                out.append(f"vertex {vertex} lies inside edge {int(e)} and an edge at it runs along that edge (T-junction)")
+    return out
 
 
 def polygons_at(mesh, x: float, y: float) -> list[int]:

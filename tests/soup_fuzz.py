@@ -1,0 +1,325 @@
+"""Generator fuzzer: random polygon soups in five families through `generate`, every invariant checked.
+
+    python -m tests.soup_fuzz --cases 10000 [--first 0] [--jobs 2] [--family NAME] [--shrink FOLDER]
+
+Case k is fully determined by k (seeded), so a failing case number is its own reproducer, and
+`--shrink FOLDER` cuts each failing soup down to the fewest triangles that still fail the same way
+and saves it there as JSON (tests/fixtures/fuzz keeps them as regression tests). The
+derandomised short run is a test (tests/test_soup_fuzz.py); the long run prints counts by kind.
+
+Families, each a way a modelled level is messy:
+- furniture: a floor with rotated crates (some walkable on top), thin walls, ramps and stairs;
+- triangles: random triangles of every size and slope, intersecting each other;
+- duplicates: a furniture level with shells copied in place, nudged, turned or flipped;
+- storeys: stacked slabs with gaps, pillars, stairs and ramps between floors;
+- scales: a furniture or storeys level scaled from 1/50 to 50 times, parameters with it, and far
+  from the origin.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import pathlib
+import sys
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from lib import BakeParams, generate
+from lib.errors import NavMeshError
+from tests.navmesh_checks import navmesh_violations
+from tests.scenes import Scene
+
+# Kinds of violation the generator still shows on some soups (issue 12, left open):
+# - sliver, needle: polygons under SLIVER_WIDTH cells wide (or needle-shaped) where the outline
+#   itself narrows to a needle or three outline points are nearly collinear (about 6% of cases);
+# - off_surface: vertices of polygons too small to hold a floor sample near them keep the height
+#   their outline point took across a step (about 5% of cases).
+KNOWN_GAPS = frozenset({"sliver", "needle", "off_surface"})
+# A case that takes longer than this (s) is reported: these levels are small.
+SLOW_CASE = 10.0
+FAMILIES = ("furniture", "triangles", "duplicates", "storeys", "scales")
+
+
+@dataclass
+class Case:
+    number: int
+    family: str
+    scene: Scene
+    params: BakeParams
+
+
+def make_case(number: int, family: str | None = None) -> Case:
+    rng = np.random.default_rng([number, 12])
+    family = family or FAMILIES[number % len(FAMILIES)]
+    params = _params(rng)
+    if family == "furniture":
+        scene = _furniture(rng)
+    elif family == "triangles":
+        scene = _triangles(rng)
+    elif family == "duplicates":
+        scene = _duplicates(rng, _furniture(rng))
+    elif family == "storeys":
+        scene = _storeys(rng)
+    else:
+        scene = _storeys(rng) if rng.random() < 0.5 else _furniture(rng)
+        scale = float(np.exp(rng.uniform(math.log(1 / 50), math.log(50))))
+        offset = rng.uniform(-1e5, 1e5, 3) * scale * (rng.random() < 0.5)
+        scene.vertices = scene.vertices * scale + offset
+        lengths = ("cell_size", "cell_height", "agent_radius", "agent_height", "agent_max_climb",
+                   "max_edge_error", "max_height_error")
+        params = replace(params, region_min_area=params.region_min_area * scale**2,
+                         **{k: getattr(params, k) * scale for k in lengths})
+    return Case(number, family, scene, params)
+
+
+def _params(rng) -> BakeParams:
+    cs = float(rng.uniform(0.1, 0.35))
+    ch = float(rng.uniform(0.05, 0.2))
+    return BakeParams(
+        cell_size=cs, cell_height=ch, agent_radius=float(rng.choice([0.0, rng.uniform(0.1, 0.8)], p=[0.1, 0.9])),
+        agent_height=float(rng.uniform(1.0, 2.2)), agent_max_climb=float(rng.uniform(0.1, 0.6)),
+        agent_max_slope=float(rng.uniform(25, 60)), region_min_area=float(rng.uniform(0, 3)),
+        max_verts_per_poly=int(rng.integers(3, 7)), max_edge_error=float(rng.uniform(0.5, 2.0) * cs),
+        max_height_error=float(rng.uniform(1.0, 3.0) * ch),
+    )
+
+
+def _furniture(rng) -> Scene:
+    size = float(rng.uniform(4, 14))
+    scene = Scene().floor(0, 0, size, size, z=float(rng.uniform(-1, 1)))
+    z0 = float(scene.vertices[0, 2])
+    for _ in range(int(rng.integers(0, 9))):
+        cx, cy = rng.uniform(0, size, 2)
+        scene.box((cx, cy, z0 + rng.uniform(-0.3, 0.2)), (*rng.uniform(0.2, 3.0, 2), rng.uniform(0.1, 3.0)),
+                  float(rng.uniform(0, 180)), walkable=bool(rng.random() < 0.8))
+    for _ in range(int(rng.integers(0, 4))):
+        x0, y0, x1, y1 = rng.uniform(0, size, 4)
+        scene.wall(x0, y0, x1, y1, rng.uniform(0.5, 3), rng.uniform(0.05, 0.4), z=z0)
+    for _ in range(int(rng.integers(0, 3))):
+        x0, y0 = rng.uniform(0, size - 2, 2)
+        scene.ramp(x0, y0, x0 + rng.uniform(1, 4), y0 + rng.uniform(1, 3), z0, z0 + rng.uniform(0, 3))
+    if rng.random() < 0.4:
+        x0, y0 = rng.uniform(0, size - 3, 2)
+        scene.stairs(x0, y0, rng.uniform(0.8, 2.5), rng.uniform(0.2, 0.5), rng.uniform(0.1, 0.35),
+                     int(rng.integers(2, 8)), z0=z0)
+    return scene
+
+
+def _triangles(rng) -> Scene:
+    size = float(rng.uniform(3, 10))
+    scene = Scene()
+    for _ in range(int(rng.integers(1, 40))):
+        centre = rng.uniform(0, size, 3) * [1, 1, 0.3]
+        spread = float(np.exp(rng.uniform(math.log(0.05), math.log(size))))
+        flat = rng.random() < 0.6  # most soups have floors: flatten some triangles' heights
+        corners = centre + rng.normal(0, spread, (3, 3)) * ([1, 1, 0.1] if flat else 1)
+        if rng.random() < 0.5:
+            corners = corners[::-1]
+        scene.add(corners, [[0, 1, 2]], walkable=bool(rng.random() < 0.9))
+    return scene
+
+
+def _duplicates(rng, scene: Scene) -> Scene:
+    """Copies of parts of the level: exactly in place (Shift+D, Esc), nudged, turned, flipped."""
+    count = len(scene.triangles)
+    for _ in range(int(rng.integers(1, 4))):
+        first = int(rng.integers(0, count)) // 2 * 2
+        part = scene.triangles[first : first + int(rng.integers(2, 14))]
+        used, inverse = np.unique(part, return_inverse=True)
+        vertices = scene.vertices[used].copy()
+        kind = rng.integers(0, 4)
+        if kind == 1:
+            vertices += rng.normal(0, float(np.exp(rng.uniform(math.log(1e-6), math.log(0.3)))), 3)
+        elif kind == 2:
+            angle = float(rng.uniform(-0.5, 0.5))
+            c, s = math.cos(angle), math.sin(angle)
+            mid = vertices.mean(axis=0)
+            vertices = (vertices - mid) @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]).T + mid
+        tris = inverse.reshape(-1, 3)
+        if kind == 3:
+            tris = tris[:, ::-1]
+        scene.add(vertices, tris, walkable=bool(rng.random() < 0.9))
+    if rng.random() < 0.3:  # the whole level twice
+        scene.add(scene.vertices.copy(), scene.triangles.copy())
+    return scene
+
+
+def _storeys(rng) -> Scene:
+    size = float(rng.uniform(5, 12))
+    scene = Scene().floor(0, 0, size, size)
+    z = 0.0
+    for _ in range(int(rng.integers(1, 4))):
+        z += float(rng.uniform(1.5, 4.0))
+        # A slab in strips with gaps between them: holes an agent could fall through.
+        x = 0.0
+        while x < size:
+            width = float(rng.uniform(1, size))
+            if rng.random() < 0.75:
+                y0, y1 = sorted(rng.uniform(0, size, 2))
+                scene.box((x + width / 2, (y0 + y1) / 2, z - 0.2), (width, max(y1 - y0, 0.5), 0.2))
+            x += width + float(rng.uniform(0, 1.5))
+        for _ in range(int(rng.integers(0, 4))):  # pillars holding it up
+            scene.box((*rng.uniform(0, size, 2), z - 4), (*rng.uniform(0.2, 0.8, 2), 3.8), float(rng.uniform(0, 90)))
+        if rng.random() < 0.6:
+            x0, y0 = rng.uniform(0, size - 4, 2)
+            scene.ramp(x0, y0, x0 + rng.uniform(2, 5), y0 + rng.uniform(1, 2), z - rng.uniform(1.5, 4), z)
+        else:
+            x0, y0 = rng.uniform(0, size - 4, 2)
+            steps = int(rng.integers(4, 12))
+            scene.stairs(x0, y0, rng.uniform(0.8, 2), rng.uniform(0.2, 0.4), rng.uniform(1.5, 4) / steps, steps,
+                         z0=z - rng.uniform(1.5, 4))
+    return scene
+
+
+# -- the checks ----------------------------------------------------------------------------------
+
+def surface_gaps(mesh, scene: Scene) -> np.ndarray:
+    """Per navmesh vertex, the height gap to the nearest floor-like input triangle near it seen from
+    above (within a cell and the edge error): how far the vertex floats above or sinks below the floor.
+    Triangles marked not walkable count too: as in Recast, an obstacle's top within a climb step of
+    the floor it stands on is walked on like a step."""
+    p = mesh.params
+    v, t = scene.vertices, scene.triangles
+    tri = v[t]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    up = np.abs(normal[:, 2]) >= math.cos(math.radians(p.agent_max_slope)) * length
+    tri = tri[up & (length > 0)]
+    reach = p.cell_size + p.max_edge_error
+    gaps = np.full(len(mesh.vertices), np.inf)
+    if len(tri) == 0:
+        return gaps
+    lo, hi = tri[:, :, :2].min(axis=1) - reach, tri[:, :, :2].max(axis=1) + reach
+    for i, point in enumerate(mesh.vertices):
+        near = np.flatnonzero(np.all((point[:2] >= lo) & (point[:2] <= hi), axis=1))
+        if len(near):
+            xy, z = _closest_on_triangles(tri[near], point[:2])
+            ok = np.linalg.norm(xy - point[:2], axis=1) <= reach
+            if ok.any():
+                gaps[i] = np.abs(z[ok] - point[2]).min()
+    return gaps
+
+
+def _closest_on_triangles(tri: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each triangle, the point of its top view closest to q, and the triangle's height there."""
+    a, b, c = tri[:, 0, :2] - q, tri[:, 1, :2] - q, tri[:, 2, :2] - q
+    det = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
+    ab, ac = b - a, c - a
+    u = (-a[:, 0] * ac[:, 1] + ac[:, 0] * a[:, 1]) / det  # weights of b and c at q (the origin here)
+    w = (-ab[:, 0] * a[:, 1] + a[:, 0] * ab[:, 1]) / det
+    inside = (u >= 0) & (w >= 0) & (u + w <= 1)
+    best_xy = np.where(inside[:, None], 0.0, np.full((len(tri), 2), np.inf))
+    best_bary = np.column_stack([1 - u - w, u, w])
+    for i, j in ((0, 1), (1, 2), (2, 0)):
+        p0, p1 = tri[:, i, :2] - q, tri[:, j, :2] - q
+        d = p1 - p0
+        s = np.clip(-(p0 * d).sum(1) / np.maximum((d * d).sum(1), 1e-300), 0, 1)
+        point = p0 + s[:, None] * d
+        closer = ~inside & (np.linalg.norm(point, axis=1) < np.linalg.norm(best_xy, axis=1))
+        best_xy[closer] = point[closer]
+        bary = np.zeros((len(tri), 3))
+        bary[:, i], bary[:, j] = 1 - s, s
+        best_bary[closer] = bary[closer]
+    return best_xy + q, (best_bary * tri[:, :, 2]).sum(1)
+
+
+def check_case(case: Case) -> list[tuple[str, str]]:
+    """(kind, message) for everything wrong with this case's bake; [] when all is well."""
+    try:
+        mesh = generate(case.scene.vertices, case.scene.triangles, case.params, walkable=case.scene.walkable)
+    except NavMeshError as exc:
+        return [] if "memory" in str(exc) else [("error", str(exc))]
+    except Exception as exc:  # noqa: BLE001 - any other exception is what the fuzzer hunts
+        return [("exception", f"{type(exc).__name__}: {exc}")]
+    if mesh.is_empty:
+        return [] if mesh.empty_reason else [("empty_without_reason", "empty mesh with no reason")]
+    found = navmesh_violations(mesh)
+    gaps = surface_gaps(mesh, case.scene)
+    bad = np.flatnonzero(gaps > case.params.max_height_error * (1 + 1e-6))
+    if len(bad):
+        worst = int(bad[np.argmax(gaps[bad])])
+        found.append(("off_surface", f"{len(bad)} vertices off the input surface by more than max_height_error "
+                                     f"{case.params.max_height_error:.3g} m, worst vertex {worst} by {gaps[worst]:.3g} m"))
+    return found
+
+
+def shrink(case: Case, kind: str) -> Case:
+    """Drop triangles (halves, then quarters, ... then single ones) while the case still fails with `kind`."""
+    def fails(tris: np.ndarray) -> bool:
+        scene = Scene(case.scene.vertices, case.scene.triangles[tris], case.scene.walkable[tris])
+        return any(k == kind for k, _ in check_case(replace(case, scene=scene)))
+
+    keep = np.arange(len(case.scene.triangles))
+    chunk = max(len(keep) // 2, 1)
+    while True:
+        start, changed = 0, False
+        while start < len(keep):
+            trial = np.concatenate([keep[:start], keep[start + chunk:]])
+            if len(trial) and fails(trial):
+                keep, changed = trial, True
+            else:
+                start += chunk
+        if chunk == 1 and not changed:
+            break
+        chunk = max(chunk // 2, 1)
+    used, inverse = np.unique(case.scene.triangles[keep], return_inverse=True)
+    scene = Scene(case.scene.vertices[used], inverse.reshape(-1, 3), case.scene.walkable[keep])
+    return replace(case, scene=scene)
+
+
+def _run_one(args: tuple[int, str | None]) -> tuple[int, str, list[tuple[str, str]], float]:
+    number, family = args
+    case = make_case(number, family)
+    t0 = time.perf_counter()
+    found = check_case(case)
+    return number, case.family, found, time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--first", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--family", choices=FAMILIES)
+    ap.add_argument("--shrink", metavar="FOLDER", help="save a minimal reproducer per failing case here (JSON)")
+    args = ap.parse_args(argv)
+    work = [(k, args.family) for k in range(args.first, args.first + args.cases)]
+    by_kind, by_family, seconds = collections.Counter(), collections.Counter(), []
+    pool = None
+    if args.jobs > 1:
+        import multiprocessing
+
+        pool = multiprocessing.Pool(args.jobs)
+    results = pool.imap(_run_one, work, chunksize=1) if pool else map(_run_one, work)
+    for number, family, found, elapsed in results:  # in case order, as each finishes
+        seconds.append(elapsed)
+        if elapsed > SLOW_CASE:
+            found = [*found, ("slow", f"{elapsed:.1f} s")]
+        kinds = sorted({k for k, _ in found})
+        by_kind.update(kinds)
+        if kinds:
+            by_family[family] += 1
+            print(f"case {number} ({family}): " + "; ".join(f"{k}: {next(m for kk, m in found if kk == k)}" for k in kinds),
+                  flush=True)
+            if args.shrink:
+                small = shrink(make_case(number, args.family), kinds[0])
+                path = pathlib.Path(args.shrink) / f"case{number}_{kinds[0]}.json"
+                path.write_text(json.dumps({
+                    "case": number, "family": family, "kind": kinds[0], "params": small.params.to_dict(),
+                    "vertices": small.scene.vertices.tolist(), "triangles": small.scene.triangles.tolist(),
+                    "walkable": small.scene.walkable.tolist()}))
+                print(f"  minimal reproducer, {len(small.scene.triangles)} triangles: {path}", flush=True)
+    if pool:
+        pool.close()
+    print(f"{len(seconds)} cases, {sum(by_family.values())} failing; by kind {dict(sorted(by_kind.items()))}; "
+          f"by family {dict(sorted(by_family.items()))}; median {1000 * float(np.median(seconds)):.0f} ms per case, "
+          f"max {max(seconds):.1f} s")
+    return 1 if by_kind else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

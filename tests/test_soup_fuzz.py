@@ -1,0 +1,42 @@
+"""The generator fuzzer's derandomised short run (issue 12): random soups in five families, every
+invariant of tests.navmesh_checks plus vertex heights against the input surface. The long run is
+`python -m tests.soup_fuzz --cases 10000 --jobs 2`."""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from lib import BakeParams
+from tests.scenes import Scene
+from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
+
+CASES = 100
+REPRODUCERS = sorted((pathlib.Path(__file__).parent / "fixtures" / "fuzz").glob("*.json"))
+
+
+@pytest.mark.parametrize("first", range(0, CASES, 20))
+def test_random_soups_bake_into_valid_meshes(first):
+    found = {k: check_case(make_case(k)) for k in range(first, first + 20)}
+    broken = {k: [(kind, m) for kind, m in v if kind not in KNOWN_GAPS] for k, v in found.items()}
+    broken = {k: v for k, v in broken.items() if v}
+    assert not broken, f"case {next(iter(broken))}: {next(iter(broken.values()))[0]}"
+
+
+def test_every_family_is_drawn():
+    assert {make_case(k).family for k in range(len(FAMILIES))} == set(FAMILIES)
+
+
+def load_reproducer(path: pathlib.Path) -> tuple[Case, str]:
+    data = json.loads(path.read_text())
+    scene = Scene(np.array(data["vertices"], dtype=float), np.array(data["triangles"], dtype=np.int64),
+                  np.array(data["walkable"], dtype=bool))
+    return Case(data["case"], data["family"], scene, BakeParams(**data["params"])), data["kind"]
+
+
+@pytest.mark.parametrize("path", REPRODUCERS, ids=[p.stem for p in REPRODUCERS])
+def test_minimal_reproducers_the_fuzzer_found_stay_fixed(path):
+    case, kind = load_reproducer(path)
+    assert [m for k, m in check_case(case) if k == kind] == []
