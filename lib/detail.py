@@ -23,6 +23,8 @@ MAX_INSERTIONS = 256
 MAX_EDGE_POINTS = 32
 # Barycentric margin below which a sample counts as lying on a triangle edge.
 _EDGE_EPS = 1e-9
+# A polygon vertex's height is checked against its region's floor samples this many cells around it.
+_VERTEX_REACH = 2
 
 
 def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region: np.ndarray | None = None) -> NavMesh:
@@ -37,8 +39,9 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     # Floors above each other are at least agent_height apart, so a sample farther than half of it
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
-    sample_poly, samples = _samples(mesh, hf, layer_tol, span_region)
-    vertices = _vertices_on_floor(mesh, sample_poly, samples, hf.cell_size, 0.5 * float(params.max_height_error))
+    sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region)
+    vertices = _vertices_on_floor(mesh, sample_poly, samples, sample_span, hf, float(params.agent_max_climb),
+                                  0.5 * float(params.max_height_error))
     mesh = replace(mesh, vertices=vertices)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
@@ -83,40 +86,50 @@ def surface_height(mesh: NavMesh, poly: int, xy) -> float:
     return float(w @ tri[k, :, 2])
 
 
-def _vertices_on_floor(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarray, cs: float, tol: float) -> np.ndarray:
+def _vertices_on_floor(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarray, sample_span: np.ndarray,
+                       hf: Heightfield, climb: float, tol: float) -> np.ndarray:
     """The vertices, each moved up or down onto its polygons' floor where it is more than tol off it.
 
-    Outline points take their height between two column centres, and a vertex added on a long
-    edge (a portal's end) takes it along the edge: across a crease (the foot of a ramp) either can
-    float above the floor or sink below it. The floor at a vertex is the least-squares plane through
-    its polygon's own samples within two cells (a region can hold another layer in the next
-    column, its polygons' samples never do); too few of those, the nearest one."""
-    reach_sq = (2.0 * cs) ** 2
-    cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
+    Outline points take their height between two column centres and keep it when simplification
+    or the push off walls moves them across a slope, and a vertex added on a long edge (a portal's
+    end) takes it along the edge, across a crease: any of these can float above the floor or sink
+    below it. The floor at a vertex is that of the nearest sample of its polygon within
+    _VERTEX_REACH cells, carried over along that sample's slope; failing one, the nearest sample of
+    the polygon's region there within a climb step of the vertex (a region can hold another layer
+    in the next column)."""
+    cs = hf.cell_size
+    cell = np.floor((samples[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
+    key = (mesh.regions[sample_poly] * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
+    order = np.argsort(key, kind="stable")
+    key = key[order]
     vertex = mesh.poly_vertices
+    poly = mesh.edge_polygon
+    xyz = mesh.vertices[vertex]
+    base = np.floor((xyz[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
+    k = np.arange(-_VERTEX_REACH, _VERTEX_REACH + 1)
+    di, dj = (a.ravel() for a in np.meshgrid(k, k))
+    slot = np.repeat(np.arange(len(vertex)), len(di))
+    i, j = base[slot, 0] + np.tile(di, len(vertex)), base[slot, 1] + np.tile(dj, len(vertex))
+    query = (mesh.regions[poly[slot]] * hf.height + j) * hf.width + i
+    at = np.minimum(np.searchsorted(key, query), max(len(key) - 1, 0))
+    hit = (i >= 0) & (i < hf.width) & (j >= 0) & (j < hf.height)
+    hit &= (key[at] == query) if len(key) else False
+    slot, sample = slot[hit], order[at[hit]]
+    rel = xyz[slot, :2] - samples[sample, :2]
+    slope = hf.gradient[sample_span[sample]] if hf.gradient is not None else np.zeros((len(sample), 2))
+    z = samples[sample, 2] + (rel * slope).sum(axis=1)
+    own = sample_poly[sample] == poly[slot]
+    usable = own | (np.abs(z - xyz[slot, 2]) <= climb)
+    slot, z, own, dist = slot[usable], z[usable], own[usable], np.hypot(*rel[usable].T)
+    best = np.lexsort((dist, ~own, slot))
+    best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
     floor = np.full(len(vertex), np.nan)
-    for p in range(mesh.polygon_count):
-        own = samples[cuts[p] : cuts[p + 1]]
-        if not len(own):
-            continue
-        slots = np.arange(mesh.poly_offsets[p], mesh.poly_offsets[p + 1])
-        corner = mesh.vertices[vertex[slots]]
-        rel = own[None, :, :2] - corner[:, None, :2]
-        dist_sq = (rel**2).sum(axis=2)
-        for k, slot in enumerate(slots):
-            near = dist_sq[k] <= reach_sq
-            if near.sum() >= 3:
-                design = np.column_stack([np.ones(int(near.sum())), rel[k, near]])
-                coef, _, rank, _ = np.linalg.lstsq(design, own[near, 2], rcond=None)
-                if rank == 3:
-                    floor[slot] = coef[0]
-                    continue
-            floor[slot] = own[int(np.argmin(dist_sq[k])), 2]
+    floor[slot[best]] = z[best]
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
     # A vertex of several polygons takes the floor closest to its height.
-    order = np.lexsort((np.nan_to_num(off, nan=np.inf), vertex))
-    first = order[np.concatenate([[True], vertex[order[1:]] != vertex[order[:-1]]])]
+    by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), vertex))
+    first = by_vertex[np.concatenate([[True], vertex[by_vertex[1:]] != vertex[by_vertex[:-1]]])]
     move = first[off[first] > tol]
     vertices[vertex[move], 2] = floor[move]
     return vertices
@@ -135,9 +148,9 @@ def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
 _PAIRS_PER_CHUNK = 1 << 20
 
 
-def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
     """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
-    (S,) polygon of each sample, sorted, and (S, 3) points. All polygons at once, in chunks.
+    (S,) polygon of each sample, sorted, (S, 3) points and (S,) their spans. All polygons at once, in chunks.
 
     span_region given: the span of the polygon's own region in each column. Otherwise the span
     nearest the polygon's least-squares plane, if within layer_tol of it."""
@@ -154,7 +167,7 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
     width, height = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
     pairs = np.where((width > 0) & (height > 0), width * height, 0)
     plane = None if span_region is not None else _planes(corner, offs)
-    out_poly, out_xyz = [], []
+    out_poly, out_xyz, out_span = [], [], []
     first = 0
     ends = np.cumsum(pairs)
     while first < mesh.polygon_count:
@@ -188,8 +201,9 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
             pick, pair = span[best], pair[best]
         out_poly.append(owner[pair])
         out_xyz.append(np.column_stack([cx[pair], cy[pair], hf.z[pick]]))
+        out_span.append(pick)
         first = last
-    return np.concatenate(out_poly), np.concatenate(out_xyz)
+    return np.concatenate(out_poly), np.concatenate(out_xyz), np.concatenate(out_span)
 
 
 def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None,

@@ -58,6 +58,7 @@ class Heightfield:
     link_block: np.ndarray | None = None
     link_found: np.ndarray | None = None
     boundary: np.ndarray | None = None
+    gradient: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -179,6 +180,10 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     area = soup.areas[span_tri].astype(np.int32)
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
     hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
+    # A span whose top came from a steep triangle (a wall's top edge merged onto a floor) is taken as flat.
+    top = normal[span_tri]
+    steep = np.abs(top[:, 2]) < cos_slope * np.linalg.norm(top, axis=1)
+    hf.gradient = np.where(steep[:, None], 0.0, -top[:, :2] / np.where(steep, 1.0, top[:, 2])[:, None])
     return hf
 
 
