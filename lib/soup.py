@@ -104,9 +104,9 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
 
 
 def closed_shells(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """Per triangle: is it part of a closed shell, every edge shared with exactly one other triangle
-    of the shell that walks it the other way? Vertices are welded by exact position first, and a
-    face repeated exactly (a mesh duplicated in place) counts once, as the same face."""
+    """Per triangle: is it part of a closed shell, every edge walked as often one way as the other
+    by the shell's triangles? Vertices are welded by exact position first, and a face repeated
+    exactly (a mesh duplicated in place) counts once, as the same face."""
     if not len(triangles):
         return np.zeros(0, dtype=bool)
     _, ids = np.unique(vertices, axis=0, return_inverse=True)
@@ -129,7 +129,9 @@ def _closed(t: np.ndarray) -> np.ndarray:
     keys, counts = np.unique(edge, return_counts=True)
     at = np.minimum(np.searchsorted(keys, twin), len(keys) - 1)
     has_twin = keys[at] == twin
-    paired = (counts[np.searchsorted(keys, edge)] == 1) & has_twin & (counts[at] == 1)
+    # Walked as often one way as the other: shells that share a face (crates stacked or side by
+    # side, each walking the face its own way) close each other's edges.
+    paired = has_twin & (counts[np.searchsorted(keys, edge)] == counts[at])
     owner = np.arange(3 * m) // 3
     by_key = np.argsort(edge, kind="stable")
     twin_owner = owner[by_key[np.searchsorted(edge[by_key], twin[has_twin])]]

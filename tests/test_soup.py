@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from lib.soup import closed_shells, prepare_soup
 from tests.scenes import Scene
@@ -57,3 +58,27 @@ def test_no_floor_inside_a_crate_duplicated_in_place():
     inside = [p for p in range(mesh.polygon_count) if mesh.vertices[mesh.polygon(p)][:, 2].max() < 0.5
               and np.all(np.abs(mesh.vertices[mesh.polygon(p)][:, :2] - 5.0) < 1.9)]
     assert inside == [], "a floor polygon inside the duplicated crate"
+
+
+def test_crates_sharing_a_face_are_solid():
+    """Two crates stacked, and two side by side: each pair shares a face, walked one way by one
+    crate and the other way by the other, so the shared edges are used twice in each direction."""
+    stacked = Scene().box((0, 0, 0), (2, 2, 1)).box((0, 0, 1), (2, 2, 1))  # the lower top is the upper bottom
+    beside = Scene().box((0, 0, 0), (2, 2, 1)).box((2, 0, 0), (2, 2, 1))
+    for scene in (stacked, beside):
+        assert closed_shells(scene.vertices, scene.triangles).all()
+
+
+@pytest.mark.parametrize("layout", ["stacked", "beside", "overlapping"])
+def test_no_floor_inside_crates_that_touch_or_overlap(layout):
+    from lib import BakeParams, generate
+
+    first, second = (4.0, 4.0, 0.0), {"stacked": (4.0, 4.0, 3.0), "beside": (8.0, 4.0, 0.0), "overlapping": (6.0, 5.0, 0.0)}[layout]
+    scene = Scene().floor(0, 0, 12, 12).box(first, (4, 4, 3)).box(second, (4, 4, 3))
+    mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3, cell_size=0.2))
+    for p in range(mesh.polygon_count):
+        corners = mesh.vertices[mesh.polygon(p)]
+        x, y = corners[:, :2].mean(axis=0)
+        if corners[:, 2].max() < 0.5:
+            for cx, cy, _ in (first, second):
+                assert not (abs(x - cx) < 1.7 and abs(y - cy) < 1.7), f"floor polygon {p} inside a crate at ({x:.2f}, {y:.2f})"
