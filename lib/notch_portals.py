@@ -248,9 +248,11 @@ class _Graph:
         return s[picked, first], rows[first], t[picked, first]
 
     def _sees(self, v: int, p: int) -> bool:
-        """Nothing lies between v and vertex p."""
+        """Nothing lies between v and vertex p (and p is not v's twin on another floor, at its very place)."""
         d = self._dir(v, p)
         length = math.hypot(*d)
+        if length == 0.0:
+            return False
         _, near_e = self._window(v, length)
         dist, _, _ = self._cast(v, np.array([[d[0] / length, d[1] / length]]), near_e)
         return bool(dist[0] >= length - 1e-9 * max(length, 1.0))
@@ -273,7 +275,7 @@ class _Graph:
         near_v, near_e = self._window(v, radius)
         ids = self._vertex_ids[near_v]
         to_pts = self._vertex_xy[near_v] - self.xyz[v][:2]
-        in_cone = self._in_cone(a, b, to_pts) & (ids != v)
+        in_cone = self._in_cone(a, b, to_pts) & (ids != v) & np.any(to_pts != 0.0, axis=1)
         if two_notch_only:
             in_cone[in_cone] &= self._cone_faces_back(ids[in_cone], to_pts[in_cone])
         cand_ids, cand_d = ids[in_cone], to_pts[in_cone]
