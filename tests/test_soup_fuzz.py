@@ -33,7 +33,7 @@ def load_reproducer(path: pathlib.Path) -> tuple[Case, str]:
     data = json.loads(path.read_text())
     scene = Scene(np.array(data["vertices"], dtype=float), np.array(data["triangles"], dtype=np.int64),
                   np.array(data["walkable"], dtype=bool))
-    return Case(data["case"], data["family"], scene, BakeParams(**data["params"])), data["kind"]
+    return Case(data["case"], data["family"], scene, BakeParams.from_dict(data["params"])), data["kind"]
 
 
 @pytest.mark.parametrize("path", REPRODUCERS, ids=[p.stem for p in REPRODUCERS])
