@@ -42,6 +42,9 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
     rings_idx: list[list[list[int]]] = []
     for outline in outlines:
         region_rings = []
+        # Within a region, one vertex per top-view point: two of its layers can meet at one point
+        # at two heights (the detail stage puts each vertex on its floor).
+        in_region: dict[tuple, int] = {}
         for ring in outline.rings:
             ring = np.asarray(ring, dtype=np.float64).reshape(-1, 3)
             idx = []
@@ -49,8 +52,10 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
             # zero width meet there, and float noise must not leave two vertices a hair apart.
             for p, key in zip(map(tuple, ring.tolist()), map(tuple, np.round(ring / _WELD).tolist())):
                 if key not in vertex_index:
-                    vertex_index[key] = len(points)
-                    points.append(p)
+                    vertex_index[key] = in_region.get(key[:2], len(points))
+                    if vertex_index[key] == len(points):
+                        points.append(p)
+                in_region.setdefault(key[:2], vertex_index[key])
                 idx.append(vertex_index[key])
             region_rings.append(idx)
         rings_idx.append(region_rings)
