@@ -590,15 +590,16 @@ def _crossing_edges(p: np.ndarray) -> np.ndarray:
 
 
 def _crossing_pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j), i < j: the pairs of non-adjacent ring edges that cross or touch, with straightness
-    judged to float noise."""
+    """(i, j), i < j, sorted: the pairs of non-adjacent ring edges that cross or touch, with
+    straightness judged to float noise."""
     n = len(p)
     if n < 4:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    a, b = p, np.roll(p, -1, axis=0)
-    i, j = np.triu_indices(n, k=2)
-    adjacent = (j - i) == n - 1
-    i, j = i[~adjacent], j[~adjacent]
+    a, b = p[:, :2], np.roll(p[:, :2], -1, axis=0)
+    i, j = _overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
+    i, j = np.minimum(i, j), np.maximum(i, j)
+    apart = (j - i > 1) & (j - i != n - 1)
+    i, j = i[apart], j[apart]
 
     def orient(o, u, v):
         cross = (u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0])
@@ -607,12 +608,24 @@ def _crossing_pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     o1, o2 = orient(a[i], b[i], a[j]), orient(a[i], b[i], b[j])
     o3, o4 = orient(a[j], b[j], a[i]), orient(a[j], b[j], b[i])
-    hit = (o1 * o2 <= 0) & (o3 * o4 <= 0)
-    # Collinear, non-overlapping pairs pass the sign test; require a real overlap of their boxes.
-    lo_i, hi_i = np.minimum(a[i], b[i]), np.maximum(a[i], b[i])
-    lo_j, hi_j = np.minimum(a[j], b[j]), np.maximum(a[j], b[j])
-    hit &= (lo_i <= hi_j).all(axis=1) & (lo_j <= hi_i).all(axis=1)
+    # Collinear, non-overlapping pairs pass the sign test too; the boxes of the pairs overlap.
+    hit = np.flatnonzero((o1 * o2 <= 0) & (o3 * o4 <= 0))
+    hit = hit[np.lexsort((j[hit], i[hit]))]  # in ring order, as callers split at the first
     return i[hit], j[hit]
+
+
+def _overlapping_boxes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j): every pair of boxes (lo, hi: (N, 2)) that overlap or touch, each pair once. A sweep
+    along x: each box meets only the boxes that start before it ends, not all N² pairs."""
+    order = np.argsort(lo[:, 0], kind="stable")
+    start = lo[order, 0]
+    count = np.searchsorted(start, hi[order, 0], side="right") - np.arange(1, len(order) + 1)
+    count = np.maximum(count, 0)
+    first = np.repeat(np.arange(len(order)), count)
+    second = first + 1 + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+    i, j = order[first], order[second]
+    keep = (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1])
+    return i[keep], j[keep]
 
 
 def _signed_area(p: np.ndarray) -> float:

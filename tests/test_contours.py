@@ -294,3 +294,23 @@ def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_bo
     outlines = build_contours(hf, rm, params)
     assert_well_formed(outlines)
     assert sum(outline_polygon(o).area for o in outlines) > 80.0
+
+
+def test_self_crossings_found_by_the_sweep_are_every_crossing_pair():
+    """The sweep over edge boxes finds exactly the pairs an all-pairs test finds, in ring order,
+    on random rings (integer grids make collinear and touching edges common)."""
+    from lib.contours import _crossing_pairs, _segments_meet
+
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(4, 30))
+        p = rng.integers(0, 5, (n, 2)).astype(float) if trial % 2 else rng.normal(0, 1, (n, 2))
+        expected = []
+        for i in range(n):
+            for j in range(i + 2, n):
+                if j - i == n - 1:
+                    continue
+                a, b, c, d = p[i], p[(i + 1) % n], p[j], p[(j + 1) % n]
+                if _segments_meet(a[None], b[None], c[None], d[None])[0]:
+                    expected.append((i, j))
+        assert list(zip(*[x.tolist() for x in _crossing_pairs(p)])) == expected
