@@ -27,13 +27,13 @@ PEERS_WORK = REPO / "bench" / "peers_work"
 
 # RecastDemo's defaults, as in ../shared/bench/peers/params-recastdemo.json.
 RECAST_DEMO = {
-    "cell_size": 0.3, "cell_height": 0.2, "agent_height": 2.0, "agent_radius": 0.6, "agent_max_climb": 0.9,
+    "cell_size": 0.3, "agent_height": 2.0, "agent_radius": 0.6, "agent_max_climb": 0.9,
     "agent_max_slope": 45.0, "region_min_area": 8 * 8 * 0.3 * 0.3, "max_verts_per_poly": 6,
     "max_edge_error": 1.3 * 0.3, "max_height_error": 0.2,
 }
 # Copies of a shared scene side by side (TILES x TILES) for query time against mesh size.
 TILES = 4
-OWN_SCENE_PARAMS = {"cell_size": 0.2, "cell_height": 0.1, "agent_radius": 0.5, "agent_height": 2.0,
+OWN_SCENE_PARAMS = {"cell_size": 0.2, "agent_radius": 0.5, "agent_height": 2.0,
                     "agent_max_climb": 0.5, "max_edge_error": 0.2}
 
 

@@ -5,7 +5,7 @@
 """
 from .errors import BakeCancelled, NavMeshError
 from .navmesh import NavMesh, load, save
-from .params import BakeParams
+from .params import BAKE_PARAMETERS, BakeParams
 from .pipeline import generate
 
-__all__ = ["BakeCancelled", "BakeParams", "NavMesh", "NavMeshError", "generate", "load", "save"]
+__all__ = ["BAKE_PARAMETERS", "BakeCancelled", "BakeParams", "NavMesh", "NavMeshError", "generate", "load", "save"]

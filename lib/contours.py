@@ -141,9 +141,28 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours = _push_rings(options, boundary)
+            chosen, neighbours = map(list, zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len)
+                                                 for ring, nb in zip(chosen, neighbours))))
             outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
                                           ring_neighbors=neighbours))
     return _drop_small_islands(outlines, params.region_min_area)
+
+
+def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
+    """(ring, neighbours) with every wall edge (nb < 0) longer than max_len (seen from above; 0: no
+    limit) cut into equal pieces by points on it (Recast's maxEdgeLen). Shared edges are left
+    whole: the region across must see the same points."""
+    if max_len <= 0:
+        return ring, nb
+    lengths = np.hypot(*(np.roll(ring[:, :2], -1, axis=0) - ring[:, :2]).T)
+    pieces = np.where(nb < 0, np.ceil(lengths / max_len), 1).astype(np.int64)
+    if (pieces == 1).all():
+        return ring, nb
+    start = np.repeat(np.arange(len(ring)), pieces)
+    step = np.arange(len(start)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    t = (step / np.repeat(pieces, pieces))[:, None]
+    split = ring[start] * (1 - t) + np.roll(ring, -1, axis=0)[start] * t
+    return split, nb[start]
 
 
 def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, boundary: _Boundary | None,

@@ -1,4 +1,8 @@
-"""Bake parameters, named and meant as in Recast, in meters and degrees (world Z-up)."""
+"""Bake parameters, named and meant as in Recast, in meters and degrees (world Z-up).
+
+BAKE_PARAMETERS is the one list of them: BakeParams' defaults and checks, the add-on's settings,
+panel and command line, and the README's parameter table are all made from it.
+"""
 from __future__ import annotations
 
 import math
@@ -8,56 +12,108 @@ from .errors import NavMeshError
 
 
 @dataclass(frozen=True)
-class BakeParams:
-    """What a navmesh is baked with.
+class BakeParameter:
+    """One bake parameter: its name here and in Recast, default, unit and valid range.
 
-    cell_size / cell_height: voxel size across / up. Smaller is more accurate and slower.
-    agent_radius: erosion from walls, ledges and obstacles; honoured exactly, not rounded to cells.
-    agent_height: free space needed above a floor.
-    agent_max_climb: the largest step up or down between neighbouring floor points.
-    agent_max_slope: steepest walkable surface, in degrees.
-    region_min_area: islands whose navmesh would cover less than this (m², seen from above) are dropped.
-    max_verts_per_poly: at most this many vertices per polygon (Detour's limit is 6).
-    max_edge_error: how far a simplified outline may deviate from the voxel outline (m).
-    max_height_error: how far the detail surface may deviate from the real floor (m).
+    label is its name in the add-on's sidebar. unit is "m", "m²", "degrees" or "count" (a whole
+    number). recast is the rcConfig field that means the same; recast_in_cells: Recast counts it in
+    cells where we use meters. The value must be at least `minimum` (greater than it if
+    `minimum_excluded`) and, if `maximum` is set, at most `maximum` (less than it if `maximum_excluded`).
     """
 
-    cell_size: float = 0.2
-    cell_height: float = 0.1
-    agent_radius: float = 0.5
-    agent_height: float = 2.0
-    agent_max_climb: float = 0.5
-    agent_max_slope: float = 45.0
-    region_min_area: float = 1.0
-    max_verts_per_poly: int = 6
-    max_edge_error: float = 0.2
-    max_height_error: float = 0.2
+    name: str
+    label: str
+    default: float | int
+    unit: str
+    description: str
+    recast: str
+    recast_in_cells: bool = False
+    minimum: float = 0.0
+    minimum_excluded: bool = False
+    maximum: float | None = None
+    maximum_excluded: bool = False
+
+    def problem(self, value) -> str | None:
+        """Why `value` is not valid for this parameter, or None if it is."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"must be a finite number, got {value!r}"
+        if self.unit == "count":
+            if int(value) != value or not self.minimum <= value <= self.maximum:
+                return f"must be a whole number from {self.minimum:g} to {self.maximum:g}, got {value}"
+            return None
+        below = value <= self.minimum if self.minimum_excluded else value < self.minimum
+        above = self.maximum is not None and (value >= self.maximum if self.maximum_excluded else value > self.maximum)
+        if not (below or above):
+            return None
+        if self.maximum is not None:
+            low, high = "(" if self.minimum_excluded else "[", ")" if self.maximum_excluded else "]"
+            return f"must be in {low}{self.minimum:g}, {self.maximum:g}{high} {self.unit}, got {value}"
+        if self.minimum_excluded:
+            return f"must be greater than {self.minimum:g}, got {value}"
+        return f"must not be negative, got {value}" if self.minimum == 0 else f"must be at least {self.minimum:g}, got {value}"
+
+
+BAKE_PARAMETERS = (
+    BakeParameter("cell_size", "Cell Size", 0.2, "m", minimum_excluded=True, recast="cs",
+                  description="voxel size across; smaller is more accurate and slower"),
+    BakeParameter("agent_radius", "Agent Radius", 0.5, "m", recast="walkableRadius", recast_in_cells=True,
+                  description="erosion from walls, ledges and obstacles, honoured exactly (not rounded to cells)"),
+    BakeParameter("agent_height", "Agent Height", 2.0, "m", minimum_excluded=True,
+                  recast="walkableHeight", recast_in_cells=True,
+                  description="free space needed above a floor"),
+    BakeParameter("agent_max_climb", "Max Climb", 0.5, "m", recast="walkableClimb", recast_in_cells=True,
+                  description="largest step between neighbouring floor points; stairs below it connect"),
+    BakeParameter("agent_max_slope", "Max Slope", 45.0, "degrees", maximum=90.0, maximum_excluded=True,
+                  recast="walkableSlopeAngle", description="steepest walkable surface"),
+    BakeParameter("region_min_area", "Min Region Area", 1.0, "m²", recast="minRegionArea", recast_in_cells=True,
+                  description="islands whose navmesh would cover less than this, seen from above, are dropped"),
+    BakeParameter("max_verts_per_poly", "Max Polygon Vertices", 6, "count", minimum=3, maximum=32,
+                  recast="maxVertsPerPoly",
+                  description="at most this many vertices per polygon (Detour's limit is 6)"),
+    BakeParameter("max_edge_len", "Max Edge Length", 0.0, "m", recast="maxEdgeLen", recast_in_cells=True,
+                  description="wall and ledge edges of the outline longer than this are split evenly; 0: no limit"),
+    BakeParameter("max_edge_error", "Max Edge Error", 0.2, "m", minimum_excluded=True,
+                  recast="maxSimplificationError", recast_in_cells=True,
+                  description="how far a simplified outline may leave the voxel outline"),
+    BakeParameter("max_height_error", "Max Height Error", 0.2, "m", minimum_excluded=True,
+                  recast="detailSampleMaxError",
+                  description="how far the detail surface may leave the real floor"),
+)
+_DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
+# Keys older files hold that no longer mean anything; loading ignores them. cell_height (the voxel
+# size upwards) was checked but never used: heights are kept exact.
+LEGACY_KEYS = frozenset({"cell_height"})
+
+
+@dataclass(frozen=True)
+class BakeParams:
+    """What a navmesh is baked with: one field per entry of BAKE_PARAMETERS (see there), in its order."""
+
+    cell_size: float = _DEFAULTS["cell_size"]
+    agent_radius: float = _DEFAULTS["agent_radius"]
+    agent_height: float = _DEFAULTS["agent_height"]
+    agent_max_climb: float = _DEFAULTS["agent_max_climb"]
+    agent_max_slope: float = _DEFAULTS["agent_max_slope"]
+    region_min_area: float = _DEFAULTS["region_min_area"]
+    max_verts_per_poly: int = _DEFAULTS["max_verts_per_poly"]
+    max_edge_len: float = _DEFAULTS["max_edge_len"]
+    max_edge_error: float = _DEFAULTS["max_edge_error"]
+    max_height_error: float = _DEFAULTS["max_height_error"]
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise NavMeshError(f"parameter {f.name} must be a finite number, got {value!r}")
-        positive = ("cell_size", "cell_height", "agent_height", "max_edge_error", "max_height_error")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise NavMeshError(f"parameter {name} must be greater than 0, got {getattr(self, name)}")
-        for name in ("agent_radius", "agent_max_climb", "region_min_area"):
-            if getattr(self, name) < 0:
-                raise NavMeshError(f"parameter {name} must not be negative, got {getattr(self, name)}")
-        if not 0 <= self.agent_max_slope < 90:
-            raise NavMeshError(f"parameter agent_max_slope must be in [0, 90) degrees, got {self.agent_max_slope}")
-        if int(self.max_verts_per_poly) != self.max_verts_per_poly or not 3 <= self.max_verts_per_poly <= 32:
-            raise NavMeshError(f"parameter max_verts_per_poly must be a whole number from 3 to 32, got {self.max_verts_per_poly}")
+        for parameter in BAKE_PARAMETERS:
+            problem = parameter.problem(getattr(self, parameter.name))
+            if problem:
+                raise NavMeshError(f"parameter {parameter.name} {problem}")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> "BakeParams":
-        """Build from a dict; unknown keys are an error so typos do not pass silently."""
+        """Build from a dict; unknown keys are an error so typos do not pass silently (LEGACY_KEYS are ignored)."""
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known - LEGACY_KEYS)
         if unknown:
             raise NavMeshError(f"unknown bake parameter(s): {', '.join(unknown)}")
-        return cls(**data)
+        return cls(**{k: v for k, v in data.items() if k in known})

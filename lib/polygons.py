@@ -76,7 +76,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
             for k in np.flatnonzero(np.asarray(nb).reshape(-1) >= 0)
         }
         rings = [
-            _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses)
+            _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses, params.max_edge_len)
             for idx, nb in zip(region_rings, outline.ring_neighbors)
         ]
         rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
@@ -104,7 +104,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
 
     if not polys:
         return NavMesh.empty(params, "no region outline could hold a polygon")
-    polys = _drop_straight_vertices(polys, xy)
+    polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
     return _assemble(polys, regions, areas, np.array(points, dtype=np.float64), params)
 
 
@@ -181,13 +181,14 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
     return [poly for poly in polys if poly is not None]
 
 
-def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray) -> list[list[int]]:
+def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray, max_edge_len: float) -> list[list[int]]:
     """The polygons without the straight vertices no polygon needs.
 
     A vertex is needed where some polygon turns at it, or where the two edges of a polygon that
     meet at it have different neighbours (a portal or a wall starts there): dropping it there would
-    leave a T-junction or merge a wall edge into a portal. Elsewhere it is dropped from every
-    polygon at once, so shared edges stay shared."""
+    leave a T-junction or merge a wall edge into a portal. It is also needed between two wall
+    edges that dropping it would join into one longer than max_edge_len. Elsewhere it is dropped
+    from every polygon at once, so shared edges stay shared."""
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
     pts = xy.tolist()
     straight, needed = set(), set()
@@ -204,13 +205,35 @@ def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray) -> list[list
         return polys
     out = []
     for p, poly in enumerate(polys):
-        kept = [v for v in poly if (p, v) not in drop]
+        on_wall = [owner.get((v, poly[k - 1])) is None for k, v in enumerate(poly)]
+        dropped = _keep_walls_short(poly, [(p, v) in drop for v in poly], on_wall, xy, max_edge_len)
+        kept = [v for v, gone in zip(poly, dropped) if not gone]
         out.append(kept if len(kept) >= 3 else poly)
     return out
 
 
-def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray) -> list[int]:
-    """Remove straight-angle vertices between two wall edges that nothing else uses.
+def _keep_walls_short(ring: list[int], drop: list[bool], on_wall: list[bool], xy: np.ndarray,
+                      max_edge_len: float) -> list[bool]:
+    """`drop` (per vertex of `ring`) less the wall vertices (on_wall: between two wall edges)
+    whose dropping would join wall edges into one longer than max_edge_len (0: no limit)."""
+    if max_edge_len <= 0 or all(drop) or not any(d and w for d, w in zip(drop, on_wall)):
+        return drop
+    drop, n = list(drop), len(ring)
+    start = drop.index(False)
+    last = ring[start]
+    for k in range(start + 1, start + n):
+        i = k % n
+        if drop[i] and on_wall[i] and math.dist(xy[last], xy[ring[(i + 1) % n]]) > max_edge_len:
+            drop[i] = False
+        if not drop[i]:
+            last = ring[i]
+    return drop
+
+
+def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray,
+                         max_edge_len: float) -> list[int]:
+    """Remove straight-angle vertices between two wall edges that nothing else uses, unless that
+    would join them into a wall edge longer than max_edge_len.
 
     Such vertices only cost polygon vertex budget; vertices on shared borders (or used by another
     ring) must stay, or the neighbour region would see a T-junction.
@@ -218,14 +241,13 @@ def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: n
     n = len(idx)
     if n <= 3 or len(nb) != n:
         return idx
-    keep = []
+    drop = []
     for i in range(n):
         a, v, b = idx[i - 1], idx[i], idx[(i + 1) % n]
         free = nb[i - 1] == -1 and nb[i] == -1 and uses[v] == 1
-        straight = free and turn(xy[a], xy[v], xy[b]) == 0 and np.dot(xy[v] - xy[a], xy[b] - xy[v]) > 0
-        if not straight:
-            keep.append(v)
-    return keep
+        drop.append(free and turn(xy[a], xy[v], xy[b]) == 0 and np.dot(xy[v] - xy[a], xy[b] - xy[v]) > 0)
+    drop = _keep_walls_short(idx, drop, [True] * n, xy, max_edge_len)
+    return [v for v, gone in zip(idx, drop) if not gone]
 
 
 def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:

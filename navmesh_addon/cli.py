@@ -32,13 +32,9 @@ SCENE_IMPORTERS = {
     ".fbx": ("import_scene", "fbx"),
 }
 OUTPUT_FORMATS = ("json", "dae", "glb", "gltf", "blend")
-AGENT_OPTIONS = {
-    "agent_radius": "agent_radius",
-    "agent_height": "agent_height",
-    "max_climb": "agent_max_climb",
-    "max_slope": "agent_max_slope",
-    "cell_size": "cell_size",
-}
+# Bake parameter options are the lib names with dashes (--agent-radius); these older spellings still work.
+OPTION_ALIASES = {"agent_max_climb": ("--max-climb",), "agent_max_slope": ("--max-slope",)}
+UNIT_METAVARS = {"m": "METERS", "m²": "SQ_METERS", "degrees": "DEGREES", "count": "COUNT"}
 
 _cli_handle = None
 
@@ -78,12 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     bake.add_argument("--output", "-o", type=Path, required=True,
                       help="output file; its extension picks the format unless --format is given")
     bake.add_argument("--format", "-f", help=f"comma-separated formats ({', '.join(OUTPUT_FORMATS)}): one file each")
-    bake.add_argument("--preset", help="agent preset: human, child, large or a saved user preset; options below override it")
-    bake.add_argument("--agent-radius", type=float, metavar="R", help="meters")
-    bake.add_argument("--agent-height", type=float, metavar="H", help="meters")
-    bake.add_argument("--max-climb", type=float, metavar="C", help="meters")
-    bake.add_argument("--max-slope", type=float, metavar="DEG", help="degrees")
-    bake.add_argument("--cell-size", type=float, metavar="CS", help="meters")
+    bake.add_argument("--preset", help="agent preset: human, child, large or a saved user preset; "
+                                       "the bake parameter options override it")
+    for parameter in lib.BAKE_PARAMETERS:
+        bake.add_argument("--" + parameter.name.replace("_", "-"), *OPTION_ALIASES.get(parameter.name, ()),
+                          dest=parameter.name, type=int if parameter.unit == "count" else float,
+                          metavar=UNIT_METAVARS[parameter.unit], help=parameter.description)
     bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
     bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
 
@@ -116,7 +112,7 @@ def main(argv: list[str]) -> int:
 
 def bake_command(args: argparse.Namespace) -> int:
     outputs = output_paths(args.output, args.format)
-    values = agent_values(args)
+    values = parameter_values(args)
     preset = find_preset(args.preset) if args.preset is not None else None
     if args.input is not None:
         load_scene(args.input)
@@ -135,8 +131,8 @@ def bake_command(args: argparse.Namespace) -> int:
     else:
         settings.source = "VISIBLE"
     for name, value in values.items():
-        setattr(settings, name, math.radians(value) if name == "agent_max_slope" else value)
-        stored = math.degrees(getattr(settings, name)) if name == "agent_max_slope" else getattr(settings, name)
+        settings.set_bake_parameter(name, value)
+        stored = settings.bake_parameter(name)
         if not math.isclose(stored, value, rel_tol=1e-5, abs_tol=1e-6):
             raise UsageError(f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})")
     obj = operators_bake.bake_to_object(context, settings)
@@ -208,9 +204,9 @@ def output_paths(output: Path, formats: str | None) -> list[tuple[str, Path]]:
     return [(fmt, stem.with_name(f"{stem.name}.{fmt}")) for fmt in dict.fromkeys(names)]
 
 
-def agent_values(args: argparse.Namespace) -> dict[str, float]:
-    """Explicit agent options as BakeParams fields (slope in degrees), checked before anything is loaded."""
-    values = {field: getattr(args, option) for option, field in AGENT_OPTIONS.items() if getattr(args, option) is not None}
+def parameter_values(args: argparse.Namespace) -> dict[str, float]:
+    """Bake parameter options given, as BakeParams fields (slope in degrees), checked before anything is loaded."""
+    values = {p.name: getattr(args, p.name) for p in lib.BAKE_PARAMETERS if getattr(args, p.name) is not None}
     try:
         lib.BakeParams(**values)
     except lib.NavMeshError as exc:

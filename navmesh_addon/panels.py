@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import bpy
 
-from . import mesh_write, presets
+from . import lib, mesh_write, presets
+
+# Bake parameters the main panel shows; the Advanced panel shows all others.
+AGENT_PARAMETERS = ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope")
 
 
 def _result(context):
@@ -33,7 +36,7 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
         row.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="ADD")
         row.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="REMOVE").remove_active = True
         col = layout.column(align=True)
-        for name in ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope"):
+        for name in AGENT_PARAMETERS:
             col.prop(settings, name)
         if settings.bake_stage:
             layout.progress(factor=settings.bake_progress, text=f"{settings.bake_stage} (Esc to cancel)")
@@ -85,9 +88,9 @@ class VIEW3D_PT_navmesh_advanced(_Sidebar, bpy.types.Panel):
         layout.use_property_split = True
         settings = context.scene.navmesh
         col = layout.column(align=True)
-        for name in ("cell_size", "cell_height", "region_min_area", "max_verts_per_poly", "max_edge_error",
-                     "max_height_error"):
-            col.prop(settings, name)
+        for parameter in lib.BAKE_PARAMETERS:
+            if parameter.name not in AGENT_PARAMETERS:
+                col.prop(settings, parameter.name)
 
 
 class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):

@@ -1,21 +1,22 @@
 """Agent presets: three built in (Human, Child, Large creature) plus user presets via Blender's preset system."""
 from __future__ import annotations
 
-import math
-
 import bpy
 from bl_operators.presets import AddPresetBase
 from bpy.props import EnumProperty
 
+from . import lib
+
 PRESET_SUBDIR = "navmesh/agent"
-# Cell sizes follow Recast's advice of about half the radius across and half of that upwards.
+# Bake parameters by their lib names and in lib's units (slope in degrees). Cell sizes follow
+# Recast's advice of about half the agent radius.
 BUILTIN = {
-    "HUMAN": {"agent_radius": 0.4, "agent_height": 1.8, "agent_max_climb": 0.4, "agent_max_slope_deg": 45.0,
-              "cell_size": 0.2, "cell_height": 0.1},
-    "CHILD": {"agent_radius": 0.25, "agent_height": 1.1, "agent_max_climb": 0.25, "agent_max_slope_deg": 45.0,
-              "cell_size": 0.1, "cell_height": 0.05},
-    "LARGE": {"agent_radius": 1.2, "agent_height": 3.5, "agent_max_climb": 0.8, "agent_max_slope_deg": 35.0,
-              "cell_size": 0.4, "cell_height": 0.2},
+    "HUMAN": {"agent_radius": 0.4, "agent_height": 1.8, "agent_max_climb": 0.4, "agent_max_slope": 45.0,
+              "cell_size": 0.2},
+    "CHILD": {"agent_radius": 0.25, "agent_height": 1.1, "agent_max_climb": 0.25, "agent_max_slope": 45.0,
+              "cell_size": 0.1},
+    "LARGE": {"agent_radius": 1.2, "agent_height": 3.5, "agent_max_climb": 0.8, "agent_max_slope": 35.0,
+              "cell_size": 0.4},
 }
 BUILTIN_ITEMS = (
     ("HUMAN", "Human", "Radius 0.4 m, height 1.8 m, climb 0.4 m, slope 45°"),
@@ -28,10 +29,7 @@ def apply_builtin(settings, key: str) -> None:
     """Set the agent parameters (and matching cell sizes and path radius) of a built-in preset."""
     values = BUILTIN[key]
     for name, value in values.items():
-        if name == "agent_max_slope_deg":
-            settings.agent_max_slope = math.radians(value)
-        else:
-            setattr(settings, name, value)
+        settings.set_bake_parameter(name, value)
     settings.path_radius = values["agent_radius"]
 
 
@@ -71,10 +69,7 @@ class NAVMESH_OT_agent_preset_add(AddPresetBase, bpy.types.Operator):
     preset_menu = "NAVMESH_MT_agent_presets"
     preset_subdir = PRESET_SUBDIR
     preset_defines = ["settings = bpy.context.scene.navmesh"]
-    preset_values = [f"settings.{name}" for name in (
-        "agent_radius", "agent_height", "agent_max_climb", "agent_max_slope", "cell_size", "cell_height",
-        "region_min_area", "max_verts_per_poly", "max_edge_error", "max_height_error", "path_radius",
-    )]
+    preset_values = [f"settings.{p.name}" for p in lib.BAKE_PARAMETERS] + ["settings.path_radius"]
 
 
 CLASSES = (NAVMESH_OT_agent_preset_builtin, NAVMESH_MT_agent_presets, NAVMESH_OT_agent_preset_add)

@@ -18,11 +18,11 @@ ROLES = (
     ("OBSTACLE", "Obstacle Only", "Blocks agents but is never walked on"),
     ("IGNORE", "Ignored", "Left out of the navmesh bake"),
 )
-# Parameters shared with lib.BakeParams, in its field order; the slope is stored in radians.
-PARAM_NAMES = (
-    "cell_size", "cell_height", "agent_radius", "agent_height", "agent_max_climb", "agent_max_slope",
-    "region_min_area", "max_verts_per_poly", "max_edge_error", "max_height_error",
-)
+PARAMETER_BY_NAME = {p.name: p for p in lib.BAKE_PARAMETERS}
+# How far inside an excluded bound of a bake parameter its setting stops: meters (m²) above an
+# excluded minimum, degrees below an excluded maximum.
+_INSIDE_MINIMUM = 0.001
+_INSIDE_MAXIMUM_DEG = 0.1
 
 
 def _redraw(self, context) -> None:
@@ -46,26 +46,35 @@ def _distance(name: str, default: float, description: str, minimum: float = 0.0)
                          subtype="DISTANCE", unit="LENGTH", precision=3)
 
 
+def _bake_property(parameter: lib.params.BakeParameter):
+    """The Blender property for one lib bake parameter: same label, default and range; angles in radians."""
+    common = {"name": parameter.label, "description": parameter.description[0].upper() + parameter.description[1:]}
+    if parameter.unit == "count":
+        return IntProperty(**common, default=parameter.default, min=int(parameter.minimum), max=int(parameter.maximum))
+    low = parameter.minimum + (_INSIDE_MINIMUM if parameter.minimum_excluded else 0.0)
+    if parameter.unit == "degrees":
+        high = parameter.maximum - (_INSIDE_MAXIMUM_DEG if parameter.maximum_excluded else 0.0)
+        return FloatProperty(**common, default=math.radians(parameter.default), min=math.radians(low),
+                             max=math.radians(high), subtype="ANGLE")
+    if parameter.unit == "m²":
+        return FloatProperty(**common, default=parameter.default, min=low, unit="AREA", precision=3)
+    return FloatProperty(**common, default=parameter.default, min=low, subtype="DISTANCE", unit="LENGTH", precision=3)
+
+
+def _with_bake_parameters(cls):
+    """Give the settings one property per lib.BAKE_PARAMETERS entry, named as in lib."""
+    for parameter in lib.BAKE_PARAMETERS:
+        cls.__annotations__[parameter.name] = _bake_property(parameter)
+    return cls
+
+
+@_with_bake_parameters
 class NavmeshSettings(bpy.types.PropertyGroup):
-    """Scene-level navmesh settings (bpy.types.Scene.navmesh)."""
+    """Scene-level navmesh settings (bpy.types.Scene.navmesh); the bake parameters are added from lib."""
 
     source: EnumProperty(name="Source", items=SOURCES, default="SELECTED", description="Which objects to bake")
     collection: PointerProperty(name="Collection", type=bpy.types.Collection,
                                 description="Collection to bake when Source is Collection")
-    cell_size: _distance("Cell Size", 0.2, "Voxel size across; smaller is more accurate and slower", 0.001)
-    cell_height: _distance("Cell Height", 0.1, "Voxel size upwards; smaller resolves steps more exactly", 0.001)
-    agent_radius: _distance("Agent Radius", 0.4, "How far agents keep from walls, ledges and obstacles")
-    agent_height: _distance("Agent Height", 1.8, "Free space an agent needs above the floor", 0.001)
-    agent_max_climb: _distance("Max Climb", 0.4, "Largest step up or down an agent can take")
-    agent_max_slope: FloatProperty(name="Max Slope", description="Steepest walkable surface",
-                                   default=math.radians(45.0), min=0.0, max=math.radians(89.9), subtype="ANGLE")
-    region_min_area: FloatProperty(name="Min Region Area", description="Walkable islands smaller than this are dropped",
-                                   default=1.0, min=0.0, soft_max=100.0, subtype="NONE", unit="AREA")
-    max_verts_per_poly: IntProperty(name="Max Polygon Vertices", description="At most this many corners per polygon",
-                                    default=6, min=3, max=32)
-    max_edge_error: _distance("Max Edge Error", 0.2, "How far simplified outlines may stray from the voxel outline", 0.001)
-    max_height_error: _distance("Max Height Error", 0.2, "How far the detail surface may stray from the real floor", 0.001)
-
     show_regions: BoolProperty(name="Regions", default=False, update=_show_regions,
                                description="Colour navmesh polygons by region (switches Solid mode to Attribute colour)")
     show_portals: BoolProperty(name="Portals", default=False, update=_redraw,
@@ -76,7 +85,8 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     bake_stage: StringProperty(name="Bake Stage", default="", options={"SKIP_SAVE"})
     bake_progress: FloatProperty(name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR", options={"SKIP_SAVE"})
 
-    path_radius: _distance("Path Radius", 0.4, "Radius of the agent the test path is planned for")
+    path_radius: _distance("Path Radius", PARAMETER_BY_NAME["agent_radius"].default,
+                           "Radius of the agent the test path is planned for")
     path_show_portals: BoolProperty(name="Show Portals", default=False, update=_redraw,
                                     description="Draw the portals the path crosses, shrunk by the agent radius")
     path_navmesh: PointerProperty(name="Navmesh", type=bpy.types.Object, description="Navmesh object the path test runs on")
@@ -88,15 +98,23 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     path_time_ms: FloatProperty(name="Query Time (ms)", default=0.0, options={"SKIP_SAVE"})
 
     def to_bake_params(self) -> lib.BakeParams:
-        """The lib parameters for these settings (slope converted to degrees); NavMeshError if out of range.
+        """The lib parameters for these settings (angles converted to degrees); NavMeshError if out of range.
 
-        Values are rounded (6 decimals, the slope to 1e-4 degrees) so Blender's float32 storage does not
+        Values are rounded (6 decimals, angles to 1e-4 degrees) so Blender's float32 storage does not
         leak 0.4000000059 into files.
         """
-        values = {name: getattr(self, name) for name in PARAM_NAMES}
-        values = {k: v if isinstance(v, int) else round(v, 6) for k, v in values.items()}
-        values["agent_max_slope"] = round(math.degrees(self.agent_max_slope), 4)
-        return lib.BakeParams(**values)
+        return lib.BakeParams(**{name: self.bake_parameter(name) for name in PARAMETER_BY_NAME})
+
+    def bake_parameter(self, name: str) -> float | int:
+        """One bake parameter in lib's units (degrees, not radians), rounded as in to_bake_params."""
+        value = getattr(self, name)
+        if isinstance(value, int):
+            return value
+        return round(math.degrees(value), 4) if PARAMETER_BY_NAME[name].unit == "degrees" else round(value, 6)
+
+    def set_bake_parameter(self, name: str, value: float) -> None:
+        """Set one bake parameter given in lib's units (degrees, not radians)."""
+        setattr(self, name, math.radians(value) if PARAMETER_BY_NAME[name].unit == "degrees" else value)
 
 
 CLASSES = (NavmeshSettings,)

@@ -26,7 +26,7 @@ def assert_valid_navmesh(mesh, known_gaps: frozenset = frozenset()) -> None:
 def navmesh_violations(mesh) -> list[tuple[str, str]]:
     """(kind, message) for every broken invariant: structure, too many vertices, not convex or not
     counter-clockwise, zero area, needle, sliver, a directed edge used twice, asymmetric adjacency,
-    T-junction, straight vertex no neighbour needs."""
+    T-junction, straight vertex no neighbour needs, wall edge longer than max_edge_len."""
     out = []
     n_poly = mesh.polygon_count
     sizes = mesh.polygon_sizes
@@ -83,6 +83,7 @@ def navmesh_violations(mesh) -> list[tuple[str, str]]:
             out.append(("adjacency", f"edge {a}->{b} is shared by polygons {p} and {twin[0]} but marked as boundary"))
     out += [("t_junction", m) for m in t_junctions(mesh)]
     out += [("straight_vertex", m) for m in unneeded_straight_vertices(mesh)]
+    out += [("long_edge", m) for m in long_wall_edges(mesh)]
     return out
 
 
@@ -97,8 +98,9 @@ def min_width(xy: np.ndarray) -> float:
 
 def unneeded_straight_vertices(mesh) -> list[str]:
     """Straight vertices that no polygon needs: a vertex is needed where some polygon turns at it,
-    or where the two edges of a polygon meeting at it have different neighbours (a portal ends
-    there). Detour counts every vertex against its 6-vertex budget, so others are waste."""
+    where the two edges of a polygon meeting at it have different neighbours (a portal ends
+    there), or between two wall edges that would join into one longer than max_edge_len. Detour
+    counts every vertex against its 6-vertex budget, so others are waste."""
     offs = mesh.poly_offsets
     owner = mesh.edge_polygon
     prev_slot = np.arange(len(mesh.poly_vertices)) - 1
@@ -112,10 +114,24 @@ def unneeded_straight_vertices(mesh) -> list[str]:
     dot = (d_in * d_out).sum(1)
     straight = (np.abs(cross) <= STRAIGHT_ANGLE * np.linalg.norm(d_in, axis=1) * np.linalg.norm(d_out, axis=1)) & (dot > 0)
     needs = ~straight | (mesh.neighbors[prev_slot] != mesh.neighbors)
+    if mesh.params.max_edge_len > 0:
+        joined = np.linalg.norm(d_in + d_out, axis=1)
+        needs |= (mesh.neighbors[prev_slot] < 0) & (mesh.neighbors < 0) & (joined > mesh.params.max_edge_len)
     needed = np.zeros(len(mesh.vertices), dtype=bool)
     needed[v[needs]] = True
     waste = np.flatnonzero(straight & ~needed[v])
     return [f"vertex {int(v[s])} of polygon {int(owner[s])} is straight and no neighbour needs it" for s in waste]
+
+
+def long_wall_edges(mesh) -> list[str]:
+    """Wall edges longer (seen from above) than max_edge_len, when it is set."""
+    limit = mesh.params.max_edge_len
+    if limit <= 0:
+        return []
+    length = np.linalg.norm(mesh.vertices[mesh.edge_next_vertex, :2] - mesh.vertices[mesh.poly_vertices, :2], axis=1)
+    long = np.flatnonzero((mesh.neighbors < 0) & (length > limit * (1 + 1e-9)))
+    return [f"wall edge of polygon {int(mesh.edge_polygon[s])} is {length[s]:.4g} m long, over max_edge_len {limit:g}"
+            for s in long]
 
 
 def assert_no_t_junctions(mesh, tol: float = 1e-7) -> None:

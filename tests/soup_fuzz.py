@@ -69,7 +69,7 @@ def make_case(number: int, family: str | None = None) -> Case:
         scale = float(np.exp(rng.uniform(math.log(1 / 50), math.log(50))))
         offset = rng.uniform(-1e5, 1e5, 3) * scale * (rng.random() < 0.5)
         scene.vertices = scene.vertices * scale + offset
-        lengths = ("cell_size", "cell_height", "agent_radius", "agent_height", "agent_max_climb",
+        lengths = ("cell_size", "agent_radius", "agent_height", "agent_max_climb",
                    "max_edge_error", "max_height_error")
         params = replace(params, region_min_area=params.region_min_area * scale**2,
                          **{k: getattr(params, k) * scale for k in lengths})
@@ -78,13 +78,13 @@ def make_case(number: int, family: str | None = None) -> Case:
 
 def _params(rng) -> BakeParams:
     cs = float(rng.uniform(0.1, 0.35))
-    ch = float(rng.uniform(0.05, 0.2))
+    height_step = float(rng.uniform(0.05, 0.2))  # still drawn, so case k keeps its soup
     return BakeParams(
-        cell_size=cs, cell_height=ch, agent_radius=float(rng.choice([0.0, rng.uniform(0.1, 0.8)], p=[0.1, 0.9])),
+        cell_size=cs, agent_radius=float(rng.choice([0.0, rng.uniform(0.1, 0.8)], p=[0.1, 0.9])),
         agent_height=float(rng.uniform(1.0, 2.2)), agent_max_climb=float(rng.uniform(0.1, 0.6)),
         agent_max_slope=float(rng.uniform(25, 60)), region_min_area=float(rng.uniform(0, 3)),
         max_verts_per_poly=int(rng.integers(3, 7)), max_edge_error=float(rng.uniform(0.5, 2.0) * cs),
-        max_height_error=float(rng.uniform(1.0, 3.0) * ch),
+        max_height_error=float(rng.uniform(1.0, 3.0) * height_step),
     )
 
 

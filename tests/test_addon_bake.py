@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 import pytest
 
+import lib
 from navmesh_addon import mesh_write, operators_bake
 from tests.blender_scenes import box_object, grid_object, mesh_snapshot, select_only
 
@@ -23,7 +24,7 @@ def level(blender):
     crate.navmesh_role = "OBSTACLE"
     settings = blender.scene.navmesh
     settings.source = "VISIBLE"
-    settings.cell_size, settings.cell_height = 0.25, 0.1
+    settings.cell_size = 0.25
     return floor, crate
 
 
@@ -36,7 +37,7 @@ def test_bake_writes_a_navmesh_around_the_obstacle(level):
     assert obj.hide_render and obj.users_collection[0].name == "Navmesh"
     mesh = mesh_write.read_navmesh_object(obj)
     r = mesh.params.agent_radius
-    assert mesh.params.agent_radius == pytest.approx(0.4)
+    assert mesh.params.to_dict() == pytest.approx({**lib.BakeParams().to_dict(), "cell_size": 0.25})  # the defaults
     # Free area: floor eroded by r minus the crate grown by r (corners rounded; allow the voxel error).
     expected = (10 - 2 * r) ** 2 - (2 + 2 * r) ** 2
     assert obj["navmesh"]["area"] == pytest.approx(expected, rel=0.08)

@@ -16,6 +16,7 @@ def corridor(blender):
     """The L-shaped corridor navmesh (floor at z = 0.5, baked radius 0.4) as our navmesh object."""
     obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
     blender.view_layer.objects.active = obj
+    blender.scene.navmesh.path_radius = 0.4  # the bake radius
     return obj
 
 

@@ -1,11 +1,13 @@
 """Agent presets and sidebar panels: presets set the documented values; panels only name real properties and operators."""
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import bpy
 import pytest
 
+import lib
 from navmesh_addon import mesh_write, panels, presets
 from tests.fixtures.io import navmeshes
 
@@ -25,14 +27,34 @@ def test_builtin_presets_set_the_agent(blender, key, radius, height, climb, slop
 
 def test_user_preset_values_name_real_settings(blender):
     settings = blender.scene.navmesh
-    for path in presets.NAVMESH_OT_agent_preset_add.preset_values:
-        assert hasattr(settings, path.removeprefix("settings."))
+    names = [path.removeprefix("settings.") for path in presets.NAVMESH_OT_agent_preset_add.preset_values]
+    assert all(hasattr(settings, name) for name in names)
+    assert {p.name for p in lib.BAKE_PARAMETERS} <= set(names)
     assert presets.NAVMESH_MT_agent_presets.preset_subdir == presets.NAVMESH_OT_agent_preset_add.preset_subdir
 
 
-def test_bake_params_are_rounded_from_float32_storage(blender):
-    params = blender.scene.navmesh.to_bake_params()
-    assert params.agent_radius == 0.4 and params.agent_max_slope == 45.0 and params.cell_size == 0.2
+def test_builtin_presets_use_the_bake_parameter_names():
+    names = {p.name for p in lib.BAKE_PARAMETERS}
+    for values in presets.BUILTIN.values():
+        assert set(values) <= names
+        lib.BakeParams(**values)
+
+
+def test_settings_default_to_lib_defaults_rounded_from_float32_storage(blender):
+    assert blender.scene.navmesh.to_bake_params() == lib.BakeParams()
+
+
+def test_settings_are_the_bake_parameters_with_their_labels_and_ranges(blender):
+    properties = blender.scene.navmesh.bl_rna.properties
+    for parameter in lib.BAKE_PARAMETERS:
+        prop = properties[parameter.name]
+        assert prop.name == parameter.label
+        assert prop.description.lower() == parameter.description.lower()
+        if parameter.maximum is not None:
+            maximum = prop.hard_max if parameter.unit == "count" else math.degrees(prop.hard_max)
+            assert maximum == pytest.approx(parameter.maximum, abs=0.11)
+        assert (prop.hard_min > 0) == (parameter.minimum > 0 or parameter.minimum_excluded)
+    assert "cell_height" not in properties
 
 
 class RecordingLayout:
@@ -83,9 +105,10 @@ def test_panels_draw_parameters_bake_stats_path_and_export(blender):
     obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh", stats={"bake_time": 0.25})
     blender.view_layer.objects.active = obj
     log = draw_all(blender)
-    props = {name for kind, name in log if kind == "prop"}
-    assert {"agent_radius", "agent_height", "agent_max_climb", "agent_max_slope", "source", "cell_size",
-            "max_verts_per_poly", "show_regions", "show_portals", "show_clearance", "path_radius"} <= props
+    props = [name for kind, name in log if kind == "prop"]
+    assert {"source", "show_regions", "show_portals", "show_clearance", "path_radius"} <= set(props)
+    bake_props = [name for name in props if name in {p.name for p in lib.BAKE_PARAMETERS}]
+    assert sorted(bake_props) == sorted(p.name for p in lib.BAKE_PARAMETERS)  # each exactly once
     operators = {name for kind, name in log if kind == "operator"}
     assert {"navmesh.bake", "navmesh.add_path_test", "navmesh.path_to_curve", "export_scene.navmesh_json",
             "export_scene.navmesh_dae", "export_scene.navmesh_glb"} <= operators

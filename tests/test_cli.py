@@ -152,6 +152,34 @@ def test_y_up_json_reads_back_as_the_same_z_up_navmesh(blender, tmp_path):
     assert lib.load(tmp_path / "y.json").vertices == pytest.approx(lib.load(tmp_path / "z.json").vertices)
 
 
+def test_bake_takes_every_bake_parameter_by_its_lib_name_and_the_old_spellings():
+    from navmesh_addon import cli
+
+    given = {"cell_size": 0.25, "agent_radius": 0.3, "agent_height": 1.7, "agent_max_climb": 0.35,
+             "agent_max_slope": 40.0, "region_min_area": 2.0, "max_verts_per_poly": 5, "max_edge_len": 3.0,
+             "max_edge_error": 0.3, "max_height_error": 0.15}
+    assert set(given) == {p.name for p in lib.BAKE_PARAMETERS}
+    argv = ["bake", "level.obj", "--output", "x.json"]
+    for name, value in given.items():
+        argv += ["--" + name.replace("_", "-"), str(value)]
+    assert cli.parameter_values(cli.build_parser().parse_args(argv)) == given
+    old = cli.build_parser().parse_args(["bake", "-o", "x.json", "--max-climb", "0.3", "--max-slope", "30"])
+    assert cli.parameter_values(old) == {"agent_max_climb": 0.3, "agent_max_slope": 30.0}
+
+
+def test_bake_with_parameter_options_writes_them_into_the_navmesh(blender, tmp_path):
+    from navmesh_addon import cli
+
+    out = tmp_path / "level.json"
+    assert cli.main(["bake", str(DEMO), "--output", str(out), "--preset", "human", "--max-edge-len", "2.5",
+                     "--max-verts-per-poly", "5", "--agent-max-slope", "40"]) == 0
+    mesh = lib.load(out)
+    assert (mesh.params.max_edge_len, mesh.params.max_verts_per_poly, mesh.params.agent_max_slope) == (2.5, 5, 40.0)
+    assert mesh.params.agent_radius == pytest.approx(0.4)  # from the preset
+    start, end = mesh.vertices[mesh.poly_vertices, :2], mesh.vertices[mesh.edge_next_vertex, :2]
+    assert np.linalg.norm(end - start, axis=1)[mesh.neighbors < 0].max() <= 2.5 + 1e-9
+
+
 def test_help_exits_0_without_raising(capsys):
     from navmesh_addon import cli
 
@@ -195,6 +223,10 @@ BAD_BAKES = {
     "unknown preset": (["bake", "{demo}", "--output", "{tmp}/x.json", "--preset", "elephant"], 2, "choose from child, human, large"),
     "negative radius": (["bake", "{demo}", "--output", "{tmp}/x.json", "--agent-radius", "-1"], 2, "agent_radius must not be negative"),
     "nan slope": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-slope", "nan"], 2, "agent_max_slope must be a finite number"),
+    "negative edge length": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-edge-len", "-2"], 2,
+                             "max_edge_len must not be negative"),
+    "fractional vertex limit": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-verts-per-poly", "5.5"], 2,
+                                "--max-verts-per-poly: invalid int value"),
     "missing collection": (["bake", "{demo}", "--output", "{tmp}/x.json", "--collection", "Props"], 2, "no collection named 'Props'"),
     "no output": (["bake", "{demo}"], 2, "--output"),
     "no input and no open file": (["bake", "--output", "{tmp}/x.json"], 2, "no level to bake"),

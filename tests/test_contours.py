@@ -287,7 +287,7 @@ def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_bo
         [0, 1, 2], [0, 2, 3], [4, 6, 7], [8, 9, 11], [4, 5, 9], [6, 10, 11], [4, 8, 10], [5, 7, 11],
         [4, 7, 5], [8, 11, 10], [4, 9, 8], [6, 11, 7], [4, 10, 6], [5, 11, 9], [12, 13, 14], [12, 14, 15],
     ])
-    params = BakeParams(cell_size=0.2, cell_height=0.1, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
+    params = BakeParams(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
                         region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)
     hf = build_heightfield(prepare_soup(vertices, triangles), params)
     rm = build_regions(hf, params)

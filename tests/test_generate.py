@@ -14,7 +14,7 @@ from tests.navmesh_checks import (as_shapely, assert_valid_navmesh, components, 
 from tests.scenes import Scene, rotated_boxes_scene
 
 PARAMS = BakeParams(
-    cell_size=0.1, cell_height=0.05, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.4,
+    cell_size=0.1, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.4,
     agent_max_slope=45.0, region_min_area=0.5, max_edge_error=0.1, max_height_error=0.1,
 )
 
@@ -106,7 +106,7 @@ def test_two_disjoint_rooms_are_two_regions():
 def test_islands_smaller_than_region_min_area_are_dropped_by_their_outline_area():
     """Box tops around the threshold, at RecastDemo's cell size and radius: an island is kept when
     the navmesh over it covers at least region_min_area, whatever its raster cells add up to."""
-    params = dataclasses.replace(PARAMS, cell_size=0.3, cell_height=0.2, agent_radius=0.6, region_min_area=5.76,
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76,
                                  max_edge_error=0.3)
     sides = np.arange(2.9, 4.0, 0.02)
     spacing = 5.0
@@ -168,7 +168,7 @@ def test_storeys_of_one_region_abutting_in_top_view_keep_the_floor():
             triangles += [[corners[0], corners[k], corners[k + 1]] for k in range(1, len(corners) - 1)]
     v = np.asarray(vertices, dtype=np.float32)
     z_up = np.column_stack([v[:, 0], -v[:, 2], v[:, 1]]).astype(np.float64)
-    child = BakeParams(agent_radius=0.25, agent_height=1.1, agent_max_climb=0.25, cell_size=0.1, cell_height=0.05)
+    child = BakeParams(agent_radius=0.25, agent_height=1.1, agent_max_climb=0.25, cell_size=0.1)
     mesh = generate(z_up, np.asarray(triangles), child)
     assert_valid_navmesh(mesh)
     assert mesh.area_xy() > 70.0
@@ -177,7 +177,7 @@ def test_storeys_of_one_region_abutting_in_top_view_keep_the_floor():
 def test_floor_pinched_to_single_points_between_boxes_and_its_edges_is_kept():
     """Boxes leave strips about one agent wide along a floor's edges, so the floor's outline
     touches itself at single points: it is split there, not dropped whole."""
-    params = dataclasses.replace(PARAMS, cell_size=0.3, cell_height=0.2, agent_radius=0.6, region_min_area=5.76,
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76,
                                  max_edge_error=0.3)
     sides = np.arange(2.9, 3.6, 0.02)
     scene = Scene().floor(0, 0, 5.0 * len(sides), 6)
@@ -191,7 +191,7 @@ def test_obstacles_whose_eroded_outlines_meet_at_a_point_give_valid_polygons():
     """Box sizes drift against the grid, so some boxes' eroded outlines meet at single points,
     there computed from either side to within float noise: the meeting points weld into one vertex
     (they once made a zero-area polygon)."""
-    params = dataclasses.replace(PARAMS, cell_size=0.3, cell_height=0.2, agent_radius=0.6, region_min_area=5.76,
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76,
                                  max_edge_error=0.3)
     scene = Scene().floor(0, 0, 152, 8)
     for k, side in enumerate(np.arange(2.9, 3.5, 0.02)):

@@ -15,7 +15,7 @@ from tests.navmesh_checks import assert_valid_navmesh
 from tests.soup_fuzz import KNOWN_GAPS
 from tests.scenes import Scene
 
-PARAMS = BakeParams(cell_size=0.2, cell_height=0.1, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
+PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
                     region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)
 
 

@@ -13,7 +13,7 @@ from lib.params import BakeParams
 from lib.soup import prepare_soup
 from tests.scenes import Scene
 
-PARAMS = BakeParams(cell_size=0.5, cell_height=0.1, agent_height=2.0, agent_max_climb=0.5, agent_max_slope=45.0)
+PARAMS = BakeParams(cell_size=0.5, agent_height=2.0, agent_max_climb=0.5, agent_max_slope=45.0)
 
 
 def bake(scene: Scene, params: BakeParams = PARAMS, areas=None):

@@ -11,7 +11,7 @@ R0 = 0.3
 
 
 def _bake(scene, r):
-    return generate(scene.vertices, scene.triangles, BakeParams(agent_radius=r, cell_size=0.1, cell_height=0.1))
+    return generate(scene.vertices, scene.triangles, BakeParams(agent_radius=r, cell_size=0.1))
 
 
 def test_generated_doorway_admits_only_agents_narrower_than_the_door():

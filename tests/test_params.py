@@ -1,0 +1,129 @@
+"""Bake parameters: one list (lib.BAKE_PARAMETERS) behind BakeParams, the README table and the JSON
+schema; their checks and messages; the legacy cell_height key; max_edge_len splits long walls."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lib
+from lib import BAKE_PARAMETERS, BakeParams, NavMeshError, generate
+from lib.contours import _split_long_wall_edges
+from lib.params import LEGACY_KEYS
+from tests.navmesh_checks import assert_valid_navmesh
+from tests.scenes import Scene
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_table_row(parameter) -> str:
+    recast = f"`{parameter.recast}`" + (" (in cells)" if parameter.recast_in_cells else "")
+    return f"| `{parameter.name}` | {parameter.default:g} | {parameter.unit} | {parameter.description} | {recast} |"
+
+
+def test_bake_params_fields_are_the_list_in_order_with_its_defaults():
+    fields = dataclasses.fields(BakeParams)
+    assert [f.name for f in fields] == [p.name for p in BAKE_PARAMETERS]
+    assert BakeParams().to_dict() == {p.name: p.default for p in BAKE_PARAMETERS}
+    for parameter in BAKE_PARAMETERS:
+        assert parameter.problem(parameter.default) is None, parameter.name
+
+
+def test_readme_parameter_table_matches_the_list():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Parameters\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [readme_table_row(p) for p in BAKE_PARAMETERS]
+
+
+def test_schema_params_are_the_list_plus_legacy_keys_with_the_same_bounds():
+    schema = json.loads((ROOT / "schema" / "navmesh.schema.json").read_text())
+    properties = schema["properties"]["params"]["properties"]
+    assert set(properties) == {p.name for p in BAKE_PARAMETERS} | LEGACY_KEYS
+    for parameter in BAKE_PARAMETERS:
+        entry = properties[parameter.name]
+        assert entry["type"] == ("integer" if parameter.unit == "count" else "number")
+        assert entry["exclusiveMinimum" if parameter.minimum_excluded else "minimum"] == parameter.minimum
+        if parameter.maximum is not None:
+            assert entry["exclusiveMaximum" if parameter.maximum_excluded else "maximum"] == parameter.maximum
+
+
+@pytest.mark.parametrize("value, message", [
+    (-1.0, "parameter max_edge_len must not be negative, got -1.0"),
+    (float("inf"), "parameter max_edge_len must be a finite number, got inf"),
+    ("5", "parameter max_edge_len must be a finite number, got '5'"),
+])
+def test_max_edge_len_is_checked_with_a_message_naming_it(value, message):
+    with pytest.raises(NavMeshError, match=re.escape(message)):
+        BakeParams(max_edge_len=value)
+
+
+def test_messages_name_the_range():
+    with pytest.raises(NavMeshError, match=re.escape("agent_max_slope must be in [0, 90) degrees, got 90")):
+        BakeParams(agent_max_slope=90)
+    with pytest.raises(NavMeshError, match="max_verts_per_poly must be a whole number from 3 to 32, got 33"):
+        BakeParams(max_verts_per_poly=33)
+    with pytest.raises(NavMeshError, match="agent_height must be greater than 0, got 0"):
+        BakeParams(agent_height=0)
+
+
+def test_legacy_cell_height_is_ignored_but_other_unknown_keys_are_errors():
+    assert BakeParams.from_dict({"cell_size": 0.3, "cell_height": 0.1}) == BakeParams(cell_size=0.3)
+    with pytest.raises(NavMeshError, match="unknown bake parameter\\(s\\): cell_heigth"):
+        BakeParams.from_dict({"cell_size": 0.3, "cell_heigth": 0.1})
+    with pytest.raises(TypeError):
+        BakeParams(cell_height=0.1)
+
+
+def test_a_file_written_with_cell_height_still_loads(tmp_path):
+    floor = Scene().floor(0, 0, 6, 6)
+    mesh = generate(floor.vertices, floor.triangles)
+    doc = mesh.to_dict()
+    doc["params"]["cell_height"] = 0.1  # as written before cell_height was removed
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    loaded = lib.load(path)
+    assert loaded.params == mesh.params and loaded.polygon_count == mesh.polygon_count
+
+
+def wall_edge_lengths(mesh) -> np.ndarray:
+    start, end = mesh.vertices[mesh.poly_vertices, :2], mesh.vertices[mesh.edge_next_vertex, :2]
+    return np.linalg.norm(end - start, axis=1)[mesh.neighbors < 0]
+
+
+def test_a_20_m_floor_at_max_edge_len_5_has_no_longer_wall_edge():
+    floor = Scene().floor(0, 0, 20, 20)
+    unlimited = generate(floor.vertices, floor.triangles, BakeParams())
+    limited = generate(floor.vertices, floor.triangles, BakeParams(max_edge_len=5.0))
+    # Eroded by 0.5 m the outline is a 19 m square: each side in four pieces of 4.75 m.
+    assert wall_edge_lengths(unlimited) == pytest.approx([19.0] * 4)
+    assert sorted(wall_edge_lengths(limited)) == pytest.approx([4.75] * 16)
+    assert limited.area_xy() == pytest.approx(unlimited.area_xy())
+    assert_valid_navmesh(limited)
+
+
+def test_max_edge_len_holds_around_obstacles_and_keeps_the_walkable_area():
+    level = Scene().floor(0, 0, 20, 12).box((7, 6, 0), (3, 2, 2), 30.0).wall(12, 2, 18, 9, 2.0, 0.3)
+    unlimited = generate(level.vertices, level.triangles, BakeParams())
+    limited = generate(level.vertices, level.triangles, BakeParams(max_edge_len=2.0))
+    assert wall_edge_lengths(unlimited).max() > 2.0
+    assert wall_edge_lengths(limited).max() <= 2.0 + 1e-9
+    assert limited.area_xy() == pytest.approx(unlimited.area_xy(), rel=1e-9)
+    assert_valid_navmesh(limited)
+
+
+def test_only_wall_edges_are_split_evenly_and_the_corners_stay_bitwise():
+    ring = np.array([[0.0, 0.0, 0.0], [10.0, 0.0, 1.0], [10.0, 10.0, 1.0], [0.0, 10.0, 0.0]]) + 0.1
+    nb = np.array([-1, 7, -1, -1])  # edge 1 -> 2 is shared with region 7
+    split, split_nb = _split_long_wall_edges(ring, nb, 4.0)
+    assert len(split) == 3 + 1 + 3 + 3
+    assert split_nb.tolist() == [-1, -1, -1, 7, -1, -1, -1, -1, -1, -1]
+    assert (split[[0, 3, 4, 7]] == ring).all()
+    lengths = np.linalg.norm(np.roll(split[:, :2], -1, axis=0) - split[:, :2], axis=1)
+    assert lengths[split_nb < 0] == pytest.approx([10 / 3] * 9)
+    assert split[1] == pytest.approx(ring[0] + (ring[1] - ring[0]) / 3)  # heights along the edge
+    assert _split_long_wall_edges(ring, nb, 0.0)[0] is ring
