@@ -244,10 +244,15 @@ def check_case(case: Case) -> list[tuple[str, str]]:
 
 
 def shrink(case: Case, kind: str) -> Case:
-    """Drop triangles (halves, then quarters, ... then single ones) while the case still fails with `kind`."""
+    """Drop triangles (halves, then quarters, ... then single ones) while the case still fails with
+    `kind`. Each try bakes only the vertices its triangles use, as the saved reproducer will (unused
+    vertices would widen the bounds, and so move the voxel grid)."""
+    def compact(tris: np.ndarray) -> Case:
+        used, inverse = np.unique(case.scene.triangles[tris], return_inverse=True)
+        return replace(case, scene=Scene(case.scene.vertices[used], inverse.reshape(-1, 3), case.scene.walkable[tris]))
+
     def fails(tris: np.ndarray) -> bool:
-        scene = Scene(case.scene.vertices, case.scene.triangles[tris], case.scene.walkable[tris])
-        return any(k == kind for k, _ in check_case(replace(case, scene=scene)))
+        return any(k == kind for k, _ in check_case(compact(tris)))
 
     keep = np.arange(len(case.scene.triangles))
     chunk = max(len(keep) // 2, 1)
@@ -262,9 +267,7 @@ def shrink(case: Case, kind: str) -> Case:
         if chunk == 1 and not changed:
             break
         chunk = max(chunk // 2, 1)
-    used, inverse = np.unique(case.scene.triangles[keep], return_inverse=True)
-    scene = Scene(case.scene.vertices[used], inverse.reshape(-1, 3), case.scene.walkable[keep])
-    return replace(case, scene=scene)
+    return compact(keep)
 
 
 def _run_one(args: tuple[int, str | None]) -> tuple[int, str, list[tuple[str, str]], float]:
