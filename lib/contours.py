@@ -131,13 +131,14 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
             # Per ring, the outlines to try, best first: (points, neighbours, shared flags), and
             # then finer simplifications, made only if those fail.
             options = [[rings[m][:3], *rings[m][4]] for m in members]
-            chosen = [rings[m][0] for m in members]
+            chosen = _RingBoxes([rings[m][0] for m in members])
             for slot, h in enumerate(holes_of[k], start=1):
                 if rings[h][3] is not None:
-                    others = chosen[:slot] + chosen[slot + 1:]
-                    fewer = _enclosing_hole(rings[h][3], len(chosen[slot]), tolerance, others)
+                    # The fewer-corner outline stays within tolerance of the traced one.
+                    others = chosen.near(rings[h][3], skip=slot, margin=_HOLE_REACH * tolerance)
+                    fewer = _enclosing_hole(rings[h][3], len(chosen.rings[slot]), tolerance, others)
                     if fewer is not None:
-                        chosen[slot] = fewer
+                        chosen.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours = _push_rings(options, boundary)
@@ -652,6 +653,8 @@ def _signed_area(p: np.ndarray) -> float:
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
 
 
+# Rings farther than this many tolerances from a traced hole cannot meet its fewer-corner outline.
+_HOLE_REACH = 2.0
 # Hole hull edges considered as sides of a fewer-corner hole outline (the longest ones), and the
 # most corners such an outline may have: both bound the combinations tried.
 _HOLE_SIDE_CANDIDATES = 12
@@ -756,6 +759,29 @@ def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
     a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
     c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
     return bool(_segments_meet(a, b, c, d).any())
+
+
+def _box(ring: np.ndarray) -> np.ndarray:
+    """Top-view bounding box (min x, min y, max x, max y)."""
+    return np.concatenate([ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)])
+
+
+class _RingBoxes:
+    """A region's rings with their bounding boxes, kept as rings are replaced, so finding the rings
+    near one costs a comparison per ring instead of measuring every ring again."""
+
+    def __init__(self, rings: list[np.ndarray]):
+        self.rings = list(rings)
+        self.boxes = np.array([_box(ring) for ring in rings]).reshape(-1, 4)
+
+    def replace(self, k: int, ring: np.ndarray) -> None:
+        self.rings[k], self.boxes[k] = ring, _box(ring)
+
+    def near(self, ring: np.ndarray, skip: int, margin: float = 0.0) -> list[np.ndarray]:
+        """The rings but number `skip` whose boxes touch the ring's, widened by margin."""
+        box = _box(ring)
+        touch = np.all(self.boxes[:, :2] <= box[2:] + margin, axis=1) & np.all(self.boxes[:, 2:] >= box[:2] - margin, axis=1)
+        return [self.rings[k] for k in np.flatnonzero(touch) if k != skip]
 
 
 def _near(ring: np.ndarray, others: list[np.ndarray]) -> list[np.ndarray]:
@@ -898,15 +924,15 @@ def _push_rings(options: list[list[tuple]], boundary: _Boundary):
     shared flags, or a callable giving them or None) whose wall edges, pushed off the boundary
     (_push_off_walls), cross neither the ring itself nor the rings chosen so far; if none does, the
     finest option unpushed (or the first, when even that crosses)."""
-    out = [ring_options[0][0] for ring_options in options]
+    out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
     for k, ring_options in enumerate(options):
-        others = out[:k] + out[k + 1:]
 
         def fits(ring: np.ndarray) -> bool:
             if _crossing_edges(ring[:, :2]).size:
                 return False
-            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in _near(ring, others))
+            others = out.near(ring, skip=k)
+            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)
 
         finest = None
         for option in ring_options:
@@ -917,14 +943,16 @@ def _push_rings(options: list[list[tuple]], boundary: _Boundary):
             finest = ring, nb
             pushed, pushed_nb = _push_off_walls(ring, nb, fixed, boundary)
             if fits(pushed):
-                out[k], out_nb[k] = pushed, pushed_nb
+                out.replace(k, pushed)
+                out_nb[k] = pushed_nb
                 break
         else:
             # Nothing pushes clear (the ring pinches against another): the finest outline, which
             # follows the eroded boundary closest, unpushed.
             if finest is not None and fits(finest[0]):
-                out[k], out_nb[k] = finest
-    return out, out_nb
+                out.replace(k, finest[0])
+                out_nb[k] = finest[1]
+    return out.rings, out_nb
 
 
 def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: _Boundary):

@@ -31,6 +31,11 @@ _WHOLE_REGION_VERTICES = 400
 _PARTNER_WINDOWS = 4
 # Vertex candidates are tested for visibility this many at a time, nearest first.
 _CAST_BATCH = 24
+# A visibility test casts against the edges within this fraction of the search window first, and
+# doubles the reach only for rays nothing has blocked yet (most are blocked near the notch).
+_FIRST_CAST_WINDOW = 0.25
+# An edge whose box spans more than this many grid bins is kept apart and checked by every search.
+_MAX_BOX_BINS = 64
 # Portals that resolve two notches count as this fraction of their length when ranked, portals to
 # a new vertex as this multiple (a new vertex joins two cells and uses up their vertex budget).
 _TWO_NOTCH_BONUS = 0.5
@@ -49,9 +54,10 @@ class Cells:
     steiner: np.ndarray
 
 
-def notch_cells(rings: list[list[int]], points: np.ndarray, fixed: set[tuple[int, int]], snap: float) -> Cells | None:
-    """Cut a region (outer ring counter-clockwise, holes clockwise, ids into `points` (N, 3)) into
-    convex cells; None when the outline defeats the construction (the caller falls back).
+def notch_cells(rings: list[list[int]], points, fixed: set[tuple[int, int]], snap: float) -> Cells | None:
+    """Cut a region (outer ring counter-clockwise, holes clockwise, ids into `points`, N (x, y, z)
+    rows: an array or a list, only the region's own rows are read) into convex cells; None when the
+    outline defeats the construction (the caller falls back).
 
     fixed: directed ring edges shared with another region (never split).
     snap: a Steiner vertex closer than this to an existing vertex is not made (no tiny edges).
@@ -83,11 +89,12 @@ class _Target:
 class _Graph:
     """Planar graph of the region: ring half-edges (interior on their left) and portals (both ways).
 
-    Vertex and edge coordinates also live in growing arrays, so every search looks only at the
-    vertices and edges within a window around its notch, widened until the best portal is certain.
+    Vertex and edge coordinates also live in growing arrays, binned on a grid of the window's size,
+    so every search looks only at the vertices and edges within a window around its notch, widened
+    until the best portal is certain.
     """
 
-    def __init__(self, points: np.ndarray, rings: list[list[int]], fixed: set[tuple[int, int]], snap: float):
+    def __init__(self, points, rings: list[list[int]], fixed: set[tuple[int, int]], snap: float):
         self.snap = snap
         self.next_id = len(points)
         self.xyz: dict[int, tuple[float, float, float]] = {}
@@ -97,9 +104,18 @@ class _Graph:
         self.kind: dict[tuple[int, int], str] = {}
         self.broken = False
         ids = list(dict.fromkeys(v for ring in rings for v in ring))
+        # Rows [0, _vertex_count) and [0, _edge_count) are in use; the arrays grow by doubling.
+        self._vertex_count = len(ids)
         self._vertex_ids = np.array(ids, dtype=np.int64)
-        self._vertex_xy = np.asarray(points, dtype=np.float64)[ids, :2].reshape(-1, 2).copy()
+        self._vertex_xy = np.array([points[v][:2] for v in ids], dtype=np.float64).reshape(-1, 2)
+        self._vertex_row = {v: row for row, v in enumerate(ids)}
+        # Per vertex row: the vectors to both ends of its first reflex corner (zero when it has
+        # none), and whether it has several; kept by _update_corners.
+        self._corner_a = np.zeros((len(ids), 2))
+        self._corner_b = np.zeros((len(ids), 2))
+        self._corner_several = np.zeros(len(ids), dtype=bool)
         self._edge_row: dict[tuple[int, int], int] = {}
+        self._edge_count = 0
         self._edge_ends = np.zeros((0, 2), dtype=np.int64)
         self._edge_a = np.zeros((0, 2))
         self._edge_b = np.zeros((0, 2))
@@ -119,42 +135,69 @@ class _Graph:
                 self.out[a].append(b)
                 self.inn[b].append(a)
                 new_edges.append(key)
-        self._add_edges(new_edges)
         scale = max(float(np.abs(self._vertex_xy).max(initial=0.0)), 1.0)
         self.eps = 1e-9 * scale
-        lengths = np.hypot(*(self._edge_b - self._edge_a).T)
         self.extent = float(np.ptp(self._vertex_xy, axis=0).max(initial=0.0)) * 1.5 + 1.0
+        a = np.array([self.xyz[a][:2] for a, _ in new_edges]).reshape(-1, 2)
+        b = np.array([self.xyz[b][:2] for _, b in new_edges]).reshape(-1, 2)
+        lengths = np.hypot(*(b - a).T)
         # First search window: a few typical edge lengths; the whole region when it is small.
         typical = 4.0 * float(np.median(lengths)) if len(lengths) else 1.0
         self.window = self.extent if len(ids) <= _WHOLE_REGION_VERTICES else min(typical, self.extent)
+        self._first_cast = self.window if self.window >= self.extent else _FIRST_CAST_WINDOW * self.window
+        self._vertex_bins, self._edge_bins = _Bins(self.window), _Bins(self.window)
+        self._vertex_bins.add(np.arange(len(ids)), np.hstack([self._vertex_xy, self._vertex_xy]))
+        self._add_edges(new_edges)
         self._reflex: dict[int, list[tuple[int, int, int]]] = {}
         for v in self.xyz:
             self._update_corners(v)
 
     # --- arrays ---------------------------------------------------------------------------------
 
+    def _add_vertex(self, v: int) -> None:
+        row = self._vertex_count
+        self._vertex_count += 1
+        for name in ("_vertex_ids", "_vertex_xy", "_corner_a", "_corner_b", "_corner_several"):
+            setattr(self, name, _reserve(getattr(self, name), self._vertex_count))
+        self._vertex_ids[row], self._vertex_xy[row] = v, self.xyz[v][:2]
+        self._vertex_row[v] = row
+        self._vertex_bins.add(np.array([row]), np.tile(self._vertex_xy[row], 2)[None])
+
     def _add_edges(self, keys: list[tuple[int, int]]) -> None:
-        base = len(self._edge_ends)
+        base, self._edge_count = self._edge_count, self._edge_count + len(keys)
+        for name in ("_edge_ends", "_edge_a", "_edge_b", "_edge_box"):
+            setattr(self, name, _reserve(getattr(self, name), self._edge_count))
         for k, key in enumerate(keys):
             self._edge_row[key] = base + k
-        ends = np.array(keys, dtype=np.int64).reshape(-1, 2)
-        self._edge_ends = np.vstack([self._edge_ends, ends])
+        rows = np.arange(base, self._edge_count)
         a = np.array([self.xyz[a][:2] for a, _ in keys]).reshape(-1, 2)
         b = np.array([self.xyz[b][:2] for _, b in keys]).reshape(-1, 2)
-        self._edge_a = np.vstack([self._edge_a, a])
-        self._edge_b = np.vstack([self._edge_b, b])
-        self._edge_box = np.vstack([self._edge_box, np.hstack([np.minimum(a, b), np.maximum(a, b)])])
+        self._edge_ends[rows] = np.array(keys, dtype=np.int64).reshape(-1, 2)
+        self._edge_a[rows], self._edge_b[rows] = a, b
+        self._edge_box[rows] = np.hstack([np.minimum(a, b), np.maximum(a, b)])
+        self._edge_bins.add(rows, self._edge_box[rows])
 
-    def _window(self, v: int, radius: float) -> tuple[np.ndarray, np.ndarray]:
-        """Vertex rows within `radius` of v, and edge rows whose box meets the square around that disc."""
+    def _near_vertices(self, v: int, radius: float) -> np.ndarray:
+        """Vertex rows within `radius` of v, in increasing order."""
         if radius >= self.extent:
-            return np.arange(len(self._vertex_ids)), np.arange(len(self._edge_ends))
+            return np.arange(self._vertex_count)
         x, y = self.xyz[v][:2]
-        near_v = np.flatnonzero(np.hypot(self._vertex_xy[:, 0] - x, self._vertex_xy[:, 1] - y) <= radius)
-        box = self._edge_box
-        near_e = np.flatnonzero((box[:, 0] <= x + radius) & (box[:, 2] >= x - radius)
-                                & (box[:, 1] <= y + radius) & (box[:, 3] >= y - radius))
-        return near_v, near_e
+        rows = self._vertex_bins.meeting(x - radius, y - radius, x + radius, y + radius)
+        xy = self._vertex_xy[rows]
+        return rows[np.hypot(xy[:, 0] - x, xy[:, 1] - y) <= radius]
+
+    def _near_edges(self, v: int, radius: float) -> np.ndarray:
+        """Edge rows whose box meets the square of half-side `radius` around v, in increasing order."""
+        if radius >= self.extent:
+            return np.arange(self._edge_count)
+        x, y = self.xyz[v][:2]
+        return self._edges_meeting(x - radius, y - radius, x + radius, y + radius)
+
+    def _edges_meeting(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        """Edge rows whose box meets the box x0..x1, y0..y1, in increasing order."""
+        rows = self._edge_bins.meeting(x0, y0, x1, y1)
+        box = self._edge_box[rows]
+        return rows[(box[:, 0] <= x1) & (box[:, 2] >= x0) & (box[:, 1] <= y1) & (box[:, 3] >= y0)]
 
     # --- geometry -----------------------------------------------------------------------------
 
@@ -194,6 +237,10 @@ class _Graph:
             self._reflex[v] = corners
         else:
             self._reflex.pop(v, None)
+        row = self._vertex_row[v]
+        u, _, w = corners[0] if corners else (v, v, v)
+        self._corner_a[row], self._corner_b[row] = self._dir(v, u), self._dir(v, w)
+        self._corner_several[row] = len(corners) > 1
 
     def _corner_at(self, v: int, d: tuple[float, float]) -> tuple[int, int, float] | None:
         """The face corner (u, w, angle) at v whose wedge the direction d leaves v through."""
@@ -247,15 +294,40 @@ class _Graph:
         picked = np.arange(len(dirs))
         return s[picked, first], rows[first], t[picked, first]
 
+    def _visible(self, v: int, dirs: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """Per unit direction (D, 2): nothing lies between v and the point `length` (D,) along it.
+
+        Cast against the edges in a small window first, then in ever wider ones only for the rays
+        neither blocked yet nor shorter than the window (which holds all their blockers): most
+        rays are blocked near v."""
+        seen = np.zeros(len(dirs), dtype=bool)
+        todo = np.arange(len(dirs))
+        radius = self._first_cast
+        while len(todo):
+            radius = min(radius, self.extent)
+            dist, _, _ = self._cast(v, dirs[todo], self._near_edges(v, radius))
+            blocked = _blocked(dist, length[todo])
+            done = blocked | (length[todo] <= radius) | (radius >= self.extent)
+            seen[todo[done & ~blocked]] = True
+            todo = todo[~done]
+            radius *= 2
+        return seen
+
+    def _clear(self, v: int, d: np.ndarray, length: float) -> bool:
+        """Nothing lies between v and the point `length` along the unit direction d."""
+        x, y = self.xyz[v][:2]
+        ex, ey = x + d[0] * length, y + d[1] * length
+        rows = self._edges_meeting(min(x, ex) - self.eps, min(y, ey) - self.eps, max(x, ex) + self.eps, max(y, ey) + self.eps)
+        dist, _, _ = self._cast(v, d[None], rows)
+        return not _blocked(dist, np.array([length]))[0]
+
     def _sees(self, v: int, p: int) -> bool:
         """Nothing lies between v and vertex p (and p is not v's twin on another floor, at its very place)."""
         d = self._dir(v, p)
         length = math.hypot(*d)
         if length == 0.0:
             return False
-        _, near_e = self._window(v, length)
-        dist, _, _ = self._cast(v, np.array([[d[0] / length, d[1] / length]]), near_e)
-        return bool(dist[0] >= length - 1e-9 * max(length, 1.0))
+        return self._clear(v, np.array([d[0] / length, d[1] / length]), length)
 
     # --- choosing portals ---------------------------------------------------------------------
 
@@ -272,12 +344,12 @@ class _Graph:
         the best one unless two_notch_only, which keeps every partner: a taken best leaves the next)."""
         u, v, w = notch
         a, b = self._dir(v, u), self._dir(v, w)
-        near_v, near_e = self._window(v, radius)
+        near_v = self._near_vertices(v, radius)
         ids = self._vertex_ids[near_v]
         to_pts = self._vertex_xy[near_v] - self.xyz[v][:2]
         in_cone = self._in_cone(a, b, to_pts) & (ids != v) & np.any(to_pts != 0.0, axis=1)
         if two_notch_only:
-            in_cone[in_cone] &= self._cone_faces_back(ids[in_cone], to_pts[in_cone])
+            in_cone[in_cone] &= self._cone_faces_back(near_v[in_cone], to_pts[in_cone])
         cand_ids, cand_d = ids[in_cone], to_pts[in_cone]
         length = np.hypot(cand_d[:, 0], cand_d[:, 1])
         order = np.argsort(length)
@@ -285,12 +357,13 @@ class _Graph:
         found = []
         bound = math.inf
         # Nearest first, a batch at a time: a far vertex cannot beat a near portal already found.
-        for lo in range(0, len(cand_ids), _CAST_BATCH):
+        # Every partner is wanted, so they are all cast at once.
+        batch_size = max(len(cand_ids), 1) if two_notch_only else _CAST_BATCH
+        for lo in range(0, len(cand_ids), batch_size):
             if length[lo] * _TWO_NOTCH_BONUS >= bound:
                 break
-            batch = slice(lo, lo + _CAST_BATCH)
-            dist, _, _ = self._cast(v, cand_d[batch] / length[batch, None], near_e)
-            visible = lo + np.flatnonzero(dist >= length[batch] - 1e-9 * np.maximum(length[batch], 1.0))
+            batch = slice(lo, lo + batch_size)
+            visible = lo + np.flatnonzero(self._visible(v, cand_d[batch] / length[batch, None], length[batch]))
             for k in visible:
                 if length[k] * _TWO_NOTCH_BONUS >= bound:
                     break
@@ -303,16 +376,11 @@ class _Graph:
                         bound = min(bound, score)
         return sorted(found)
 
-    def _cone_faces_back(self, ids: np.ndarray, to_pts: np.ndarray) -> np.ndarray:
-        """Per vertex: may a portal from here resolve a notch there too? A quick filter before the
-        exact test: its reflex corner's cone must hold the way back (-to_pts); vertices with several
-        reflex corners pass."""
-        reflex = [self._reflex.get(p, ((p, p, p),)) for p in ids.tolist()]
-        several = np.array([len(c) > 1 for c in reflex], dtype=bool)
-        corners = [c[0] for c in reflex]
-        xyz = self.xyz
-        a = np.array([[xyz[u][0] - xyz[p][0], xyz[u][1] - xyz[p][1]] for u, p, _ in corners]).reshape(-1, 2)
-        b = np.array([[xyz[w][0] - xyz[p][0], xyz[w][1] - xyz[p][1]] for _, p, w in corners]).reshape(-1, 2)
+    def _cone_faces_back(self, rows: np.ndarray, to_pts: np.ndarray) -> np.ndarray:
+        """Per vertex row: may a portal from here resolve a notch there too? A quick filter before
+        the exact test: its reflex corner's cone must hold the way back (-to_pts); vertices with
+        several reflex corners pass."""
+        a, b, several = self._corner_a[rows], self._corner_b[rows], self._corner_several[rows]
         d = -to_pts
         na, nb, nd = np.hypot(*a.T), np.hypot(*b.T), np.hypot(*d.T)
         tol = 1e-12 * nd
@@ -362,7 +430,7 @@ class _Graph:
 
         # Rays into the cone: along both edge extensions, its bisector, and perpendicular to each
         # edge whose foot lies in the cone; each ends where it first meets an edge.
-        _, near_e = self._window(v, radius)
+        near_e = self._near_edges(v, radius)
         sa, sb = self._edge_a[near_e], self._edge_b[near_e]
         na, nb = math.hypot(*a), math.hypot(*b)
         ext = np.array([[-a[0] / na, -a[1] / na], [-b[0] / nb, -b[1] / nb]])
@@ -411,8 +479,7 @@ class _Graph:
             za, zb = self.xyz[a][2], self.xyz[b][2]
             self.xyz[p] = (target.point[0], target.point[1], za + target.t * (zb - za))
             self.out[p], self.inn[p] = [], []
-            self._vertex_ids = np.append(self._vertex_ids, p)
-            self._vertex_xy = np.vstack([self._vertex_xy, self.xyz[p][:2]])
+            self._add_vertex(p)
             kind = self.kind.pop((a, b))
             for x, y in ((a, b), (b, a)):
                 if y in self.out[x]:
@@ -428,7 +495,7 @@ class _Graph:
             self._edge_ends[row] = first
             self._edge_a[row], self._edge_b[row] = self.xyz[first[0]][:2], self.xyz[first[1]][:2]
             self._edge_box[row] = (*np.minimum(self._edge_a[row], self._edge_b[row]),
-                                   *np.maximum(self._edge_a[row], self._edge_b[row]))
+                                   *np.maximum(self._edge_a[row], self._edge_b[row]))  # still in its bins
             second = (min(b, p), max(b, p))
             self.kind[first] = self.kind[second] = kind
             self._add_edges([second])
@@ -509,6 +576,55 @@ class _Graph:
                     return None
                 cells.append(cell)
         return cells
+
+
+class _Bins:
+    """Rows of boxes (min x, min y, max x, max y) binned on a uniform grid, to find those near a
+    point without scanning all. A box may shrink after it is added: it stays in its old bins."""
+
+    def __init__(self, size: float):
+        self.size = size
+        self.count = 0  # rows 0..count-1 have been added
+        self.bins: dict[tuple[int, int], list[int]] = {}
+        self.wide: list[int] = []  # rows whose box spans more than _MAX_BOX_BINS bins
+
+    def add(self, rows: np.ndarray, boxes: np.ndarray) -> None:
+        self.count = max(self.count, int(rows.max(initial=-1)) + 1)
+        cells = np.floor(boxes / self.size).astype(np.int64).tolist()
+        for row, (i0, j0, i1, j1) in zip(rows.tolist(), cells):
+            if (i1 - i0 + 1) * (j1 - j0 + 1) > _MAX_BOX_BINS:
+                self.wide.append(row)
+                continue
+            for i in range(i0, i1 + 1):
+                for j in range(j0, j1 + 1):
+                    self.bins.setdefault((i, j), []).append(row)
+
+    def meeting(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        """Sorted rows whose box may meet the box x0..x1, y0..y1 (all rows when it spans more
+        bins than there are rows)."""
+        i0, j0 = math.floor(x0 / self.size), math.floor(y0 / self.size)
+        i1, j1 = math.floor(x1 / self.size), math.floor(y1 / self.size)
+        if (i1 - i0 + 1) * (j1 - j0 + 1) > self.count:
+            return np.arange(self.count)
+        rows = list(self.wide)
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                rows += self.bins.get((i, j), ())
+        return np.unique(np.array(rows, dtype=np.int64))
+
+
+def _blocked(dist: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Rays whose first hit (dist) comes before their target `length` away (beyond float noise)."""
+    return dist < length - 1e-9 * np.maximum(length, 1.0)
+
+
+def _reserve(rows: np.ndarray, count: int) -> np.ndarray:
+    """The array, or a copy with room for at least `count` rows (capacity doubles: appends stay linear)."""
+    if len(rows) >= count:
+        return rows
+    grown = np.zeros((max(count, 2 * len(rows)), *rows.shape[1:]), dtype=rows.dtype)
+    grown[:len(rows)] = rows
+    return grown
 
 
 def _angle_between(d: tuple[float, float], e: tuple[float, float]) -> float:

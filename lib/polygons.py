@@ -353,7 +353,7 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -
 def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float, thin: float) -> tuple[list[list[int]], np.ndarray] | None:
     """Notch portals (lib.notch_portals), cells over the vertex limit split, then merged across
     inessential portals; Steiner vertices a merge leaves straight and unshared are dropped."""
-    found = notch_cells(rings, np.asarray(points, dtype=np.float64), shared, snap)
+    found = notch_cells(rings, points, shared, snap)
     if found is None:
         return None
     xy_all = _extended(xy, found.steiner)
