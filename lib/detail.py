@@ -45,7 +45,8 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     mesh = replace(mesh, vertices=vertices)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
-    fits = _fan_fits(mesh, sample_poly, samples, max_error)
+    apex = _fan_apexes(mesh)
+    fits = _fan_fits(mesh, apex, sample_poly, samples, max_error)
     edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error)
     offs = mesh.poly_offsets
     out_vertices, out_tris, out_polys = [], [], []
@@ -54,9 +55,9 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
         poly = mesh.vertices[mesh.polygon(p)]
         on_edges = [edge_points.get(e) for e in range(offs[p], offs[p + 1])]
         if fits[p] and not any(pts is not None for pts in on_edges):
-            verts, tris = poly, np.array([[0, k, k + 1] for k in range(1, len(poly) - 1)], dtype=np.int64)
+            verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
-            verts, tris = _refine(poly, samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
+            verts, tris = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
         out_vertices.append(verts)
         out_tris.append(tris + base)
         out_polys.append(np.full(len(tris), p, dtype=np.int64))
@@ -311,18 +312,49 @@ def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
     return np.column_stack([slope_x, slope_y, centre[:, 2] + offset - slope_x * centre[:, 0] - slope_y * centre[:, 1]])
 
 
-def _fan_fits(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarray, max_error: float) -> np.ndarray:
-    """Bool per polygon: its fan triangulation is already within max_error of every sample (with a
-    hair to spare), so refinement would insert nothing. All polygons at once."""
+def _fan(n: int, apex: int) -> list[list[int]]:
+    """The fan triangulation of an n-gon from corner `apex`."""
+    return [[apex, (apex + k) % n, (apex + k + 1) % n] for k in range(1, n - 1)]
+
+
+def _fan_apexes(mesh: NavMesh) -> np.ndarray:
+    """Per polygon, the corner whose fan has the fattest thinnest triangle (2·area / longest side²):
+    a fan from a corner next to a nearly straight one would start with a sliver along the polygon's
+    edge, and a point on that edge would take its height across the sliver. All polygons at once."""
+    offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
+    xy = mesh.vertices[mesh.poly_vertices, :2]
+    best, apex = np.full(mesh.polygon_count, -np.inf), np.zeros(mesh.polygon_count, dtype=np.int64)
+    for j in range(int(sizes.max(initial=3))):
+        has = np.flatnonzero(sizes > j)
+        worst = np.full(len(has), np.inf)
+        n = sizes[has]
+        a = xy[offs[has] + j]
+        for k in range(1, int(n.max(initial=3)) - 1):
+            fan = np.flatnonzero(n > k + 1)
+            b, c = xy[offs[has[fan]] + (j + k) % n[fan]], xy[offs[has[fan]] + (j + k + 1) % n[fan]]
+            u, v, w = b - a[fan], c - a[fan], c - b
+            area2 = np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
+            longest = np.maximum(np.maximum((u**2).sum(1), (v**2).sum(1)), (w**2).sum(1))
+            worst[fan] = np.minimum(worst[fan], area2 / np.maximum(longest, 1e-300))
+        better = worst > best[has]
+        best[has[better]], apex[has[better]] = worst[better], j
+    return apex
+
+
+def _fan_fits(mesh: NavMesh, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray, max_error: float) -> np.ndarray:
+    """Bool per polygon: its fan triangulation (from `apex`) is already within max_error of every
+    sample (with a hair to spare), so refinement would insert nothing. All polygons at once."""
     offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
     corner = mesh.vertices[mesh.poly_vertices]
     first = offs[sample_poly]
-    a = corner[first]
+    n, top = sizes[sample_poly], apex[sample_poly]
+    a = corner[first + top]
     best = np.full(len(samples), -np.inf)
     z = np.zeros(len(samples))
     for k in range(1, int(sizes.max(initial=2)) - 1):
         has = np.flatnonzero(sizes[sample_poly] > k + 1)
-        b, c = corner[first[has] + k], corner[first[has] + k + 1]
+        b = corner[first[has] + (top[has] + k) % n[has]]
+        c = corner[first[has] + (top[has] + k + 1) % n[has]]
         ux, uy = b[:, 0] - a[has, 0], b[:, 1] - a[has, 1]
         vx, vy = c[:, 0] - a[has, 0], c[:, 1] - a[has, 1]
         det = ux * vy - uy * vx
@@ -352,12 +384,12 @@ def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.stack([1.0 - w1 - w2, w1, w2], axis=-1)
 
 
-def _refine(poly: np.ndarray, samples: np.ndarray, max_error: float, on_edges: list) -> tuple[np.ndarray, np.ndarray]:
-    """Fan triangulation of the polygon, its edge points (on_edges[k]: points along edge k in order,
-    or None), then inserted samples (Delaunay flips) until the error bound holds."""
+def _refine(poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list) -> tuple[np.ndarray, np.ndarray]:
+    """Fan triangulation of the polygon from `apex`, its edge points (on_edges[k]: points along edge
+    k in order, or None), then inserted samples (Delaunay flips) until the error bound holds."""
     n = len(poly)
     extra = sum(len(pts) for pts in on_edges if pts is not None)
-    tin = _Tin([*poly], [[0, k, k + 1] for k in range(1, n - 1)], extra)
+    tin = _Tin([*poly], _fan(n, apex), extra)
     for k, pts in enumerate(on_edges):
         u = k
         for point in pts if pts is not None else ():
