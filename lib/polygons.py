@@ -6,12 +6,13 @@ portals (longest first), and a local search then replaces any three adjacent pol
 chord can cut into two. Triangulating (holes bridged into the outer ring, ear clipping) and merging
 is the fallback for outlines the portals cannot handle. Vertices are welded across regions by exact
 coordinates, so shared borders (bitwise-identical in both outlines, never given new vertices) join
-without T-junctions.
+without T-junctions. Slivers (narrower than SLIVER_WIDTH cells, or needle-shaped) are avoided
+throughout: wall corners thinner than that are cut off the outline first, decompositions compare
+by their slivers, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
 """
 from __future__ import annotations
 
 import heapq
-import collections
 import logging
 import math
 
@@ -21,12 +22,13 @@ from .contours import RegionOutline
 from .navmesh import NavMesh
 from .notch_portals import notch_cells
 from .params import BakeParams
-from .triangulate import (SLIVER_WIDTH, bridge_holes, delaunay_flips, ear_clip, is_straight, min_width, signed_area,
-                          simple_hole, turn)
+from .triangulate import (SLIVER_WIDTH, bridge_holes, cross_many, delaunay_flips, ear_clip, is_straight, min_width,
+                          signed_area, simple_hole, turn)
 
 log = logging.getLogger(__name__)
 
-# Polygons with area / perimeter² at or below this count as slivers.
+# Polygons with area / perimeter² at or below this count as slivers (needles), as do those
+# narrower than SLIVER_WIDTH cells.
 _SLIVER = 2e-4
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
 _STEINER_SNAP = 0.25
@@ -69,6 +71,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
     regions: list[int] = []
     areas: list[int] = []
     snap = _STEINER_SNAP * params.cell_size
+    thin = SLIVER_WIDTH * params.cell_size
     for outline, region_rings in zip(outlines, rings_idx):
         shared = {
             (idx[k], idx[(k + 1) % len(idx)])
@@ -81,14 +84,15 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
         ]
         rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
         rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
+        rings = _trim_thin_corners(rings, xy, uses, shared, thin)
         if not rings or signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
             continue
         # Notch portals; triangulation and merging where the portals cannot be laid or leave slivers.
-        found = _decompose_by_portals(rings, points, xy, shared, maxv, snap)
-        if found is None or _quality_key(found[0], _extended(xy, found[1]))[0]:
-            fallback = _decompose(rings, xy, maxv)
-            if found is None or (fallback is not None and _quality_key(fallback[0], xy) < _quality_key(found[0], _extended(xy, found[1]))):
+        found = _decompose_by_portals(rings, points, xy, shared, maxv, snap, thin)
+        if found is None or _quality_key(found[0], _extended(xy, found[1]), thin)[0]:
+            fallback = _decompose(rings, xy, maxv, thin)
+            if found is None or (fallback is not None and _quality_key(fallback[0], xy, thin) < _quality_key(found[0], _extended(xy, found[1]), thin)):
                 found = fallback
         if found is None:
             log.warning("region %d dropped: its outline could not be decomposed (self-intersecting?)", outline.region)
@@ -97,7 +101,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
             xy = _extended(xy, steiner)
-        region_polys = _widen_slivers(region_polys, xy, maxv, SLIVER_WIDTH * params.cell_size)
+        region_polys = _widen_slivers(region_polys, xy, maxv, thin)
         polys.extend(region_polys)
         regions.extend([outline.region] * len(region_polys))
         areas.extend([outline.area] * len(region_polys))
@@ -132,39 +136,31 @@ def _assemble(polys, regions, areas, vertices: np.ndarray, params: BakeParams) -
 
 
 def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:
-    """One region's polygons with slivers (narrower than `thin`) repaired where that is possible.
+    """One region's polygons with slivers (_is_sliver) repaired where that is possible.
 
-    A sliver with two wall edges is a spike of the outline: it is cut off (the floor it gives up
-    is thinner than `thin`). Any other is merged with a neighbour (across its longest edges first:
-    a sliver lies along its longest edge), or with all of them, and the group is decomposed again
-    over the same outline, so no other polygon sees a change; kept if that leaves no sliver."""
+    A sliver is merged with a neighbour (across its longest edges first: a sliver lies along its
+    longest edge), or with all of them, and the group is decomposed again over the same outline,
+    so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
+    repairs and that is narrower than `thin` (a spike of the outline, or the floor between two
+    walls all but touching) is cut off: its neighbours see a wall there."""
     polys: list[list[int] | None] = list(polys)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
-    uses = collections.Counter(v for poly in polys for v in poly)
-    for s in [p for p, poly in enumerate(polys) if min_width(xy[poly]) < thin]:
+    for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
         poly = polys[s]
+        if poly is None or not _is_sliver(xy[poly], thin):
+            continue  # a repair of an earlier sliver took this one in
         edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))),
                        key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]]))))
-        across = [owner.get((b, a)) for a, b in edges]
-        walls = [k for k, n in enumerate(across) if n is None]
-        if len(poly) == 3 and len(walls) == 2:
-            tip = ({edges[walls[0]][0], edges[walls[0]][1]} & {edges[walls[1]][0], edges[walls[1]][1]}).pop()
-            if uses[tip] == 1:
-                polys[s] = None
-                for a, b in edges:
-                    owner.pop((a, b), None)
-                uses.subtract(poly)
-                continue
-        groups = [[n] for n in across if n is not None]
+        groups = [[n] for n in (owner.get((b, a)) for a, b in edges) if n is not None]
         if len(groups) > 1:
             groups.append([g[0] for g in groups])
         for group in groups:
             ring = _union_ring([poly] + [polys[n] for n in group])
-            found = None if ring is None else _decompose([ring], xy, maxv)
+            found = None if ring is None else _decompose([ring], xy, maxv, thin)
             # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
             if (found is None or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
                     <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
-                    or any(min_width(xy[piece]) < thin for piece in found[0])):
+                    or any(_is_sliver(xy[piece], thin) for piece in found[0])):
                 continue
             pieces = found[0]
             slots = [s, *group]
@@ -172,12 +168,19 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
             slots += range(len(polys), len(polys) + extra)
             polys.extend([None] * extra)
             for slot in slots:
+                for k in range(len(polys[slot] or ())):
+                    del owner[(polys[slot][k - 1], polys[slot][k])]
                 polys[slot] = None
             for slot, piece in zip(slots, pieces):
                 polys[slot] = piece
                 for k in range(len(piece)):
                     owner[(piece[k - 1], piece[k])] = slot
             break
+        else:
+            if min_width(xy[poly]) < thin:
+                for k in range(len(poly)):
+                    del owner[(poly[k - 1], poly[k])]
+                polys[s] = None
     return [poly for poly in polys if poly is not None]
 
 
@@ -250,6 +253,62 @@ def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: n
     return [v for v, gone in zip(idx, drop) if not gone]
 
 
+def _trim_thin_corners(rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float) -> list[list[int]]:
+    """The region's rings without the convex wall corners whose triangle with their two
+    neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
+    on its neighbours' line. Polygons at such corners tend to be slivers or needles (every triangle
+    on an edge that short is one). Each is cut off, thinnest first, where no other ring point lies
+    in the floor given up and every point cut so far stays within `thin` of the edge that replaces
+    it (the floor lost is a strip thinner than that). Corners on a shared border or used by
+    another ring stay; reflex ones too (dropping them would add floor)."""
+    pts = xy.tolist()
+    every = np.array([v for ring in rings for v in ring], dtype=np.int64)
+    out = []
+    for ring in rings:
+        n = len(ring)
+        prv, nxt = [(k - 1) % n for k in range(n)], [(k + 1) % n for k in range(n)]
+        alive = n
+
+        def width(k: int) -> float | None:
+            """Least width of the corner's triangle if it may be cut, else None."""
+            a, v, b = ring[prv[k]], ring[k], ring[nxt[k]]
+            if uses[v] != 1 or (a, v) in shared or (v, b) in shared or turn(xy[a], xy[v], xy[b]) <= 0:
+                return None
+            w = min_width([pts[a], pts[v], pts[b]])
+            return w if w < thin else None
+
+        heap = [(w, k) for k in range(n) if (w := width(k)) is not None]
+        heapq.heapify(heap)
+        gone = [False] * n
+        while heap and alive > 3:
+            w, k = heapq.heappop(heap)
+            if gone[k] or width(k) != w:
+                continue
+            a, b = prv[k], nxt[k]
+            pa, pv, pb = xy[ring[a]], xy[ring[k]], xy[ring[b]]
+            between = [ring[(a + j) % n] for j in range(1, (b - a) % n)]
+            others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
+            q = xy[others]
+            inside = (cross_many(pa, pv, q) >= 0) & (cross_many(pv, pb, q) >= 0) & (cross_many(pb, pa, q) >= 0)
+            if inside.any() or _seg_distances(xy[between], pa, pb).max() >= thin:
+                continue
+            gone[k] = True
+            alive -= 1
+            nxt[a], prv[b] = b, a
+            for j in (a, b):
+                if (wj := width(j)) is not None:
+                    heapq.heappush(heap, (wj, j))
+        out.append([v for k, v in enumerate(ring) if not gone[k]])
+    return out
+
+
+def _seg_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distances of points p (N, 2) to the segment a-b."""
+    ab = b - a
+    t = np.clip((p - a) @ ab / max(float(ab @ ab), 1e-300), 0.0, 1.0)
+    return np.hypot(*(p - a - t[:, None] * ab).T)
+
+
 def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
     """Drop repeated consecutive vertices and spikes (a->b->a); None when nothing with area is left."""
     ring = list(idx)
@@ -270,7 +329,7 @@ def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
     return ring
 
 
-def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int) -> tuple[list[list[int]], np.ndarray] | None:
+def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> tuple[list[list[int]], np.ndarray] | None:
     """Triangulate and merge: the fewest convex polygons (slivers first avoided) over a few
     triangulations of one region; None if no triangulation succeeds."""
     ring = bridge_holes(rings, xy)
@@ -285,13 +344,13 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int) -> tuple[list[
         if flip:
             tris = delaunay_flips(tris, xy)
         merged = _merge(tris, xy, maxv)
-        key = _quality_key(merged, xy)
+        key = _quality_key(merged, xy, thin)
         if best is None or key < best_key:
             best, best_key = merged, key
-    return None if best is None else (_regroup(best, xy, maxv), np.zeros((0, 3)))
+    return None if best is None else (_regroup(best, xy, maxv, thin), np.zeros((0, 3)))
 
 
-def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> tuple[list[list[int]], np.ndarray] | None:
+def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float, thin: float) -> tuple[list[list[int]], np.ndarray] | None:
     """Notch portals (lib.notch_portals), cells over the vertex limit split, then merged across
     inessential portals; Steiner vertices a merge leaves straight and unshared are dropped."""
     found = notch_cells(rings, points, shared, snap)
@@ -306,13 +365,13 @@ def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> 
     for split in (_split_convex, _triangles) if oversize else (_split_convex,):
         pieces = []
         for cell in found.cells:
-            parts = [cell] if len(cell) <= maxv else split(cell, xy_all, maxv)
+            parts = [cell] if len(cell) <= maxv else split(cell, xy_all, maxv, thin)
             if parts is None:
                 break
             pieces.extend(parts)
         else:
-            candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, steiner_ids)
-            if merged is None or _quality_key(candidate, xy_all) < _quality_key(merged, xy_all):
+            candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, thin, steiner_ids)
+            if merged is None or _quality_key(candidate, xy_all, thin) < _quality_key(merged, xy_all, thin):
                 merged = candidate
     if merged is None:
         return None
@@ -324,7 +383,7 @@ def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float) -> 
     return merged, found.steiner[[v - len(xy) for v in kept]]
 
 
-def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]] | None:
+def _split_convex(ring: list[int], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]] | None:
     """A convex polygon over maxv vertices cut by chords into the fewest pieces, ceil((n - 2) / (maxv - 2)):
     each cut takes maxv consecutive vertices, where the piece is fattest and neither side is a
     sliver (straight runs of vertices can make one); None if no cut qualifies."""
@@ -335,7 +394,7 @@ def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]
         for i in range(n):
             piece = [ring[(i + k) % n] for k in range(maxv)]
             rest = [ring[(i + maxv - 1 + k) % n] for k in range(n - maxv + 2)]
-            if not (_is_sliver(xy[piece]) or _is_sliver(xy[rest])):
+            if not (_is_sliver(xy[piece], thin) or _is_sliver(xy[rest], thin)):
                 cuts.append((_fatness(xy[piece]), piece, rest))
         if not cuts:
             return None
@@ -344,7 +403,7 @@ def _split_convex(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]
     return pieces + [ring]
 
 
-def _triangles(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]] | None:
+def _triangles(ring: list[int], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]] | None:
     """A convex polygon as triangles (fattest ears first); the vertex limit is for the merge."""
     return ear_clip(ring, xy, "fat")
 
@@ -353,14 +412,15 @@ def _extended(xy: np.ndarray, steiner: np.ndarray) -> np.ndarray:
     return np.vstack([xy, steiner[:, :2]]) if len(steiner) else xy
 
 
-def _quality_key(polys: list[list[int]], xy: np.ndarray) -> tuple[int, int]:
+def _quality_key(polys: list[list[int]], xy: np.ndarray, thin: float) -> tuple[int, int]:
     """Decompositions compare by slivers first, then polygon count."""
-    return sum(_is_sliver(xy[p]) for p in polys), len(polys)
+    return sum(_is_sliver(xy[p], thin) for p in polys), len(polys)
 
 
-def _is_sliver(pts: np.ndarray) -> bool:
-    """Needle-like polygon: area / perimeter² below _SLIVER (an equilateral triangle has 0.048)."""
-    return _fatness(pts) <= _SLIVER
+def _is_sliver(pts: np.ndarray, thin: float) -> bool:
+    """Needle-like polygon (area / perimeter² at most _SLIVER; an equilateral triangle has 0.048)
+    or one narrower than `thin`."""
+    return _fatness(pts) <= _SLIVER or min_width(pts) < thin
 
 
 def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
@@ -453,7 +513,7 @@ def _union_ring(group: list[list[int]]) -> list[int] | None:
     return ring if len(ring) == len(nxt) else None
 
 
-def _split_in_two(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]] | None:
+def _split_in_two(ring: list[int], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]] | None:
     """The ring as one convex polygon, or cut by its fattest chord into two, each within maxv
     vertices; None if neither is possible.
 
@@ -485,7 +545,7 @@ def _split_in_two(ring: list[int], xy: np.ndarray, maxv: int) -> list[list[int]]
                 (pts[i - 1], pts[i], pts[j]), (pts[i], pts[j], pts[(j + 1) % n]))):
             continue
         fat = min(_fatness(xy[first]), _fatness(xy[second]))
-        if fat > best_fat:
+        if fat > best_fat and not (_is_sliver(xy[first], thin) or _is_sliver(xy[second], thin)):
             best, best_fat = [first, second], fat
     return best
 
@@ -503,7 +563,7 @@ def _fatness(pts: np.ndarray) -> float:
     return signed_area(pts) / max(perimeter * perimeter, 1e-300)
 
 
-def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
+def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, removable: set[int] = frozenset()) -> list[list[int]]:
     """Local search after merging: three adjacent polygons whose outline one chord cuts into two
     convex polygons (each within maxv) become those two, until no such triple is left."""
     polys: dict[int, list[int]] = dict(enumerate(pieces))
@@ -543,7 +603,7 @@ def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[
                 ring = [v for k, v in enumerate(ring)
                         if not (v in removable and uses[v] == inside[v]
                                 and turn(xy[ring[k - 1]], xy[v], xy[ring[(k + 1) % len(ring)]]) == 0)]
-                split = _split_in_two(ring, xy, maxv)
+                split = _split_in_two(ring, xy, maxv, thin)
                 if split is None:
                     continue
                 for k in triple:

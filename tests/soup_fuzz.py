@@ -34,11 +34,9 @@ from tests.navmesh_checks import navmesh_violations
 from tests.scenes import Scene
 
 # Kinds of violation the generator still shows on some soups (issue 12, left open):
-# - sliver, needle: polygons under SLIVER_WIDTH cells wide (or needle-shaped) where the outline
-#   itself narrows to a needle or three outline points are nearly collinear (about 6% of cases);
 # - off_surface: a vertex beside a steep surface merged onto the floor as a step (Recast's span
 #   merge) keeps that span's top, up to a cell's rise above the surface at the vertex (about 0.3%).
-KNOWN_GAPS = frozenset({"sliver", "needle", "off_surface"})
+KNOWN_GAPS = frozenset({"off_surface"})
 # A case that takes longer than this (s) is reported: these levels are small.
 SLOW_CASE = 10.0
 FAMILIES = ("furniture", "triangles", "duplicates", "storeys", "scales")
