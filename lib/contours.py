@@ -10,6 +10,7 @@ import numpy as np
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
 from .regions import ON_RADIUS, RegionMap
+from .triangulate import segment_distances
 
 
 @dataclass
@@ -433,7 +434,7 @@ def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance:
             span = _section(a, b, n)
             if len(span) > 2 and not _is_shared_run(labels, span):
                 inner = span[1:-1]
-                dev = _seg_dist(points[inner, :2], points[a, :2], points[b, :2])
+                dev = segment_distances(points[inner, :2], points[a, :2], points[b, :2])
                 keep[inner[int(np.argmax(dev))]] = True
     return np.flatnonzero(keep), simple
 
@@ -555,14 +556,6 @@ def _collinear(points: np.ndarray) -> np.ndarray:
     return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
 
 
-def _seg_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """2D distance of points p (N, 2) to segment a-b."""
-    ab = b - a
-    den = float(ab @ ab)
-    t = np.clip(((p - a) @ ab) / den, 0.0, 1.0) if den > 0 else np.zeros(len(p))
-    return np.hypot(*(p - (a + t[:, None] * ab)).T)
-
-
 def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None) -> np.ndarray:
     """Indices into points (n, 3) kept by one-sided Ramer-Douglas-Peucker (the two ends always):
     points may lie `tolerance` left of a chord (the walkable side of a ring edge), _OUTSIDE_SHARE of
@@ -580,7 +573,7 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None
         inner = p[a + 1 : b]
         ab = p[b] - p[a]
         right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
-        dev = _seg_dist(inner, p[a], p[b])
+        dev = segment_distances(inner, p[a], p[b])
         dev = np.where(right, dev / _OUTSIDE_SHARE, dev)
         k = int(np.argmax(dev))
         if dev[k] <= tolerance and boundary is not None:

@@ -22,14 +22,11 @@ from .contours import RegionOutline
 from .navmesh import NavMesh
 from .notch_portals import notch_cells
 from .params import BakeParams
-from .triangulate import (SLIVER_WIDTH, bridge_holes, cross_many, delaunay_flips, ear_clip, is_straight, min_width,
-                          signed_area, simple_hole, turn)
+from .triangulate import (NEEDLE_FATNESS, SLIVER_WIDTH, bridge_holes, cross_many, delaunay_flips, ear_clip,
+                          is_straight, min_width, segment_distances, signed_area, simple_hole, turn)
 
 log = logging.getLogger(__name__)
 
-# Polygons with area / perimeter² at or below this count as slivers (needles), as do those
-# narrower than SLIVER_WIDTH cells.
-_SLIVER = 2e-4
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
 _STEINER_SNAP = 0.25
 # Outline points this close (m) are welded into one vertex.
@@ -141,8 +138,8 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
     A sliver is merged with a neighbour (across its longest edges first: a sliver lies along its
     longest edge), or with all of them, and the group is decomposed again over the same outline,
     so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
-    repairs and that is narrower than `thin` (a spike of the outline, or the floor between two
-    walls all but touching) is cut off: its neighbours see a wall there."""
+    repairs, that is narrower than `thin` and lies on the floor's edge (a spike of the outline, or
+    the floor between two walls all but touching) is cut off: its neighbours see a wall there."""
     polys: list[list[int] | None] = list(polys)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
     for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
@@ -177,7 +174,10 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
                     owner[(piece[k - 1], piece[k])] = slot
             break
         else:
-            if min_width(xy[poly]) < thin:
+            # Cut off only at the floor's edge (a spike, a pinch between walls): one with
+            # polygons of the region all round would leave a hole inside the floor.
+            at_wall = any(owner.get((b, a)) is None for a, b in edges)
+            if min_width(xy[poly]) < thin and at_wall:
                 for k in range(len(poly)):
                     del owner[(poly[k - 1], poly[k])]
                 polys[s] = None
@@ -261,8 +261,8 @@ def _trim_thin_corners(rings: list[list[int]], xy: np.ndarray, uses: np.ndarray,
     in the floor given up and every point cut so far stays within `thin` of the edge that replaces
     it (the floor lost is a strip thinner than that). Corners on a shared border or used by
     another ring stay; reflex ones too (dropping them would add floor)."""
-    pts = xy.tolist()
     every = np.array([v for ring in rings for v in ring], dtype=np.int64)
+    pts = {v: xy[v].tolist() for v in every.tolist()}  # this region's points only
     out = []
     for ring in rings:
         n = len(ring)
@@ -290,7 +290,7 @@ def _trim_thin_corners(rings: list[list[int]], xy: np.ndarray, uses: np.ndarray,
             others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
             q = xy[others]
             inside = (cross_many(pa, pv, q) >= 0) & (cross_many(pv, pb, q) >= 0) & (cross_many(pb, pa, q) >= 0)
-            if inside.any() or _seg_distances(xy[between], pa, pb).max() >= thin:
+            if inside.any() or segment_distances(xy[between], pa, pb).max() >= thin:
                 continue
             gone[k] = True
             alive -= 1
@@ -300,13 +300,6 @@ def _trim_thin_corners(rings: list[list[int]], xy: np.ndarray, uses: np.ndarray,
                     heapq.heappush(heap, (wj, j))
         out.append([v for k, v in enumerate(ring) if not gone[k]])
     return out
-
-
-def _seg_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distances of points p (N, 2) to the segment a-b."""
-    ab = b - a
-    t = np.clip((p - a) @ ab / max(float(ab @ ab), 1e-300), 0.0, 1.0)
-    return np.hypot(*(p - a - t[:, None] * ab).T)
 
 
 def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
@@ -418,9 +411,9 @@ def _quality_key(polys: list[list[int]], xy: np.ndarray, thin: float) -> tuple[i
 
 
 def _is_sliver(pts: np.ndarray, thin: float) -> bool:
-    """Needle-like polygon (area / perimeter² at most _SLIVER; an equilateral triangle has 0.048)
+    """Needle-like polygon (area / perimeter² at most NEEDLE_FATNESS; an equilateral triangle has 0.048)
     or one narrower than `thin`."""
-    return _fatness(pts) <= _SLIVER or min_width(pts) < thin
+    return _fatness(pts) <= NEEDLE_FATNESS or min_width(pts) < thin
 
 
 def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
@@ -533,7 +526,7 @@ def _split_in_two(ring: list[int], xy: np.ndarray, maxv: int, thin: float) -> li
         chords = [tuple(reflex)]
     else:
         chords = [(min(reflex[0], j), max(reflex[0], j)) for j in range(n) if (j - reflex[0]) % n not in (0, 1, n - 1)]
-    best, best_fat = None, _SLIVER
+    best, best_fat = None, NEEDLE_FATNESS
     for i, j in chords:
         if j - i < 2 or j - i > n - 2:
             continue

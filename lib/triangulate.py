@@ -22,6 +22,8 @@ STRAIGHT_ANGLE = 1e-6
 # A polygon narrower than this many cell sizes (its least width over all edge directions) is a
 # sliver: no walkable strip that thin survives voxelisation, so it is a decomposition artefact.
 SLIVER_WIDTH = 0.05
+# A polygon whose area / perimeter² is at most this is a needle (an equilateral triangle has 0.048).
+NEEDLE_FATNESS = 2e-4
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 _SMALL_POLYGON = 32
 # Visible bridge candidates examined per hole vertex, nearest first.
@@ -63,6 +65,14 @@ def min_width(pts) -> float:
         if length > 0:
             best = min(best, max(abs((bx - ax) * (y - ay) - (by - ay) * (x - ax)) for x, y in p) / length)
     return best if math.isfinite(best) else 0.0
+
+
+def segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Top-view distances of points p (N, 2) to the segment a-b."""
+    ab = b - a
+    den = float(ab @ ab)
+    t = np.clip(((p - a) @ ab) / den, 0.0, 1.0) if den > 0 else np.zeros(len(p))
+    return np.hypot(*(p - (a + t[:, None] * ab)).T)
 
 
 def signed_area(pts: np.ndarray) -> float:

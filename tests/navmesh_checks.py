@@ -5,15 +5,11 @@ from collections import deque
 
 import numpy as np
 
-from lib.triangulate import SLIVER_WIDTH, STRAIGHT_ANGLE
+from lib.triangulate import NEEDLE_FATNESS, SLIVER_WIDTH, STRAIGHT_ANGLE
 
 
 def polygon_xy(mesh, p: int) -> np.ndarray:
     return mesh.vertices[mesh.polygon(p), :2]
-
-
-# A polygon whose area / perimeter² is at most this is a needle (an equilateral triangle has 0.048).
-NEEDLE_FATNESS = 2e-4
 
 
 def assert_valid_navmesh(mesh, known_gaps: frozenset = frozenset()) -> None:
@@ -63,8 +59,8 @@ def navmesh_violations(mesh) -> list[tuple[str, str]]:
             out.append(("zero_area", f"polygon {p} has no area"))
         elif area / np.linalg.norm(d1, axis=1).sum() ** 2 <= NEEDLE_FATNESS:
             out.append(("needle", f"polygon {p} is a needle (area {area:.3g}, perimeter² {np.linalg.norm(d1, axis=1).sum() ** 2:.3g})"))
-        elif min_width(xy) < SLIVER_WIDTH * cell:
-            out.append(("sliver", f"polygon {p} is a sliver: {min_width(xy):.3g} m wide, under "
+        elif (width := min_width(xy)) < SLIVER_WIDTH * cell:
+            out.append(("sliver", f"polygon {p} is a sliver: {width:.3g} m wide, under "
                                   f"{SLIVER_WIDTH} cells"))
         for k in range(len(poly)):
             a, b = int(poly[k]), int(poly[(k + 1) % len(poly)])
