@@ -112,6 +112,7 @@ class MeshIndex:
         self._walk: tuple[list, list, list] | None = None
         self._edge_boxes: list[tuple] | None = None
         self._detail: list[tuple[np.ndarray, list[tuple]]] | None = None
+        self._detail_flat: tuple | None = None
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edges as start and direction (ax, ay, ux, uy), as Python
@@ -134,10 +135,18 @@ class MeshIndex:
         that add the height, for a Python loop where there are few triangles. All polygons' maps are
         built in one vectorised pass on first use."""
         if self._detail is None:
-            self._detail = self._all_detail_planes()
+            self._build_detail_maps()
         return self._detail[p]
 
-    def _all_detail_planes(self) -> list[tuple[np.ndarray, list[tuple], np.ndarray]]:
+    def _detail_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every detail triangle's barycentric maps (T, 3, 3) and height planes (T, 3), grouped by
+        polygon: polygon p's triangles are first[p] : first[p] + count[p]."""
+        if self._detail_flat is None:
+            self._build_detail_maps()
+        return self._detail_flat
+
+    def _build_detail_maps(self) -> None:
+        """The detail triangles' maps, per polygon and grouped, in one vectorised pass."""
         mesh = self.mesh
         t = mesh.detail_vertices[mesh.detail_triangles].reshape(-1, 3, 3)
         a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
@@ -158,7 +167,10 @@ class MeshIndex:
         bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1)  # (T, 3, 3)
         rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
         planes = np.stack([z0, zx, zy], axis=1)
-        return [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly]
+        self._detail = [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly]
+        count = np.array([len(tri) for tri in self.detail_by_poly], dtype=np.int64)
+        grouped = np.concatenate([np.zeros(0, dtype=np.int64), *self.detail_by_poly])
+        self._detail_flat = (bary[grouped], planes[grouped], np.cumsum(count) - count, count)
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -183,15 +195,32 @@ class MeshIndex:
                 return False
         return True
 
-    def heights(self, p: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """`height` at many points of polygon p at once."""
-        bary, rows, planes = self._detail_planes(p)
-        if not rows:
-            return np.array([self.height(p, (u, v)) for u, v in zip(x.tolist(), y.tolist())])
-        inside = (bary @ np.stack([np.ones_like(x), x, y])).reshape(len(rows), 3, -1).min(axis=1)
-        plane = planes[np.argmax(inside, axis=0)]
-        box = self.box_l[p]
-        return np.clip(plane[:, 0] + plane[:, 1] * x + plane[:, 2] * y, box[2], box[5])
+    def heights(self, polys: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """`height` at many points at once, point k on polygon polys[k]: each point against every
+        detail triangle of its polygon in one vectorised pass."""
+        polys, x, y = np.asarray(polys, dtype=np.int64), np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        bary, planes, first, count = self._detail_arrays()
+        z = np.empty(len(polys))
+        flat = count[polys] == 0
+        if flat.any():
+            z[flat] = [self.height(p, (u, v)) for p, u, v in zip(polys[flat].tolist(), x[flat].tolist(), y[flat].tolist())]
+        pts = np.flatnonzero(~flat)
+        if len(pts):
+            n = count[polys[pts]]
+            point = np.repeat(np.arange(len(pts)), n)
+            starts = np.cumsum(n) - n
+            tri = np.repeat(first[polys[pts]] - starts, n) + np.arange(len(point))
+            px, py = x[pts][point], y[pts][point]
+            b = bary[tri]
+            inside = (b[:, :, 0] + b[:, :, 1] * px[:, None] + b[:, :, 2] * py[:, None]).min(axis=1)
+            best = np.maximum.reduceat(inside, starts)
+            winners = np.flatnonzero(inside == best[point])
+            # The first triangle of each point among those that hold it best, as argmax picks.
+            winners = winners[np.r_[True, point[winners][1:] != point[winners][:-1]]]
+            plane = planes[tri[winners]]
+            lo, hi = self.lo[polys[pts], 2], self.hi[polys[pts], 2]
+            z[pts] = np.clip(plane[:, 0] + plane[:, 1] * x[pts] + plane[:, 2] * y[pts], lo, hi)
+        return z
 
     def height(self, p: int, xy) -> float:
         """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in

@@ -375,18 +375,16 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
             count = max(2, math.ceil(math.hypot(b[0] - a[0], b[1] - a[1]) / step))
             starts = [0.0] + crossings
             ends = crossings + [1.0]
-            ts, zs, owner = [0.0], [a[2]], [visited[0]]
+            ts, owner = [], []
             for j, p in enumerate(visited):
                 here = [starts[j]] if 0 < j and 0.0 < starts[j] < 1.0 else []
                 if not index.planar_l[p]:
                     here += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
-                if here:
-                    t = np.array(here)
-                    zs.extend(index.heights(p, a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])).tolist())
-                    ts.extend(here)
-                    owner.extend([p] * len(here))
-            ts.append(1.0)
-            zs.append(b[2])
+                ts.extend(here)
+                owner.extend([p] * len(here))
+            t = np.array(ts)
+            zs = [a[2], *index.heights(owner, a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])).tolist(), b[2]]
+            ts, owner = [0.0, *ts, 1.0], [visited[0], *owner]
             for i in _drape_indices(ts, zs):
                 t = ts[i]
                 out_pts.append((a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), zs[i]))
@@ -426,17 +424,14 @@ def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones
     cones: per node, its cone or None: only links along supporting lines of what the node bends
     around are tried (on an arc's polygon, within half a step of the tangent there; at a wall corner,
     leaving both walls on one side).
-    bound: only chains shorter than this are looked for. Link lengths and cone tests are computed
-    for all pairs at once; each accepted node then screens its row."""
+    bound: only chains shorter than this are looked for. A search accepts few of its nodes, so link
+    lengths and cone tests are computed per accepted node, against every node at once."""
     n = len(nodes)
     pulls = pulls if pulls is not None else [None] * n
     xyz = np.array(nodes, dtype=np.float64).reshape(n, 3)
     x, y = xyz[:, 0], xyz[:, 1]
-    kx, ky = x[None, :] - x[:, None], y[None, :] - y[:, None]  # row j: from node j to each node
-    norm = np.hypot(kx, ky)
-    length = np.linalg.norm(xyz[None, :, :] - xyz[:, None, :], axis=2)
-    to_goal = length[1]
-    links = _cone_links(cones if cones is not None else [None] * n, kx, ky, norm)
+    to_goal = np.linalg.norm(xyz - xyz[1], axis=1)
+    cone_rows = _Cones(cones if cones is not None else [None] * n, x, y)
     open_ = np.ones(n, dtype=bool)
     open_[0] = False
     parent = [-1] * n
@@ -453,36 +448,76 @@ def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones
             while chain[-1] != 0:
                 chain.append(parent[chain[-1]])
             return chain[::-1]
-        f = dist + length[j] + to_goal
-        ok = open_ & links[j] & (f < bound)
+        length = np.linalg.norm(xyz - xyz[j], axis=1)
+        f = dist + length + to_goal
+        ok = open_ & (f < bound)
+        kx, ky = x - x[j], y - y[j]
+        norm = np.hypot(kx, ky)
+        ok &= cone_rows.supporting(j, kx, ky, norm)
         pull = pulls[j] if i >= 0 else None
         if pull is not None:
             ix, iy = x[j] - x[i], y[j] - y[i]
             toward = ix * (pull[1] - y[j]) - iy * (pull[0] - x[j])
             slack = TURN_TOL * math.hypot(ix, iy) * abs(toward)
-            ok &= (ix * ky[j] - iy * kx[j]) * toward >= -slack * norm[j]
-        nd = dist + length[j]
+            ok &= (ix * ky - iy * kx) * toward >= -slack * norm
+        nd = dist + length
         for k in np.flatnonzero(ok).tolist():
             heapq.heappush(heap, (float(f[k]), float(nd[k]), k, j))
     return None
 
 
-def _cone_links(cones: list, kx: np.ndarray, ky: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """(n, n) bool: is the line between nodes j and k a supporting line at both of their cones?"""
-    n = len(cones)
-    arc = np.zeros((n, 3))
-    arc[:, 2] = -1.0  # a node without an arc cone admits every direction
-    wedge = np.zeros((n, 4))
-    for k, cone in enumerate(cones):
-        if cone is not None:
-            if cone[0] == ARC:
-                arc[k] = cone[1:]
-            else:
-                wedge[k] = cone[1:]
-    ok = np.abs(kx * arc[:, 1, None] - ky * arc[:, 0, None]) >= (arc[:, 2, None] - TURN_TOL) * norm
-    sa = kx * wedge[:, 1, None] - ky * wedge[:, 0, None]
-    sb = kx * wedge[:, 3, None] - ky * wedge[:, 2, None]
-    ta = TURN_TOL * np.hypot(wedge[:, 0], wedge[:, 1])[:, None] * norm
-    tb = TURN_TOL * np.hypot(wedge[:, 2], wedge[:, 3])[:, None] * norm
-    ok &= ~(((sa > ta) & (sb < -tb)) | ((sa < -ta) & (sb > tb)))
-    return ok & ok.T
+class _Cones:
+    """The nodes' cones as arrays, for testing one node's links to every node at once. A link's
+    direction from node j to node k is (x_k - x_j, y_k - y_j), so each cross product with node k's
+    cone splits into a per-node constant, computed once, minus a term in node j's position."""
+
+    def __init__(self, cones: list, x: np.ndarray, y: np.ndarray):
+        n = len(cones)
+        arc = np.zeros((n, 3))
+        arc[:, 2] = -1.0  # a node without an arc cone admits every direction
+        wedge = np.zeros((n, 4))
+        for k, cone in enumerate(cones):
+            if cone is not None:
+                if cone[0] == ARC:
+                    arc[k] = cone[1:]
+                else:
+                    wedge[k] = cone[1:]
+        self.x, self.y = x, y
+        self.arc_l, self.wedge_l = arc.tolist(), wedge.tolist()
+        self.has_arc = bool((arc[:, 2] > -1.0).any())
+        self.has_wedge = bool(wedge.any())
+        self.arc_cx, self.arc_cy = arc[:, 0], arc[:, 1]
+        self.arc_at = x * arc[:, 1] - y * arc[:, 0]
+        self.arc_min = arc[:, 2] - TURN_TOL
+        self.w = wedge.T
+        self.wedge_at_a = x * wedge[:, 1] - y * wedge[:, 0]
+        self.wedge_at_b = x * wedge[:, 3] - y * wedge[:, 2]
+        self.wedge_tol_a = TURN_TOL * np.hypot(wedge[:, 0], wedge[:, 1])
+        self.wedge_tol_b = TURN_TOL * np.hypot(wedge[:, 2], wedge[:, 3])
+
+    def supporting(self, j: int, kx: np.ndarray, ky: np.ndarray, norm: np.ndarray) -> np.ndarray:
+        """Per node k: is the line from node j to k (direction (kx, ky), length norm) a supporting
+        line at both of their cones? The test is the same for either direction along the line."""
+        xj, yj = float(self.x[j]), float(self.y[j])
+        ok = np.ones(len(kx), dtype=bool)
+        if self.has_arc:
+            ok &= np.abs(self.arc_at - (xj * self.arc_cy - yj * self.arc_cx)) >= self.arc_min * norm
+            cx, cy, cc = self.arc_l[j]
+            if cc > -1.0:
+                ok &= np.abs(kx * cy - ky * cx) >= (cc - TURN_TOL) * norm
+        if self.has_wedge:
+            w = self.w
+            sa = self.wedge_at_a - (xj * w[1] - yj * w[0])
+            sb = self.wedge_at_b - (xj * w[3] - yj * w[2])
+            ok &= _leaves_wedge(sa, sb, self.wedge_tol_a * norm, self.wedge_tol_b * norm)
+            a0, a1, b0, b1 = self.wedge_l[j]
+            if a0 or a1 or b0 or b1:
+                sa, sb = kx * a1 - ky * a0, kx * b1 - ky * b0
+                ok &= _leaves_wedge(sa, sb, TURN_TOL * math.hypot(a0, a1) * norm, TURN_TOL * math.hypot(b0, b1) * norm)
+        return ok
+
+
+def _leaves_wedge(sa: np.ndarray, sb: np.ndarray, ta: np.ndarray, tb: np.ndarray) -> np.ndarray:
+    """A line leaves both walls of a corner on one side (it does not pass between them), given its
+    cross products sa, sb with the walls' directions and their tolerances."""
+    return ~(((sa > ta) & (sb < -tb)) | ((sa < -ta) & (sb > tb)))
