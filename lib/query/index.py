@@ -139,8 +139,9 @@ class MeshIndex:
         return self._detail[p]
 
     def _detail_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every detail triangle's barycentric maps (T, 3, 3) and height planes (T, 3), grouped by
-        polygon: polygon p's triangles are first[p] : first[p] + count[p]."""
+        """Every detail triangle's barycentric maps (u0, ux, uy, w0, wx, wy), each a contiguous (T,)
+        row of a (6, T) array, and height planes (T, 3), grouped by polygon: polygon p's triangles
+        are first[p] : first[p] + count[p]."""
         if self._detail_flat is None:
             self._build_detail_maps()
         return self._detail_flat
@@ -170,7 +171,8 @@ class MeshIndex:
         self._detail = [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly]
         count = np.array([len(tri) for tri in self.detail_by_poly], dtype=np.int64)
         grouped = np.concatenate([np.zeros(0, dtype=np.int64), *self.detail_by_poly])
-        self._detail_flat = (bary[grouped], planes[grouped], np.cumsum(count) - count, count)
+        maps = np.stack([u0, ux, uy, w0, wx, wy])[:, grouped].copy()
+        self._detail_flat = (maps, planes[grouped], np.cumsum(count) - count, count)
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -199,7 +201,7 @@ class MeshIndex:
         """`height` at many points at once, point k on polygon polys[k]: each point against every
         detail triangle of its polygon in one vectorised pass."""
         polys, x, y = np.asarray(polys, dtype=np.int64), np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-        bary, planes, first, count = self._detail_arrays()
+        maps, planes, first, count = self._detail_arrays()
         z = np.empty(len(polys))
         flat = count[polys] == 0
         if flat.any():
@@ -211,8 +213,9 @@ class MeshIndex:
             starts = np.cumsum(n) - n
             tri = np.repeat(first[polys[pts]] - starts, n) + np.arange(len(point))
             px, py = x[pts][point], y[pts][point]
-            b = bary[tri]
-            inside = (b[:, :, 0] + b[:, :, 1] * px[:, None] + b[:, :, 2] * py[:, None]).min(axis=1)
+            u = maps[0][tri] + maps[1][tri] * px + maps[2][tri] * py
+            w = maps[3][tri] + maps[4][tri] * px + maps[5][tri] * py
+            inside = np.minimum(np.minimum(u, w), 1.0 - u - w)
             best = np.maximum.reduceat(inside, starts)
             winners = np.flatnonzero(inside == best[point])
             # The first triangle of each point among those that hold it best, as argmax picks.
