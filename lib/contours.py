@@ -561,29 +561,34 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None
     points may lie `tolerance` left of a chord (the walkable side of a ring edge), _OUTSIDE_SHARE of
     it right of it. With a boundary, a chord that comes closer to it than agent_radius by more than
     _MAX_PUSH * tolerance (a chord across an arc of the eroded boundary) is split as well, so the
-    later push onto the walkable side stays short."""
+    later push onto the walkable side stays short. Chords are split a generation at a time, so the
+    boundary is measured for a whole generation in one vectorised call."""
     p = points[:, :2]
     keep = np.zeros(len(p), dtype=bool)
     keep[0] = keep[-1] = True
-    stack = [(0, len(p) - 1)]
-    while stack:
-        a, b = stack.pop()
-        if b - a < 2:
-            continue
-        inner = p[a + 1 : b]
-        ab = p[b] - p[a]
-        right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
-        dev = segment_distances(inner, p[a], p[b])
-        dev = np.where(right, dev / _OUTSIDE_SHARE, dev)
-        k = int(np.argmax(dev))
-        if dev[k] <= tolerance and boundary is not None:
-            gap = boundary.distance(p[a:a + 1], p[b:b + 1], points[a:a + 1, 2], points[b:b + 1, 2])[0][0]
-            if boundary.radius - gap > _MAX_PUSH * tolerance:
-                dev[k] = np.inf
-        if dev[k] > tolerance:
-            m = a + 1 + k
-            keep[m] = True
-            stack += [(a, m), (m, b)]
+    chords = [(0, len(p) - 1)] if len(p) > 2 else []
+    while chords:
+        farthest, close = [], []
+        for a, b in chords:
+            inner = p[a + 1 : b]
+            ab = p[b] - p[a]
+            right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
+            dev = segment_distances(inner, p[a], p[b])
+            dev = np.where(right, dev / _OUTSIDE_SHARE, dev)
+            k = int(np.argmax(dev))
+            farthest.append(a + 1 + k)
+            close.append(bool(dev[k] <= tolerance))
+        split = ~np.array(close)
+        if boundary is not None and any(close):
+            ends = np.array(chords)[close]
+            gap = boundary.distance(p[ends[:, 0]], p[ends[:, 1]], points[ends[:, 0], 2], points[ends[:, 1], 2])[0]
+            split[np.flatnonzero(close)] = boundary.radius - gap > _MAX_PUSH * tolerance
+        next_chords = []
+        for (a, b), m, cut in zip(chords, farthest, split.tolist()):
+            if cut:
+                keep[m] = True
+                next_chords += [(c, d) for c, d in ((a, m), (m, b)) if d - c >= 2]
+        chords = next_chords
     return np.flatnonzero(keep)
 
 
