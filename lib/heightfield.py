@@ -157,13 +157,13 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     if not walk.any():
         return _empty(grid)
 
-    span_col, span_bottom, span_top, ceiling, span_walk, span_tri = _merge_spans(
-        col, lo, hi, walk, label, params.agent_max_climb
+    span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_tri = _merge_spans(
+        col, lo, hi, walk, label, nz[label] < 0.0, params.agent_max_climb
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
     solid = (span_col, span_bottom, span_top)
-    span_col, z, ceiling, span_tri = span_col[keep], span_top[keep], ceiling[keep], span_tri[keep]
+    span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
     links = _link_spans(span_col, x, y, z, ceiling, grid, params)
@@ -450,11 +450,14 @@ def _concat_frags(parts):
     return tuple(np.concatenate([part[k] for part in parts]) for k in range(5))
 
 
-def _merge_spans(col, lo, hi, walk, label, climb: float):
+def _merge_spans(col, lo, hi, walk, label, down, climb: float):
     """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
 
-    Returns per span: column, bottom, top, ceiling (bottom of the next span up, inf if none), walkable flag
-    (a walkable fragment within `climb` of the top) and that fragment's label (-1 if none).
+    Returns per span: column, bottom, top, floor top, ceiling (bottom of the next span up, inf if
+    none), walkable flag (a walkable fragment within `climb` of the top) and that fragment's label
+    (-1 if none). The floor top is the top of the span's highest fragment that does not face down
+    (`down`): the underside of something merged onto a floor raises the solid, not the surface an
+    agent stands on.
     """
     # Columns are offset by more than the soup's height range, so one float key sorts by
     # (column, lo) and one global accumulate gives the running max of hi within each column.
@@ -462,7 +465,7 @@ def _merge_spans(col, lo, hi, walk, label, climb: float):
     stride = float(hi.max() - zbase) + 1.0
     offset = col * stride - zbase
     order = np.argsort(lo + offset)
-    col, lo, hi, walk, label, offset = col[order], lo[order], hi[order], walk[order], label[order], offset[order]
+    col, lo, hi, walk, label, down, offset = col[order], lo[order], hi[order], walk[order], label[order], down[order], offset[order]
     run = np.maximum.accumulate(hi + offset) - offset
     start = np.ones(len(col), dtype=bool)
     start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
@@ -471,6 +474,8 @@ def _merge_spans(col, lo, hi, walk, label, climb: float):
     span_col = col[starts]
     span_bottom = lo[starts]
     span_top = np.maximum.reduceat(hi, starts)
+    floor_top = np.maximum.reduceat(np.where(down, -np.inf, hi), starts)
+    floor_top = np.where(np.isfinite(floor_top), floor_top, span_top)
     near_top = walk & (hi >= span_top[sid] - climb)
     span_walk = np.add.reduceat(near_top.astype(np.int64), starts) > 0
     score = np.where(near_top, hi, -np.inf)
@@ -480,7 +485,7 @@ def _merge_spans(col, lo, hi, walk, label, climb: float):
     ceiling = np.full(len(starts), np.inf)
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]
-    return span_col, span_bottom, span_top, ceiling, span_walk, span_label
+    return span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_label
 
 
 def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
