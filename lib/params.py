@@ -80,6 +80,8 @@ BAKE_PARAMETERS = (
                   description="how far the detail surface may leave the real floor"),
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
+# Most vertices a Detour polygon holds (DT_VERTS_PER_POLYGON).
+DETOUR_MAX_VERTS = 6
 # Keys older files hold that no longer mean anything; loading ignores them. cell_height (the voxel
 # size upwards) was checked but never used: heights are kept exact.
 LEGACY_KEYS = frozenset({"cell_height"})
@@ -108,6 +110,33 @@ class BakeParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def warnings(self) -> list[str]:
+        """Valid settings that make little sense together, each naming the parameter, what goes
+        wrong and what to set instead (Recast's guidance where it has one)."""
+        out = []
+        cs, r = self.cell_size, self.agent_radius
+        if r > 0 and cs > r / 2:
+            out.append(f"cell_size {cs:g} m is more than half the agent radius ({r:g} m): walls and gaps are resolved to "
+                       f"{cs:g} m, so passages up to about 2 x radius + cell size close; Recast's guide is radius/3 to "
+                       f"radius/2 ({r / 3:.3g} to {r / 2:.3g} m)")
+        rise = cs * math.tan(math.radians(self.agent_max_slope))
+        if self.agent_max_climb < rise:
+            steepest = math.degrees(math.atan2(self.agent_max_climb, cs))
+            out.append(f"agent_max_climb {self.agent_max_climb:g} m is below the rise of a {self.agent_max_slope:g}° "
+                       f"floor across one cell ({rise:.3g} m): floors steeper than {steepest:.3g}° break apart; raise "
+                       f"the climb to at least {rise:.3g} m or lower agent_max_slope")
+        if self.agent_height < self.agent_max_climb:
+            out.append(f"agent_height {self.agent_height:g} m is below agent_max_climb {self.agent_max_climb:g} m: "
+                       "the agent would climb steps taller than itself")
+        if self.max_verts_per_poly > DETOUR_MAX_VERTS:
+            out.append(f"max_verts_per_poly {self.max_verts_per_poly} is above Detour's limit of {DETOUR_MAX_VERTS}: "
+                       "engines that load Detour navmeshes (Babylon.js, recast-navigation, DotRecast) cannot take it")
+        if self.max_edge_error < cs / 2:
+            out.append(f"max_edge_error {self.max_edge_error:g} m is below half a cell: outlines follow the voxel "
+                       f"staircase, with many more vertices and polygons; Recast's guide is 1.1 to 1.5 cells "
+                       f"({1.1 * cs:.3g} to {1.5 * cs:.3g} m)")
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "BakeParams":

@@ -135,6 +135,8 @@ def bake_command(args: argparse.Namespace) -> int:
         stored = settings.bake_parameter(name)
         if not math.isclose(stored, value, rel_tol=1e-5, abs_tol=1e-6):
             raise UsageError(f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})")
+    for warning in settings.to_bake_params().warnings():
+        print(f"navmesh: warning: {warning}", file=sys.stderr)
     obj = operators_bake.bake_to_object(context, settings)
     mesh = mesh_write.read_navmesh_object(obj)
     for fmt, path in outputs:

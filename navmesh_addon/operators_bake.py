@@ -91,6 +91,7 @@ def finish(context, settings, job: BakeJob) -> bpy.types.Object:
         "bake_time": job.seconds,
         "sources": job.arrays.object_names,
         "area_costs": {str(k): v for k, v in job.arrays.area_costs.items()},
+        "warnings": job.params.warnings(),
     }
     return mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
 
@@ -120,6 +121,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons")
+        _report_warnings(self, obj)
         return {"FINISHED"}
 
     def invoke(self, context, event):
@@ -157,6 +159,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons in {job.seconds:.2f} s")
+        _report_warnings(self, obj)
         return {"FINISHED"}  # with the UNDO option this pushes the undo step for the write
 
     def _show(self, context, stage: str, fraction: float) -> None:
@@ -172,6 +175,12 @@ class NAVMESH_OT_bake(bpy.types.Operator):
         context.workspace.status_text_set(None)
         settings = context.scene.navmesh
         settings.bake_stage, settings.bake_progress = "", 0.0
+
+
+def _report_warnings(operator, obj) -> None:
+    """The bake parameters' warnings (settings that make little sense together), in the Info log."""
+    for warning in obj["navmesh"].get("warnings", ()):
+        operator.report({"WARNING"}, f"Navmesh settings: {warning}")
 
 
 CLASSES = (NAVMESH_OT_bake,)

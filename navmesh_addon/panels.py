@@ -18,6 +18,16 @@ def _result(context):
     return found[0] if found else None
 
 
+def setting_warnings(settings) -> list[str]:
+    """The current settings' warnings, shortened to what fits a sidebar line (the bake's report
+    and the command line give them in full)."""
+    try:
+        params = settings.to_bake_params()
+    except lib.NavMeshError as exc:
+        return [str(exc)]
+    return [warning.split(": ")[0] for warning in params.warnings()]
+
+
 class _Sidebar:
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
@@ -38,6 +48,8 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
         col = layout.column(align=True)
         for name in AGENT_PARAMETERS:
             col.prop(settings, name)
+        for warning in setting_warnings(settings):
+            layout.label(text=warning, icon="ERROR")
         if settings.bake_stage:
             layout.progress(factor=settings.bake_progress, text=f"{settings.bake_stage} (Esc to cancel)")
         else:

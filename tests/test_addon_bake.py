@@ -180,3 +180,15 @@ def test_modal_escape_cancels_and_writes_nothing(level):
     assert navmesh_objects() == []
     assert harness.reports == [("WARNING", "Navmesh bake cancelled; the scene is unchanged")]
     assert harness.status[-1] is None
+
+
+def test_settings_that_make_little_sense_are_shown_and_kept_with_the_bake(level):
+    from navmesh_addon.panels import setting_warnings
+
+    settings = bpy.context.scene.navmesh
+    assert setting_warnings(settings) == []
+    settings.agent_height = 0.3  # below the default climb of 0.5 m
+    assert setting_warnings(settings) == ["agent_height 0.3 m is below agent_max_climb 0.5 m"]
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert [w.split(": ")[0] for w in obj["navmesh"]["warnings"]] == setting_warnings(settings)

@@ -288,3 +288,11 @@ def test_bad_paths_input_exits_2_with_a_clear_message(blender, tmp_path, capsys,
     err = capsys.readouterr().err
     assert err.startswith("navmesh: error:") and message in err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_bake_warns_about_settings_that_make_little_sense_and_still_bakes(tmp_path):
+    out = tmp_path / "coarse.json"
+    result = run_cli("bake", DEMO, "--output", out, "--cell-size", "0.6", "--agent-radius", "0.4")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "navmesh: warning: cell_size 0.6 m is more than half the agent radius" in result.stderr
+    assert lib.load(out).polygon_count > 0

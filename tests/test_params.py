@@ -127,3 +127,32 @@ def test_only_wall_edges_are_split_evenly_and_the_corners_stay_bitwise():
     assert lengths[split_nb < 0] == pytest.approx([10 / 3] * 9)
     assert split[1] == pytest.approx(ring[0] + (ring[1] - ring[0]) / 3)  # heights along the edge
     assert _split_long_wall_edges(ring, nb, 0.0)[0] is ring
+
+
+RECAST_DEMO = {"cell_size": 0.3, "agent_radius": 0.6, "agent_height": 2.0, "agent_max_climb": 0.9,
+               "max_edge_error": 0.39}
+
+
+@pytest.mark.parametrize("values", [{}, RECAST_DEMO], ids=["defaults", "recast_demo"])
+def test_sensible_settings_have_no_warnings(values):
+    assert BakeParams(**values).warnings() == []
+
+
+@pytest.mark.parametrize("values, parameter, hint", [
+    ({"cell_size": 0.3, "agent_radius": 0.4}, "cell_size", "0.133 to 0.2 m"),
+    ({"agent_max_climb": 0.0}, "agent_max_climb", "at least 0.2 m"),
+    ({"cell_size": 0.2, "agent_max_climb": 0.1, "agent_max_slope": 45.0}, "agent_max_climb", "26.6°"),
+    ({"agent_height": 0.01}, "agent_height", "taller than itself"),
+    ({"max_verts_per_poly": 32}, "max_verts_per_poly", "Detour's limit of 6"),
+    ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),
+])
+def test_settings_that_make_little_sense_are_warned_about_by_name(values, parameter, hint):
+    (warning,) = BakeParams(**values).warnings()
+    assert warning.startswith(f"{parameter} ") and hint in warning
+
+
+def test_every_builtin_agent_preset_bakes_without_warnings():
+    from navmesh_addon.presets import BUILTIN
+
+    for values in BUILTIN.values():
+        assert BakeParams(**values).warnings() == []
