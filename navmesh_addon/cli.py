@@ -137,7 +137,11 @@ def bake_command(args: argparse.Namespace) -> int:
             raise UsageError(f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})")
     for warning in settings.to_bake_params().warnings():
         print(f"navmesh: warning: {warning}", file=sys.stderr)
-    obj = operators_bake.bake_to_object(context, settings)
+    progress = ProgressPrinter(sys.stderr)
+    try:
+        obj = operators_bake.bake_to_object(context, settings, progress)
+    finally:
+        progress.close()
     mesh = mesh_write.read_navmesh_object(obj)
     for fmt, path in outputs:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,6 +151,35 @@ def bake_command(args: argparse.Namespace) -> int:
             io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, context=context)
         print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable -> {path}")
     return EXIT_OK
+
+
+class ProgressPrinter:
+    """Bake progress on stderr: a bar redrawn in place on a terminal, else one line per stage (logs, CI)."""
+
+    WIDTH = 30
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.terminal = stream.isatty()
+        self.stage = None
+        self.open_line = False
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        if self.terminal:
+            filled = round(self.WIDTH * fraction)
+            end = "\n" if fraction >= 1.0 else ""
+            self.stream.write(f"\rnavmesh: baking [{'#' * filled}{' ' * (self.WIDTH - filled)}] {fraction:4.0%} {stage:<12}{end}")
+            self.open_line = not end
+        elif stage != self.stage:
+            self.stream.write(f"navmesh: baking: {stage} ({fraction:.0%})\n")
+        self.stage = stage
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End a bar the bake left unfinished (an empty result or an error), so the next line starts clean."""
+        if self.open_line:
+            self.stream.write("\n")
+            self.open_line = False
 
 
 def paths_command(args: argparse.Namespace) -> int:

@@ -25,9 +25,10 @@ def result_name(context, settings) -> str:
 class BakeJob:
     """One bake of already-extracted arrays, run inline or in a worker thread; cancellable between stages."""
 
-    def __init__(self, arrays: SceneArrays, params: lib.BakeParams):
+    def __init__(self, arrays: SceneArrays, params: lib.BakeParams, on_progress=None):
         self.arrays = arrays
         self.params = params
+        self.on_progress = on_progress
         self.stage = "waiting"
         self.fraction = 0.0
         self.result: lib.NavMesh | None = None
@@ -39,6 +40,8 @@ class BakeJob:
 
     def _progress(self, stage: str, fraction: float) -> None:
         self.stage, self.fraction = stage, fraction
+        if self.on_progress is not None:
+            self.on_progress(stage, fraction)
         if self._cancel.is_set():
             raise lib.BakeCancelled(stage)
 
@@ -96,10 +99,12 @@ def finish(context, settings, job: BakeJob) -> bpy.types.Object:
     return mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
 
 
-def bake_to_object(context, settings=None) -> bpy.types.Object:
-    """Synchronous bake of the scene's navmesh settings; returns the navmesh object, raises NavMeshError."""
+def bake_to_object(context, settings=None, on_progress=None) -> bpy.types.Object:
+    """Synchronous bake of the scene's navmesh settings; returns the navmesh object, raises NavMeshError.
+    on_progress(stage, fraction) is called as the bake goes."""
     settings = settings or context.scene.navmesh
     job = prepare(context, settings)
+    job.on_progress = on_progress
     job.run()
     return finish(context, settings, job)
 

@@ -250,8 +250,10 @@ def test_bad_bake_input_exits_with_a_clear_message(blender, tmp_path, capsys, ca
     names = {"tmp": tmp_path, "demo": DEMO, "wall": _bad_obj(tmp_path),
              "nan_obj": tmp_path / "nan.obj", "far_obj": tmp_path / "far.obj"}
     assert cli.main([a.format(**names) for a in argv]) == code
-    err = capsys.readouterr().err
-    assert err.startswith("navmesh: error:") and message in err
+    lines = capsys.readouterr().err.splitlines()
+    # Progress lines may come first; the error is one line, the last.
+    assert all(line.startswith("navmesh: baking: ") for line in lines[:-1])
+    assert lines[-1].startswith("navmesh: error:") and message in lines[-1]
     assert not (tmp_path / "x.json").exists()
 
 
@@ -296,3 +298,45 @@ def test_bake_warns_about_settings_that_make_little_sense_and_still_bakes(tmp_pa
     assert result.returncode == 0, result.stderr[-3000:]
     assert "navmesh: warning: cell_size 0.6 m is more than half the agent radius" in result.stderr
     assert lib.load(out).polygon_count > 0
+
+
+def test_bake_progress_is_one_line_per_stage_in_a_log():
+    import io
+
+    from navmesh_addon.cli import ProgressPrinter
+
+    log = io.StringIO()
+    progress = ProgressPrinter(log)
+    for stage, fraction in [("input", 0.0), ("heightfield", 0.05), ("heightfield", 0.2), ("done", 1.0)]:
+        progress(stage, fraction)
+    progress.close()
+    assert log.getvalue().splitlines() == [
+        "navmesh: baking: input (0%)", "navmesh: baking: heightfield (5%)", "navmesh: baking: done (100%)"]
+
+
+def test_bake_progress_is_a_bar_redrawn_in_place_on_a_terminal():
+    import io
+
+    from navmesh_addon.cli import ProgressPrinter
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    progress = ProgressPrinter(screen)
+    progress("contours", 0.5)
+    progress.close()  # a bake that stopped early still ends its line
+    progress("done", 1.0)
+    progress.close()
+    first, second = screen.getvalue().split("\n")[:2]
+    assert first == "\rnavmesh: baking [###############               ]  50% contours    "
+    assert second.startswith("\rnavmesh: baking [" + "#" * 30 + "] 100% done")
+    assert screen.getvalue().endswith("\n") and screen.getvalue().count("\n") == 2
+
+
+def test_cli_bake_reports_each_stage_on_stderr(tmp_path):
+    result = run_cli("bake", DEMO, "--output", tmp_path / "level.json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    stages = [line.split(": ")[2].split(" (")[0] for line in result.stderr.splitlines() if line.startswith("navmesh: baking: ")]
+    assert stages == ["input", "heightfield", "regions", "contours", "polygons", "detail", "clearance", "done"]
