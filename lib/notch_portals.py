@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .triangulate import BoxBins
+
 # A corner is a notch when its interior angle exceeds pi by more than this (radians).
 _REFLEX_EPS = 1e-9
 # A portal's score is its length divided by this floor at worst, so very acute corners are avoided
@@ -34,8 +36,6 @@ _CAST_BATCH = 24
 # A visibility test casts against the edges within this fraction of the search window first, and
 # doubles the reach only for rays nothing has blocked yet (most are blocked near the notch).
 _FIRST_CAST_WINDOW = 0.25
-# An edge whose box spans more than this many grid bins is kept apart and checked by every search.
-_MAX_BOX_BINS = 64
 # Portals that resolve two notches count as this fraction of their length when ranked, portals to
 # a new vertex as this multiple (a new vertex joins two cells and uses up their vertex budget).
 _TWO_NOTCH_BONUS = 0.5
@@ -145,7 +145,7 @@ class _Graph:
         typical = 4.0 * float(np.median(lengths)) if len(lengths) else 1.0
         self.window = self.extent if len(ids) <= _WHOLE_REGION_VERTICES else min(typical, self.extent)
         self._first_cast = self.window if self.window >= self.extent else _FIRST_CAST_WINDOW * self.window
-        self._vertex_bins, self._edge_bins = _Bins(self.window), _Bins(self.window)
+        self._vertex_bins, self._edge_bins = BoxBins(self.window), BoxBins(self.window)
         self._vertex_bins.add(np.arange(len(ids)), np.hstack([self._vertex_xy, self._vertex_xy]))
         self._add_edges(new_edges)
         self._reflex: dict[int, list[tuple[int, int, int]]] = {}
@@ -576,41 +576,6 @@ class _Graph:
                     return None
                 cells.append(cell)
         return cells
-
-
-class _Bins:
-    """Rows of boxes (min x, min y, max x, max y) binned on a uniform grid, to find those near a
-    point without scanning all. A box may shrink after it is added: it stays in its old bins."""
-
-    def __init__(self, size: float):
-        self.size = size
-        self.count = 0  # rows 0..count-1 have been added
-        self.bins: dict[tuple[int, int], list[int]] = {}
-        self.wide: list[int] = []  # rows whose box spans more than _MAX_BOX_BINS bins
-
-    def add(self, rows: np.ndarray, boxes: np.ndarray) -> None:
-        self.count = max(self.count, int(rows.max(initial=-1)) + 1)
-        cells = np.floor(boxes / self.size).astype(np.int64).tolist()
-        for row, (i0, j0, i1, j1) in zip(rows.tolist(), cells):
-            if (i1 - i0 + 1) * (j1 - j0 + 1) > _MAX_BOX_BINS:
-                self.wide.append(row)
-                continue
-            for i in range(i0, i1 + 1):
-                for j in range(j0, j1 + 1):
-                    self.bins.setdefault((i, j), []).append(row)
-
-    def meeting(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
-        """Sorted rows whose box may meet the box x0..x1, y0..y1 (all rows when it spans more
-        bins than there are rows)."""
-        i0, j0 = math.floor(x0 / self.size), math.floor(y0 / self.size)
-        i1, j1 = math.floor(x1 / self.size), math.floor(y1 / self.size)
-        if (i1 - i0 + 1) * (j1 - j0 + 1) > self.count:
-            return np.arange(self.count)
-        rows = list(self.wide)
-        for i in range(i0, i1 + 1):
-            for j in range(j0, j1 + 1):
-                rows += self.bins.get((i, j), ())
-        return np.unique(np.array(rows, dtype=np.int64))
 
 
 def _blocked(dist: np.ndarray, length: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ triangles. Vertices that lie straight between two others are kept (a neighbour m
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import math
 
@@ -28,6 +29,15 @@ NEEDLE_FATNESS = 2e-4
 _SMALL_POLYGON = 32
 # Visible bridge candidates examined per hole vertex, nearest first.
 _BRIDGE_CANDIDATES = 6
+# Edge bins for bridge searches are this many typical edge lengths wide.
+_BRIDGE_BIN_EDGES = 8.0
+# Bridge candidates tested for crossings at once, at first (nearest, so their boxes are small);
+# each further batch is twice as large.
+_BRIDGE_BATCH = 8
+# Bridge candidates per hole vertex found before the rest are sorted (most searches end sooner).
+_BRIDGE_NEAREST = 64
+# A box spanning more than this many grid bins (BoxBins) is kept apart and checked by every search.
+MAX_BOX_BINS = 64
 
 
 def cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
@@ -83,18 +93,19 @@ def signed_area(pts: np.ndarray) -> float:
     return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
 
 
-def segments_cross_many(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per segment a_k b_k: does it meet segment pq (proper crossing or touching)?"""
-    d1, d2 = cross_many(a.T, b.T, p[None, :]).ravel(), cross_many(a.T, b.T, q[None, :]).ravel()
-    d3, d4 = cross_many(p, q, a), cross_many(p, q, b)
+def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per k: does segment p-q_k meet segment a_k-b_k (proper crossing or touching)? One start p
+    (2,); q, a, b (K, 2)."""
+    ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    ux, uy = q[:, 0] - p[0], q[:, 1] - p[1]
+    d1 = ex * (p[1] - a[:, 1]) - ey * (p[0] - a[:, 0])
+    d2 = ex * (q[:, 1] - a[:, 1]) - ey * (q[:, 0] - a[:, 0])
+    d3 = ux * (a[:, 1] - p[1]) - uy * (a[:, 0] - p[0])
+    d4 = ux * (b[:, 1] - p[1]) - uy * (b[:, 0] - p[0])
     proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
 
     def on(s, t, r, d):
-        zero = d == 0
-        if not zero.any():
-            return zero
-        lo, hi = np.minimum(s, t), np.maximum(s, t)
-        return zero & np.all((lo <= r) & (r <= hi), axis=-1)
+        return (d == 0) & np.all((np.minimum(s, t) <= r) & (r <= np.maximum(s, t)), axis=-1)
 
     return proper | on(a, b, p, d1) | on(a, b, q, d2) | on(p, q, a, d3) | on(p, q, b, d4)
 
@@ -146,19 +157,20 @@ def bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
     """
     outer = list(rings[0])
     holes = sorted(rings[1:], key=lambda h: -xy[h, 0].max())
-    for h_i, hole in enumerate(holes):
+    edges = _EdgeIndex(xy, [e for ring in rings for e in zip(ring, ring[1:] + ring[:1])])
+    pts = xy.tolist()
+    for hole in holes:
         on_outer = set(outer)
         shared = [k for k, v in enumerate(hole) if v in on_outer]
         if shared:
             start, chosen = shared[0], outer.index(hole[shared[0]])
         else:
-            others = [e for h in holes[h_i:] for e in zip(h, h[1:] + h[:1])]
-            edges = list(zip(outer, outer[1:] + outer[:1])) + others
-            found = _best_bridge(outer, hole, edges, xy)
+            found = _best_bridge(outer, hole, edges, xy, pts)
             if found is None:
                 log.warning("a hole could not be bridged to its outline and is ignored")
                 continue
             start, chosen = found
+            edges.add(hole[start], outer[chosen])
         rot = hole[start:] + hole[:start]
         if outer[chosen] == rot[0]:
             outer = outer[: chosen + 1] + rot[1:] + outer[chosen:]
@@ -167,47 +179,137 @@ def bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
     return outer
 
 
-def _best_bridge(outer: list[int], hole: list[int], edges, xy: np.ndarray) -> tuple[int, int] | None:
-    """(hole position, outer position) of the best visible bridge, or None if none is visible."""
+class _EdgeIndex:
+    """The edges a bridge must not cross (every ring's, and the bridges laid so far), binned by
+    their boxes so a bridge is tested against the edges near it, not all of them."""
+
+    def __init__(self, xy: np.ndarray, edges: list[tuple[int, int]]):
+        self.xy = xy
+        self.a = np.array([e[0] for e in edges], dtype=np.int64)
+        self.b = np.array([e[1] for e in edges], dtype=np.int64)
+        lengths = np.hypot(*(xy[self.b] - xy[self.a]).T)
+        size = _BRIDGE_BIN_EDGES * float(np.median(lengths)) if len(lengths) else 1.0
+        self.bins = BoxBins(max(size, 1e-9))
+        self.bins.add(np.arange(len(edges)), self._boxes(self.a, self.b))
+
+    def _boxes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.hstack([np.minimum(self.xy[a], self.xy[b]), np.maximum(self.xy[a], self.xy[b])])
+
+    def add(self, u: int, v: int) -> None:
+        """A bridge u-v, now part of the outline."""
+        row = len(self.a)
+        self.a, self.b = np.append(self.a, u), np.append(self.b, v)
+        self.bins.add(np.array([row]), self._boxes(self.a[row:], self.b[row:]))
+
+    def crossed(self, p_idx: int, m_ids: list[int]) -> np.ndarray:
+        """Per m: does segment p-m meet an edge that does not end at p or m? Only the pairs whose
+        boxes overlap are measured."""
+        p, m = self.xy[p_idx], self.xy[m_ids]
+        lo, hi = np.minimum(p, m), np.maximum(p, m)
+        rows = self.bins.meeting(*lo.min(axis=0), *hi.max(axis=0))
+        na, nb = self.a[rows], self.b[rows]
+        ea, eb = self.xy[na], self.xy[nb]
+        e_lo, e_hi = np.minimum(ea, eb), np.maximum(ea, eb)
+        ends = np.asarray(m_ids)[:, None]
+        near = ((na != p_idx) & (nb != p_idx) & (na != ends) & (nb != ends)
+                & (e_lo[:, 0] <= hi[:, 0, None]) & (e_hi[:, 0] >= lo[:, 0, None])
+                & (e_lo[:, 1] <= hi[:, 1, None]) & (e_hi[:, 1] >= lo[:, 1, None]))
+        c, e = np.nonzero(near)
+        hit = segments_meet(p, m[c], ea[e], eb[e])
+        return np.bincount(c[hit], minlength=len(m_ids)) > 0
+
+
+def _best_bridge(outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.ndarray, pts: list) -> tuple[int, int] | None:
+    """(hole position, outer position) of the best visible bridge, or None if none is visible.
+    pts: xy as a list, for the float arithmetic per candidate."""
     best, best_score = None, math.inf
-    ea = np.array([e[0] for e in edges], dtype=np.int64)
-    eb = np.array([e[1] for e in edges], dtype=np.int64)
-    # Edge bounding boxes: only edges whose box overlaps the bridge's box can meet it.
-    e_lo = np.minimum(xy[ea], xy[eb]).T.copy()
-    e_hi = np.maximum(xy[ea], xy[eb]).T.copy()
-    pts = xy.tolist()
     all_dist = np.linalg.norm(xy[outer][None, :, :] - xy[hole][:, None, :], axis=2)
-    all_order = np.argsort(all_dist, axis=1, kind="stable")
     o, h = xy[outer], xy[hole]
     mutual = _in_cone_many(np.roll(o, 1, axis=0), o, np.roll(o, -1, axis=0), h)
     mutual &= _in_cone_many(np.roll(h, 1, axis=0), h, np.roll(h, -1, axis=0), o).T
     for s, p_idx in enumerate(hole):
-        p = xy[p_idx]
+        p = pts[p_idx]
         p_prev, p_next = pts[hole[s - 1]], pts[hole[(s + 1) % len(hole)]]
-        dist = all_dist[s].tolist()
-        seen = 0
-        order = all_order[s]
-        for k in order[mutual[s, order]].tolist():
-            if seen >= _BRIDGE_CANDIDATES or dist[k] * 0.5 >= best_score:
+        seen, size = 0, _BRIDGE_BATCH
+        candidates = _nearest_first(all_dist[s], mutual[s])
+        while seen < _BRIDGE_CANDIDATES:
+            batch = list(itertools.islice(candidates, size))
+            size *= 2
+            if not batch or all_dist[s, batch[0]] * 0.5 >= best_score:
                 break
-            m_idx = outer[k]
-            m = xy[m_idx]
-            prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
-            (px, py), (mx, my) = pts[p_idx], pts[m_idx]
-            near = np.flatnonzero((e_lo[0] <= max(px, mx)) & (e_hi[0] >= min(px, mx))
-                                  & (e_lo[1] <= max(py, my)) & (e_hi[1] >= min(py, my)))
-            na, nb = ea[near], eb[near]
-            free = (na != m_idx) & (nb != m_idx) & (na != p_idx) & (nb != p_idx)
-            if free.any() and segments_cross_many(p, m, xy[na[free]], xy[nb[free]]).any():
+            # The batch's bridges are tested for crossings at once; the candidates are then taken
+            # in order, as if one by one.
+            blocked = edges.crossed(p_idx, [outer[k] for k in batch]).tolist()
+            for k, crossed in zip(batch, blocked):
+                dist = float(all_dist[s, k])
+                if seen >= _BRIDGE_CANDIDATES or dist * 0.5 >= best_score:
+                    break
+                if crossed:
+                    continue
+                seen += 1
+                m = pts[outer[k]]
+                prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
+                dx, dy = (m[0] - p[0]) / dist, (m[1] - p[1]) / dist
+                sines = [abs(dx * (q[1] - c[1]) - dy * (q[0] - c[0])) / max(math.hypot(q[0] - c[0], q[1] - c[1]), 1e-300)
+                         for c, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
+                score = dist / max(min(sines), 1e-9)
+                if score < best_score:
+                    best, best_score = (s, k), score
+            else:
                 continue
-            seen += 1
-            dx, dy = float(m[0] - p[0]) / dist[k], float(m[1] - p[1]) / dist[k]
-            sines = [abs(dx * float(q[1] - o[1]) - dy * float(q[0] - o[0])) / max(math.hypot(q[0] - o[0], q[1] - o[1]), 1e-300)
-                     for o, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
-            score = dist[k] / max(min(sines), 1e-9)
-            if score < best_score:
-                best, best_score = (s, k), score
+            break
     return best
+
+
+def _nearest_first(dist: np.ndarray, allowed: np.ndarray):
+    """Indices of the allowed entries in order of distance (ties by index), the nearest
+    _BRIDGE_NEAREST found without sorting the rest, which is sorted only if it is reached."""
+    if len(dist) <= _BRIDGE_NEAREST:
+        order = np.argsort(dist, kind="stable")
+        yield from order[allowed[order]].tolist()
+        return
+    kth = np.partition(dist, _BRIDGE_NEAREST - 1)[_BRIDGE_NEAREST - 1]
+    first = np.flatnonzero(dist <= kth)
+    first = first[np.lexsort((first, dist[first]))]
+    yield from first[allowed[first]].tolist()
+    rest = np.argsort(dist, kind="stable")
+    rest = rest[dist[rest] > kth]
+    yield from rest[allowed[rest]].tolist()
+
+
+class BoxBins:
+    """Rows of boxes (min x, min y, max x, max y) binned on a uniform grid, to find those near a
+    point without scanning all. A box may shrink after it is added: it stays in its old bins."""
+
+    def __init__(self, size: float):
+        self.size = size
+        self.count = 0  # rows 0..count-1 have been added
+        self.bins: dict[tuple[int, int], list[int]] = {}
+        self.wide: list[int] = []  # rows whose box spans more than MAX_BOX_BINS bins
+
+    def add(self, rows: np.ndarray, boxes: np.ndarray) -> None:
+        self.count = max(self.count, int(rows.max(initial=-1)) + 1)
+        cells = np.floor(boxes / self.size).astype(np.int64).tolist()
+        for row, (i0, j0, i1, j1) in zip(rows.tolist(), cells):
+            if (i1 - i0 + 1) * (j1 - j0 + 1) > MAX_BOX_BINS:
+                self.wide.append(row)
+                continue
+            for i in range(i0, i1 + 1):
+                for j in range(j0, j1 + 1):
+                    self.bins.setdefault((i, j), []).append(row)
+
+    def meeting(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        """Sorted rows whose box may meet the box x0..x1, y0..y1 (all rows when it spans more
+        bins than there are rows)."""
+        i0, j0 = math.floor(x0 / self.size), math.floor(y0 / self.size)
+        i1, j1 = math.floor(x1 / self.size), math.floor(y1 / self.size)
+        if (i1 - i0 + 1) * (j1 - j0 + 1) > self.count:
+            return np.arange(self.count)
+        rows = list(self.wide)
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                rows += self.bins.get((i, j), ())
+        return np.unique(np.array(rows, dtype=np.int64))
 
 
 def _in_cone_many(prev: np.ndarray, m: np.ndarray, nxt: np.ndarray, p: np.ndarray) -> np.ndarray:
