@@ -1,31 +1,29 @@
 """NavMesh -> Blender mesh object (faces = navigation polygons, attributes per the design) and back."""
 from __future__ import annotations
 
-import colorsys
 import uuid
 
 import bpy
 import numpy as np
+from mathutils import Matrix
 
 from . import lib
 
 TAG = "navmesh_generated"
 JSON_KEY = "navmesh_json"
 REVISION_KEY = "navmesh_revision"  # changes with every write, so caches need not compare the JSON
-REGION_COLOR = "nav_region_color"
+MATERIAL_NAME = "Navmesh"
+NAVMESH_COLOR = (0.05, 0.75, 0.68, 1.0)  # teal: apart from the greys of untextured levels
+NAVMESH_ALPHA = 0.5
+# The object is drawn this far above the polygons it stores (its transform, not its vertices), so its
+# faces do not flicker against the floor they lie on. The stored data stay exact; the overlay draws
+# the detail surface over steps, where the flat polygons dip into them.
+DISPLAY_LIFT = 0.02
 
 
 def find_navmesh_objects(scene) -> list:
     """Objects in the scene that we generated (tagged), never guessed from names."""
     return [obj for obj in scene.objects if obj.get(TAG)]
-
-
-def region_colors(regions: np.ndarray) -> np.ndarray:
-    """(P, 4) RGBA per polygon: a distinct, stable hue per region id (golden-ratio hue steps)."""
-    ids, inverse = np.unique(np.asarray(regions, dtype=np.int64), return_inverse=True)
-    hues = (ids * 0.61803398875) % 1.0
-    rgb = np.array([colorsys.hsv_to_rgb(h, 0.55, 0.9) for h in hues.tolist()]).reshape(-1, 3)
-    return np.hstack([rgb[inverse.reshape(-1)], np.ones((len(inverse), 1))])
 
 
 def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
@@ -56,12 +54,7 @@ def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
     _attribute(data, "nav_neighbor", "INT", "CORNER", mesh.neighbors.astype(np.int32))
     _attribute(data, "nav_region", "INT", "FACE", mesh.regions.astype(np.int32))
     _attribute(data, "nav_area", "INT", "FACE", mesh.areas.astype(np.int32))
-    # Solid mode shows only point or corner colours, so each corner carries its polygon's region colour.
-    color_attr = data.color_attributes.new(REGION_COLOR, "FLOAT_COLOR", "CORNER")
-    corner_colors = np.repeat(region_colors(mesh.regions), mesh.polygon_sizes, axis=0)
-    color_attr.data.foreach_set("color", corner_colors.astype(np.float32).ravel())
-    data.color_attributes.active_color = color_attr
-    data.color_attributes.render_color_index = data.color_attributes.active_color_index
+    data.materials.append(navmesh_material())
     data[JSON_KEY] = mesh.to_json()
     data[REVISION_KEY] = uuid.uuid4().hex
     return data
@@ -94,7 +87,8 @@ def write_navmesh_object(
         collection.objects.link(obj)
     obj.hide_render = True
     obj.show_wire = True  # polygon borders stay visible over the floor they lie on
-    obj.matrix_world.identity()
+    obj.color = NAVMESH_COLOR  # Solid mode's Object colour
+    obj.matrix_world = Matrix.Translation((0.0, 0.0, DISPLAY_LIFT))
     info = {"params": mesh.params.to_dict(), "polygons": mesh.polygon_count, "area": mesh.area_xy()}
     if mesh.empty_reason:
         info["empty_reason"] = mesh.empty_reason
@@ -109,6 +103,26 @@ def read_navmesh_object(obj) -> lib.NavMesh:
         name = getattr(obj, "name", None)
         raise lib.NavMeshError(f"object {name!r} carries no navmesh data: bake a navmesh or import a navmesh JSON file")
     return lib.NavMesh.from_json(obj.data[JSON_KEY])
+
+
+def navmesh_material() -> bpy.types.Material:
+    """Our semi-transparent teal material (found by its tag, created when missing; user materials are
+    never touched): its viewport colour shows in Solid mode, its shader nodes in Material Preview."""
+    material = _tagged(bpy.data.materials, MATERIAL_NAME)
+    if material is not None:
+        return material
+    material = bpy.data.materials.new(MATERIAL_NAME)
+    material[TAG] = MATERIAL_NAME
+    material.diffuse_color = (*NAVMESH_COLOR[:3], NAVMESH_ALPHA)
+    if material.node_tree is None:  # Blender 4.x makes materials without nodes; 5.0 always has them
+        material.use_nodes = True
+    shader = material.node_tree.nodes.get("Principled BSDF")
+    shader.inputs["Base Color"].default_value = NAVMESH_COLOR
+    shader.inputs["Alpha"].default_value = NAVMESH_ALPHA
+    shader.inputs["Roughness"].default_value = 0.8
+    material.surface_render_method = "BLENDED"
+    material.use_backface_culling = False
+    return material
 
 
 def _tagged(datablocks, name: str):

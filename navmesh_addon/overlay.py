@@ -1,18 +1,39 @@
-"""Viewport overlay: line batches built as plain arrays (testable without a GPU), drawn by a thin handler.
+"""Viewport overlay: the navmesh surface, portal and clearance lines, the test path and the clearance legend.
 
-Every builder returns (coords (2K, 3) float32, colors (2K, 4) float32): K line segments as vertex pairs.
+Batches are built as plain arrays (testable without a GPU); `draw_view` and `draw_legend` turn them
+into GPU draws, for the viewport handlers and for off-screen images alike. Every line builder returns
+(coords (2K, 3) float32, colors (2K, 4) float32): K line segments as vertex pairs.
+
+Depth: the surface is drawn with the depth test, pulled toward the eye by SURFACE_PULL of its
+distance (a scale about the eye moves each point along its own view ray, so nothing shifts on
+screen). The detail surface can dip below the real floor at step edges (up to a step's rise); the
+pull keeps it in front of the floor there without floating it. The path is drawn last without depth
+test, so no wall, step or fill hides it.
 """
 from __future__ import annotations
 
+import colorsys
+
 import bpy
 import numpy as np
+from mathutils import Matrix
 
 from . import lib, mesh_write, operators_path
 
-PATH_COLOR = (1.0, 0.85, 0.1, 1.0)
+PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colour is near it
+PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)
 PORTAL_COLOR = (0.2, 0.6, 1.0, 1.0)
 SHRUNK_PORTAL_COLOR = (0.3, 1.0, 1.0, 1.0)
-LIFT = 0.05  # lines sit this far above the navmesh so they are not hidden in it
+LIFT = 0.05  # lines sit this far above the navmesh polygons so they are not hidden in them
+SURFACE_ALPHA = 0.55  # the floor's shading shows through the fill
+SURFACE_PULL = 0.02  # fraction of the eye distance the surface is drawn closer (see the module docstring)
+LINE_PULL = 0.03  # lines are pulled a little further, so they sit on the surface
+ORTHO_EYE_DISTANCE = 15.0  # orthographic views pull as an eye this far away would (0.3 m for the surface)
+PATH_HUES_AVOIDED = (0.72, 0.97)  # fill hues skip the path's magenta
+# The clearance map spans r0 (red: only the baked agent fits) to CLEARANCE_SPAN * r0 (green): the
+# built-in presets run from 0.25 m to 1.2 m, three times the Human preset's 0.4 m.
+CLEARANCE_SPAN = 3.0
+COLOR_MODES = ("NAVMESH", "AREA", "REGION", "POLYGON")
 
 
 def _empty() -> tuple[np.ndarray, np.ndarray]:
@@ -25,6 +46,52 @@ def _segments(a: np.ndarray, b: np.ndarray, colors: np.ndarray) -> tuple[np.ndar
     coords[0::2], coords[1::2] = a, b
     coords[:, 2] += LIFT
     return coords, np.repeat(np.asarray(colors, dtype=np.float32).reshape(-1, 4), 2, axis=0)
+
+
+def distinct_colors(ids: np.ndarray) -> np.ndarray:
+    """(N, 4) RGBA per id: a stable hue per id (golden-ratio steps), never near the path's magenta."""
+    ids = np.asarray(ids, dtype=np.int64)
+    low, high = PATH_HUES_AVOIDED
+    hues = (ids * 0.61803398875) % 1.0 * (1.0 - (high - low))
+    hues = np.where(hues >= low, hues + (high - low), hues)
+    rgb = np.array([colorsys.hsv_to_rgb(h, 0.6, 0.9) for h in hues.tolist()]).reshape(-1, 3)
+    return np.hstack([rgb, np.ones((len(ids), 1))])
+
+
+def polygon_colors(mesh: lib.NavMesh, mode: str) -> np.ndarray:
+    """(P, 4) fill colour per polygon: the navmesh colour, or distinct colours per area, region or polygon.
+    Area 0 (ground) keeps the navmesh colour so only special areas stand out."""
+    if mode == "NAVMESH":
+        return np.tile(mesh_write.NAVMESH_COLOR, (mesh.polygon_count, 1))
+    if mode == "AREA":
+        colors = distinct_colors(mesh.areas)
+        colors[mesh.areas == 0] = mesh_write.NAVMESH_COLOR
+        return colors
+    ids = mesh.regions if mode == "REGION" else np.arange(mesh.polygon_count)
+    return distinct_colors(ids)
+
+
+def surface_triangles(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
+    """(T, 3, 3) triangles over the walkable surface and (T,) the polygon of each: the detail mesh,
+    which follows the real floor (polygons are flat and cut through steps), else polygon fans."""
+    if len(mesh.detail_triangles):
+        return mesh.detail_vertices[mesh.detail_triangles], np.asarray(mesh.detail_polygons, dtype=np.int64)
+    sizes = mesh.polygon_sizes
+    owner = np.repeat(np.arange(mesh.polygon_count), sizes - 2)
+    first = np.repeat(mesh.poly_offsets[:-1], sizes - 2)
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(sizes - 2) - (sizes - 2), sizes - 2)
+    corners = np.column_stack([first, first + k + 1, first + k + 2])
+    return mesh.vertices[mesh.poly_vertices[corners]], owner
+
+
+def surface_fill(mesh: lib.NavMesh, mode: str = "NAVMESH") -> tuple[np.ndarray, np.ndarray]:
+    """Triangle batch of the navmesh surface: coords (3T, 3) and colours (3T, 4), semi-transparent."""
+    triangles, owner = surface_triangles(mesh)
+    if not len(triangles):
+        return _empty()
+    colors = polygon_colors(mesh, mode)[owner].astype(np.float32)
+    colors[:, 3] = SURFACE_ALPHA
+    return triangles.reshape(-1, 3).astype(np.float32), np.repeat(colors, 3, axis=0)
 
 
 def _portal_slots(mesh: lib.NavMesh) -> np.ndarray:
@@ -42,32 +109,37 @@ def portal_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return _segments(a, b, np.tile(PORTAL_COLOR, (len(slots), 1)))
 
 
-def heat(values: np.ndarray, scale: float) -> np.ndarray:
-    """(N, 4) colours from red (0) through yellow to green (>= scale); inf counts as wide."""
-    t = np.clip(np.nan_to_num(np.asarray(values, dtype=np.float64), posinf=scale) / scale, 0.0, 1.0)
+def clearance_range(agent_radius: float) -> tuple[float, float]:
+    """The clearances (m) drawn red and green: the bake radius and CLEARANCE_SPAN times it."""
+    return agent_radius, CLEARANCE_SPAN * agent_radius
+
+
+def heat(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """(N, 4) colours from red (<= low) through yellow to green (>= high); inf counts as wide."""
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64), posinf=high)
+    t = np.clip((values - low) / max(high - low, 1e-9), 0.0, 1.0)
     red = np.clip(2.0 - 2.0 * t, 0.0, 1.0)
     green = np.clip(2.0 * t, 0.0, 1.0)
     return np.column_stack([red, green, np.zeros_like(t), np.ones_like(t)])
 
 
-def clearance_lines(mesh: lib.NavMesh, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Portals coloured by clearance; scale (m) is the clearance drawn fully green (default 4x bake radius)."""
+def clearance_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Portals coloured by clearance over clearance_range(bake radius)."""
     if mesh.edge_clearance is None:
         return _empty()
     slots = _portal_slots(mesh)
     if not len(slots):
         return _empty()
-    scale = scale or max(4.0 * mesh.params.agent_radius, 1.0)
     a, b = mesh.vertices[mesh.poly_vertices[slots]], mesh.vertices[mesh.edge_next_vertex[slots]]
-    return _segments(a, b, heat(mesh.edge_clearance[slots], scale))
+    return _segments(a, b, heat(mesh.edge_clearance[slots], *clearance_range(mesh.params.agent_radius)))
 
 
-def path_lines(points) -> tuple[np.ndarray, np.ndarray]:
+def path_lines(points, color=PATH_COLOR) -> tuple[np.ndarray, np.ndarray]:
     """The path polyline as segments."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     if len(pts) < 2:
         return _empty()
-    return _segments(pts[:-1], pts[1:], np.tile(PATH_COLOR, (len(pts) - 1, 1)))
+    return _segments(pts[:-1], pts[1:], np.tile(color, (len(pts) - 1, 1)))
 
 
 def shrunk_portal_lines(mesh: lib.NavMesh, corridor, radius: float) -> tuple[np.ndarray, np.ndarray]:
@@ -95,23 +167,130 @@ def shrunk_portal_lines(mesh: lib.NavMesh, corridor, radius: float) -> tuple[np.
     return _segments(a, b, np.tile(SHRUNK_PORTAL_COLOR, (len(a), 1)))
 
 
+def _concatenate(parts) -> tuple[np.ndarray, np.ndarray]:
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        return _empty()
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
 def scene_lines(meshes: list[lib.NavMesh], show_portals: bool, show_clearance: bool, path=None,
                 path_mesh: lib.NavMesh | None = None, path_radius: float = 0.0, show_path_portals: bool = False):
-    """Everything the overlay draws for the current toggles, concatenated into one batch."""
+    """The depth-tested lines for the current toggles (the path itself is drawn apart, on top)."""
     parts = []
     for mesh in meshes:
         if show_clearance:
             parts.append(clearance_lines(mesh))
         elif show_portals:
             parts.append(portal_lines(mesh))
-    if path is not None:
-        parts.append(path_lines(path.points))
-        if show_path_portals and path_mesh is not None:
-            parts.append(shrunk_portal_lines(path_mesh, path.corridor, path_radius))
-    parts = [p for p in parts if len(p[0])]
-    if not parts:
-        return _empty()
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if path is not None and show_path_portals and path_mesh is not None:
+        parts.append(shrunk_portal_lines(path_mesh, path.corridor, path_radius))
+    return _concatenate(parts)
+
+
+def _quad(x0: float, y0: float, x1: float, y1: float) -> list[tuple[float, float, float]]:
+    return [(x0, y0, 0.0), (x1, y0, 0.0), (x1, y1, 0.0), (x0, y0, 0.0), (x1, y1, 0.0), (x0, y1, 0.0)]
+
+
+def legend(agent_radius: float, left: float = 10.0, bottom: float = 10.0):
+    """The clearance legend in pixels from the region's lower left corner: triangles (N, 3) with
+    colours (N, 4) for a dark backdrop and the colour bar, and (x, y, text) labels in meters under
+    the bar's ends and middle, and a title above it."""
+    low, high = clearance_range(agent_radius)
+    steps, bar_left, bar_width, bar_bottom, bar_height = 24, left + 10.0, 180.0, bottom + 32.0, 14.0
+    coords = _quad(left, bottom, left + bar_width + 20.0, bottom + 72.0)
+    colors = [(0.0, 0.0, 0.0, 0.6)] * 6
+    xs = bar_left + np.linspace(0.0, bar_width, steps + 1)
+    shades = heat(np.linspace(low, high, steps + 1), low, high)
+    for i in range(steps):
+        coords += _quad(xs[i], bar_bottom, xs[i + 1], bar_bottom + bar_height)
+        colors += [shades[i], shades[i + 1], shades[i + 1], shades[i], shades[i + 1], shades[i]]
+    text_bottom = bottom + 10.0
+    labels = [(bar_left, text_bottom, f"{low:.2f} m"),
+              (bar_left + bar_width / 2 - 20.0, text_bottom, f"{(low + high) / 2:.2f} m"),
+              (bar_left + bar_width - 44.0, text_bottom, f"{high:.2f} m+"),
+              (bar_left, bar_bottom + bar_height + 8.0, "Clearance (agent radius)")]
+    return np.array(coords, dtype=np.float32), np.array(colors, dtype=np.float32), labels
+
+
+def eye_pull(view_matrix: Matrix, projection_matrix: Matrix, fraction: float) -> Matrix:
+    """Model matrix that draws world geometry `fraction` of its distance closer to the eye, without
+    moving it on screen (a scale about the eye); orthographic views shift it toward the viewer by
+    `fraction` of ORTHO_EYE_DISTANCE."""
+    to_world = view_matrix.inverted()
+    if projection_matrix[3][3] == 0.0:  # perspective
+        eye = to_world.translation
+        return Matrix.Translation(eye) @ Matrix.Scale(1.0 - fraction, 4) @ Matrix.Translation(-eye)
+    toward_viewer = to_world.col[2].xyz.normalized()
+    return Matrix.Translation(toward_viewer * fraction * ORTHO_EYE_DISTANCE)
+
+
+class ViewBatches:
+    """What the overlay draws, as GPU batches: surface triangles, depth-tested lines, the path."""
+
+    def __init__(self, fill, lines, path_points):
+        import gpu  # imported here: the module's pure builders must load where no GPU exists
+        from gpu_extras.batch import batch_for_shader
+
+        self.flat_shader = gpu.shader.from_builtin("SMOOTH_COLOR")
+        self.line_shader = gpu.shader.from_builtin("POLYLINE_SMOOTH_COLOR")
+        self.fill = batch_for_shader(self.flat_shader, "TRIS", {"pos": fill[0], "color": fill[1]}) if len(fill[0]) else None
+        self.lines = batch_for_shader(self.line_shader, "LINES", {"pos": lines[0], "color": lines[1]}) if len(lines[0]) else None
+        self.path = self.path_outline = None
+        if path_points is not None and len(path_points) >= 2:
+            for name, color in (("path", PATH_COLOR), ("path_outline", PATH_OUTLINE_COLOR)):
+                coords, colors = path_lines(path_points, color)
+                setattr(self, name, batch_for_shader(self.line_shader, "LINES", {"pos": coords, "color": colors}))
+
+
+def _draw_lines(batch, shader, viewport_size: tuple[int, int], width: float) -> None:
+    shader.uniform_float("viewportSize", viewport_size)
+    shader.uniform_float("lineWidth", width)
+    batch.draw(shader)
+
+
+def draw_view(batches: ViewBatches, viewport_size: tuple[int, int]) -> None:
+    """Draw the batches with the view and projection currently loaded in gpu.matrix (POST_VIEW):
+    the surface and lines depth-tested and pulled toward the eye, then the outlined path on top."""
+    import gpu
+
+    view, projection = gpu.matrix.get_model_view_matrix(), gpu.matrix.get_projection_matrix()
+    gpu.state.blend_set("ALPHA")
+    gpu.state.depth_mask_set(False)
+    gpu.state.depth_test_set("LESS_EQUAL")
+    if batches.fill is not None:
+        with gpu.matrix.push_pop():
+            gpu.matrix.multiply_matrix(eye_pull(view, projection, SURFACE_PULL))
+            batches.fill.draw(batches.flat_shader)
+    if batches.lines is not None:
+        with gpu.matrix.push_pop():
+            gpu.matrix.multiply_matrix(eye_pull(view, projection, LINE_PULL))
+            _draw_lines(batches.lines, batches.line_shader, viewport_size, 3.0)
+    gpu.state.depth_test_set("NONE")
+    if batches.path is not None:
+        _draw_lines(batches.path_outline, batches.line_shader, viewport_size, 8.0)
+        _draw_lines(batches.path, batches.line_shader, viewport_size, 4.0)
+    gpu.state.depth_mask_set(True)
+    gpu.state.blend_set("NONE")
+
+
+def draw_legend(agent_radius: float) -> None:
+    """Draw the clearance legend in pixel space (POST_PIXEL, or any pixel projection)."""
+    import blf
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    coords, colors, labels = legend(agent_radius)
+    shader = gpu.shader.from_builtin("SMOOTH_COLOR")
+    gpu.state.blend_set("ALPHA")
+    batch_for_shader(shader, "TRIS", {"pos": coords, "color": colors}).draw(shader)
+    font = 0
+    blf.size(font, 13)
+    blf.color(font, 1.0, 1.0, 1.0, 1.0)
+    for x, y, text in labels:
+        blf.position(font, x, y, 0)
+        blf.draw(font, text)
+    gpu.state.blend_set("NONE")
 
 
 class _MeshCache:
@@ -130,53 +309,69 @@ class _MeshCache:
 
 
 MESHES = _MeshCache()
-_handle = None
-_batch = None  # (inputs key, GPU batch or None): rebuilt only when what it shows changes
+_handles: list = []
+_batches = None  # (inputs key, ViewBatches): rebuilt only when what they show changes
 
 
-def draw() -> None:
-    """POST_VIEW draw callback: a thin wrapper that turns scene_lines into a cached GPU batch."""
-    import gpu  # imported here: the module's pure builders must load where no GPU exists
-    from gpu_extras.batch import batch_for_shader
-
-    global _batch
-    context = bpy.context
+def scene_batches(context) -> ViewBatches | None:
+    """The batches for the scene's navmesh objects, display settings and test path (cached)."""
+    global _batches
     settings = context.scene.navmesh
     objects = [obj for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
     state = operators_path.STATE
-    key = (tuple(obj.data.get(mesh_write.REVISION_KEY) for obj in objects), settings.show_portals,
-           settings.show_clearance, settings.path_show_portals, state.key)
-    shader = gpu.shader.from_builtin("POLYLINE_SMOOTH_COLOR")
-    if _batch is None or _batch[0] != key:
+    key = (tuple(obj.data.get(mesh_write.REVISION_KEY) for obj in objects), settings.color_by,
+           settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key)
+    if _batches is None or _batches[0] != key:
         try:
             meshes = [MESHES.get(obj) for obj in objects]
         except lib.NavMeshError:
-            return
-        coords, colors = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
-                                     state.mesh, settings.path_radius, settings.path_show_portals)
-        batch = batch_for_shader(shader, "LINES", {"pos": coords, "color": colors}) if len(coords) else None
-        _batch = (key, batch)
-    if _batch[1] is None:
-        return
-    region = context.region
-    shader.uniform_float("viewportSize", (region.width, region.height))
-    shader.uniform_float("lineWidth", 3.0)
-    gpu.state.depth_test_set("LESS_EQUAL")
-    _batch[1].draw(shader)
-    gpu.state.depth_test_set("NONE")
+            return None
+        fill = _concatenate([surface_fill(mesh, settings.color_by) for mesh in meshes])
+        lines = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
+                            state.mesh, settings.path_radius, settings.path_show_portals)
+        path_points = None if state.result is None else state.result.points
+        _batches = (key, ViewBatches(fill, lines, path_points))
+    return _batches[1]
+
+
+def legend_radius(context) -> float | None:
+    """The bake radius the clearance legend is drawn for, or None when clearance is not shown."""
+    if not context.scene.navmesh.show_clearance:
+        return None
+    for obj in mesh_write.find_navmesh_objects(context.scene):
+        if obj.visible_get():
+            try:
+                return MESHES.get(obj).params.agent_radius
+            except lib.NavMeshError:
+                continue
+    return None
+
+
+def _draw_view_handler() -> None:
+    """POST_VIEW callback: the surface, lines and path in the 3D view."""
+    batches = scene_batches(bpy.context)
+    if batches is not None:
+        region = bpy.context.region
+        draw_view(batches, (region.width, region.height))
+
+
+def _draw_legend_handler() -> None:
+    """POST_PIXEL callback: the clearance legend when clearance is shown."""
+    radius = legend_radius(bpy.context)
+    if radius is not None:
+        draw_legend(radius)
 
 
 def register_draw_handler() -> None:
-    """Add the draw callback, only in an interactive Blender (background mode has no viewport)."""
-    global _handle
-    if bpy.app.background or _handle is not None:
+    """Add the draw callbacks, only in an interactive Blender (background mode has no viewport)."""
+    if bpy.app.background or _handles:
         return
-    _handle = bpy.types.SpaceView3D.draw_handler_add(draw, (), "WINDOW", "POST_VIEW")
+    _handles.append(bpy.types.SpaceView3D.draw_handler_add(_draw_view_handler, (), "WINDOW", "POST_VIEW"))
+    _handles.append(bpy.types.SpaceView3D.draw_handler_add(_draw_legend_handler, (), "WINDOW", "POST_PIXEL"))
 
 
 def unregister_draw_handler() -> None:
-    global _handle, _batch
-    _batch = None
-    if _handle is not None:
-        bpy.types.SpaceView3D.draw_handler_remove(_handle, "WINDOW")
-        _handle = None
+    global _batches
+    _batches = None
+    while _handles:
+        bpy.types.SpaceView3D.draw_handler_remove(_handles.pop(), "WINDOW")

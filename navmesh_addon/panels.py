@@ -113,8 +113,8 @@ class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         settings = context.scene.navmesh
+        layout.row(align=True).prop(settings, "color_by", expand=True)
         row = layout.row(align=True)
-        row.prop(settings, "show_regions", toggle=True)
         row.prop(settings, "show_portals", toggle=True)
         row.prop(settings, "show_clearance", toggle=True)
 

@@ -13,6 +13,12 @@ SOURCES = (
     ("COLLECTION", "Collection", "Bake every object in a chosen collection"),
     ("VISIBLE", "Visible", "Bake every visible object in the scene"),
 )
+COLOR_BY = (
+    ("NAVMESH", "Navmesh", "One colour for the whole navmesh"),
+    ("AREA", "Area", "A colour per area type; ground (area 0) keeps the navmesh colour"),
+    ("REGION", "Region", "A colour per region (connected island)"),
+    ("POLYGON", "Polygon", "A colour per navigation polygon"),
+)
 ROLES = (
     ("WALKABLE", "Walkable", "Agents walk on this object's upward faces; it also blocks"),
     ("OBSTACLE", "Obstacle Only", "Blocks agents but is never walked on"),
@@ -30,15 +36,6 @@ def _redraw(self, context) -> None:
     for area in getattr(context.screen, "areas", ()):
         if area.type == "VIEW_3D":
             area.tag_redraw()
-
-
-def _show_regions(self, context) -> None:
-    """Solid mode colours objects by their active colour attribute, which on a navmesh is the region colour."""
-    for area in getattr(context.screen, "areas", ()):
-        for space in area.spaces:
-            if space.type == "VIEW_3D":
-                space.shading.color_type = "ATTRIBUTE" if self.show_regions else "MATERIAL"
-        area.tag_redraw()
 
 
 def _distance(name: str, default: float, description: str, minimum: float = 0.0) -> FloatProperty:
@@ -75,12 +72,12 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     source: EnumProperty(name="Source", items=SOURCES, default="SELECTED", description="Which objects to bake")
     collection: PointerProperty(name="Collection", type=bpy.types.Collection,
                                 description="Collection to bake when Source is Collection")
-    show_regions: BoolProperty(name="Regions", default=False, update=_show_regions,
-                               description="Colour navmesh polygons by region (switches Solid mode to Attribute colour)")
+    color_by: EnumProperty(name="Color By", items=COLOR_BY, default="NAVMESH", update=_redraw,
+                           description="How the overlay colours the navmesh surface")
     show_portals: BoolProperty(name="Portals", default=False, update=_redraw,
                                description="Draw the edges shared by neighbouring polygons")
     show_clearance: BoolProperty(name="Clearance", default=False, update=_redraw,
-                                 description="Heat map of portal clearance: red is narrow, green is wide")
+                                 description="Portals coloured by clearance, red where only the baked agent fits, green from 3x its radius")
 
     bake_stage: StringProperty(name="Bake Stage", default="", options={"SKIP_SAVE"})
     bake_progress: FloatProperty(name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR", options={"SKIP_SAVE"})

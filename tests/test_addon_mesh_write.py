@@ -47,12 +47,19 @@ def test_attributes_have_the_contract_domains_and_values(blender):
     assert np.all(clearance[~portal] == 0.0)
     # navmeshes.from_polygons gives the first portal 0.75 and the second unlimited clearance.
     assert sorted(clearance[portal].tolist()) == [0.75, np.inf]
-    colors = attribute(obj, mesh_write.REGION_COLOR, "CORNER", np.float32).reshape(-1, 4)
-    first_corner = mesh.poly_offsets[:-1]
-    assert np.array_equal(colors[first_corner[0]], colors[first_corner[1]])
-    assert not np.array_equal(colors[first_corner[0]], colors[first_corner[2]])
-    np.testing.assert_array_equal(colors[: mesh.poly_offsets[1]], np.tile(colors[0], (4, 1)))
-    assert obj.data.color_attributes.active_color.name == mesh_write.REGION_COLOR
+
+
+def test_the_object_shows_our_teal_material_just_above_the_floor(blender):
+    user_material = bpy.data.materials.new("Navmesh")  # a user's material of our name stays theirs
+    first = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "A_navmesh")
+    second = mesh_write.write_navmesh_object(blender, navmeshes.mixed(), "B_navmesh")
+    (material,) = first.data.materials
+    assert second.data.materials[:] == [material] and material != user_material
+    assert material.get("navmesh_generated") and not user_material.get("navmesh_generated")
+    assert material.diffuse_color[:3] == pytest.approx(mesh_write.NAVMESH_COLOR[:3])
+    assert 0.0 < material.diffuse_color[3] < 1.0  # Solid mode draws it see-through
+    assert tuple(first.color) == pytest.approx(mesh_write.NAVMESH_COLOR)
+    assert tuple(first.matrix_world.translation) == pytest.approx((0.0, 0.0, mesh_write.DISPLAY_LIFT))
 
 
 def test_stored_json_reads_back_losslessly(blender):

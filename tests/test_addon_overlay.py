@@ -1,11 +1,13 @@
 """Overlay batches are plain arrays: check their geometry and colours without a GPU."""
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
+from mathutils import Euler, Matrix, Vector
 
 from navmesh_addon import overlay
 from tests.fixtures.io import navmeshes
@@ -24,17 +26,51 @@ def test_each_portal_is_drawn_once_above_the_floor():
     np.testing.assert_allclose(coords[:, 2], 0.5 + overlay.LIFT)
 
 
-def test_clearance_heat_map_is_red_when_narrow_and_green_when_wide():
-    mesh = navmeshes.l_corridor()  # portal (8,0)-(8,2) has clearance 0.75, portal (8,2)-(10,2) is unlimited
-    coords, colors = overlay.clearance_lines(mesh, scale=1.5)
+def test_clearance_heat_map_spans_the_bake_radius_to_three_times_it():
+    mesh = navmeshes.l_corridor()  # r0 = 0.4; portal (8,0)-(8,2) has clearance 0.75, portal (8,2)-(10,2) is unlimited
+    assert overlay.clearance_range(0.4) == pytest.approx((0.4, 1.2))
+    coords, colors = overlay.clearance_lines(mesh)
     by_segment = {tuple(sorted(map(tuple, np.round(coords[i : i + 2, :2], 6)))): colors[i] for i in (0, 2)}
-    np.testing.assert_allclose(by_segment[((8.0, 0.0), (8.0, 2.0))], [1.0, 1.0, 0.0, 1.0])
+    t = (0.75 - 0.4) / 0.8
+    np.testing.assert_allclose(by_segment[((8.0, 0.0), (8.0, 2.0))], [1.0, 2 * t, 0.0, 1.0], atol=1e-6)
     np.testing.assert_allclose(by_segment[((8.0, 2.0), (10.0, 2.0))], [0.0, 1.0, 0.0, 1.0])
+    np.testing.assert_allclose(overlay.heat([0.4, 1.2, 5.0], 0.4, 1.2)[:, :3], [[1, 0, 0], [0, 1, 0], [0, 1, 0]])
+
+
+def test_no_overlay_colour_is_near_the_path_colour():
+    ids = np.arange(500)
+    others = np.vstack([overlay.distinct_colors(ids), overlay.heat(np.linspace(0, 2, 50), 0.4, 1.2),
+                        [overlay.PORTAL_COLOR, overlay.SHRUNK_PORTAL_COLOR, overlay.mesh_write.NAVMESH_COLOR]])
+    distance = np.linalg.norm(others[:, :3] - np.array(overlay.PATH_COLOR[:3]), axis=1)
+    assert distance.min() > 0.5
+
+
+@pytest.mark.parametrize("mode", overlay.COLOR_MODES)
+def test_surface_fill_covers_every_polygon_in_its_mode_colour(mode):
+    mesh = navmeshes.mixed()
+    triangles, owner = overlay.surface_triangles(mesh)
+    assert set(owner.tolist()) == set(range(mesh.polygon_count))
+    coords, colors = overlay.surface_fill(mesh, mode)
+    assert coords.shape == (3 * len(triangles), 3) and colors.shape == (3 * len(triangles), 4)
+    np.testing.assert_allclose(colors[:, 3], overlay.SURFACE_ALPHA)
+    expected = overlay.polygon_colors(mesh, mode)[np.repeat(owner, 3)]
+    np.testing.assert_allclose(colors[:, :3], expected[:, :3], atol=1e-6)
+    if mode == "NAVMESH":
+        np.testing.assert_allclose(colors[:, :3], np.tile(overlay.mesh_write.NAVMESH_COLOR[:3], (len(colors), 1)), atol=1e-6)
+
+
+def test_polygon_fans_stand_in_when_there_is_no_detail_mesh():
+    mesh = replace(navmeshes.l_corridor(), detail_vertices=np.zeros((0, 3)), detail_triangles=np.zeros((0, 3), dtype=np.int64),
+                   detail_polygons=np.zeros(0, dtype=np.int64))
+    triangles, owner = overlay.surface_triangles(mesh)
+    assert len(triangles) == int(np.sum(mesh.polygon_sizes - 2))
+    area = 0.5 * np.abs(np.cross(triangles[:, 1, :2] - triangles[:, 0, :2], triangles[:, 2, :2] - triangles[:, 0, :2])).sum()
+    assert area == pytest.approx(mesh.area_xy())
 
 
 @given(st.lists(st.floats(min_value=0, max_value=100), min_size=1, max_size=20), st.floats(0.1, 10))
 def test_heat_is_monotone_from_red_to_green(values, scale):
-    colors = overlay.heat(np.sort(values), scale)
+    colors = overlay.heat(np.sort(values), 0.0, scale)
     assert np.all(np.diff(colors[:, 0]) <= 1e-12) and np.all(np.diff(colors[:, 1]) >= -1e-12)
     assert np.all((colors >= 0) & (colors <= 1))
 
@@ -64,4 +100,18 @@ def test_scene_lines_follow_the_toggles():
     clearance = overlay.scene_lines([mesh], True, True)
     np.testing.assert_array_equal(clearance[1], overlay.clearance_lines(mesh)[1])
     with_path = overlay.scene_lines([mesh], False, False, path, mesh, 0.4, show_path_portals=True)
-    assert with_path[0].shape == (4 + 4, 3)
+    assert with_path[0].shape == (4, 3)  # the shrunk portals; the path itself is drawn apart, on top
+
+
+@pytest.mark.parametrize("projection", [
+    Matrix(((1.5, 0, 0, 0), (0, 2.0, 0, 0), (0, 0, -1.002, -0.2002), (0, 0, -1, 0))),  # perspective
+    Matrix(((0.1, 0, 0, 0), (0, 0.1, 0, 0), (0, 0, -0.01, -1.0), (0, 0, 0, 1))),  # orthographic
+], ids=["perspective", "orthographic"])
+def test_eye_pull_brings_geometry_closer_without_moving_it_on_screen(projection):
+    eye = Vector((3.0, -8.0, 6.0))
+    view = (Matrix.Translation(eye) @ Euler((1.0, 0.0, 0.3)).to_matrix().to_4x4()).inverted()
+    pull = overlay.eye_pull(view, projection, 0.02)
+    for point in (Vector((0.0, 0.0, 0.0)), Vector((4.0, 5.0, 1.2))):
+        before, after = projection @ view @ point.to_4d(), projection @ view @ (pull @ point.to_4d())
+        assert (after.xy / after.w - before.xy / before.w).length < 1e-5
+        assert (view @ (pull @ point)).z > (view @ point).z + 0.1  # nearer: the camera looks down -Z

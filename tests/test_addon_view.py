@@ -1,0 +1,151 @@
+"""Tested by looking: a baked level and its overlay rendered off-screen (tests/viewport_image.py,
+through the overlay's own drawing code), with assertions on the pixels.
+
+The level: a 10 m x 10 m room with an obstacle crate, and six 0.2 m steps up to a landing at 1.2 m;
+the test path runs from the room's corner up the stairs.
+"""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+from navmesh_addon import mesh_write, operators_path, overlay
+from tests import viewport_image
+from tests.blender_scenes import box_object, grid_object
+
+SIZE = (600, 400)
+TOP = viewport_image.look_at((7.5, 5.0, 25.0), (7.5, 5.0, 0.0))
+# Low over the room, looking across and up the stairs: steps stand between the eye and the surface.
+OBLIQUE = viewport_image.look_at((7.0, -8.0, 8.0), (7.5, 4.0, 0.0), up=(0.0, 0.0, 1.0))
+PROJECTION = viewport_image.perspective(40.0, SIZE[0] / SIZE[1])
+STEPS = [((10.0 + 0.3 * i, 2.0, 0.0), (10.3 + 0.3 * i, 5.0, 0.2 * (i + 1))) for i in range(6)]
+START, GOAL = (1.0, 1.0, 0.0), (14.0, 3.5, 1.2)
+
+
+@pytest.fixture
+def level(blender):
+    """The baked level (navmesh object, its NavMesh), with the test path not yet added."""
+    grid_object("Floor", 10.0, 10.0)
+    box_object("Crate", (4, 4, 0), (6, 6, 1.5)).navmesh_role = "OBSTACLE"
+    for i, (lo, hi) in enumerate(STEPS):
+        box_object(f"Step_{i}", lo, hi)
+    box_object("Landing", (11.8, 2.0, 0.0), (15.0, 5.0, 1.2))
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.2
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = mesh_write.find_navmesh_objects(blender.scene)
+    return obj, mesh_write.read_navmesh_object(obj)
+
+
+def add_path(context):
+    """The test path from START to GOAL through the add-on's operator and handles; its points."""
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    settings = context.scene.navmesh
+    settings.path_start.location, settings.path_goal.location = START, GOAL
+    context.view_layer.update()  # the handles' world matrices, which the path is keyed on
+    operators_path.update_path(context.scene)
+    assert settings.path_status == "found"
+    return np.asarray(operators_path.STATE.result.points)
+
+
+def is_navmesh_colored(pixels: np.ndarray) -> np.ndarray:
+    """Teal (the navmesh fill over any grey): green and blue clearly above red."""
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    return (g - r > 0.2) & (b - r > 0.15)
+
+
+def is_path_colored(pixels: np.ndarray) -> np.ndarray:
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    return (r > 0.7) & (b > 0.5) & (g < 0.3)
+
+
+def screen_quad_mask(corners, view, inset_px: float) -> np.ndarray:
+    """(H, W) pixels whose centres lie inside a convex polygon (world corners, counter-clockwise seen
+    from above) projected on screen, at least inset_px from its edges (negative: grown)."""
+    width, height = SIZE
+    ys, xs = np.mgrid[0:height, 0:width] + 0.5
+    projected = viewport_image.project(corners, view, PROJECTION, SIZE)
+    inside = np.ones((height, width), dtype=bool)
+    for a, b in zip(projected, np.roll(projected, -1, axis=0)):
+        edge = b - a
+        inside &= (edge[0] * (ys - a[1]) - edge[1] * (xs - a[0])) / np.linalg.norm(edge) >= inset_px
+    return inside
+
+
+def polygon_mask(mesh, view, inset_px: float) -> np.ndarray:
+    """(H, W) pixels inside some navmesh polygon on screen (see screen_quad_mask)."""
+    masks = (screen_quad_mask(mesh.vertices[mesh.polygon(p)], view, inset_px) for p in range(mesh.polygon_count))
+    return np.logical_or.reduce(list(masks))
+
+
+def along(points: np.ndarray, step: float = 0.1) -> np.ndarray:
+    """Points every `step` meters along a polyline."""
+    samples = [points[0]]
+    for a, b in zip(points[:-1], points[1:]):
+        count = max(int(np.ceil(np.linalg.norm(b - a) / step)), 1)
+        samples += [a + (b - a) * t for t in np.arange(1, count + 1) / count]
+    return np.array(samples)
+
+
+def pixels_at(image: np.ndarray, points, view, reach: int = 0) -> np.ndarray:
+    """(N, (2 reach + 1)², 4) the pixels at and around each point's projection."""
+    xy = np.floor(viewport_image.project(points, view, PROJECTION, SIZE)).astype(int)
+    offsets = np.arange(-reach, reach + 1)
+    rows = xy[:, 1, None, None] + offsets[None, :, None]
+    columns = xy[:, 0, None, None] + offsets[None, None, :]
+    return image[rows, columns].reshape(len(xy), -1, 4)
+
+
+def test_the_navmesh_colours_exactly_the_floor_it_covers(level, blender):
+    _, mesh = level
+    image = viewport_image.render(blender, TOP, PROJECTION, SIZE)
+    teal = is_navmesh_colored(image[..., :3])
+    covered = polygon_mask(mesh, TOP, inset_px=1.5)
+    assert covered.sum() > 20000
+    assert teal[covered].mean() > 0.99, "navmesh polygons (the stairs included) must be drawn in the navmesh colour"
+    outside = ~polygon_mask(mesh, TOP, inset_px=-1.5)
+    assert teal[outside].mean() < 0.001, "nothing outside the navmesh may look like it"
+
+
+def test_the_path_is_visible_along_its_whole_length_from_above_and_across_the_stairs(level, blender):
+    points = add_path(blender)
+    assert points[:, 2].max() > 1.1  # it climbs to the landing
+    for view in (TOP, OBLIQUE):
+        image = viewport_image.render(blender, view, PROJECTION, SIZE)
+        drawn = along(points) + (0.0, 0.0, overlay.LIFT)  # where the overlay draws the line
+        # Within a pixel of each sample: the line's ends stop exactly at the first and last point.
+        on_path = is_path_colored(pixels_at(image, drawn, view, reach=1)[..., :3]).any(axis=1)
+        assert on_path.all(), f"{np.count_nonzero(~on_path)} of {len(on_path)} path samples hidden"
+
+
+def test_the_navmesh_shows_on_every_step_seen_from_across_the_room(level, blender):
+    _, mesh = level
+    image = viewport_image.render(blender, OBLIQUE, PROJECTION, SIZE)
+    teal = is_navmesh_colored(image[..., :3])
+    inside = mesh.params.agent_radius + 0.3  # the erosion, and the rounding where the stairs meet the room
+    for i, (lo, hi) in enumerate(STEPS):
+        # Each whole tread across the navmesh: its near edge is where the detail surface dips most.
+        tread = [(lo[0], lo[1] + inside, hi[2]), (hi[0], lo[1] + inside, hi[2]), (hi[0], hi[1] - inside, hi[2]),
+                 (lo[0], hi[1] - inside, hi[2])]
+        seen = screen_quad_mask(tread, OBLIQUE, inset_px=1.5)
+        assert seen.sum() > 100
+        assert teal[seen].mean() > 0.97, f"step {i}: navmesh colour on {teal[seen].mean():.0%} of its tread"
+
+
+def test_the_clearance_legend_shows_only_with_clearance(level, blender):
+    legend_box = (slice(15, 90), slice(10, 230))  # rows, columns from the lower left corner
+    settings = blender.scene.navmesh
+    without = viewport_image.render(blender, TOP, PROJECTION, SIZE)[legend_box]
+    settings.show_clearance = True
+    with_legend = viewport_image.render(blender, TOP, PROJECTION, SIZE)[legend_box]
+    pure_red = (with_legend[..., 0] > 0.9) & (with_legend[..., 1] < 0.15)
+    pure_green = (with_legend[..., 1] > 0.9) & (with_legend[..., 0] < 0.15)
+    white_text = with_legend[..., :3].min(axis=-1) > 0.8
+    assert pure_red.sum() > 50 and pure_green.sum() > 50 and white_text.sum() > 50
+    assert not np.any((without[..., 0] > 0.9) & (without[..., 1] < 0.15))
+
+
+def test_the_legend_reads_the_clearance_range_in_meters():
+    _, _, labels = overlay.legend(0.4)
+    assert [text for _, _, text in labels[:3]] == ["0.40 m", "0.80 m", "1.20 m+"]
