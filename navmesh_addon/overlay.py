@@ -33,7 +33,6 @@ PATH_HUES_AVOIDED = (0.72, 0.97)  # fill hues skip the path's magenta
 # The clearance map spans r0 (red: only the baked agent fits) to CLEARANCE_SPAN * r0 (green): the
 # built-in presets run from 0.25 m to 1.2 m, three times the Human preset's 0.4 m.
 CLEARANCE_SPAN = 3.0
-COLOR_MODES = ("NAVMESH", "AREA", "REGION", "POLYGON")
 
 
 def _empty() -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +58,9 @@ def distinct_colors(ids: np.ndarray) -> np.ndarray:
 
 
 def polygon_colors(mesh: lib.NavMesh, mode: str) -> np.ndarray:
-    """(P, 4) fill colour per polygon: the navmesh colour, or distinct colours per area, region or polygon.
-    Area 0 (ground) keeps the navmesh colour so only special areas stand out."""
+    """(P, 4) fill colour per polygon for a Color By mode (properties.COLOR_BY): the navmesh colour, or
+    distinct colours per area, region or polygon. Area 0 (ground) keeps the navmesh colour so only
+    special areas stand out."""
     if mode == "NAVMESH":
         return np.tile(mesh_write.NAVMESH_COLOR, (mesh.polygon_count, 1))
     if mode == "AREA":

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
-from mathutils import Euler, Matrix, Vector
 
-from navmesh_addon import overlay
+from navmesh_addon import overlay, properties  # imports bpy, which provides mathutils
+from mathutils import Euler, Matrix, Vector  # noqa: E402  (isort: skip)
 from tests.fixtures.io import navmeshes
 
 
@@ -45,7 +45,7 @@ def test_no_overlay_colour_is_near_the_path_colour():
     assert distance.min() > 0.5
 
 
-@pytest.mark.parametrize("mode", overlay.COLOR_MODES)
+@pytest.mark.parametrize("mode", [key for key, _, _ in properties.COLOR_BY])
 def test_surface_fill_covers_every_polygon_in_its_mode_colour(mode):
     mesh = navmeshes.mixed()
     triangles, owner = overlay.surface_triangles(mesh)

@@ -25,7 +25,7 @@ START, GOAL = (1.0, 1.0, 0.0), (14.0, 3.5, 1.2)
 
 @pytest.fixture
 def level(blender):
-    """The baked level (navmesh object, its NavMesh), with the test path not yet added."""
+    """The baked level's NavMesh, with the test path not yet added."""
     grid_object("Floor", 10.0, 10.0)
     box_object("Crate", (4, 4, 0), (6, 6, 1.5)).navmesh_role = "OBSTACLE"
     for i, (lo, hi) in enumerate(STEPS):
@@ -35,7 +35,7 @@ def level(blender):
     settings.source, settings.cell_size = "VISIBLE", 0.2
     assert bpy.ops.navmesh.bake() == {"FINISHED"}
     (obj,) = mesh_write.find_navmesh_objects(blender.scene)
-    return obj, mesh_write.read_navmesh_object(obj)
+    return mesh_write.read_navmesh_object(obj)
 
 
 def add_path(context):
@@ -98,13 +98,12 @@ def pixels_at(image: np.ndarray, points, view, reach: int = 0) -> np.ndarray:
 
 
 def test_the_navmesh_colours_exactly_the_floor_it_covers(level, blender):
-    _, mesh = level
     image = viewport_image.render(blender, TOP, PROJECTION, SIZE)
     teal = is_navmesh_colored(image[..., :3])
-    covered = polygon_mask(mesh, TOP, inset_px=1.5)
+    covered = polygon_mask(level, TOP, inset_px=1.5)
     assert covered.sum() > 20000
     assert teal[covered].mean() > 0.99, "navmesh polygons (the stairs included) must be drawn in the navmesh colour"
-    outside = ~polygon_mask(mesh, TOP, inset_px=-1.5)
+    outside = ~polygon_mask(level, TOP, inset_px=-1.5)
     assert teal[outside].mean() < 0.001, "nothing outside the navmesh may look like it"
 
 
@@ -120,10 +119,9 @@ def test_the_path_is_visible_along_its_whole_length_from_above_and_across_the_st
 
 
 def test_the_navmesh_shows_on_every_step_seen_from_across_the_room(level, blender):
-    _, mesh = level
     image = viewport_image.render(blender, OBLIQUE, PROJECTION, SIZE)
     teal = is_navmesh_colored(image[..., :3])
-    inside = mesh.params.agent_radius + 0.3  # the erosion, and the rounding where the stairs meet the room
+    inside = level.params.agent_radius + 0.3  # the erosion, and the rounding where the stairs meet the room
     for i, (lo, hi) in enumerate(STEPS):
         # Each whole tread across the navmesh: its near edge is where the detail surface dips most.
         tread = [(lo[0], lo[1] + inside, hi[2]), (hi[0], lo[1] + inside, hi[2]), (hi[0], hi[1] - inside, hi[2]),
@@ -149,3 +147,18 @@ def test_the_clearance_legend_shows_only_with_clearance(level, blender):
 def test_the_legend_reads_the_clearance_range_in_meters():
     _, _, labels = overlay.legend(0.4)
     assert [text for _, _, text in labels[:3]] == ["0.40 m", "0.80 m", "1.20 m+"]
+
+
+@pytest.mark.parametrize("color_by, mud_stands_out", [("NAVMESH", False), ("AREA", True)])
+def test_color_by_area_sets_a_special_area_apart(blender, color_by, mud_stands_out):
+    grid_object("Floor", 6.0, 10.0)
+    grid_object("Mud", 4.0, 10.0, location=(6.0, 0.0, 0.0)).navmesh_area = 2
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.color_by = "VISIBLE", 0.25, color_by
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    view = viewport_image.look_at((5.0, 5.0, 20.0), (5.0, 5.0, 0.0))
+    image = viewport_image.render(blender, view, PROJECTION, SIZE)
+    floor, mud = pixels_at(image, [(3.0, 5.0, 0.0), (8.0, 5.0, 0.0)], view)[:, 0, :3]
+    assert is_navmesh_colored(floor)
+    assert (not is_navmesh_colored(mud)) == mud_stands_out
+    assert (np.abs(floor - mud).max() > 0.2) == mud_stands_out
