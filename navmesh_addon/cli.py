@@ -128,8 +128,9 @@ def bake_command(args: argparse.Namespace) -> int:
             names = ", ".join(sorted(c.name for c in bpy.data.collections)) or "none"
             raise UsageError(f"no collection named {args.collection!r} in {args.input or bpy.data.filepath} (collections: {names})")
         settings.source, settings.collection = "COLLECTION", collection
-    else:
-        settings.source = "VISIBLE"
+    elif args.input is not None and args.input.suffix.lower() != ".blend":
+        settings.source = "VISIBLE"  # an imported scene: everything in it
+    # A .blend bakes with the Source saved in it (Selected, a Collection or Visible), as the panel does.
     for name, value in values.items():
         settings.set_bake_parameter(name, value)
         stored = settings.bake_parameter(name)

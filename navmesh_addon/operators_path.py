@@ -108,7 +108,9 @@ def on_depsgraph_update(scene, depsgraph) -> None:
         update_path(scene)
 
 
-def _handle(name: str, location, collection) -> bpy.types.Object:
+def _handle(name: str, location, collection, nav_query) -> bpy.types.Object:
+    """Our handle `name`, made at `location` if it does not exist; one the user already placed on
+    this navmesh stays where it is."""
     obj = bpy.data.objects.get(name)
     if obj is None or not obj.get(HANDLE_TAG):
         obj = bpy.data.objects.new(name, None)
@@ -116,7 +118,9 @@ def _handle(name: str, location, collection) -> bpy.types.Object:
         obj.empty_display_type = "SINGLE_ARROW"
         obj.empty_display_size = 1.0
         collection.objects.link(obj)
-    obj.location = location
+        obj.location = location
+    elif nav_query.locate(obj.matrix_world.translation).polygon < 0:
+        obj.location = location
     obj.hide_render = True
     return obj
 
@@ -142,8 +146,8 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
         collection = nav.users_collection[0]
         settings = context.scene.navmesh
         settings.path_navmesh = nav
-        settings.path_start = _handle("Path Start", start, collection)
-        settings.path_goal = _handle("Path Goal", goal, collection)
+        settings.path_start = _handle("Path Start", start, collection, nav_query)
+        settings.path_goal = _handle("Path Goal", goal, collection, nav_query)
         update_path(context.scene)
         return {"FINISHED"}
 

@@ -135,7 +135,7 @@ class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
             box = layout.box()
             box.label(text=f"Status: {settings.path_status}")
             box.label(text=f"Length: {settings.path_length:.2f} m")
-            box.label(text=f"Polygons visited: {settings.path_polygons}")
+            box.label(text=f"Search nodes: {settings.path_polygons}")
             box.label(text=f"Query time: {settings.path_time_ms:.2f} ms")
         layout.operator("navmesh.path_to_curve", icon="CURVE_PATH")
 

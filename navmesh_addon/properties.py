@@ -91,7 +91,8 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     path_goal: PointerProperty(name="Goal", type=bpy.types.Object, description="Path test goal handle")
     path_status: StringProperty(name="Status", default="", options={"SKIP_SAVE"})
     path_length: FloatProperty(name="Length", default=0.0, subtype="DISTANCE", unit="LENGTH", options={"SKIP_SAVE"})
-    path_polygons: IntProperty(name="Polygons Visited", default=0, options={"SKIP_SAVE"})
+    path_polygons: IntProperty(name="Search Nodes", default=0, options={"SKIP_SAVE"},
+                               description="Portal crossings the path search expanded (0 when the goal was in plain sight)")
     path_time_ms: FloatProperty(name="Query Time (ms)", default=0.0, options={"SKIP_SAVE"})
 
     def to_bake_params(self) -> lib.BakeParams:

@@ -115,3 +115,15 @@ def test_area_costs_from_the_bake_become_the_query_filter(blender):
     blender.view_layer.objects.active = obj
     bpy.ops.navmesh.add_path_test()
     assert blender.scene.navmesh.path_status == "found"
+
+
+def test_add_path_test_again_keeps_handles_the_user_moved_on_the_navmesh(corridor):
+    bpy.ops.navmesh.add_path_test()
+    settings = bpy.context.scene.navmesh
+    settings.path_start.location = (1.0, 1.0, 0.5)  # moved along the corridor
+    settings.path_goal.location = (50.0, 50.0, 0.5)  # dragged off the navmesh
+    bpy.context.view_layer.update()
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    np.testing.assert_allclose(settings.path_start.location, (1.0, 1.0, 0.5))
+    np.testing.assert_allclose(settings.path_goal.location, (9.0, 6.0, 0.51), atol=1e-6)  # put back on it
+    assert settings.path_status == "found"

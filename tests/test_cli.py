@@ -340,3 +340,24 @@ def test_cli_bake_reports_each_stage_on_stderr(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     stages = [line.split(": ")[2].split(" (")[0] for line in result.stderr.splitlines() if line.startswith("navmesh: baking: ")]
     assert stages == ["input", "heightfield", "regions", "contours", "polygons", "detail", "clearance", "done"]
+
+
+def test_bake_of_a_blend_uses_the_source_saved_in_it(blender, tmp_path):
+    """The panel's Source (here the collection "Level", not the big "Backdrop" floor) is what the CLI bakes."""
+    import bpy
+
+    from tests.blender_scenes import grid_object
+
+    level, backdrop = bpy.data.collections.new("Level"), bpy.data.collections.new("Backdrop")
+    for collection in (level, backdrop):
+        bpy.context.scene.collection.children.link(collection)
+    grid_object("Room", 10.0, 10.0, collection=level)
+    grid_object("Field", 60.0, 60.0, location=(20.0, 0.0, -5.0), collection=backdrop)
+    settings = bpy.context.scene.navmesh
+    settings.source, settings.collection = "COLLECTION", level
+    path = tmp_path / "level.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    result = run_cli("bake", path, "--output", tmp_path / "level.json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    r = lib.load(tmp_path / "level.json").params.agent_radius
+    assert lib.load(tmp_path / "level.json").area_xy() == pytest.approx((10 - 2 * r) ** 2, rel=0.02)
