@@ -128,9 +128,11 @@ class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
     filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
 
     def execute(self, context):
+        stem = Path(self.filepath).stem
+        name = _unused_navmesh_name(stem)
         try:
             mesh = io_formats.read_navmesh_file(self.filepath)
-            obj = mesh_write.write_navmesh_object(context, mesh, Path(self.filepath).stem)
+            obj = mesh_write.write_navmesh_object(context, mesh, name)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, f"Navmesh import failed: {exc}")
             return {"CANCELLED"}
@@ -138,8 +140,20 @@ class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
             other.select_set(False)
         obj.select_set(True)
         context.view_layer.objects.active = obj
-        self.report({"INFO"}, f"Imported {mesh.polygon_count} navmesh polygons as {obj.name!r}")
+        kept = f"; the navmesh {stem!r} already in the file is kept" if name != stem else ""
+        self.report({"INFO"}, f"Imported {mesh.polygon_count} navmesh polygons as {obj.name!r}{kept}")
         return {"FINISHED"}
+
+
+def _unused_navmesh_name(stem: str) -> str:
+    """stem, or stem.001, .002, ... when a navmesh of ours (a bake or an earlier import) has it: an
+    import never replaces a navmesh."""
+    taken = {obj.get(mesh_write.TAG) for obj in bpy.data.objects}
+    name, k = stem, 0
+    while name in taken:
+        k += 1
+        name = f"{stem}.{k:03d}"
+    return name
 
 
 CLASSES = (

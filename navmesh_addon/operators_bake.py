@@ -182,10 +182,35 @@ class NAVMESH_OT_bake(bpy.types.Operator):
         settings.bake_stage, settings.bake_progress = "", 0.0
 
 
+class NAVMESH_OT_clear(bpy.types.Operator):
+    """Remove the baked navmesh objects from the scene (the sources are untouched; Undo brings them back)"""
+
+    bl_idname = "navmesh.clear"
+    bl_label = "Clear Navmesh"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if mesh_write.find_navmesh_objects(context.scene):
+            return True
+        cls.poll_message_set("there is no baked navmesh in the scene")
+        return False
+
+    def execute(self, context):
+        found = mesh_write.find_navmesh_objects(context.scene)
+        for obj in found:
+            data = obj.data
+            bpy.data.objects.remove(obj)
+            if data is not None and data.users == 0:
+                bpy.data.meshes.remove(data)
+        self.report({"INFO"}, f"Removed {len(found)} navmesh object{'s' if len(found) != 1 else ''}")
+        return {"FINISHED"}
+
+
 def _report_warnings(operator, obj) -> None:
     """The bake parameters' warnings (settings that make little sense together), in the Info log."""
     for warning in obj["navmesh"].get("warnings", ()):
         operator.report({"WARNING"}, f"Navmesh settings: {warning}")
 
 
-CLASSES = (NAVMESH_OT_bake,)
+CLASSES = (NAVMESH_OT_bake, NAVMESH_OT_clear)

@@ -132,6 +132,13 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
     bl_label = "Add Path Test"
     bl_options = {"REGISTER", "UNDO"}
 
+    @classmethod
+    def poll(cls, context):
+        if mesh_write.find_navmesh_objects(context.scene):
+            return True
+        cls.poll_message_set("bake a navmesh first")
+        return False
+
     def execute(self, context):
         try:
             nav = navmesh_for_path(context)
@@ -158,6 +165,13 @@ class NAVMESH_OT_path_to_curve(bpy.types.Operator):
     bl_idname = "navmesh.path_to_curve"
     bl_label = "Path to Curve"
     bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if path_key(context.scene.navmesh) is not None:
+            return True
+        cls.poll_message_set("add a path test first")
+        return False
 
     def execute(self, context):
         update_path(context.scene)

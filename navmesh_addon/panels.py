@@ -42,9 +42,11 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
         layout.use_property_split = True
         settings = context.scene.navmesh
         row = layout.row(align=True)
-        row.menu(presets.NAVMESH_MT_agent_presets.__name__, text=presets.NAVMESH_MT_agent_presets.bl_label)
+        row.menu(presets.NAVMESH_MT_agent_presets.__name__, text=presets.menu_label())
         row.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="ADD")
-        row.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="REMOVE").remove_active = True
+        remove = row.row(align=True)
+        remove.enabled = presets.active_user_preset() is not None  # "-" removes only a saved user preset
+        remove.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="REMOVE").remove_active = True
         col = layout.column(align=True)
         for name in AGENT_PARAMETERS:
             col.prop(settings, name)
@@ -53,7 +55,9 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
         if settings.bake_stage:
             layout.progress(factor=settings.bake_progress, text=f"{settings.bake_stage} (Esc to cancel)")
         else:
-            layout.operator("navmesh.bake", icon="MOD_MESHDEFORM")
+            row = layout.row(align=True)
+            row.operator("navmesh.bake", icon="MOD_MESHDEFORM")
+            row.operator("navmesh.clear", text="", icon="TRASH")
         obj = _result(context)
         if obj is not None:
             info = obj.get("navmesh", {})

@@ -8,6 +8,7 @@ from bpy.props import EnumProperty
 from . import lib
 
 PRESET_SUBDIR = "navmesh/agent"
+MENU_TITLE = "Agent Presets"
 # Bake parameters by their lib names and in lib's units (slope in degrees). Cell sizes follow
 # Recast's advice of about half the agent radius.
 BUILTIN = {
@@ -44,13 +45,15 @@ class NAVMESH_OT_agent_preset_builtin(bpy.types.Operator):
 
     def execute(self, context):
         apply_builtin(context.scene.navmesh, self.preset)
+        # The menu shows the preset in use; a built-in one has no file the "-" button could remove.
+        NAVMESH_MT_agent_presets.bl_label = dict((key, label) for key, label, _ in BUILTIN_ITEMS)[self.preset]
         return {"FINISHED"}
 
 
 class NAVMESH_MT_agent_presets(bpy.types.Menu):
     """Built-in presets first, then the user's saved presets"""
 
-    bl_label = "Agent Presets"
+    bl_label = "Agent Presets"  # Blender's preset operators change it to the preset in use
     preset_subdir = PRESET_SUBDIR
     preset_operator = "script.execute_preset"
 
@@ -59,6 +62,20 @@ class NAVMESH_MT_agent_presets(bpy.types.Menu):
             self.layout.operator(NAVMESH_OT_agent_preset_builtin.bl_idname, text=label).preset = key
         self.layout.separator()
         bpy.types.Menu.draw_preset(self, context)
+
+
+def menu_label() -> str:
+    """What the preset menu shows: the preset last applied or saved, else its title (Blender's
+    preset operators set the label, to "Presets" after a removal)."""
+    label = NAVMESH_MT_agent_presets.bl_label
+    return MENU_TITLE if label == "Presets" else label
+
+
+def active_user_preset() -> str | None:
+    """The saved user preset the menu shows, which "-" removes; None for a built-in one or none."""
+    label = NAVMESH_MT_agent_presets.bl_label
+    found = bpy.utils.preset_find(label, PRESET_SUBDIR) or bpy.utils.preset_find(label, PRESET_SUBDIR, display_name=True)
+    return label if found else None
 
 
 class NAVMESH_OT_agent_preset_add(AddPresetBase, bpy.types.Operator):

@@ -192,3 +192,29 @@ def test_settings_that_make_little_sense_are_shown_and_kept_with_the_bake(level)
     assert bpy.ops.navmesh.bake() == {"FINISHED"}
     (obj,) = navmesh_objects()
     assert [w.split(": ")[0] for w in obj["navmesh"]["warnings"]] == setting_warnings(settings)
+
+
+def test_clear_removes_only_our_navmesh_and_greys_out_when_there_is_none(level):
+    floor, crate = level
+    before = (mesh_snapshot(floor), mesh_snapshot(crate))
+    with pytest.raises(RuntimeError, match="no baked navmesh"):
+        bpy.ops.navmesh.clear()
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    data_name = obj.data.name
+    assert bpy.ops.navmesh.clear() == {"FINISHED"}
+    assert navmesh_objects() == [] and data_name not in bpy.data.meshes
+    assert (mesh_snapshot(floor), mesh_snapshot(crate)) == before
+    assert not bpy.ops.navmesh.clear.poll() and not bpy.ops.navmesh.add_path_test.poll()
+
+
+def test_undo_brings_a_cleared_navmesh_back(level):
+    bpy.ops.ed.undo_push(message="scene built")
+    bpy.ops.navmesh.bake("EXEC_DEFAULT", True)
+    area = navmesh_objects()[0]["navmesh"]["area"]
+    bpy.ops.navmesh.clear("EXEC_DEFAULT", True)
+    assert navmesh_objects() == []
+    bpy.ops.ed.undo()
+    (restored,) = navmesh_objects()
+    assert restored["navmesh"]["area"] == pytest.approx(area)
+    assert mesh_write.read_navmesh_object(restored).polygon_count == restored["navmesh"]["polygons"]

@@ -127,3 +127,10 @@ def test_add_path_test_again_keeps_handles_the_user_moved_on_the_navmesh(corrido
     np.testing.assert_allclose(settings.path_start.location, (1.0, 1.0, 0.5))
     np.testing.assert_allclose(settings.path_goal.location, (9.0, 6.0, 0.51), atol=1e-6)  # put back on it
     assert settings.path_status == "found"
+
+
+def test_path_to_curve_greys_out_without_a_path_test(corridor):
+    with pytest.raises(RuntimeError, match="add a path test first"):
+        bpy.ops.navmesh.path_to_curve()
+    bpy.ops.navmesh.add_path_test()
+    assert bpy.ops.navmesh.path_to_curve.poll()

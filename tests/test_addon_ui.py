@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 from types import SimpleNamespace
 
 import bpy
@@ -134,3 +135,25 @@ def test_sources_panel_shows_the_active_objects_role_and_material_area(blender):
     panels.VIEW3D_PT_navmesh_sources.draw(SimpleNamespace(layout=RecordingLayout(log)), blender)
     props = [name for kind, name in log if kind == "prop"]
     assert props.count("navmesh_area") == 2 and "navmesh_role" in props
+
+
+def test_minus_removes_only_the_user_preset_the_menu_shows(blender):
+    """Save a user preset, apply a built-in one: the menu names the built-in one and "-" removes
+    nothing; back on the user preset, "-" removes its file and the menu shows its title again."""
+    name = "Pytest Scout"
+    assert bpy.ops.navmesh.agent_preset_add(name=name) == {"FINISHED"}
+    path = bpy.utils.preset_find(name, presets.PRESET_SUBDIR, display_name=True)
+    try:
+        assert presets.menu_label() == presets.active_user_preset() == name
+        bpy.ops.navmesh.agent_preset_builtin(preset="CHILD")
+        assert presets.menu_label() == "Child / Small Creature" and presets.active_user_preset() is None
+        assert bpy.ops.navmesh.agent_preset_add(remove_active=True) == {"CANCELLED"}
+        assert bpy.utils.preset_find(name, presets.PRESET_SUBDIR, display_name=True) == path
+        bpy.ops.script.execute_preset(filepath=path, menu_idname=presets.NAVMESH_MT_agent_presets.__name__)
+        assert presets.active_user_preset() == name
+        assert bpy.ops.navmesh.agent_preset_add(remove_active=True) == {"FINISHED"}
+        assert bpy.utils.preset_find(name, presets.PRESET_SUBDIR, display_name=True) is None
+        assert presets.menu_label() == presets.MENU_TITLE
+    finally:
+        if path and os.path.exists(path):
+            os.remove(path)

@@ -121,3 +121,13 @@ def test_exports_other_than_json_are_refused_on_import(blender, tmp_path):
 def test_file_menus_offer_the_operators(blender):
     assert io_operators.menu_export in bpy.types.TOPBAR_MT_file_export._dyn_ui_initialize()
     assert io_operators.menu_import in bpy.types.TOPBAR_MT_file_import._dyn_ui_initialize()
+
+
+def test_import_never_replaces_a_navmesh_of_the_same_name(blender, tmp_path):
+    baked = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "level")
+    path = tmp_path / "level.json"
+    lib.save(navmeshes.mixed(), path)
+    first, second = import_json(path), import_json(path)
+    assert len({baked, first, second}) == 3
+    navmeshes.assert_equal(mesh_write.read_navmesh_object(baked), navmeshes.l_corridor())
+    assert [o.get("navmesh_generated") for o in (first, second)] == ["level.001", "level.002"]
