@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from . import files
+from .components import connected_components
 from .errors import NavMeshError
 from .params import BakeParams
 
@@ -106,6 +107,12 @@ class NavMesh:
     def edge_polygon(self) -> np.ndarray:
         """(E,) the polygon that owns each edge slot."""
         return np.repeat(np.arange(self.polygon_count), self.polygon_sizes)
+
+    def islands(self) -> np.ndarray:
+        """(P,) the connected piece of the navmesh each polygon is on (joined through portals),
+        labelled by its smallest polygon."""
+        portal = self.neighbors >= 0
+        return connected_components(self.polygon_count, self.edge_polygon[portal], self.neighbors[portal])
 
     @property
     def edge_next_vertex(self) -> np.ndarray:

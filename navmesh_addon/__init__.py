@@ -25,6 +25,7 @@ def register() -> None:
     bpy.types.TOPBAR_MT_file_export.append(io_operators.menu_export)
     bpy.types.TOPBAR_MT_file_import.append(io_operators.menu_import)
     operators_path.register_handlers()
+    operators_bake.register_handlers()
     overlay.register_draw_handler()
     cli.register()
 
@@ -32,6 +33,7 @@ def register() -> None:
 def unregister() -> None:
     cli.unregister()
     overlay.unregister_draw_handler()
+    operators_bake.unregister_handlers()
     operators_path.unregister_handlers()
     bpy.types.TOPBAR_MT_file_import.remove(io_operators.menu_import)
     bpy.types.TOPBAR_MT_file_export.remove(io_operators.menu_export)

@@ -10,9 +10,15 @@ import threading
 import time
 
 import bpy
+import numpy as np
+from bpy.app.handlers import persistent
 
 from . import lib, mesh_write, scene_extract
 from .scene_extract import SceneArrays
+
+
+# Custom property on a navmesh object: why it no longer matches its sources (set when one changes).
+STALE_KEY = "navmesh_stale"
 
 
 def result_name(context, settings) -> str:
@@ -95,8 +101,12 @@ def finish(context, settings, job: BakeJob) -> bpy.types.Object:
         "sources": job.arrays.object_names,
         "area_costs": {str(k): v for k, v in job.arrays.area_costs.items()},
         "warnings": job.params.warnings(),
+        "islands": int(len(np.unique(mesh.islands()))),
     }
-    return mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
+    obj = mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
+    if STALE_KEY in obj:
+        del obj[STALE_KEY]
+    return obj
 
 
 def bake_to_object(context, settings=None, on_progress=None) -> bpy.types.Object:
@@ -205,6 +215,54 @@ class NAVMESH_OT_clear(bpy.types.Operator):
                 bpy.data.meshes.remove(data)
         self.report({"INFO"}, f"Removed {len(found)} navmesh object{'s' if len(found) != 1 else ''}")
         return {"FINISHED"}
+
+
+def out_of_date(obj, settings) -> str | None:
+    """Why a navmesh object no longer matches what a bake would give now, or None: a source object
+    changed or was deleted since the bake, or the bake settings differ from the ones it used."""
+    if obj.get(STALE_KEY):
+        return obj[STALE_KEY]
+    info = obj.get("navmesh", {})
+    if "sources" not in info:
+        return None  # imported, not baked here: nothing to compare with
+    gone = [name for name in info.get("sources", ()) if name not in bpy.data.objects]
+    if gone:
+        return f"{gone[0]} was deleted"
+    baked = info.get("params")
+    if baked is not None:
+        try:
+            now = settings.to_bake_params().to_dict()
+        except lib.NavMeshError:
+            return None  # the panel shows the settings' own error
+        changed = [name for name, value in now.items() if name in baked and abs(float(baked[name]) - value) > 1e-6]
+        if changed:
+            return f"{changed[0]} changed"
+    return None
+
+
+@persistent
+def on_depsgraph_update(scene, depsgraph) -> None:
+    """Mark a navmesh out of date when one of its source objects is moved or its geometry edited."""
+    changed = {update.id.original.name for update in depsgraph.updates
+               if isinstance(update.id, bpy.types.Object) and (update.is_updated_geometry or update.is_updated_transform)}
+    if not changed:
+        return
+    for nav in mesh_write.find_navmesh_objects(scene):
+        if nav.get(STALE_KEY):
+            continue
+        hit = sorted(changed.intersection(nav.get("navmesh", {}).get("sources", ())))
+        if hit:
+            nav[STALE_KEY] = f"{hit[0]} changed"
+
+
+def register_handlers() -> None:
+    if on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
+
+
+def unregister_handlers() -> None:
+    if on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.remove(on_depsgraph_update)
 
 
 def _report_warnings(operator, obj) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import bpy
 
-from . import lib, mesh_write, presets
+from . import lib, mesh_write, operators_bake, presets
 
 # Bake parameters the main panel shows; the Advanced panel shows all others.
 AGENT_PARAMETERS = ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope")
@@ -65,8 +65,15 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
             box.label(text=obj.name, icon="OUTLINER_OB_MESH")
             box.label(text=f"Polygons: {info.get('polygons', 0)}")
             box.label(text=f"Area: {info.get('area', 0.0):.1f} m²")
+            if "islands" in info:
+                box.label(text=f"Islands: {info['islands']}")
             if "bake_time" in info:
                 box.label(text=f"Bake time: {info['bake_time']:.2f} s")
+            if info.get("warnings"):
+                box.label(text=f"Warnings: {len(info['warnings'])} (see the Info log)", icon="ERROR")
+            stale = operators_bake.out_of_date(obj, settings)
+            if stale:
+                box.label(text=f"Out of date: {stale}", icon="FILE_REFRESH")
 
 
 class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):

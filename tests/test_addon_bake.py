@@ -218,3 +218,36 @@ def test_undo_brings_a_cleared_navmesh_back(level):
     (restored,) = navmesh_objects()
     assert restored["navmesh"]["area"] == pytest.approx(area)
     assert mesh_write.read_navmesh_object(restored).polygon_count == restored["navmesh"]["polygons"]
+
+
+def test_navmesh_is_out_of_date_when_a_source_moves_or_goes_or_a_setting_changes(level):
+    floor, crate = level
+    settings = bpy.context.scene.navmesh
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    assert operators_bake.out_of_date(obj, settings) is None
+    assert obj["navmesh"]["islands"] == 1 and list(obj["navmesh"]["warnings"]) == []
+    crate.location.x += 1.0
+    bpy.context.view_layer.update()  # runs depsgraph_update_post, as a move in the viewport does
+    assert operators_bake.out_of_date(obj, settings) == "Crate changed"
+    bpy.ops.navmesh.bake()
+    assert operators_bake.out_of_date(obj, settings) is None  # baking again clears it
+    settings.agent_radius = 0.3
+    assert operators_bake.out_of_date(obj, settings) == "agent_radius changed"
+    settings.agent_radius = 0.5
+    bpy.data.objects.remove(crate)
+    assert operators_bake.out_of_date(obj, settings) == "Crate was deleted"
+
+
+def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    from tests.blender_scenes import grid_object
+
+    settings = bpy.context.scene.navmesh
+    settings.source = "SELECTED"  # the result stays what was baked; only its sources count
+    other = grid_object("Elsewhere", 2.0, 2.0, location=(50.0, 0.0, 0.0))
+    other.location.y += 3.0
+    obj.location.z += 0.1
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None

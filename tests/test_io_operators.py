@@ -131,3 +131,13 @@ def test_import_never_replaces_a_navmesh_of_the_same_name(blender, tmp_path):
     assert len({baked, first, second}) == 3
     navmeshes.assert_equal(mesh_write.read_navmesh_object(baked), navmeshes.l_corridor())
     assert [o.get("navmesh_generated") for o in (first, second)] == ["level.001", "level.002"]
+
+
+def test_an_imported_navmesh_is_never_out_of_date(blender, tmp_path):
+    from navmesh_addon import operators_bake
+
+    path = tmp_path / "level.json"
+    lib.save(navmeshes.mixed(), path)
+    obj = import_json(path)
+    blender.scene.navmesh.cell_size = 0.77  # settings unlike the file's
+    assert operators_bake.out_of_date(obj, blender.scene.navmesh) is None
