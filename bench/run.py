@@ -60,13 +60,19 @@ def bake_one(name: str, repeats: int) -> dict:
 
     vertices, triangles, walkable, params, queries = scene_arrays(name)
     params = BakeParams(**params)
-    times = []
+    times, gaps = [], []
     for _ in range(repeats):
+        reports = []
         t0 = time.perf_counter()
-        mesh = generate(vertices, triangles, params, walkable=walkable)
+        mesh = generate(vertices, triangles, params, walkable=walkable,
+                        progress=lambda stage, fraction: reports.append(time.perf_counter()))
         times.append(time.perf_counter() - t0)
+        # The longest stretch without a progress report: how long the UI bar stands still, and
+        # how long Esc can take to stop the bake.
+        gaps.append(float(np.diff([t0, *reports, t0 + times[-1]]).max()))
     row = {
         "scene": name, "triangles": int(len(triangles)), "bake_s": round(statistics.median(times), 4),
+        "progress_gap_s": round(statistics.median(gaps), 3),
         "polygons": mesh.polygon_count, "vertices": int(len(mesh.vertices)), "area": round(mesh.area_xy(), 3),
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }

@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from .navmesh import NavMesh
+from .progress import SILENT, Progress
 
 _SAMPLES = 33
 _REFINES = 3
@@ -191,7 +192,7 @@ def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], uppe
     return out
 
 
-def compute_clearance(mesh: NavMesh) -> NavMesh:
+def compute_clearance(mesh: NavMesh, progress: Progress = SILENT) -> NavMesh:
     """The mesh with `edge_clearance` (E,) and `cross_clearance` (flat n×n per polygon) filled."""
     r0 = float(mesh.params.agent_radius)
     E = len(mesh.poly_vertices)
@@ -221,10 +222,12 @@ def compute_clearance(mesh: NavMesh) -> NavMesh:
     uppers: list[float] = []
     owners, others = edge_poly[portals].tolist(), mesh.neighbors[portals].tolist()
     for k, (a, m, b, half) in enumerate(zip(p0.tolist(), mids.tolist(), p1.tolist(), halves.tolist())):
+        progress.at(0.5 * k / len(portals))
         cols, up = _portal_candidates([owners[k], others[k]], (tuple(a), tuple(m), tuple(b)), half, walls, boxes, bnd_by_poly, nbrs)
         cand.append(cols)
         uppers.append(up)
     edge_clear[portals] = r0 + _portals_max_min(p0, p1, cand, np.array(uppers), wa, wb)
+    progress.at(0.6)
     for e in np.flatnonzero(~boundary):
         t = twin[e]
         if t >= 0 and t < e:

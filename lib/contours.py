@@ -9,6 +9,7 @@ import numpy as np
 
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
+from .progress import SILENT, Progress
 from .regions import ON_RADIUS, RegionMap
 from .triangulate import segment_distances
 
@@ -71,7 +72,8 @@ def _simplification_tolerance(params) -> float:
     return max(params.max_edge_error - params.cell_size / 4, params.cell_size / 8)
 
 
-def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -> list[RegionOutline]:
+def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
+                   progress: Progress = SILENT) -> list[RegionOutline]:
     """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
 
     Each boundary edge of a region's cells gives one point: on a wall or ledge, where the linearly
@@ -95,7 +97,11 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
     for ring in _cycles(successor):
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
-    pieces = [_outline_pieces(ring_points, ring_labels, tolerance, boundary) for _, ring_points, ring_labels in traced_rings]
+    tracing = progress.span(0.0, 0.5)
+    pieces = []
+    for k, (_, ring_points, ring_labels) in enumerate(traced_rings):
+        tracing.at(k / len(traced_rings))
+        pieces.append(_outline_pieces(ring_points, ring_labels, tolerance, boundary))
     # A ring that cannot be simplified with its shared borders cut short to chords keeps those
     # borders' points whole, and so does the ring on the other side of them.
     whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
@@ -117,7 +123,9 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
                 rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None, finer))
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
-    for r in sorted(rings_by_region):
+    pushing = progress.span(0.5, 1.0)
+    for done, r in enumerate(sorted(rings_by_region)):
+        pushing.at(done / len(rings_by_region))
         rings = [ring for ring in rings_by_region[r] if abs(_signed_area(ring[0])) >= min_area]
         outers = sorted((k for k, ring in enumerate(rings) if _signed_area(ring[0]) > 0),
                         key=lambda k: _signed_area(rings[k][0]))
@@ -142,7 +150,7 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams) -
                         chosen.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
-            chosen, neighbours = _push_rings(options, boundary)
+            chosen, neighbours = _push_rings(options, boundary, pushing.part(done, len(rings_by_region)))
             chosen, neighbours = map(list, zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len)
                                                  for ring, nb in zip(chosen, neighbours))))
             outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
@@ -917,7 +925,7 @@ def _segment_distance(p, q, a, b):
     return np.where(cross, 0.0, best), np.where(cross, s, at)
 
 
-def _push_rings(options: list[list[tuple]], boundary: _Boundary):
+def _push_rings(options: list[list[tuple]], boundary: _Boundary, progress: Progress = SILENT):
     """A region's (rings, neighbours): per ring the first of its options (points, neighbours,
     shared flags, or a callable giving them or None) whose wall edges, pushed off the boundary
     (_push_off_walls), cross neither the ring itself nor the rings chosen so far; if none does, the
@@ -925,6 +933,7 @@ def _push_rings(options: list[list[tuple]], boundary: _Boundary):
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
     for k, ring_options in enumerate(options):
+        progress.at(k / len(options))
 
         def fits(ring: np.ndarray) -> bool:
             if _crossing_edges(ring[:, :2]).size:

@@ -16,6 +16,7 @@ import numpy as np
 from .heightfield import Heightfield
 from .navmesh import NavMesh
 from .params import BakeParams
+from .progress import SILENT, Progress
 
 # At most this many samples are inserted into one polygon's detail triangulation.
 MAX_INSERTIONS = 256
@@ -27,7 +28,8 @@ _EDGE_EPS = 1e-9
 _VERTEX_REACH = 2
 
 
-def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region: np.ndarray | None = None) -> NavMesh:
+def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region: np.ndarray | None = None,
+                 progress: Progress = SILENT) -> NavMesh:
     """The mesh with detail_* filled so the surface is within params.max_height_error of the sampled floor.
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
@@ -40,6 +42,7 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
     sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region)
+    progress.at(0.2)
     vertices = _vertices_on_floor(mesh, sample_poly, samples, sample_span, hf, float(params.agent_max_climb),
                                   0.5 * float(params.max_height_error))
     mesh = replace(mesh, vertices=vertices)
@@ -48,10 +51,12 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     apex = _fan_apexes(mesh)
     fits = _fan_fits(mesh, apex, sample_poly, samples, max_error)
     edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error)
+    progress.at(0.5)
     offs = mesh.poly_offsets
     out_vertices, out_tris, out_polys = [], [], []
     base = 0
     for p in range(mesh.polygon_count):
+        progress.at(0.5 + 0.5 * p / mesh.polygon_count)
         poly = mesh.vertices[mesh.polygon(p)]
         on_edges = [edge_points.get(e) for e in range(offs[p], offs[p + 1])]
         if fits[p] and not any(pts is not None for pts in on_edges):

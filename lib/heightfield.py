@@ -12,6 +12,7 @@ import numpy as np
 
 from .errors import NavMeshError
 from .params import BakeParams
+from .progress import SILENT, Progress
 from .soup import TriangleSoup
 
 # Neighbour directions, indexed 0..3: (+x, +y, -x, -y).
@@ -116,7 +117,7 @@ def _check_memory(area: float, cs: float, width: int, height: int) -> None:
             f"cell_size or bake a part of the level")
 
 
-def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
+def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress = SILENT) -> Heightfield:
     """Rasterise the soup and keep the walkable floor spans with their links.
 
     Walkable triangles are sampled exactly at column centres (unbiased floor coverage); all other
@@ -147,7 +148,9 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
 
     floor_ids = np.flatnonzero(floor_tri)
     frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
+    progress.at(0.2)
     frags.append(_rasterise_conservative(p[~floor_tri], grid))
+    progress.at(0.4)
     col = np.concatenate([f[0] for f in frags])
     lo = np.concatenate([f[1] for f in frags])
     hi = np.concatenate([f[2] for f in frags])
@@ -166,8 +169,10 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams) -> Heightfield:
     span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
+    progress.at(0.6)
     links = _link_spans(span_col, x, y, z, ceiling, grid, params)
     block = _block_fractions(links, x, y, z, solid, grid, params)
+    progress.at(0.8)
     found = np.zeros_like(links, dtype=bool)
     ledge = (links < 0) & (block < 1.0)
     block[ledge], found[ledge], ledge_edges = _ledge_fractions(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .progress import SILENT, Progress
 from .triangulate import BoxBins
 
 # A corner is a notch when its interior angle exceeds pi by more than this (radians).
@@ -54,7 +55,8 @@ class Cells:
     steiner: np.ndarray
 
 
-def notch_cells(rings: list[list[int]], points, fixed: set[tuple[int, int]], snap: float) -> Cells | None:
+def notch_cells(rings: list[list[int]], points, fixed: set[tuple[int, int]], snap: float,
+                progress: Progress = SILENT) -> Cells | None:
     """Cut a region (outer ring counter-clockwise, holes clockwise, ids into `points`, N (x, y, z)
     rows: an array or a list, only the region's own rows are read) into convex cells; None when the
     outline defeats the construction (the caller falls back).
@@ -65,8 +67,8 @@ def notch_cells(rings: list[list[int]], points, fixed: set[tuple[int, int]], sna
     graph = _Graph(points, rings, fixed, snap)
     if graph.broken:
         return None
-    graph.lay_two_notch_portals()
-    if not graph.lay_single_portals():
+    graph.lay_two_notch_portals(progress.span(0.0, 0.5))
+    if not graph.lay_single_portals(progress.span(0.5, 1.0)):
         return None
     cells = graph.faces()
     if cells is None:
@@ -512,17 +514,23 @@ class _Graph:
             self._update_corners(x)
         return touched
 
-    def lay_two_notch_portals(self) -> None:
+    def lay_two_notch_portals(self, progress: Progress = SILENT) -> None:
         """Portals between two notches, each inside the other's cone, best (short, fat) first."""
-        pairs = sorted((score, notch, p) for notch in self.notches() for score, p in self._partners(notch))
-        for _, notch, p in pairs:
+        notches = self.notches()
+        found = []
+        for k, notch in enumerate(notches):
+            progress.at(0.5 * k / len(notches))
+            found += [(score, notch, p) for score, p in self._partners(notch)]
+        pairs = sorted(found)
+        for k, (_, notch, p) in enumerate(pairs):
+            progress.at(0.5 + 0.5 * k / len(pairs))
             if not self._is_notch(notch) or not self._sees(notch[1], p):
                 continue  # a portal laid since resolved or reshaped this corner, or blocks the view
             d = self._dir(notch[1], p)
             if self._vertex_score(notch, p, d, math.hypot(*d), two_notch_only=True) is not None:
                 self._lay(notch[1], _Target(0.0, p))
 
-    def lay_single_portals(self) -> bool:
+    def lay_single_portals(self, progress: Progress = SILENT) -> bool:
         """Resolve every remaining notch with its best portal, best first; False if one cannot be.
 
         Queued scores go stale as portals are laid: the best queued notch is scored afresh and laid
@@ -532,6 +540,7 @@ class _Graph:
         counter = len(queue)
         laid = 0
         for _ in range(8 * len(self.xyz) + 16):
+            progress.at(laid / max(counter, 1))
             while queue and not self._is_notch(queue[0][2]):
                 heapq.heappop(queue)
             if not queue:

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
 
 import numpy as np
 
 from . import clearance, contours, detail, heightfield, polygons, regions
 from .navmesh import NavMesh
 from .params import BakeParams
+from .progress import Progress, ProgressCallback
 from .soup import prepare_soup
-
-ProgressCallback = Callable[[str, float], None]
 
 
 def generate(
@@ -26,7 +24,9 @@ def generate(
 
     walkable: optional per-triangle bool, False for "obstacle only" (blocks, never walked on).
     areas: optional per-triangle area id (0..63).
-    progress: called as progress(stage, fraction_done); it may raise lib.errors.BakeCancelled to stop.
+    progress: called as progress(stage, fraction_done) at each stage and, at most every
+    lib.progress.REPORT_INTERVAL seconds, within the long ones; it may raise
+    lib.errors.BakeCancelled to stop.
     Raises NavMeshError for unusable input; returns an empty NavMesh with `empty_reason` when the
     input is valid but nothing is walkable.
     """
@@ -37,26 +37,26 @@ def generate(
     if soup.empty_reason:
         return NavMesh.empty(params, soup.empty_reason)
     report("heightfield", 0.05)
-    hf = heightfield.build_heightfield(soup, params)
+    hf = heightfield.build_heightfield(soup, params, Progress(progress, "heightfield", 0.05, 0.35))
     if hf.span_count == 0:
         return NavMesh.empty(params, "no walkable surface: nothing is flat enough with enough headroom")
     report("regions", 0.35)
-    region_map = regions.build_regions(hf, params)
+    region_map = regions.build_regions(hf, params, Progress(progress, "regions", 0.35, 0.5))
     no_area = "no walkable area is left after eroding by the agent radius and dropping small islands"
     if region_map.region_count == 0:
         return NavMesh.empty(params, no_area)
     report("contours", 0.5)
-    outlines = contours.build_contours(hf, region_map, params)
+    outlines = contours.build_contours(hf, region_map, params, Progress(progress, "contours", 0.5, 0.65))
     if not outlines:
         return NavMesh.empty(params, no_area)
     report("polygons", 0.65)
-    mesh = polygons.build_polygons(outlines, params)
+    mesh = polygons.build_polygons(outlines, params, Progress(progress, "polygons", 0.65, 0.8))
     if mesh.is_empty:
         return NavMesh.empty(params, "the walkable outlines were too small to hold a polygon")
     report("detail", 0.8)
-    mesh = detail.build_detail(mesh, hf, params, region_map.region)
+    mesh = detail.build_detail(mesh, hf, params, region_map.region, Progress(progress, "detail", 0.8, 0.9))
     report("clearance", 0.9)
-    mesh = clearance.compute_clearance(mesh)
+    mesh = clearance.compute_clearance(mesh, Progress(progress, "clearance", 0.9, 1.0))
     mesh = _to_world(mesh, soup.origin)
     report("done", 1.0)
     return mesh

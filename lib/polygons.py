@@ -22,6 +22,7 @@ from .contours import RegionOutline
 from .navmesh import NavMesh
 from .notch_portals import notch_cells
 from .params import BakeParams
+from .progress import SILENT, Progress
 from .triangulate import (NEEDLE_FATNESS, SLIVER_WIDTH, bridge_holes, cross_many, delaunay_flips, ear_clip,
                           is_straight, min_width, segment_distances, signed_area, simple_hole, turn)
 
@@ -33,7 +34,7 @@ _STEINER_SNAP = 0.25
 _WELD = 1e-9
 
 
-def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh:
+def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> NavMesh:
     """Decompose every region outline into convex polygons and weld them into one NavMesh."""
     maxv = int(params.max_verts_per_poly)
     vertex_index: dict[tuple, int] = {}
@@ -69,7 +70,12 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
     areas: list[int] = []
     snap = _STEINER_SNAP * params.cell_size
     thin = SLIVER_WIDTH * params.cell_size
-    for outline, region_rings in zip(outlines, rings_idx):
+    # Each region's share of the stage grows with its ring points (the work is about linear in them).
+    weight = np.cumsum([0] + [sum(len(r) for r in rings) for rings in rings_idx], dtype=np.float64)
+    weight /= max(weight[-1], 1.0)
+    for k, (outline, region_rings) in enumerate(zip(outlines, rings_idx)):
+        part = progress.span(weight[k], weight[k + 1])
+        part.at(0.0)
         shared = {
             (idx[k], idx[(k + 1) % len(idx)])
             for idx, nb in zip(region_rings, outline.ring_neighbors)
@@ -86,9 +92,9 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams) -> NavMesh
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
             continue
         # Notch portals; triangulation and merging where the portals cannot be laid or leave slivers.
-        found = _decompose_by_portals(rings, points, xy, shared, maxv, snap, thin)
+        found = _decompose_by_portals(rings, points, xy, shared, maxv, snap, thin, part.span(0.0, 0.5))
         if found is None or _quality_key(found[0], _extended(xy, found[1]), thin)[0]:
-            fallback = _decompose(rings, xy, maxv, thin)
+            fallback = _decompose(rings, xy, maxv, thin, part.span(0.5, 1.0))
             if found is None or (fallback is not None and _quality_key(fallback[0], xy, thin) < _quality_key(found[0], _extended(xy, found[1]), thin)):
                 found = fallback
         if found is None:
@@ -322,31 +328,37 @@ def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
     return ring
 
 
-def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> tuple[list[list[int]], np.ndarray] | None:
+def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float,
+               progress: Progress = SILENT) -> tuple[list[list[int]], np.ndarray] | None:
     """Triangulate and merge: the fewest convex polygons (slivers first avoided) over a few
     triangulations of one region; None if no triangulation succeeds."""
-    ring = bridge_holes(rings, xy)
+    ring = bridge_holes(rings, xy, progress.span(0.0, 0.4))
     best, best_key = None, None
     clipped = {}
-    for mode, flip in (("fat", False), ("first", False), ("far", False), ("fat", True)):
+    for k, (mode, flip) in enumerate((("fat", False), ("first", False), ("far", False), ("fat", True))):
+        attempt = progress.span(0.4, 0.95).part(k, 4)
+        attempt.at(0.0)
         if mode not in clipped:
-            clipped[mode] = ear_clip(ring, xy, mode)
+            clipped[mode] = ear_clip(ring, xy, mode, attempt.span(0.0, 0.6))
         tris = clipped[mode]
         if tris is None:
             continue
         if flip:
             tris = delaunay_flips(tris, xy)
+        attempt.at(0.6)
         merged = _merge(tris, xy, maxv)
+        attempt.at(0.9)
         key = _quality_key(merged, xy, thin)
         if best is None or key < best_key:
             best, best_key = merged, key
     return None if best is None else (_regroup(best, xy, maxv, thin), np.zeros((0, 3)))
 
 
-def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float, thin: float) -> tuple[list[list[int]], np.ndarray] | None:
+def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float, thin: float,
+                          progress: Progress = SILENT) -> tuple[list[list[int]], np.ndarray] | None:
     """Notch portals (lib.notch_portals), cells over the vertex limit split, then merged across
     inessential portals; Steiner vertices a merge leaves straight and unshared are dropped."""
-    found = notch_cells(rings, points, shared, snap)
+    found = notch_cells(rings, points, shared, snap, progress)
     if found is None:
         return None
     xy_all = _extended(xy, found.steiner)

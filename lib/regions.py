@@ -9,6 +9,7 @@ import numpy as np
 from .components import connected_components
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
+from .progress import SILENT, Progress
 
 
 @dataclass
@@ -35,15 +36,16 @@ class RegionMap:
 ON_RADIUS = 1e-9
 
 
-def build_regions(hf: Heightfield, params: BakeParams) -> RegionMap:
+def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILENT) -> RegionMap:
     """Erode the floor by agent_radius exactly, then split it into few large single-storey regions."""
     s = hf.span_count
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
-    distance = distance_field(hf, params.agent_radius)
+    distance = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
     inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
+    progress.at(0.7)
     column = hf.y.astype(np.int64) * hf.width + hf.x
     conflict = _conflicting(label, column, inside)
     if conflict.any():
@@ -52,7 +54,7 @@ def build_regions(hf: Heightfield, params: BakeParams) -> RegionMap:
     return RegionMap(distance, region, len(region_area), region_area)
 
 
-def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
+def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) -> np.ndarray:
     """Euclidean distance to the nearest floor boundary by vector propagation (Danielsson).
 
     The boundary is made of one element per missing link, at hf.block_fraction() of the step to
@@ -85,7 +87,9 @@ def distance_field(hf: Heightfield, radius: float) -> np.ndarray:
         dist[missing] = block[missing, d]
     nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)
-    for _ in range(int(np.ceil(radius / cs)) + 3):
+    sweeps = int(np.ceil(radius / cs)) + 3
+    for sweep in range(sweeps):
+        progress.at(sweep / sweeps)
         # Only spans next to one that changed can improve.
         nb = nbr[changed].ravel()
         act = np.unique(nb[nb >= 0])

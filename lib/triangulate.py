@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .progress import SILENT, Progress
+
 log = logging.getLogger(__name__)
 
 # Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear.
@@ -149,7 +151,7 @@ def simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
     return hull[::-1]
 
 
-def bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
+def bridge_holes(rings: list[list[int]], xy: np.ndarray, progress: Progress = SILENT) -> list[int]:
     """Splice every hole into the outer ring (holes by decreasing max x).
 
     A hole that touches the ring at a vertex is spliced there; otherwise through the visible
@@ -159,13 +161,14 @@ def bridge_holes(rings: list[list[int]], xy: np.ndarray) -> list[int]:
     holes = sorted(rings[1:], key=lambda h: -xy[h, 0].max())
     edges = _EdgeIndex(xy, [e for ring in rings for e in zip(ring, ring[1:] + ring[:1])])
     pts = xy.tolist()
-    for hole in holes:
+    for done, hole in enumerate(holes):
+        progress.at(done / len(holes))
         on_outer = set(outer)
         shared = [k for k, v in enumerate(hole) if v in on_outer]
         if shared:
             start, chosen = shared[0], outer.index(hole[shared[0]])
         else:
-            found = _best_bridge(outer, hole, edges, xy, pts)
+            found = _best_bridge(outer, hole, edges, xy, pts, progress.part(done, len(holes)))
             if found is None:
                 log.warning("a hole could not be bridged to its outline and is ignored")
                 continue
@@ -219,7 +222,8 @@ class _EdgeIndex:
         return np.bincount(c[hit], minlength=len(m_ids)) > 0
 
 
-def _best_bridge(outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.ndarray, pts: list) -> tuple[int, int] | None:
+def _best_bridge(outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.ndarray, pts: list,
+                 progress: Progress = SILENT) -> tuple[int, int] | None:
     """(hole position, outer position) of the best visible bridge, or None if none is visible.
     pts: xy as a list, for the float arithmetic per candidate."""
     best, best_score = None, math.inf
@@ -228,6 +232,7 @@ def _best_bridge(outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.nd
     mutual = _in_cone_many(np.roll(o, 1, axis=0), o, np.roll(o, -1, axis=0), h)
     mutual &= _in_cone_many(np.roll(h, 1, axis=0), h, np.roll(h, -1, axis=0), o).T
     for s, p_idx in enumerate(hole):
+        progress.at(s / len(hole))
         p = pts[p_idx]
         p_prev, p_next = pts[hole[s - 1]], pts[hole[(s + 1) % len(hole)]]
         seen, size = 0, _BRIDGE_BATCH
@@ -326,7 +331,7 @@ def _in_cone_many(prev: np.ndarray, m: np.ndarray, nxt: np.ndarray, p: np.ndarra
     return np.where(convex[None], (c1 > 0) & (c2 > 0), ~((c1 <= 0) & (c2 <= 0)))
 
 
-def ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | None:
+def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SILENT) -> list[list[int]] | None:
     """Triangulate a simple (possibly weakly simple, bridged) ring; None if it fails.
 
     mode picks which valid ear is cut: "fat" = the largest smallest angle, "first" = the first
@@ -379,6 +384,7 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str) -> list[list[int]] | No
                 return _split_at_straight_vertices(tris, rest, xy)
             return None
         i = -heapq.heappop(heap)[1]
+        progress.at(1.0 - len(alive) / len(ring))
         a, c = prv[i], nxt[i]
         tris.append([ring[a], ring[i], ring[c]])
         alive.discard(i)
