@@ -14,7 +14,8 @@ await init();
 const [file, queryFile] = process.argv.slice(2);
 const queries = JSON.parse(readFileSync(queryFile, 'utf8'));
 const { navMesh } = importNavMesh(new Uint8Array(readFileSync(file)));
-const query = new NavMeshQuery(navMesh);
+// Room for A* on big levels (Detour's node pool holds at most 65535).
+const query = new NavMeshQuery(navMesh, { maxNodes: 65535 });
 const vec = ([x, y, z]) => ({ x, y, z });
 const halfExtents = vec(queries.halfExtents);
 

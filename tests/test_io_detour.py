@@ -1,0 +1,266 @@
+"""Detour .bin export: the file's layout, and Detour itself (recast-navigation, Node) loading it and
+finding the paths our query finds, as long as ours and at our surface's heights, in one tile or many."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import lib
+from lib import detour
+from lib.detail import surface_height
+from lib.query import NavMeshQuery
+from tests.fixtures.io import navmeshes
+from tests.fixtures.io.detour_tools import (SECTION_SIZES, SET_HEADER, TILE_HEADER, detour_queries, read_tile_set,
+                                            tile_offsets, tile_polygons)
+from tests.scenes import Scene
+
+# Detour's path length against ours. Ours is the shortest path draped over the detail surface;
+# Detour's straight path joins its corners in straight lines (a little shorter over hills), and its A*
+# costs polygon-edge midpoints, so now and then it picks a corridor whose pulled string is longer
+# (up to ~14% on the rooms level, the same in one tile as in many: not the export's doing).
+LENGTH_TOLERANCE = 0.02
+SHARE_WITHIN_TOLERANCE = 0.85
+DETOUR_DETOUR_LIMIT = 1.2
+
+PARAMS = lib.BakeParams(cell_size=0.2, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.5,
+                        max_edge_error=0.2, max_height_error=0.1)
+
+
+def _bake(scene: Scene) -> lib.NavMesh:
+    return lib.generate(scene.vertices, scene.triangles, PARAMS, walkable=scene.walkable)
+
+
+def rooms_with_ramp() -> lib.NavMesh:
+    """A floor with a dividing wall (one door), boxes, and a ramp up to a platform 1.5 m high."""
+    scene = Scene().floor(0, 0, 24, 16)
+    scene.wall(12, 0, 12, 7, height=3, thickness=0.4).wall(12, 9, 12, 16, height=3, thickness=0.4)
+    scene.box((5, 5, 0), (2, 1.5, 1.5), yaw_deg=30).box((18, 11, 0), (1.2, 3, 1.5), yaw_deg=-15)
+    scene.ramp(16, 1, 21, 4, 0.0, 1.5).floor(21, 1, 24, 6, z=1.5)
+    scene.box((22.5, 3.5, 0), (3, 5, 1.5))
+    return _bake(scene)
+
+
+def rolling_ground(size: float = 30.0, step: float = 0.5) -> lib.NavMesh:
+    """Smooth hills up to 1.2 m: the detail surface carries the heights between polygon corners."""
+    n = int(size / step)
+    x, y = np.meshgrid(np.arange(n + 1) * step, np.arange(n + 1) * step, indexing="ij")
+    z = 0.6 * np.sin(x / 3.0) * np.cos(y / 4.0) + 0.6
+    ids = np.arange((n + 1) ** 2).reshape(n + 1, n + 1)
+    quads = np.stack([ids[:-1, :-1], ids[1:, :-1], ids[1:, 1:], ids[:-1, 1:]], axis=-1).reshape(-1, 4)
+    triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+    return lib.generate(np.column_stack([x.ravel(), y.ravel(), z.ravel()]), triangles, PARAMS)
+
+
+def big_grid(cells: int = 200, step: float = 0.5, seed: int = 0) -> lib.NavMesh:
+    """A gently sloped grid of square polygons with random holes: more polygons (~38,500) than one
+    Detour tile addresses (32,767), so the export must cut it into tiles."""
+    ids = np.arange((cells + 1) ** 2).reshape(cells + 1, cells + 1)
+    x, y = np.meshgrid(np.arange(cells + 1) * step, np.arange(cells + 1) * step, indexing="ij")
+    vertices = np.column_stack([x.ravel(), y.ravel(), 0.02 * x.ravel()])
+    holes = set(map(tuple, np.random.default_rng(seed).integers(0, cells, size=(1500, 2)).tolist()))
+    polygons = [[ids[i, j], ids[i + 1, j], ids[i + 1, j + 1], ids[i, j + 1]]
+                for i in range(cells) for j in range(cells) if (i, j) not in holes]
+    return navmeshes.from_polygons(vertices, polygons)
+
+
+@pytest.fixture(scope="module")
+def rooms() -> lib.NavMesh:
+    return rooms_with_ramp()
+
+
+@pytest.fixture(scope="module")
+def hills() -> lib.NavMesh:
+    return rolling_ground()
+
+
+def _pairs_on_mesh(mesh: lib.NavMesh, count: int, seed: int) -> np.ndarray:
+    """Start/goal pairs at random points of the navmesh surface."""
+    query, rng = NavMeshQuery(mesh), np.random.default_rng(seed)
+    points = np.array([query.random_point(rng)[1] for _ in range(2 * count)])
+    return np.hstack([points[:count], points[count:]])
+
+
+def _compare_paths(mesh: lib.NavMesh, path, pairs: np.ndarray) -> dict:
+    """Detour on the exported file against our query on the same pairs; returns Detour's answer."""
+    across = 2 * mesh.params.agent_radius + mesh.params.cell_size
+    found = detour_queries(path, pairs, half_extents=(across, mesh.params.agent_height, across))
+    assert found["polygons"] >= mesh.polygon_count, "Detour loaded every polygon (it loads 0 from a malformed file)"
+    assert found["unlinkedPortals"] <= 0.01 * max(found["portals"], 1), "Detour linked the tiles' border edges"
+    query = NavMeshQuery(mesh)
+    max_error = mesh.params.max_height_error
+    ratios = []
+    for pair, theirs in zip(pairs, found["paths"]):
+        ours = query.find_path(pair[:3], pair[3:])
+        reached = theirs["found"] and not theirs["partial"] and np.linalg.norm(theirs["points"][-1] - pair[3:]) < 0.05
+        assert reached == (ours.status == "found"), f"Detour and our query disagree on reaching {pair.tolist()}"
+        if not reached:
+            continue
+        ratios.append(theirs["length"] / max(ours.length, 1e-9) if ours.length > 1e-3 else 1.0)
+        for point in theirs["points"]:
+            heights = [surface_height(mesh, p, point) for p in query.index.polygons_near(point[:2], 1e-3)]
+            assert min(abs(point[2] - h) for h in heights) <= max_error, f"path point {point} off our surface"
+    ratios = np.array(ratios)
+    assert len(ratios) and ratios.min() >= 1 - LENGTH_TOLERANCE, "Detour is never shorter than our shortest path"
+    assert abs(np.median(ratios) - 1) <= LENGTH_TOLERANCE
+    assert np.mean(ratios <= 1 + LENGTH_TOLERANCE) >= SHARE_WITHIN_TOLERANCE
+    assert ratios.max() <= DETOUR_DETOUR_LIMIT
+    return found
+
+
+# -- the file ------------------------------------------------------------------------------------
+
+
+def test_one_tile_header_describes_the_navmesh(rooms):
+    data = detour.to_detour_bytes(rooms)
+    tile_set = read_tile_set(data)
+    assert tile_set["magic"] == detour.SET_MAGIC and data[:4] == b"TESM", "'MSET' as a little-endian int"
+    assert tile_set["version"] == 1 and len(tile_set["tiles"]) == 1
+    y_up = lib.navmesh.to_y_up(rooms.vertices)
+    assert tile_set["origin"] == pytest.approx(tuple(y_up.min(axis=0)), abs=1e-5)
+    assert tile_set["max_tiles"] == 1 and tile_set["max_polys"] == rooms.polygon_count
+    (entry,) = tile_set["tiles"]
+    header = entry["header"]
+    assert entry["reference"] != 0, "a zero tile reference stops RecastDemo's and recast-navigation's loaders"
+    assert (header["magic"], header["version"]) == (b"VAND", 7)
+    assert header["poly_count"] == header["detail_mesh_count"] == header["off_mesh_base"] == rooms.polygon_count
+    assert header["vert_count"] == len(rooms.vertices)
+    assert header["detail_tri_count"] == len(rooms.detail_triangles)
+    assert header["bv_node_count"] == 2 * rooms.polygon_count - 1
+    assert header["off_mesh_con_count"] == 0
+    assert header["walkable"] == pytest.approx((2.0, 0.4, 0.5))
+    assert header["quant"] == pytest.approx(1 / PARAMS.cell_size)
+    assert header["bmin"] == pytest.approx(tuple(y_up.min(axis=0)), abs=1e-5)
+
+
+def test_byte_sizes_add_up_section_by_section(rooms):
+    data = detour.to_detour_bytes(rooms, tile_size=6.0)
+    tile_set = read_tile_set(data)
+    assert tile_set["end"] == len(data), "the tiles fill the file exactly"
+    for entry in tile_set["tiles"]:
+        sections = [count * SECTION_SIZES[name] for name, count in entry["header"].items() if name in SECTION_SIZES]
+        assert entry["size"] == TILE_HEADER.size + sum(-(-s // 4) * 4 for s in sections)
+
+
+def test_polygons_keep_their_corners_area_and_walk_flag(rooms):
+    areas = np.arange(rooms.polygon_count) % 64
+    mesh = replace(rooms, areas=areas)
+    data = detour.to_detour_bytes(mesh)
+    tile_set = read_tile_set(data)
+    vertices, polys = tile_polygons(data, tile_set["tiles"][0], tile_offsets(tile_set)[0])
+    assert np.all(polys["flags"] == detour.WALK_FLAG)
+    assert polys["area_and_type"].tolist() == areas.tolist(), "area in the low 6 bits, type 0 (ground)"
+    assert polys["vert_count"].tolist() == mesh.polygon_sizes.tolist()
+    for p in range(mesh.polygon_count):
+        corners = vertices[polys["verts"][p, : polys["vert_count"][p]]]
+        assert np.allclose(corners, lib.navmesh.to_y_up(mesh.vertices[mesh.polygon(p)]), atol=1e-5)
+        neighbours = polys["neis"][p, : polys["vert_count"][p]].astype(int) - 1
+        assert neighbours.tolist() == mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]].tolist()
+
+
+def test_tiles_cover_the_same_area_with_portals_on_their_borders(rooms):
+    data = detour.to_detour_bytes(rooms, tile_size=5.0)
+    tile_set = read_tile_set(data)
+    assert len(tile_set["tiles"]) > 4 and tile_set["tile_width"] == tile_set["tile_height"] == 5.0
+    assert len({(e["header"]["x"], e["header"]["y"]) for e in tile_set["tiles"]}) == len(tile_set["tiles"])
+    area, portals = 0.0, 0
+    for entry, offset in zip(tile_set["tiles"], tile_offsets(tile_set)):
+        vertices, polys = tile_polygons(data, entry, offset)
+        assert np.all(polys["vert_count"] <= 6), "clipped polygons are split back to six corners"
+        x0 = tile_set["origin"][0] + 5.0 * entry["header"]["x"]
+        z0 = tile_set["origin"][2] + 5.0 * entry["header"]["y"]
+        for poly in polys:
+            corners = vertices[poly["verts"][: poly["vert_count"]]]
+            assert np.all((corners[:, 0] > x0 - 1e-4) & (corners[:, 0] < x0 + 5.0 + 1e-4))
+            assert np.all((corners[:, 2] > z0 - 1e-4) & (corners[:, 2] < z0 + 5.0 + 1e-4))
+            x, z = corners[:, 0], corners[:, 2]
+            area += 0.5 * abs(np.sum(x * np.roll(z, -1) - np.roll(x, -1) * z))
+            for k in np.flatnonzero(poly["neis"][: poly["vert_count"]] & detour.EXT_LINK):
+                portals += 1
+                side = poly["neis"][k] & 0xFF
+                a, b = corners[k], corners[(k + 1) % poly["vert_count"]]
+                axis, border = {0: (0, x0 + 5.0), 2: (2, z0 + 5.0), 4: (0, x0), 6: (2, z0)}[int(side)]
+                assert abs(a[axis] - border) < 1e-4 and abs(b[axis] - border) < 1e-4, "a portal lies on its side"
+    assert portals > 0
+    assert area == pytest.approx(rooms.area_xy(), rel=1e-6)
+
+
+def test_more_than_six_corners_is_refused_with_the_fix():
+    octagon = [(math.cos(a), math.sin(a), 0.0) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)]
+    mesh = navmeshes.from_polygons(octagon, [list(range(8))])
+    with pytest.raises(lib.NavMeshError, match=r"8 vertices.*max_verts_per_poly <= 6"):
+        detour.to_detour_bytes(mesh)
+
+
+def test_empty_navmesh_is_refused_and_nothing_is_written(tmp_path):
+    path = tmp_path / "level.bin"
+    with pytest.raises(lib.NavMeshError, match="empty"):
+        detour.write_detour(lib.NavMesh.empty(PARAMS, "no walkable surface"), path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_leaves_the_previous_file_as_it_was(tmp_path, rooms):
+    path = tmp_path / "level.bin"
+    detour.write_detour(rooms, path)
+    before = path.read_bytes()
+    with pytest.raises(lib.NavMeshError):
+        detour.write_detour(lib.NavMesh.empty(PARAMS, "no walkable surface"), path)
+    with pytest.raises(lib.NavMeshError, match="tile_size"):
+        detour.write_detour(rooms, path, tile_size=0)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["level.bin"]
+
+
+def test_area_ids_beyond_detours_six_bits_are_refused(rooms):
+    with pytest.raises(lib.NavMeshError, match="0..63"):
+        detour.to_detour_bytes(replace(rooms, areas=np.full(rooms.polygon_count, 64)))
+
+
+# -- Detour on the file --------------------------------------------------------------------------
+
+
+def test_detour_heights_are_our_detail_surface(tmp_path, hills):
+    path = tmp_path / "hills.bin"
+    detour.write_detour(hills, path)
+    rng = np.random.default_rng(5)
+    query = NavMeshQuery(hills)
+    polygons, points = zip(*(query.random_point(rng) for _ in range(300)))
+    truth = np.array([surface_height(hills, p, x) for p, x in zip(polygons, points)])
+    lifted = np.column_stack([np.array(points)[:, :2], truth + 0.05])
+    found = detour_queries(path, [], points=lifted, half_extents=(0.1, 0.5, 0.1))
+    heights = np.array([h["height"] for h in found["heights"]])
+    assert np.abs(heights - truth).max() < 1e-3, "getPolyHeight reads the detail triangles we wrote"
+
+
+@pytest.mark.parametrize("tile_size", [None, 7.0], ids=["one tile", "7 m tiles"])
+def test_detour_finds_our_paths_through_rooms(tmp_path, rooms, tile_size):
+    path = tmp_path / "rooms.bin"
+    detour.write_detour(rooms, path, tile_size=tile_size)
+    pairs = np.vstack([[[2, 2, 0, 22.5, 3.5, 1.5], [2, 14, 0, 20, 14, 0]], _pairs_on_mesh(rooms, 40, seed=1)])
+    found = _compare_paths(rooms, path, pairs)
+    assert found["tiles"] == (1 if tile_size is None else len(read_tile_set(path.read_bytes())["tiles"]))
+    assert all(p["found"] for p in found["paths"][:2]), "the door and the ramp are crossed"
+
+
+@pytest.mark.parametrize("tile_size", [None, 6.0], ids=["one tile", "6 m tiles"])
+def test_detour_finds_our_paths_over_hills(tmp_path, hills, tile_size):
+    path = tmp_path / "hills.bin"
+    detour.write_detour(hills, path, tile_size=tile_size)
+    _compare_paths(hills, path, _pairs_on_mesh(hills, 40, seed=2))
+
+
+def test_a_level_too_big_for_one_tile_is_cut_and_stays_connected(tmp_path):
+    mesh = big_grid()
+    assert mesh.polygon_count > detour.MAX_TILE_POLYGONS
+    path = tmp_path / "grid.bin"
+    detour.write_detour(mesh, path)
+    tile_set = read_tile_set(path.read_bytes())
+    assert len(tile_set["tiles"]) > 1
+    assert max(e["header"]["poly_count"] for e in tile_set["tiles"]) <= detour.MAX_TILE_POLYGONS
+    pairs = np.array([[0.3, 0.3, 0.006, 99.7, 99.7, 1.994], [0.3, 99.7, 0.006, 99.7, 0.3, 1.994]])
+    _compare_paths(mesh, path, np.vstack([pairs, _pairs_on_mesh(mesh, 6, seed=3)]))
+
+
+def test_set_header_is_forty_bytes():
+    assert SET_HEADER.size == 40 and TILE_HEADER.size == 100
