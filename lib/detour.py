@@ -142,6 +142,8 @@ class _Level:
         self.corners[mesh.edge_polygon, column] = self.vertices[mesh.poly_vertices]
         self.reverse_slot = _reverse_slots(mesh)
         self.detail = _detail_triangles(mesh, self.corners, sizes)
+        self.vertices[:, 1] = _corner_heights(mesh, self.vertices, self.corners, self.detail)
+        self.corners[mesh.edge_polygon, column] = self.vertices[mesh.poly_vertices]
         xz = self.vertices[:, [0, 2]]
         self.origin = self.vertices.min(axis=0)
         self.span = float((xz.max(axis=0) - xz.min(axis=0)).max())
@@ -261,6 +263,22 @@ def _detail_triangles(mesh: NavMesh, corners: np.ndarray, sizes: np.ndarray) -> 
         coords, owners = np.concatenate([coords, fans]), np.concatenate([owners, fan_poly])
     order = np.argsort(owners, kind="stable")
     return coords[order], owners[order]
+
+
+def _corner_heights(mesh: NavMesh, vertices: np.ndarray, corners: np.ndarray, detail) -> np.ndarray:
+    """Each vertex's height on the detail surface (the mean over the polygons around it whose detail
+    has a vertex there; its own height where none has). Detour's path corners are polygon vertices,
+    so they then lie on our surface even where the detail moved a corner up or down."""
+    tri_coords, owner = detail
+    points = tri_coords.reshape(-1, 3)
+    poly = np.repeat(owner, 3)
+    gap = points[:, None, [0, 2]] - corners[poly][:, :, [0, 2]]
+    hit = (np.abs(gap).max(axis=2) < WELD) & (np.arange(VERTS_PER_POLYGON) < mesh.polygon_sizes[poly][:, None])
+    which, k = np.nonzero(hit)
+    vertex = mesh.poly_vertices[mesh.poly_offsets[poly[which]] + k]
+    count = np.bincount(vertex, minlength=len(vertices))
+    total = np.bincount(vertex, weights=points[which, 1], minlength=len(vertices))
+    return np.where(count > 0, total / np.maximum(count, 1), vertices[:, 1])
 
 
 def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_below: bool, cut_label: int):

@@ -220,6 +220,17 @@ def test_area_ids_beyond_detours_six_bits_are_refused(rooms):
 # -- Detour on the file --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("tile_size", [None, 3.0], ids=["one tile", "3 m tiles"])
+def test_detour_turns_the_l_corridors_inner_corner(tmp_path, tile_size):
+    path = tmp_path / "l.bin"
+    detour.write_detour(navmeshes.l_corridor(), path, tile_size=tile_size)
+    found = detour_queries(path, [navmeshes.L_START + navmeshes.L_GOAL])
+    (route,) = found["paths"]
+    assert route["length"] == pytest.approx(navmeshes.L_LENGTH, abs=1e-4)
+    # The fixture's detail surface lies 1 cm above its polygons: Detour's corner follows the surface.
+    assert np.allclose(route["points"], [(1, 1, 0.51), (8, 2, 0.51), (9, 9, 0.51)], atol=1e-4)
+
+
 def test_detour_heights_are_our_detail_surface(tmp_path, hills):
     path = tmp_path / "hills.bin"
     detour.write_detour(hills, path)
