@@ -31,7 +31,7 @@ SCENE_IMPORTERS = {
     ".glb": ("import_scene", "gltf"),
     ".fbx": ("import_scene", "fbx"),
 }
-OUTPUT_FORMATS = ("json", "dae", "glb", "gltf", "blend")
+OUTPUT_FORMATS = ("json", "dae", "glb", "gltf", "bin", "blend")
 # Bake parameter options are the lib names with dashes (--agent-radius); these older spellings still work.
 OPTION_ALIASES = {"agent_max_climb": ("--max-climb",), "agent_max_slope": ("--max-slope",)}
 UNIT_METAVARS = {"m": "METERS", "m²": "SQ_METERS", "degrees": "DEGREES", "count": "COUNT"}
@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                           metavar=UNIT_METAVARS[parameter.unit], help=parameter.description)
     bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
     bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
+    bake.add_argument("--tile-size", type=float, metavar="M",
+                      help="bin (Detour): cut the navmesh into square tiles this many meters wide "
+                           "(default: one tile unless the level is too big for one)")
 
     paths = commands.add_parser("paths", help="find paths on a baked navmesh for a list of start/goal pairs")
     paths.add_argument("navmesh", type=Path, help="navmesh .json, or a .blend holding a baked navmesh object")
@@ -149,7 +152,7 @@ def bake_command(args: argparse.Namespace) -> int:
         if fmt == "blend":
             _save_blend(path)
         else:
-            io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, context=context)
+            io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context)
         print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable -> {path}")
     return EXIT_OK
 
@@ -236,6 +239,9 @@ def output_paths(output: Path, formats: str | None) -> list[tuple[str, Path]]:
     unknown = [f for f in names if f not in OUTPUT_FORMATS]
     if unknown or not names:
         raise UsageError(f"unknown --format {', '.join(unknown) or formats!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+    if "gltf" in names and "bin" in names:
+        raise UsageError("--format gltf writes its buffer to <name>.bin, where the Detour navmesh (bin) would go: "
+                         "use glb with bin, or write them in two runs")
     stem = output.with_suffix("") if output.suffix.lower().lstrip(".") in OUTPUT_FORMATS else output
     return [(fmt, stem.with_name(f"{stem.name}.{fmt}")) for fmt in dict.fromkeys(names)]
 

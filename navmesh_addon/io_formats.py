@@ -1,7 +1,8 @@
-"""Navmesh files for engines: JSON (ours, lossless), COLLADA (.dae) and glTF (.glb/.gltf); JSON reads back.
+"""Navmesh files for engines: JSON (ours, lossless), COLLADA (.dae), glTF (.glb/.gltf) and Detour's
+binary navmesh (.bin); JSON reads back.
 
-Used by the File > Import/Export operators and by the command line (`--format json,dae,glb`).
-JSON and COLLADA are written by lib (no bpy needed); glTF goes through Blender's bundled exporter.
+Used by the File > Import/Export operators and by the command line (`--format json,dae,glb,bin`).
+JSON, COLLADA and Detour are written by lib (no bpy needed); glTF goes through Blender's bundled exporter.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from . import lib
 
 # lib is "lib" in a checkout and a sub-package of the extension when installed: import by its name.
 collada = importlib.import_module(f"{lib.__name__}.collada")
+detour = importlib.import_module(f"{lib.__name__}.detour")
 
-FORMATS = ("json", "dae", "glb", "gltf")
+FORMATS = ("json", "dae", "glb", "gltf", "bin")
 GODOT_SUFFIX = "-navmesh"
 
 
@@ -25,14 +27,17 @@ def write_navmesh_file(
     y_up: bool = False,
     godot_suffix: bool = True,
     triangulate: bool = False,
+    tile_size: float | None = None,
     name: str | None = None,
     context=None,
 ) -> Path:
-    """Write mesh to path as fmt ('json', 'dae', 'glb' or 'gltf') and return the path.
+    """Write mesh to path as fmt ('json', 'dae', 'glb', 'gltf' or 'bin') and return the path.
 
     y_up (json, dae) stores Blender's (x, y, z) as (x, z, -y); glTF is always +Y up.
     godot_suffix (dae, glb, gltf) names the node and mesh "<name>-navmesh" so Godot's importer makes
     a navigation mesh of it. triangulate (dae) writes triangles instead of the convex polygons.
+    tile_size (bin, meters) cuts the Detour navmesh into tiles of that size (default: one tile
+    unless the level is too big for one); Detour is always Y-up.
     name defaults to the file name without extension. context is the bpy context for glTF.
     """
     fmt = fmt.lower().lstrip(".")
@@ -47,6 +52,8 @@ def write_navmesh_file(
             lib.save(mesh, path, y_up=y_up)
         elif fmt == "dae":
             collada.write_collada(mesh, path, name=name, y_up=y_up, godot_suffix=godot_suffix, triangulate=triangulate)
+        elif fmt == "bin":
+            detour.write_detour(mesh, path, tile_size=tile_size)
         elif fmt == "glb":
             with lib.files.replacing(path) as temp:
                 _write_gltf(mesh, temp, fmt, _suffixed(name, godot_suffix), context)
@@ -62,7 +69,7 @@ def read_navmesh_file(path) -> lib.NavMesh:
     path = Path(path)
     if path.suffix.lower() != ".json":
         raise lib.NavMeshError(
-            f"{path.name!r} is not a .json navmesh file: .dae and .glb exports cannot be read back, use the JSON export"
+            f"{path.name!r} is not a .json navmesh file: .dae, .glb and .bin exports cannot be read back, use the JSON export"
         )
     return lib.load(path)
 

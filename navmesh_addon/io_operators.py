@@ -1,4 +1,4 @@
-"""File > Export (JSON, COLLADA, glTF) and File > Import (JSON) for navmesh objects.
+"""File > Export (JSON, COLLADA, glTF, Detour) and File > Import (JSON) for navmesh objects.
 
 Exports act on the active navmesh object, or on the only one in the scene. Import reads and checks
 the whole file before touching the scene, so a bad file leaves nothing behind.
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import io_formats, lib, mesh_write
@@ -30,7 +30,7 @@ def find_navmesh_object(context) -> bpy.types.Object:
 
 
 class _ExportNavmesh(ExportHelper):
-    """Shared execute for the three export operators; subclasses set fmt and their options."""
+    """Shared execute for the export operators; subclasses set fmt and their options."""
 
     fmt = ""
 
@@ -118,6 +118,28 @@ class EXPORT_SCENE_OT_navmesh_glb(_ExportNavmesh, bpy.types.Operator):
         return {"godot_suffix": self.godot_suffix}
 
 
+class EXPORT_SCENE_OT_navmesh_detour(_ExportNavmesh, bpy.types.Operator):
+    """Export the navmesh as Detour's binary navmesh (Y-up tile set) for recast-navigation, Babylon.js and DotRecast"""
+
+    bl_idname = "export_scene.navmesh_detour"
+    bl_label = "Export Navmesh Detour"
+    bl_options = {"PRESET"}
+    filename_ext = ".bin"
+    fmt = "bin"
+    filter_glob: StringProperty(default="*.bin", options={"HIDDEN"})
+    tile_size: FloatProperty(
+        name="Tile Size",
+        description="Cut the navmesh into square tiles this wide; 0: one tile unless the level is too big for one",
+        default=0.0,
+        min=0.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+    )
+
+    def format_options(self) -> dict:
+        return {"tile_size": self.tile_size or None}
+
+
 class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
     """Import a navmesh JSON file as a navmesh object with all its attributes"""
 
@@ -160,6 +182,7 @@ CLASSES = (
     EXPORT_SCENE_OT_navmesh_json,
     EXPORT_SCENE_OT_navmesh_dae,
     EXPORT_SCENE_OT_navmesh_glb,
+    EXPORT_SCENE_OT_navmesh_detour,
     IMPORT_SCENE_OT_navmesh_json,
 )
 
@@ -169,6 +192,7 @@ def menu_export(self, context):
     self.layout.operator(EXPORT_SCENE_OT_navmesh_json.bl_idname, text="Navmesh (.json)")
     self.layout.operator(EXPORT_SCENE_OT_navmesh_dae.bl_idname, text="Navmesh Collada (.dae)")
     self.layout.operator(EXPORT_SCENE_OT_navmesh_glb.bl_idname, text="Navmesh glTF (.glb)")
+    self.layout.operator(EXPORT_SCENE_OT_navmesh_detour.bl_idname, text="Navmesh Detour (.bin)")
 
 
 def menu_import(self, context):

@@ -202,6 +202,8 @@ def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path)
     ("out/level.json", "json, dae,glb,dae", [("json", "out/level.json"), ("dae", "out/level.dae"), ("glb", "out/level.glb")]),
     ("out/level", "blend", [("blend", "out/level.blend")]),
     ("out/level.v2", "json", [("json", "out/level.v2.json")]),
+    ("out/level.bin", None, [("bin", "out/level.bin")]),
+    ("out/level", "json,bin", [("json", "out/level.json"), ("bin", "out/level.bin")]),
 ])
 def test_output_paths_follow_the_extension_or_format_list(output, formats, expected):
     from navmesh_addon import cli
@@ -218,6 +220,8 @@ def _bad_obj(tmp_path) -> Path:
 
 BAD_BAKES = {
     "unsupported input": (["bake", "{tmp}/level.txt", "--output", "{tmp}/x.json"], 2, "use a .blend, .obj"),
+    "gltf buffer and detour": (["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "gltf,bin"], 2,
+                                "gltf writes its buffer to <name>.bin"),
     "unknown format": (["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "json,usd"], 2, "unknown --format 'usd'"),
     "no format": (["bake", "{demo}", "--output", "{tmp}/x.nav"], 2, "cannot tell the format"),
     "unknown preset": (["bake", "{demo}", "--output", "{tmp}/x.json", "--preset", "elephant"], 2, "choose from child, human, large"),

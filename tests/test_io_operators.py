@@ -11,6 +11,7 @@ import pytest
 import lib
 from navmesh_addon import io_operators, mesh_write
 from tests.fixtures.io import navmeshes
+from tests.fixtures.io.detour_tools import read_tile_set
 from tests.fixtures.io.gltf_tools import read_glb
 
 
@@ -61,6 +62,12 @@ def test_collada_and_gltf_exports_of_the_navmesh_object(blender, tmp_path):
     assert bpy.ops.export_scene.navmesh_glb(filepath=str(tmp_path / "floor.glb")) == {"FINISHED"}
     doc, _ = read_glb(tmp_path / "floor.glb")
     assert [n["name"] for n in doc["nodes"]] == [f"{obj.name}-navmesh"]
+
+    assert bpy.ops.export_scene.navmesh_detour(filepath=str(tmp_path / "floor.bin")) == {"FINISHED"}
+    one_tile = read_tile_set((tmp_path / "floor.bin").read_bytes())
+    assert [t["header"]["poly_count"] for t in one_tile["tiles"]] == [mesh.polygon_count]
+    assert bpy.ops.export_scene.navmesh_detour(filepath=str(tmp_path / "tiles.bin"), tile_size=2.0) == {"FINISHED"}
+    assert len(read_tile_set((tmp_path / "tiles.bin").read_bytes())["tiles"]) > 1
     assert scene_state() == before, "exports leave the scene as it was"
 
 
