@@ -37,6 +37,8 @@ MAX_QUANTISED = 0xFFFF
 MAX_DETAIL_INDEX = 0xFF
 # A 32-bit polygon reference holds salt, tile and polygon bits; Detour wants at least 10 salt bits.
 REFERENCE_BITS = 22
+# A tile grid must leave at least this many reference bits for polygons (tiles of up to 4).
+MIN_POLYGON_BITS = 2
 # Detour links each portal edge to at most this many polygons across a tile border.
 LINKS_PER_PORTAL = 4
 # Tile sides (the neighbour tile's direction): +x, +z, -x, -z.
@@ -70,15 +72,18 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None) -> bytes:
     without it the level is one tile unless it overflows Detour's per-tile limits, then it is cut
     into the largest tiles that fit."""
     _check_mesh(mesh)
-    if tile_size is not None and not (isinstance(tile_size, (int, float)) and math.isfinite(tile_size)
-                                      and tile_size > 0):
-        raise NavMeshError(f"tile_size must be a positive number of meters, got {tile_size!r}")
+    if tile_size is not None:
+        tile_size = _positive_meters(tile_size)
     level = _Level(mesh)
     if tile_size is not None:
-        tiles = level.tiles(float(tile_size))
+        grid = level.grid_size(tile_size)
+        if _bits(grid) > REFERENCE_BITS - MIN_POLYGON_BITS:
+            raise NavMeshError(f"tile_size {tile_size:g} m does not fit Detour: a grid of {grid} tiles leaves too few "
+                               f"bits of its 32-bit polygon references for the polygons (larger tiles need fewer)")
+        tiles = level.tiles(tile_size)
         problem = _overflow(tiles, level.quant)
         if problem:
-            raise NavMeshError(f"tile_size {tile_size:g} m is too large for Detour: {problem}; use a smaller tile_size")
+            raise NavMeshError(f"tile_size {tile_size:g} m does not fit Detour: {problem}")
     else:
         size = level.span + level.cell
         while True:
@@ -88,7 +93,17 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None) -> bytes:
             if size < 4 * level.cell:
                 raise NavMeshError(f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}")
             size /= 2
-    return _pack(tiles, level, size if tile_size is None else float(tile_size))
+    return _pack(tiles, level, size if tile_size is None else tile_size)
+
+
+def _positive_meters(value) -> float:
+    try:
+        meters = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        meters = math.nan
+    if not (math.isfinite(meters) and meters > 0):
+        raise NavMeshError(f"tile_size must be a positive number of meters, got {value!r}")
+    return meters
 
 
 def _check_mesh(mesh: NavMesh) -> None:
@@ -152,10 +167,17 @@ class _Level:
         self.poly_lo = np.where(valid, poly_xz, np.inf).min(axis=1)
         self.poly_hi = np.where(valid, poly_xz, -np.inf).max(axis=1)
 
+    def grid_shape(self, size: float) -> np.ndarray:
+        """Tiles of `size` meters across x and z that cover the level."""
+        return np.maximum(np.ceil((self.poly_hi.max(axis=0) - self.origin[[0, 2]]) / size).astype(np.int64), 1)
+
+    def grid_size(self, size: float) -> int:
+        return int(np.prod(self.grid_shape(size)))
+
     def tiles(self, size: float) -> list[_Tile]:
         """The level cut into square tiles of `size` meters from the origin, empty tiles left out."""
         origin = self.origin[[0, 2]]
-        count = np.maximum(np.ceil((self.poly_hi.max(axis=0) - origin) / size).astype(int), 1)
+        count = self.grid_shape(size)
         first = np.clip(np.floor((self.poly_lo - origin) / size).astype(int), 0, count - 1)
         last = np.clip(np.ceil((self.poly_hi - origin) / size).astype(int) - 1, first, count - 1)
         whole = np.all(first == last, axis=1)
@@ -465,7 +487,7 @@ def _overflow(tiles: list[_Tile], quant: float) -> str:
     bits = _bits(len(tiles)) + _bits(max(t.polygon_count for t in tiles))
     if bits > REFERENCE_BITS:
         return (f"{len(tiles)} tiles of up to {max(t.polygon_count for t in tiles)} polygons need {bits} bits of "
-                f"Detour's 32-bit polygon references, at most {REFERENCE_BITS} are free")
+                f"Detour's 32-bit polygon references, at most {REFERENCE_BITS} are free (larger tiles need fewer)")
     return ""
 
 

@@ -13,8 +13,8 @@ from lib import detour
 from lib.detail import surface_height
 from lib.query import NavMeshQuery
 from tests.fixtures.io import navmeshes
-from tests.fixtures.io.detour_tools import (SECTION_SIZES, SET_HEADER, TILE_HEADER, detour_queries, read_tile_set,
-                                            tile_offsets, tile_polygons)
+from tests.fixtures.io.detour_tools import (SECTION_SIZES, TILE_HEADER, detour_queries, read_tile_set, tile_offsets,
+                                            tile_polygons)
 from tests.scenes import Scene
 
 # Detour's path length against ours. Ours is the shortest path draped over the detail surface;
@@ -273,5 +273,12 @@ def test_a_level_too_big_for_one_tile_is_cut_and_stays_connected(tmp_path):
     _compare_paths(mesh, path, np.vstack([pairs, _pairs_on_mesh(mesh, 6, seed=3)]))
 
 
-def test_set_header_is_forty_bytes():
-    assert SET_HEADER.size == 40 and TILE_HEADER.size == 100
+@pytest.mark.parametrize("tile_size", [0, -3.0, math.inf, "big", True])
+def test_tile_size_must_be_positive_meters(rooms, tile_size):
+    with pytest.raises(lib.NavMeshError, match="tile_size must be a positive number of meters"):
+        detour.to_detour_bytes(rooms, tile_size=tile_size)
+
+
+def test_tiles_too_small_for_detours_references_are_refused_with_the_reason(rooms):
+    with pytest.raises(lib.NavMeshError, match=r"tile_size 0.01 m does not fit Detour: .*larger tiles need fewer"):
+        detour.to_detour_bytes(rooms, tile_size=0.01)
