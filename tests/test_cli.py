@@ -15,6 +15,7 @@ import pytest
 
 import lib
 from tests.fixtures.io import navmeshes
+from tests.fixtures.io.detour_tools import read_tile_set
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "tests" / "fixtures" / "levels" / "demo_level.obj"
@@ -31,9 +32,10 @@ def run_cli(*args) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
-    """The demo level baked once with the Human preset to json, dae and glb."""
+    """The demo level baked once with the Human preset to json, dae, glb and Detour bin in 4 m tiles."""
     out = tmp_path_factory.mktemp("demo") / "nested" / "demo_level.json"
-    result = run_cli("bake", DEMO, "--output", out, "--format", "json,dae,glb", "--preset", "human")
+    result = run_cli("bake", DEMO, "--output", out, "--format", "json,dae,glb,bin", "--preset", "human",
+                     "--tile-size", "4")
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
@@ -58,6 +60,10 @@ def test_bake_obj_writes_one_file_per_format(demo):
     assert magic == b"glTF" and chunk_type == b"JSON"
     gltf = json.loads(glb[20:20 + chunk_length])
     assert [m["name"] for m in gltf["meshes"]] == ["demo_level-navmesh"]
+
+    tile_set = read_tile_set(demo.with_suffix(".bin").read_bytes())
+    assert tile_set["tile_width"] == 4.0 and len(tile_set["tiles"]) > 1
+    assert sum(t["header"]["poly_count"] for t in tile_set["tiles"]) >= mesh.polygon_count
 
 
 def test_paths_report_each_pair_and_fail_unreachable_sets_exit_code(demo, tmp_path):
