@@ -48,6 +48,8 @@ WELD = 1e-6
 ON_EDGE = 1e-4
 # Clipped pieces with less area than this (m²) are dropped: a polygon only touching a tile.
 MIN_PIECE_AREA = 1e-8
+# Detail triangle fragments with less area than this (m²) are slivers of a clip: left out.
+MIN_FRAGMENT_AREA = 1e-11
 
 _HEADER = struct.Struct("<15i3f3f3ff")
 _SET_HEADER = struct.Struct("<3i3fffii")
@@ -240,7 +242,7 @@ class _Level:
             piece_tris = []
             for tri in tris:
                 fragment = _clip_convex(tri, corners)
-                if len(fragment) >= 3 and _area_xz(fragment) > MIN_PIECE_AREA * 1e-3:
+                if len(fragment) >= 3 and _area_xz(fragment) > MIN_FRAGMENT_AREA:
                     piece_tris += [(fragment[0], fragment[k], fragment[k + 1]) for k in range(1, len(fragment) - 1)]
             padded = np.zeros((VERTS_PER_POLYGON, 3))
             padded[: len(corners)] = corners
