@@ -80,7 +80,8 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
     interpolated distance field crosses agent_radius between the two cell centres (at the
     heightfield's block fraction of the step when the erosion does not reach it); between two
     regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
-    agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends.
+    agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends,
+    and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
     """
     region = region_map.region
     if region_map.region_count == 0:
@@ -97,18 +98,22 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
     for ring in _cycles(successor):
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
+    # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
+    # RC_AREA_BORDER points: a chord between a border's ends would move the painted area.
+    kept = _area_border_corners(traced_rings, region_map.region_area, tolerance)
     tracing = progress.span(0.0, 0.5)
     pieces = []
     for k, (_, ring_points, ring_labels) in enumerate(traced_rings):
         tracing.at(k / len(traced_rings))
-        pieces.append(_outline_pieces(ring_points, ring_labels, tolerance, boundary))
+        pieces.append(_outline_pieces(ring_points, ring_labels, tolerance, boundary, kept))
     # A ring that cannot be simplified with its shared borders cut short to chords keeps those
     # borders' points whole, and so does the ring on the other side of them.
     whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
              if any(simple is None for _, _, simple in ring_pieces) for key in _shared_keys(ring_points, ring_labels)}
     if whole:
+        kept = kept | whole
         pieces = [
-            _outline_pieces(ring_points, ring_labels, tolerance, boundary, whole)
+            _outline_pieces(ring_points, ring_labels, tolerance, boundary, kept)
             if whole & _shared_keys(ring_points, ring_labels) else ring_pieces
             for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
         ]
@@ -119,7 +124,7 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
         for traced, traced_labels, simple in ring_pieces:
             if simple is not None:
                 wall_hole = _signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
-                finer = _finer(traced, traced_labels, tolerance, whole, boundary)
+                finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None, finer))
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
@@ -195,6 +200,31 @@ def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boun
     if it degenerates): the fallbacks when the simplified ring cannot be pushed off the walls
     without crossing another ring. Shared borders come out the same at every tolerance."""
     return [lambda f=f: _simplify(points, labels, tolerance / f, whole, boundary) for f in _FINER_STEPS]
+
+
+def _area_border_corners(traced_rings: list[tuple], region_area: np.ndarray, tolerance: float) -> set[tuple[float, float]]:
+    """Top-view positions of the points kept on borders between regions of different area ids:
+    each such run of a traced ring simplified with symmetric Ramer-Douglas-Peucker to the tolerance.
+
+    A run is walked from its lexicographically smaller end, so the ring on the other side, which
+    holds the same points in the opposite order, keeps the same ones. Rings shared whole with one
+    region keep all their corners already (_simplify) and are skipped.
+    """
+    kept: set[tuple[float, float]] = set()
+    for r, points, labels in traced_rings:
+        shared = labels >= 0
+        if shared.all() and (labels == labels[0]).all():
+            continue
+        across = np.where(shared, region_area[np.maximum(labels, 0)], -1)
+        run_start = np.flatnonzero(shared & (across != region_area[r]) & (labels != np.roll(labels, 1)))
+        for start in run_start:
+            around = _section(start, start, len(labels))[:-1]
+            run = around[: int(np.argmax(labels[around] != labels[start])) or len(around)]
+            if tuple(points[run[-1], :2]) < tuple(points[run[0], :2]):
+                run = run[::-1]
+            corners = run[_rdp(points[run], tolerance, outside_share=1.0)]
+            kept.update(map(tuple, points[corners, :2].tolist()))
+    return kept
 
 
 def _shared_keys(points: np.ndarray, labels: np.ndarray) -> set[tuple[float, float]]:
@@ -369,7 +399,8 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
 
     The shared flag is True for points on borders shared with other regions (they never move).
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners),
-    and every shared point whose top-view position is in `whole`;
+    and every shared point whose top-view position is in `whole` (the corners of borders between
+    area ids, and borders that must stay whole);
     wall points next to a shared run stay; wall runs between kept points are reduced with
     Ramer-Douglas-Peucker. If that makes the ring cross itself, dropped points come back on the
     crossing edges; if that fails, or the ring lost half its area, the tolerance is halved and tried
@@ -564,13 +595,15 @@ def _collinear(points: np.ndarray) -> np.ndarray:
     return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
 
 
-def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None) -> np.ndarray:
+def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None,
+         outside_share: float = _OUTSIDE_SHARE) -> np.ndarray:
     """Indices into points (n, 3) kept by one-sided Ramer-Douglas-Peucker (the two ends always):
-    points may lie `tolerance` left of a chord (the walkable side of a ring edge), _OUTSIDE_SHARE of
-    it right of it. With a boundary, a chord that comes closer to it than agent_radius by more than
-    _MAX_PUSH * tolerance (a chord across an arc of the eroded boundary) is split as well, so the
-    later push onto the walkable side stays short. Chords are split a generation at a time, so the
-    boundary is measured for a whole generation in one vectorised call."""
+    points may lie `tolerance` left of a chord (the walkable side of a ring edge), `outside_share`
+    of it right of it (1: symmetric, for borders between regions). With a boundary, a chord that
+    comes closer to it than agent_radius by more than _MAX_PUSH * tolerance (a chord across an arc
+    of the eroded boundary) is split as well, so the later push onto the walkable side stays short.
+    Chords are split a generation at a time, so the boundary is measured for a whole generation in
+    one vectorised call."""
     p = points[:, :2]
     keep = np.zeros(len(p), dtype=bool)
     keep[0] = keep[-1] = True
@@ -582,7 +615,7 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None
             ab = p[b] - p[a]
             right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
             dev = segment_distances(inner, p[a], p[b])
-            dev = np.where(right, dev / _OUTSIDE_SHARE, dev)
+            dev = np.where(right, dev / outside_share, dev)
             k = int(np.argmax(dev))
             farthest.append(a + 1 + k)
             close.append(bool(dev[k] <= tolerance))
