@@ -38,11 +38,11 @@ def painted_floor(floor: Polygon, patches: list[tuple[int, Polygon]]):
     vertices, triangles, areas = [], [], []
     for area, piece in pieces:
         for triangle in shapely.constrained_delaunay_triangles(piece).geoms:
-            corners = np.array(triangle.exterior.coords[:3])
-            if shapely.area(triangle) < 1e-12:
+            if triangle.area < 1e-12:
                 continue
-            if Polygon(corners).exterior.is_ccw is False:
-                corners = corners[::-1]
+            corners = np.array(triangle.exterior.coords[:3])
+            if not triangle.exterior.is_ccw:
+                corners = corners[::-1]  # facing up
             triangles.append(np.arange(3) + len(vertices) * 3)
             vertices.append(np.column_stack([corners, np.zeros(3)]))
             areas.append(area)
