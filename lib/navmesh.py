@@ -134,11 +134,13 @@ class NavMesh:
 
     def area_xy(self) -> float:
         """Walkable area seen from above (m²)."""
-        if self.is_empty:
-            return 0.0
+        return float(self.polygon_areas().sum()) if not self.is_empty else 0.0
+
+    def polygon_areas(self) -> np.ndarray:
+        """(P,) area of each polygon seen from above (m²), by the shoelace formula over its edges."""
         a = self.vertices[self.poly_vertices, :2]
         b = self.vertices[self.edge_next_vertex, :2]
-        return float(0.5 * np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
+        return 0.5 * np.add.reduceat(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1], self.poly_offsets[:-1])
 
     def to_dict(self, y_up: bool = False) -> dict:
         """JSON-ready dict (see schema/navmesh.schema.json); y_up writes coordinates as (x, z, -y)."""

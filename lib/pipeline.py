@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import clearance, contours, detail, heightfield, polygons, regions
+from . import clearance, contours, detail, heightfield, polygons, prune, regions
 from .navmesh import NavMesh
 from .params import BakeParams
 from .progress import Progress, ProgressCallback
@@ -19,11 +19,13 @@ def generate(
     walkable=None,
     areas=None,
     progress: ProgressCallback | None = None,
+    seeds=None,
 ) -> NavMesh:
     """Bake a navmesh from a world-space triangle soup (Z-up, meters).
 
     walkable: optional per-triangle bool, False for "obstacle only" (blocks, never walked on).
     areas: optional per-triangle area id (0..63).
+    seeds: optional (K, 3) walkable seeds: only the islands they stand on are kept (lib.prune).
     progress: called as progress(stage, fraction_done) at each stage and, at most every
     lib.progress.REPORT_INTERVAL seconds, within the long ones; it may raise
     lib.errors.BakeCancelled to stop.
@@ -58,6 +60,8 @@ def generate(
     report("clearance", 0.9)
     mesh = clearance.compute_clearance(mesh, Progress(progress, "clearance", 0.9, 1.0))
     mesh = _to_world(mesh, soup.origin)
+    if seeds is not None:
+        mesh = prune.keep_seeded(mesh, seeds)
     report("done", 1.0)
     return mesh
 

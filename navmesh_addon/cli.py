@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
                           dest=parameter.name, type=int if parameter.unit == "count" else float,
                           metavar=UNIT_METAVARS[parameter.unit], help=parameter.description)
     bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
+    bake.add_argument("--seed", action="append", type=_point, default=[], metavar="X,Y,Z",
+                      help="walkable seed in scene coordinates (repeatable): keep only the navmesh islands "
+                           "seeds stand on (seed empties saved in a .blend count too)")
     bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
     bake.add_argument("--tile-size", type=float, metavar="M",
                       help="bin (Detour): cut the navmesh into square tiles this many meters wide "
@@ -143,10 +146,11 @@ def bake_command(args: argparse.Namespace) -> int:
         print(f"navmesh: warning: {warning}", file=sys.stderr)
     progress = ProgressPrinter(sys.stderr)
     try:
-        obj = operators_bake.bake_to_object(context, settings, progress)
+        obj = operators_bake.bake_to_object(context, settings, progress, args.seed)
     finally:
         progress.close()
     mesh = mesh_write.read_navmesh_object(obj)
+    print(island_report(mesh, obj["navmesh"].get("seeds", 0)), file=sys.stderr)
     for fmt, path in outputs:
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "blend":
@@ -155,6 +159,25 @@ def bake_command(args: argparse.Namespace) -> int:
             io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context)
         print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable -> {path}")
     return EXIT_OK
+
+
+def _point(text: str) -> tuple[float, float, float]:
+    """X,Y,Z as three finite numbers (an argparse type)."""
+    try:
+        point = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        point = ()
+    if len(point) != 3 or not all(map(math.isfinite, point)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not X,Y,Z (three numbers separated by commas)")
+    return point
+
+
+def island_report(mesh: lib.NavMesh, seeds: int) -> str:
+    """One line: how many islands the navmesh has and how large each is, and whether seeds pruned it."""
+    found = importlib.import_module(f"{lib.__name__}.prune").islands(mesh)
+    sizes = ", ".join(f"{island.area:.1f}" for island in found[:8]) + (", ..." if len(found) > 8 else "")
+    kept = f" (kept by {seeds} walkable seed{'s' if seeds != 1 else ''})" if seeds else ""
+    return f"navmesh: {len(found)} island{'s' if len(found) != 1 else ''}{kept}: {sizes} m²"
 
 
 class ProgressPrinter:

@@ -56,7 +56,8 @@ class BakeJob:
         start = time.perf_counter()
         try:
             a = self.arrays
-            self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress)
+            self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress,
+                                       seeds=a.seeds if len(a.seeds) else None)
         except lib.BakeCancelled:
             self.cancelled = True
         except Exception as exc:  # reported to the user by the operator, never lost in the thread
@@ -79,10 +80,12 @@ class BakeJob:
             self._thread.join(timeout)
 
 
-def prepare(context, settings) -> BakeJob:
-    """Main-thread half before the bake: validated parameters and extracted arrays (NavMeshError if unusable)."""
+def prepare(context, settings, extra_seeds=()) -> BakeJob:
+    """Main-thread half before the bake: validated parameters and extracted arrays (NavMeshError if
+    unusable). extra_seeds: walkable seeds besides the scene's seed empties (the CLI's --seed)."""
     params = settings.to_bake_params()
     arrays = scene_extract.extract_scene(context, settings.source, settings.collection)
+    arrays.seeds = np.vstack([arrays.seeds, np.asarray(extra_seeds, dtype=np.float64).reshape(-1, 3)])
     return BakeJob(arrays, params)
 
 
@@ -102,6 +105,7 @@ def finish(context, settings, job: BakeJob) -> bpy.types.Object:
         "area_costs": {str(k): v for k, v in job.arrays.area_costs.items()},
         "warnings": job.params.warnings(),
         "islands": int(len(np.unique(mesh.islands()))),
+        "seeds": len(job.arrays.seeds),
     }
     obj = mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
     if STALE_KEY in obj:
@@ -109,11 +113,11 @@ def finish(context, settings, job: BakeJob) -> bpy.types.Object:
     return obj
 
 
-def bake_to_object(context, settings=None, on_progress=None) -> bpy.types.Object:
+def bake_to_object(context, settings=None, on_progress=None, extra_seeds=()) -> bpy.types.Object:
     """Synchronous bake of the scene's navmesh settings; returns the navmesh object, raises NavMeshError.
-    on_progress(stage, fraction) is called as the bake goes."""
+    on_progress(stage, fraction) is called as the bake goes; extra_seeds as in `prepare`."""
     settings = settings or context.scene.navmesh
-    job = prepare(context, settings)
+    job = prepare(context, settings, extra_seeds)
     job.on_progress = on_progress
     job.run()
     return finish(context, settings, job)
@@ -217,6 +221,25 @@ class NAVMESH_OT_clear(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class NAVMESH_OT_add_seed(bpy.types.Operator):
+    """Add a walkable seed at the 3D cursor: with seeds, a bake keeps only the navmesh islands they stand on"""
+
+    bl_idname = "navmesh.add_seed"
+    bl_label = "Add Walkable Seed"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        obj = bpy.data.objects.new("Walkable Seed", None)
+        obj[scene_extract.SEED_TAG] = True
+        obj.empty_display_type = "CONE"
+        obj.empty_display_size = 0.5
+        obj.hide_render = True
+        obj.location = context.scene.cursor.location
+        context.collection.objects.link(obj)
+        self.report({"INFO"}, "Walkable seed added: the next bake keeps only the islands seeds stand on")
+        return {"FINISHED"}
+
+
 def out_of_date(obj, settings) -> str | None:
     """Why a navmesh object no longer matches what a bake would give now, or None: a source object
     changed or was deleted since the bake, or the bake settings differ from the ones it used."""
@@ -271,4 +294,4 @@ def _report_warnings(operator, obj) -> None:
         operator.report({"WARNING"}, f"Navmesh settings: {warning}")
 
 
-CLASSES = (NAVMESH_OT_bake, NAVMESH_OT_clear)
+CLASSES = (NAVMESH_OT_bake, NAVMESH_OT_clear, NAVMESH_OT_add_seed)

@@ -87,6 +87,7 @@ class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
         layout.prop(settings, "source")
         if settings.source == "COLLECTION":
             layout.prop(settings, "collection")
+        layout.operator("navmesh.add_seed", icon="EMPTY_SINGLE_ARROW")
         obj = context.active_object
         if obj is not None and not obj.get(mesh_write.TAG):
             box = layout.box()

@@ -12,6 +12,8 @@ import numpy as np
 from . import lib
 
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
+# Custom property of the empties that mark walkable seeds (navmesh.add_seed).
+SEED_TAG = "navmesh_seed"
 ROLE_RANK = {"WALKABLE": 0, "OBSTACLE": 1, "IGNORE": 2}
 
 
@@ -25,6 +27,7 @@ class SceneArrays:
     areas: np.ndarray
     object_names: list[str] = field(default_factory=list)
     area_costs: dict[int, float] = field(default_factory=dict)
+    seeds: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
 
 
 def source_objects(context, source: str, collection=None) -> set:
@@ -47,6 +50,13 @@ def source_objects(context, source: str, collection=None) -> set:
     else:
         raise lib.NavMeshError(f"unknown source {source!r}; expected SELECTED, COLLECTION or VISIBLE")
     return {obj for obj in picked if not obj.get("navmesh_generated")}
+
+
+def seed_points(context) -> np.ndarray:
+    """(K, 3) world positions of the walkable seeds in the view layer (visible or not: a hidden
+    seed still marks a place agents must reach)."""
+    points = [tuple(obj.matrix_world.translation) for obj in context.view_layer.objects if obj.get(SEED_TAG)]
+    return np.array(points, dtype=np.float64).reshape(-1, 3)
 
 
 def extract_scene(context, source: str, collection=None) -> SceneArrays:
@@ -77,6 +87,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         areas=np.concatenate([p[3] for p in parts]),
         object_names=sorted(set(names)),
         area_costs=costs,
+        seeds=seed_points(context),
     )
     if not arrays.walkable.any():
         raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "

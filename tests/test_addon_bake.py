@@ -251,3 +251,20 @@ def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
     obj.location.z += 0.1
     bpy.context.view_layer.update()
     assert operators_bake.out_of_date(obj, settings) is None
+
+
+def test_a_walkable_seed_keeps_only_the_island_it_stands_on(blender):
+    """The crate top is an island of its own; a seed on the floor drops it, and the bake says so."""
+    grid_object("Floor", 10.0, 10.0)
+    box_object("Crate", (4, 4, 0), (6.5, 6.5, 1.5))
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.25, 0.3
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    assert obj["navmesh"]["islands"] == 2 and obj["navmesh"]["seeds"] == 0
+    blender.scene.cursor.location = (1.0, 1.0, 0.0)
+    assert bpy.ops.navmesh.add_seed() == {"FINISHED"}
+    bpy.ops.navmesh.bake()
+    assert obj["navmesh"]["islands"] == 1 and obj["navmesh"]["seeds"] == 1
+    mesh = mesh_write.read_navmesh_object(obj)
+    assert mesh.vertices[:, 2].max() < 0.1  # the crate top is gone

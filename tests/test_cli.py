@@ -371,3 +371,25 @@ def test_bake_of_a_blend_uses_the_source_saved_in_it(blender, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     r = lib.load(tmp_path / "level.json").params.agent_radius
     assert lib.load(tmp_path / "level.json").area_xy() == pytest.approx((10 - 2 * r) ** 2, rel=0.02)
+
+
+def test_seeds_prune_the_islands_and_the_bake_reports_them(tmp_path):
+    full = run_cli("bake", DEMO, "--output", tmp_path / "full.json")
+    seeded = run_cli("bake", DEMO, "--output", tmp_path / "seeded.json", "--seed", ",".join(map(str, ROOM_A)))
+    assert full.returncode == seeded.returncode == 0, seeded.stderr[-3000:]
+    islands = lib.load(tmp_path / "full.json").islands()
+    assert len(set(islands.tolist())) > 1, "the demo level has islands to prune"
+    assert f"navmesh: {len(set(islands.tolist()))} islands: " in full.stderr
+    assert "navmesh: 1 island (kept by 1 walkable seed): " in seeded.stderr
+    kept = lib.load(tmp_path / "seeded.json")
+    assert len(set(kept.islands().tolist())) == 1 and kept.area_xy() < lib.load(tmp_path / "full.json").area_xy()
+
+
+@pytest.mark.parametrize("seed, code, message", [
+    ("1,2", 2, "'1,2' is not X,Y,Z"),
+    ("500,500,0", 1, "walkable seed 1 at (500, 500, 0) is"),
+])
+def test_bad_seeds_are_named(tmp_path, seed, code, message):
+    result = run_cli("bake", DEMO, "--output", tmp_path / "x.json", "--seed", seed)
+    assert result.returncode == code and message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.json").exists()
