@@ -243,7 +243,7 @@ class NavMesh:
             raise NavMeshError("field 'links' must be a list")
         if up_axis == "Y":
             vertices, detail_vertices = from_y_up(vertices), from_y_up(detail_vertices)
-        _check_convex(vertices, offsets, poly_vertices)
+        check_convex(vertices, offsets, poly_vertices)
         return cls(
             vertices=vertices,
             poly_offsets=offsets,
@@ -270,6 +270,30 @@ class NavMesh:
         return cls.from_dict(data)
 
 
+def assemble(polys: list[list[int]], regions, areas, vertices: np.ndarray, params: BakeParams) -> NavMesh:
+    """A NavMesh of polygons given as vertex-index lists: the used vertices compacted, the CSR
+    arrays built and each edge's neighbour found (the polygon holding the same edge reversed)."""
+    used = sorted({v for poly in polys for v in poly})
+    remap = {v: i for i, v in enumerate(used)}
+    polys = [[remap[v] for v in poly] for poly in polys]
+    owner = {}
+    for p, poly in enumerate(polys):
+        for k, a in enumerate(poly):
+            owner[(a, poly[(k + 1) % len(poly)])] = p
+    flat = [v for poly in polys for v in poly]
+    neighbors = [owner.get((poly[(k + 1) % len(poly)], a), -1) for poly in polys for k, a in enumerate(poly)]
+    sizes = [len(poly) for poly in polys]
+    return NavMesh(
+        vertices=vertices[used] if used else np.zeros((0, 3)),
+        poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        poly_vertices=np.asarray(flat, dtype=np.int64),
+        neighbors=np.asarray(neighbors, dtype=np.int64),
+        regions=np.asarray(regions, dtype=np.int64),
+        areas=np.asarray(areas, dtype=np.int64),
+        params=params,
+    )
+
+
 def save(navmesh: NavMesh, path, indent: int | None = None, y_up: bool = False) -> None:
     """Write the JSON file (all or nothing); y_up stores coordinates as (x, z, -y) for Y-up engines."""
     files.write_text(path, navmesh.to_json(indent=indent, y_up=y_up))
@@ -291,7 +315,7 @@ def load(path) -> NavMesh:
 CONVEX_TOL = 1e-9
 
 
-def _check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.ndarray) -> None:
+def check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.ndarray) -> None:
     """Every polygon counter-clockwise seen from +Z and convex (which rules out self-intersection):
     a NavMeshError naming the first that is not."""
     if not len(poly_vertices):

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .contours import RegionOutline
-from .navmesh import NavMesh
+from .navmesh import NavMesh, assemble
 from .notch_portals import notch_cells
 from .params import BakeParams
 from .progress import SILENT, Progress
@@ -112,30 +112,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     if not polys:
         return NavMesh.empty(params, "no region outline could hold a polygon")
     polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
-    return _assemble(polys, regions, areas, np.array(points, dtype=np.float64), params)
-
-
-def _assemble(polys, regions, areas, vertices: np.ndarray, params: BakeParams) -> NavMesh:
-    """Compact the used vertices and build the CSR arrays and edge neighbours."""
-    used = sorted({v for poly in polys for v in poly})
-    remap = {v: i for i, v in enumerate(used)}
-    polys = [[remap[v] for v in poly] for poly in polys]
-    owner = {}
-    for p, poly in enumerate(polys):
-        for k, a in enumerate(poly):
-            owner[(a, poly[(k + 1) % len(poly)])] = p
-    flat = [v for poly in polys for v in poly]
-    neighbors = [owner.get((poly[(k + 1) % len(poly)], a), -1) for poly in polys for k, a in enumerate(poly)]
-    sizes = [len(poly) for poly in polys]
-    return NavMesh(
-        vertices=vertices[used] if used else np.zeros((0, 3)),
-        poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        poly_vertices=np.asarray(flat, dtype=np.int64),
-        neighbors=np.asarray(neighbors, dtype=np.int64),
-        regions=np.asarray(regions, dtype=np.int64),
-        areas=np.asarray(areas, dtype=np.int64),
-        params=params,
-    )
+    return assemble(polys, regions, areas, np.array(points, dtype=np.float64), params)
 
 
 def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:

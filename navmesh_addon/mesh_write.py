@@ -1,6 +1,8 @@
 """NavMesh -> Blender mesh object (faces = navigation polygons, attributes per the design) and back."""
 from __future__ import annotations
 
+import hashlib
+import importlib
 import uuid
 
 import bpy
@@ -9,9 +11,13 @@ from mathutils import Matrix
 
 from . import lib
 
+# lib.edit is not imported by lib/__init__; lib is "lib" in a checkout, a relative package when installed.
+edit = importlib.import_module(f"{lib.__name__}.edit")
+
 TAG = "navmesh_generated"
 JSON_KEY = "navmesh_json"
 REVISION_KEY = "navmesh_revision"  # changes with every write, so caches need not compare the JSON
+FACES_KEY = "navmesh_faces"  # fingerprint of the faces as written: a hand edit changes it
 MATERIAL_NAME = "Navmesh"
 NAVMESH_COLOR = (0.05, 0.75, 0.68, 1.0)  # teal: apart from the greys of untextured levels
 NAVMESH_ALPHA = 0.5
@@ -57,6 +63,7 @@ def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
     data.materials.append(navmesh_material())
     data[JSON_KEY] = mesh.to_json()
     data[REVISION_KEY] = uuid.uuid4().hex
+    data[FACES_KEY] = faces_fingerprint(data)
     return data
 
 
@@ -98,11 +105,63 @@ def write_navmesh_object(
 
 
 def read_navmesh_object(obj) -> lib.NavMesh:
-    """The NavMesh stored on our object (lossless, including clearance and the detail mesh)."""
+    """The NavMesh of our object: as stored (lossless, with clearance and the detail surface), or,
+    once its faces were edited by hand, the edited faces rebuilt into one (lib.edit)."""
     if obj is None or obj.type != "MESH" or JSON_KEY not in obj.data:
         name = getattr(obj, "name", None)
         raise lib.NavMeshError(f"object {name!r} carries no navmesh data: bake a navmesh or import a navmesh JSON file")
-    return lib.NavMesh.from_json(obj.data[JSON_KEY])
+    baked = lib.NavMesh.from_json(obj.data[JSON_KEY])
+    if not edited_by_hand(obj):
+        return baked
+    data = obj.data
+    co = np.empty(3 * len(data.vertices), dtype=np.float32)
+    data.vertices.foreach_get("co", co)
+    corners = np.empty(len(data.loops), dtype=np.int64)
+    data.loops.foreach_get("vertex_index", corners)
+    starts = np.empty(len(data.polygons), dtype=np.int64)
+    data.polygons.foreach_get("loop_start", starts)
+    polygons = [part.tolist() for part in np.split(corners, starts[1:])] if len(starts) else []
+    try:
+        return edit.from_edited_polygons(baked, co.reshape(-1, 3), polygons, _face_ints(data, "nav_area"),
+                                         _face_ints(data, "nav_region"))
+    except lib.NavMeshError as exc:
+        raise lib.NavMeshError(f"navmesh {obj.name!r} was edited by hand: {exc}") from None
+
+
+def revision(obj) -> tuple:
+    """What caches of a navmesh object's NavMesh are keyed by: the write and the faces now."""
+    return obj.data.get(REVISION_KEY), faces_fingerprint(obj.data)
+
+
+def edited_by_hand(obj) -> bool:
+    """Do the object's faces differ from those the navmesh was written with?"""
+    written = obj.data.get(FACES_KEY)
+    return written is not None and written != faces_fingerprint(obj.data)
+
+
+def faces_fingerprint(data) -> str:
+    """A hash of what a hand edit can change: the corners' positions, the faces and their area ids."""
+    digest = hashlib.sha1()
+    co = np.empty(3 * len(data.vertices), dtype=np.float32)
+    data.vertices.foreach_get("co", co)
+    corners = np.empty(len(data.loops), dtype=np.int32)
+    data.loops.foreach_get("vertex_index", corners)
+    starts = np.empty(len(data.polygons), dtype=np.int32)
+    data.polygons.foreach_get("loop_start", starts)
+    for part in (co, corners, starts, _face_ints(data, "nav_area")):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.hexdigest()
+
+
+def _face_ints(data, name: str) -> np.ndarray:
+    """A per-face int attribute (0 for faces a user added, which have none set)."""
+    values = np.zeros(len(data.polygons), dtype=np.int64)
+    attr = data.attributes.get(name)
+    if attr is not None and attr.domain == "FACE" and len(values):
+        raw = np.empty(len(values), dtype=np.int32)
+        attr.data.foreach_get("value", raw)
+        values[:] = raw
+    return values
 
 
 def navmesh_material() -> bpy.types.Material:

@@ -52,7 +52,7 @@ def path_key(settings) -> tuple | None:
     if nav is None or start is None or goal is None or nav.type != "MESH":
         return None
     return (tuple(start.matrix_world.translation), tuple(goal.matrix_world.translation),
-            round(settings.path_radius, 6), nav.data.get(mesh_write.REVISION_KEY))
+            round(settings.path_radius, 6), mesh_write.revision(nav))
 
 
 def area_filter(nav) -> "query.QueryFilter":
@@ -63,7 +63,7 @@ def area_filter(nav) -> "query.QueryFilter":
 
 def navmesh_query(nav) -> "query.NavMeshQuery":
     """The query object for a navmesh object, decoded once per revision of its data."""
-    key = (nav.name_full, nav.data.get(mesh_write.REVISION_KEY))
+    key = (nav.name_full, mesh_write.revision(nav))
     if STATE.query is None or STATE.query_key != key:
         mesh = mesh_write.read_navmesh_object(nav)
         if mesh.is_empty:

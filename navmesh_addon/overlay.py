@@ -294,13 +294,14 @@ def draw_legend(agent_radius: float) -> None:
 
 
 class _MeshCache:
-    """NavMesh per navmesh object, re-read only when its stored JSON changes (the draw runs every frame)."""
+    """NavMesh per navmesh object, re-read only when it is written again or its faces are edited
+    (the draw runs every frame)."""
 
     def __init__(self):
-        self._entries: dict[str, tuple[str | None, lib.NavMesh]] = {}
+        self._entries: dict[str, tuple[tuple, lib.NavMesh]] = {}
 
     def get(self, obj) -> lib.NavMesh:
-        key = obj.data.get(mesh_write.REVISION_KEY)
+        key = mesh_write.revision(obj)
         entry = self._entries.get(obj.name)
         if entry is None or entry[0] != key:
             entry = (key, mesh_write.read_navmesh_object(obj))
@@ -319,7 +320,7 @@ def scene_batches(context) -> ViewBatches | None:
     settings = context.scene.navmesh
     objects = [obj for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
     state = operators_path.STATE
-    key = (tuple(obj.data.get(mesh_write.REVISION_KEY) for obj in objects), settings.color_by,
+    key = (tuple(mesh_write.revision(obj) for obj in objects), settings.color_by,
            settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key)
     if _batches is None or _batches[0] != key:
         try:

@@ -71,6 +71,8 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
                 box.label(text=f"Bake time: {info['bake_time']:.2f} s")
             if info.get("warnings"):
                 box.label(text=f"Warnings: {len(info['warnings'])} (see the Info log)", icon="ERROR")
+            if mesh_write.edited_by_hand(obj):
+                box.label(text="Edited by hand: the edited faces are used", icon="EDITMODE_HLT")
             stale = operators_bake.out_of_date(obj, settings)
             if stale:
                 box.label(text=f"Out of date: {stale}", icon="FILE_REFRESH")

@@ -113,3 +113,31 @@ def test_a_users_object_and_collection_of_our_names_are_left_alone(blender):
     assert not their_collection.hide_render and list(their_collection.objects) == [theirs]
     assert ours.users_collection[0] != their_collection and ours.users_collection[0].hide_render
     assert mesh_write.find_navmesh_objects(blender.scene) == [ours]
+
+
+def test_faces_deleted_by_hand_are_the_navmesh_from_then_on(blender, tmp_path):
+    """Delete faces of the baked object (as in Edit Mode): reading it, the path test and export
+    use the edited faces; the stored navmesh is the fallback only while the faces are untouched."""
+    import bmesh
+
+    from navmesh_addon import io_formats, operators_path
+    from tests.fixtures.io import navmeshes
+
+    mesh = navmeshes.l_corridor()
+    obj = mesh_write.write_navmesh_object(blender, mesh, "L_navmesh")
+    assert not mesh_write.edited_by_hand(obj)
+    edited = bmesh.new()
+    edited.from_mesh(obj.data)
+    edited.faces.ensure_lookup_table()
+    bmesh.ops.delete(edited, geom=[edited.faces[-1]], context="FACES_ONLY")
+    edited.to_mesh(obj.data)
+    edited.free()
+    assert mesh_write.edited_by_hand(obj)
+    read = mesh_write.read_navmesh_object(obj)
+    assert read.polygon_count == mesh.polygon_count - 1
+    assert read.area_xy() == pytest.approx(mesh.area_xy() - mesh.polygon_areas()[-1])
+    assert (read.neighbors < 0).sum() > (mesh.neighbors < 0).sum() - mesh.polygon_sizes[-1]
+    path = tmp_path / "edited.json"
+    io_formats.write_navmesh_file(read, path, "json")
+    assert lib.load(path).polygon_count == read.polygon_count
+    assert operators_path.navmesh_query(obj).mesh.polygon_count == read.polygon_count

@@ -1,0 +1,92 @@
+"""A navmesh edited by hand: polygons deleted, moved or repainted after the bake (Blender 2.79
+let designers do this to its navmesh faces) become the navmesh, rebuilt around the edit.
+
+Adjacency and clearance are computed afresh from the edited polygons. A polygon whose corners are
+exactly those of a baked polygon keeps that polygon's detail surface; any other follows its own
+corners (a fan), since there is no heightfield to sample after the bake.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from . import clearance
+from .errors import NavMeshError
+from .navmesh import NavMesh, assemble, check_convex
+
+
+def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], areas, regions) -> NavMesh:
+    """The navmesh made of these polygons (vertex-index lists into vertices (V, 3), counter-clockwise
+    seen from +Z, each convex), with their area and region ids; `baked` is the navmesh they were
+    edited from (its parameters and detail surface; a vertex equal to a baked one at single
+    precision is that vertex). NavMeshError naming a polygon that cannot be used."""
+    vertices = _snapped(np.asarray(vertices, dtype=np.float64).reshape(-1, 3), baked.vertices)
+    if not polygons:
+        return NavMesh.empty(baked.params, "every navmesh polygon was deleted by hand")
+    for p, poly in enumerate(polygons):
+        if len(poly) < 3 or len(set(poly)) < len(poly):
+            raise NavMeshError(f"edited navmesh polygon {p} has {len(set(poly))} distinct corners; "
+                               "a navmesh polygon needs at least 3")
+    mesh = assemble(polygons, regions, areas, vertices, baked.params)
+    try:
+        check_convex(mesh.vertices, mesh.poly_offsets, mesh.poly_vertices)
+    except NavMeshError as exc:
+        raise NavMeshError(f"the edited navmesh cannot be used: {exc}; undo the edit or bake again") from None
+    if np.any(np.bincount(_directed_edges(mesh), minlength=1) > 1):
+        raise NavMeshError("the edited navmesh cannot be used: two polygons overlap (they share an edge "
+                           "running the same way); undo the edit or bake again")
+    return clearance.compute_clearance(_with_detail(mesh, baked))
+
+
+def _snapped(vertices: np.ndarray, baked: np.ndarray) -> np.ndarray:
+    """Vertices that are a baked vertex stored at single precision (as a Blender mesh holds them)
+    take the baked position back, so what the edit did not touch stays exactly as baked."""
+    exact = {tuple(v): k for k, v in enumerate(baked.astype(np.float32).tolist())}
+    out = vertices.copy()
+    for i, v in enumerate(vertices.astype(np.float32).tolist()):
+        k = exact.get(tuple(v))
+        if k is not None:
+            out[i] = baked[k]
+    return out
+
+
+def _directed_edges(mesh: NavMesh) -> np.ndarray:
+    """An id per directed edge (vertex a to vertex b), to find edges used twice."""
+    a, b = mesh.poly_vertices, mesh.edge_next_vertex
+    _, ids = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
+    return ids.reshape(-1)
+
+
+def _with_detail(mesh: NavMesh, baked: NavMesh) -> NavMesh:
+    """The mesh with a detail surface: the baked polygon's where a polygon kept its corners exactly
+    (a polygon deleted or repainted nearby changes nothing here), a fan of its corners elsewhere."""
+    same = _unchanged_polygons(mesh, baked)
+    out_vertices, out_triangles, out_polygons = [], [], []
+    base = 0
+    for p in range(mesh.polygon_count):
+        q = same.get(p)
+        if q is not None and len(baked.detail_triangles):
+            tris = np.flatnonzero(baked.detail_polygons == q)
+            used, local = np.unique(baked.detail_triangles[tris], return_inverse=True)
+            verts, local = baked.detail_vertices[used], local.reshape(-1, 3)
+        else:
+            verts = mesh.vertices[mesh.polygon(p)]
+            local = np.array([[0, k, k + 1] for k in range(1, len(verts) - 1)], dtype=np.int64)
+        out_vertices.append(verts)
+        out_triangles.append(local + base)
+        out_polygons.append(np.full(len(local), p, dtype=np.int64))
+        base += len(verts)
+    return replace(mesh, detail_vertices=np.concatenate(out_vertices), detail_triangles=np.concatenate(out_triangles),
+                   detail_polygons=np.concatenate(out_polygons))
+
+
+def _unchanged_polygons(mesh: NavMesh, baked: NavMesh) -> dict[int, int]:
+    """Polygon of mesh -> the baked polygon with exactly the same corners in the same order."""
+    def key(m: NavMesh, p: int) -> tuple:
+        corners = [tuple(c) for c in m.vertices[m.polygon(p)].tolist()]
+        start = corners.index(min(corners))
+        return tuple(corners[start:] + corners[:start])
+
+    baked_keys = {key(baked, q): q for q in range(baked.polygon_count)}
+    return {p: baked_keys[k] for p in range(mesh.polygon_count) if (k := key(mesh, p)) in baked_keys}
