@@ -17,7 +17,7 @@ import numpy as np
 
 from . import files
 from .errors import NavMeshError
-from .navmesh import NavMesh, to_y_up
+from .navmesh import MAX_AREA, NavMesh, to_y_up
 
 # Detour's constants (DetourNavMesh.h, DT_NAVMESH_VERSION 7, 32-bit polygon references).
 SET_MAGIC = ord("M") << 24 | ord("S") << 16 | ord("E") << 8 | ord("T")
@@ -27,7 +27,6 @@ TILE_VERSION = 7
 VERTS_PER_POLYGON = 6
 EXT_LINK = 0x8000
 WALK_FLAG = 1
-MAX_AREA = 63
 # Per tile: vertex indices are 16-bit, and neighbour index + 1 must stay below EXT_LINK.
 MAX_TILE_VERTICES = 0xFFFF
 MAX_TILE_POLYGONS = EXT_LINK - 1

@@ -28,7 +28,7 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
         if len(poly) < 3 or len(set(poly)) < len(poly):
             raise NavMeshError(f"edited navmesh polygon {p} has {len(set(poly))} distinct corners; "
                                "a navmesh polygon needs at least 3")
-    mesh = assemble(polygons, regions, areas, vertices, baked.params)
+    mesh = replace(assemble(polygons, regions, areas, vertices, baked.params), area_costs=baked.area_costs)
     try:
         check_convex(mesh.vertices, mesh.poly_offsets, mesh.poly_vertices)
     except NavMeshError as exc:

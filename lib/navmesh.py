@@ -19,6 +19,8 @@ from .params import BakeParams
 
 FORMAT_NAME = "navmesh"
 FORMAT_VERSION = 1
+# Area ids run from 0 to this (Recast's RC_WALKABLE_AREA is 63).
+MAX_AREA = 63
 
 # Y-up files (for engines) store Blender's (x, y, z) as (x, z, -y): a rotation, so lengths and
 # counter-clockwise winding (now seen from +Y) are kept; reading applies the inverse (x, -z, y).
@@ -52,6 +54,8 @@ class NavMesh:
     cross_offsets[p]:cross_offsets[p+1]; entry [i, j] is the widest agent radius that can enter by
     edge i and leave by edge j.
     empty_reason: why the mesh is empty, when it is.
+    area_costs: ((area id, cost), ...) sorted: the travel cost factor of each area id that has one
+    other than 1 (a query's default filter); given as a dict or pairs.
     """
 
     vertices: np.ndarray
@@ -68,6 +72,7 @@ class NavMesh:
     cross_clearance: np.ndarray | None = None
     links: tuple = ()
     empty_reason: str | None = None
+    area_costs: tuple = ()
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -77,6 +82,7 @@ class NavMesh:
                 view.flags.writeable = False
                 object.__setattr__(self, f.name, view)
         object.__setattr__(self, "links", tuple(self.links))
+        object.__setattr__(self, "area_costs", _area_costs(self.area_costs))
 
     @classmethod
     def empty(cls, params: BakeParams, reason: str) -> "NavMesh":
@@ -171,6 +177,7 @@ class NavMesh:
             if self.cross_clearance is None
             else per_poly(self.cross_clearance, self.cross_offsets, _float_out),
             "links": list(self.links),
+            "area_costs": {str(area): cost for area, cost in self.area_costs},
         }
         if self.empty_reason is not None:
             data["empty_reason"] = self.empty_reason
@@ -241,6 +248,9 @@ class NavMesh:
         links = data.get("links") or []
         if not isinstance(links, list):
             raise NavMeshError("field 'links' must be a list")
+        costs = data.get("area_costs") or {}
+        if not isinstance(costs, dict):
+            raise NavMeshError("field 'area_costs' must be an object of area id -> cost")
         if up_axis == "Y":
             vertices, detail_vertices = from_y_up(vertices), from_y_up(detail_vertices)
         check_convex(vertices, offsets, poly_vertices)
@@ -259,6 +269,7 @@ class NavMesh:
             cross_clearance=cross_clearance,
             links=links,
             empty_reason=data.get("empty_reason"),
+            area_costs=[(_area_key(key), cost) for key, cost in costs.items()],
         )
 
     @classmethod
@@ -268,6 +279,27 @@ class NavMesh:
         except json.JSONDecodeError as exc:
             raise NavMeshError(f"navmesh file is not valid JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _area_key(key) -> int:
+    """An area id written as a JSON object key ("5")."""
+    if not (isinstance(key, str) and key.isdigit()):
+        raise NavMeshError(f"area_costs: key {key!r} must be an area id (a whole number)")
+    return int(key)
+
+
+def _area_costs(costs) -> tuple:
+    """Area costs as sorted (area, cost) pairs, costs of 1 left out; NavMeshError naming a bad one."""
+    pairs = costs.items() if isinstance(costs, dict) else costs
+    out = {}
+    for area, cost in pairs:
+        if isinstance(area, bool) or not isinstance(area, (int, np.integer)) or not 0 <= int(area) <= MAX_AREA:
+            raise NavMeshError(f"area_costs: area id {area!r} must be a whole number from 0 to {MAX_AREA}")
+        if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not (math.isfinite(cost) and cost > 0):
+            raise NavMeshError(f"area_costs: area {int(area)} has cost {cost!r}; costs must be finite and > 0")
+        if float(cost) != 1.0:
+            out[int(area)] = float(cost)
+    return tuple(sorted(out.items()))
 
 
 def assemble(polys: list[list[int]], regions, areas, vertices: np.ndarray, params: BakeParams) -> NavMesh:

@@ -20,12 +20,14 @@ def generate(
     areas=None,
     progress: ProgressCallback | None = None,
     seeds=None,
+    area_costs=None,
 ) -> NavMesh:
     """Bake a navmesh from a world-space triangle soup (Z-up, meters).
 
     walkable: optional per-triangle bool, False for "obstacle only" (blocks, never walked on).
     areas: optional per-triangle area id (0..63).
     seeds: optional (K, 3) walkable seeds: only the islands they stand on are kept (lib.prune).
+    area_costs: optional {area id: travel cost factor}, kept with the navmesh (NavMesh.area_costs).
     progress: called as progress(stage, fraction_done) at each stage and, at most every
     lib.progress.REPORT_INTERVAL seconds, within the long ones; it may raise
     lib.errors.BakeCancelled to stop.
@@ -60,6 +62,8 @@ def generate(
     report("clearance", 0.9)
     mesh = clearance.compute_clearance(mesh, Progress(progress, "clearance", 0.9, 1.0))
     mesh = _to_world(mesh, soup.origin)
+    if area_costs:
+        mesh = replace(mesh, area_costs=area_costs)
     if seeds is not None:
         mesh = prune.keep_seeded(mesh, seeds)
     report("done", 1.0)

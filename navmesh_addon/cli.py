@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     paths.add_argument("--extent", type=float, nargs=2, metavar=("ACROSS", "UP"),
                        help="how far (m) a start or goal may lie from the navmesh, across and up or down "
                             "(default: twice the bake radius plus a cell across, the agent height up)")
+    paths.add_argument("--area-cost", action="append", type=_area_cost, default=[], metavar="AREA=COST",
+                       help="travel cost factor of an area id (repeatable); overrides the cost baked into the navmesh")
+    paths.add_argument("--exclude-area", action="append", type=int, default=[], metavar="AREA",
+                       help="area id paths must not enter (repeatable): a closed door, deep water")
     paths.add_argument("--fail-unreachable", action="store_true",
                        help="exit with code 3 when some pair's goal is not reached (status other than 'found')")
     return parser
@@ -172,6 +176,18 @@ def _point(text: str) -> tuple[float, float, float]:
     return point
 
 
+def _area_cost(text: str) -> tuple[int, float]:
+    """AREA=COST (an argparse type)."""
+    area, _, cost = text.partition("=")
+    try:
+        value = (int(area), float(cost))
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value[0] <= 63 or not (math.isfinite(value[1]) and value[1] > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not AREA=COST (an area id 0..63 and a cost > 0)")
+    return value
+
+
 def island_report(mesh: lib.NavMesh, seeds: int) -> str:
     """One line: how many islands the navmesh has and how large each is, and whether seeds pruned it."""
     found = importlib.import_module(f"{lib.__name__}.prune").islands(mesh)
@@ -215,8 +231,10 @@ def paths_command(args: argparse.Namespace) -> int:
     mesh = load_navmesh(args.navmesh, args.object)
     pairs = load_queries(args.queries)
     query = importlib.import_module(f"{lib.__name__}.query")
-    try:  # the query object checks the extent and the radius against the bake radius
-        nav_query = query.NavMeshQuery(mesh, extent=args.extent)
+    costs = {**dict(mesh.area_costs), **dict(args.area_cost)}
+    try:  # the query object checks the extent, the costs and the radius against the bake radius
+        path_filter = query.QueryFilter(area_cost=costs, excluded=frozenset(args.exclude_area))
+        nav_query = query.NavMeshQuery(mesh, filter=path_filter, extent=args.extent)
         nav_query.check_radius(args.radius)
     except lib.NavMeshError as exc:
         raise UsageError(str(exc)) from None
@@ -238,6 +256,8 @@ def paths_command(args: argparse.Namespace) -> int:
         "navmesh": str(args.navmesh),
         "radius": mesh.params.agent_radius if args.radius is None else args.radius,
         "extent": list(nav_query.extent),
+        "area_costs": {str(area): cost for area, cost in sorted(costs.items()) if cost != 1.0},
+        "excluded_areas": sorted(set(args.exclude_area)),
         "results": results,
         "unreachable": missed,
     }

@@ -57,7 +57,7 @@ class BakeJob:
         try:
             a = self.arrays
             self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress,
-                                       seeds=a.seeds if len(a.seeds) else None)
+                                       seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs)
         except lib.BakeCancelled:
             self.cancelled = True
         except Exception as exc:  # reported to the user by the operator, never lost in the thread
@@ -102,7 +102,6 @@ def finish(context, settings, job: BakeJob) -> bpy.types.Object:
     stats = {
         "bake_time": job.seconds,
         "sources": job.arrays.object_names,
-        "area_costs": {str(k): v for k, v in job.arrays.area_costs.items()},
         "warnings": job.params.warnings(),
         "islands": int(len(np.unique(mesh.islands()))),
         "seeds": len(job.arrays.seeds),

@@ -55,12 +55,6 @@ def path_key(settings) -> tuple | None:
             round(settings.path_radius, 6), mesh_write.revision(nav))
 
 
-def area_filter(nav) -> "query.QueryFilter":
-    """Query filter with the area costs recorded at bake time (from object and material properties)."""
-    costs = nav.get("navmesh", {}).get("area_costs", {})
-    return query.QueryFilter(area_cost={int(area): float(cost) for area, cost in costs.items()})
-
-
 def navmesh_query(nav) -> "query.NavMeshQuery":
     """The query object for a navmesh object, decoded once per revision of its data."""
     key = (nav.name_full, mesh_write.revision(nav))
@@ -68,7 +62,7 @@ def navmesh_query(nav) -> "query.NavMeshQuery":
         mesh = mesh_write.read_navmesh_object(nav)
         if mesh.is_empty:
             raise lib.NavMeshError("the navmesh is empty: bake it again with walkable sources")
-        STATE.query = query.NavMeshQuery(mesh, filter=area_filter(nav))
+        STATE.query = query.NavMeshQuery(mesh)  # its default filter weighs areas by the navmesh's costs
         STATE.query_key = key
     return STATE.query
 

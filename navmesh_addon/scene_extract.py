@@ -86,7 +86,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         walkable=np.concatenate([p[2] for p in parts]),
         areas=np.concatenate([p[3] for p in parts]),
         object_names=sorted(set(names)),
-        area_costs=costs,
+        area_costs={area: cost for area, (cost, _) in costs.items()},
         seeds=seed_points(context),
     )
     if not arrays.walkable.any():
@@ -123,19 +123,35 @@ def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
     return co, tris, np.full(nt, walkable), _triangle_areas(obj, mat_index, costs)
 
 
+def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:
+    """Record an area's cost; NavMeshError when another object or material gave it a different one."""
+    cost = round(float(cost), 6)  # Blender stores float32
+    known = costs.setdefault(int(area), (cost, who))
+    if known[0] != cost:
+        raise lib.NavMeshError(f"area {area} has cost {known[0]:g} on {known[1]} and {cost:g} on {who}: "
+                               "give each area id one cost")
+
+
 def _triangle_areas(obj, mat_index: np.ndarray, costs: dict) -> np.ndarray:
-    """Area id per triangle: its material's area when set (>= 0), else the object's."""
+    """Area id per triangle: its material's area when set (>= 0), else the object's. Each area's
+    cost is noted in costs ({area: (cost, who set it)})."""
     original = obj.original
-    costs.setdefault(original.navmesh_area, original.navmesh_area_cost)
-    lookup = []
+    lookup, own = [], []
     for slot in obj.material_slots:
         mat = slot.material
         if mat is not None and mat.navmesh_area >= 0:
             lookup.append(mat.navmesh_area)
-            costs.setdefault(mat.navmesh_area, mat.navmesh_area_cost)
+            _note_cost(costs, mat.navmesh_area, mat.navmesh_area_cost, f"material {mat.name!r}")
         else:
             lookup.append(original.navmesh_area)
+            own.append(len(lookup) - 1)
     if not lookup:
-        return np.full(len(mat_index), original.navmesh_area, dtype=np.int64)
-    table = np.asarray(lookup, dtype=np.int64)
-    return table[np.clip(mat_index, 0, len(table) - 1)]
+        areas = np.full(len(mat_index), original.navmesh_area, dtype=np.int64)
+        used_own = True
+    else:
+        slots = np.clip(mat_index, 0, len(lookup) - 1)
+        areas = np.asarray(lookup, dtype=np.int64)[slots]
+        used_own = bool(np.isin(slots, own).any())
+    if used_own:  # the object's own cost counts only where its own area is used
+        _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
+    return areas

@@ -199,3 +199,25 @@ def test_any_transform_gives_world_positions_and_outward_faces(blender, scale, r
     normals = triangle_normals(arrays.vertices, arrays.triangles)
     outward = arrays.vertices[arrays.triangles].mean(axis=1) - expected.mean(axis=0)
     assert np.all(np.sum(normals * outward, axis=1) > 0)
+
+
+def test_one_area_with_two_costs_is_an_error_naming_both(blender):
+    mud = bpy.data.materials.new("Mud")
+    mud.navmesh_area, mud.navmesh_area_cost = 7, 3.0
+    swamp = bpy.data.materials.new("Swamp")
+    swamp.navmesh_area, swamp.navmesh_area_cost = 7, 5.0
+    for name, material, x in (("A", mud, 0), ("B", swamp, 5)):
+        grid_object(name, 4.0, 4.0, location=(x, 0, 0)).data.materials.append(material)
+    with pytest.raises(lib.NavMeshError, match=r"area 7 has cost 3 on material 'Mud' and 5 on material 'Swamp'"):
+        extract_scene(blender, "VISIBLE")
+
+
+def test_an_objects_own_cost_counts_only_where_its_own_area_is_used(blender):
+    mud = bpy.data.materials.new("Mud")
+    mud.navmesh_area, mud.navmesh_area_cost = 7, 3.0
+    road = grid_object("Road", 4.0, 1.0)
+    road.data.materials.append(mud)
+    road.navmesh_area_cost = 2.0  # its own area (0) is used by no face: nothing to disagree with
+    grid_object("Floor", 4.0, 4.0, location=(0, 5, 0))
+    arrays = extract_scene(blender, "VISIBLE")
+    assert arrays.area_costs == {7: 3.0, 0: 1.0}

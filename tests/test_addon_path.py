@@ -109,8 +109,10 @@ def test_add_path_test_without_a_navmesh_says_to_bake(blender):
 
 
 def test_area_costs_from_the_bake_become_the_query_filter(blender):
-    obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh", stats={"area_costs": {"3": 5.0}})
-    flt = operators_path.area_filter(obj)
+    from dataclasses import replace
+
+    obj = mesh_write.write_navmesh_object(blender, replace(navmeshes.l_corridor(), area_costs={3: 5.0}), "L_navmesh")
+    flt = operators_path.navmesh_query(obj).filter
     assert flt.cost(3) == 5.0 and flt.cost(0) == 1.0
     blender.view_layer.objects.active = obj
     bpy.ops.navmesh.add_path_test()

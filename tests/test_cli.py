@@ -393,3 +393,37 @@ def test_bad_seeds_are_named(tmp_path, seed, code, message):
     result = run_cli("bake", DEMO, "--output", tmp_path / "x.json", "--seed", seed)
     assert result.returncode == code and message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_paths_weigh_areas_by_the_baked_costs_unless_told_otherwise(tmp_path):
+    """A mud strip (area 5) across most of a floor: with its baked cost of 10 the path goes round
+    its end, with --area-cost 5=1 straight through, with --exclude-area 5 round it as well."""
+    from tests.scenes import Scene
+
+    scene = Scene().floor(0, 0, 20, 10)
+    scene.floor(9, 0, 11, 8, z=0.0)
+    areas = np.zeros(len(scene.triangles), dtype=np.int64)
+    areas[2:] = 5
+    mesh = lib.generate(scene.vertices, scene.triangles, lib.BakeParams(cell_size=0.2, agent_radius=0.3),
+                        areas=areas, area_costs={5: 10.0})
+    assert dict(mesh.area_costs) == {5: 10.0}
+    navmesh = tmp_path / "mud.json"
+    lib.save(mesh, navmesh)
+    assert dict(lib.load(navmesh).area_costs) == {5: 10.0}
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps([[2.0, 2.0, 0.0, 18.0, 2.0, 0.0]]))
+
+    def length(*options):
+        out = tmp_path / "paths.json"
+        result = run_cli("paths", navmesh, queries, "--output", out, *options)
+        assert result.returncode == 0, result.stderr[-3000:]
+        report = json.loads(out.read_text())
+        return report["results"][0]["length"], report
+
+    around, report = length()
+    through, _ = length("--area-cost", "5=1")
+    avoided, excluded = length("--exclude-area", "5")
+    assert report["area_costs"] == {"5": 10.0} and excluded["excluded_areas"] == [5]
+    assert through == pytest.approx(16.0, abs=0.05)
+    # Round the strip's end at y = 8 + r: 2 x 9.2 m of diagonals and 2.6 m along it, give or take the outline.
+    assert around == pytest.approx(21.0, abs=1.0) and avoided == pytest.approx(around, rel=0.02)

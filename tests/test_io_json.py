@@ -132,6 +132,10 @@ BAD_FILES = {
     "fractional neighbour": (_with(neighbors=[[-1, 1.5, -1, -1], [-1, -1, 0], [-1] * 6]), "1.5 for polygon 0"),
     "fractional region": (_with(regions=[0, 0.5, 1]), "'regions' entry 1 is 0.5"),
     "NaN clearance": (_with(edge_clearance=[[0, float("nan"), 0, 0], [0, 0, 0], [0] * 6]), "nan for polygon 0"),
+    "area costs not an object": (_with(area_costs=[5, 2.0]), "'area_costs' must be an object"),
+    "area id not a number": (_with(area_costs={"mud": 2.0}), "key 'mud' must be an area id"),
+    "area id too large": (_with(area_costs={"64": 2.0}), "area id 64 must be a whole number from 0 to 63"),
+    "area cost not positive": (_with(area_costs={"5": 0}), "area 5 has cost 0; costs must be finite and > 0"),
 }
 
 
@@ -144,8 +148,21 @@ def test_bad_files_raise_a_navmesh_error_naming_the_problem(tmp_path, name):
         lib.load(path)
 
 
+def test_area_costs_round_trip_and_costs_of_one_are_left_out(tmp_path):
+    from dataclasses import replace
+
+    mesh = replace(navmeshes.mixed(), area_costs={5: 3.5, 2: 1.0, 0: 0.5})
+    assert mesh.area_costs == ((0, 0.5), (5, 3.5))
+    path = tmp_path / "costs.json"
+    lib.save(mesh, path)
+    validate(json.loads(path.read_text()))
+    assert json.loads(path.read_text())["area_costs"] == {"0": 0.5, "5": 3.5}
+    navmeshes.assert_equal(lib.load(path), mesh)
+
+
 def test_schema_rejects_what_the_reader_rejects():
-    for name in ("newer version", "other format", "missing polygons", "unknown up axis", "vertices not triples"):
+    for name in ("newer version", "other format", "missing polygons", "unknown up axis", "vertices not triples",
+                 "area id too large", "area cost not positive"):
         with pytest.raises(jsonschema.ValidationError):
             validate(json.loads(BAD_FILES[name][0]))
 

@@ -104,7 +104,8 @@ class NavMeshQuery:
 
     extent: (across, up or down) in meters, how far from the navmesh a query point may lie and still
     be located on it, as Detour's half-extents; default `default_extent(mesh)`.
-    filter: the default QueryFilter (area costs, exclusions, flag masks) for queries given none.
+    filter: the default QueryFilter (area costs, exclusions, flag masks) for queries given none;
+    by default the navmesh's own area costs (NavMesh.area_costs).
     """
 
     def __init__(self, mesh: NavMesh, filter: QueryFilter | None = None, extent: tuple[float, float] | None = None,
@@ -112,7 +113,7 @@ class NavMeshQuery:
         self.mesh = mesh
         self.index = MeshIndex(mesh)
         self.graph = MeshGraph(mesh)
-        self.filter = filter if filter is not None else QueryFilter()
+        self.filter = filter if filter is not None else QueryFilter(area_cost=dict(mesh.area_costs))
         self.extent = default_extent(mesh) if extent is None else _check_extent(extent)
         self.r0 = float(mesh.params.agent_radius)
         self.climb = max(float(mesh.params.agent_max_climb), MIN_CLIMB)
