@@ -7,5 +7,6 @@ from .errors import BakeCancelled, NavMeshError
 from .navmesh import NavMesh, load, save
 from .params import BAKE_PARAMETERS, BakeParams
 from .pipeline import generate
+from .soup import AreaVolume
 
-__all__ = ["BAKE_PARAMETERS", "BakeCancelled", "BakeParams", "NavMesh", "NavMeshError", "generate", "load", "save"]
+__all__ = ["AreaVolume", "BAKE_PARAMETERS", "BakeCancelled", "BakeParams", "NavMesh", "NavMeshError", "generate", "load", "save"]

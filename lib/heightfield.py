@@ -13,7 +13,7 @@ import numpy as np
 from .errors import NavMeshError
 from .params import BakeParams
 from .progress import SILENT, Progress
-from .soup import TriangleSoup
+from .soup import TriangleSoup, volume_triangles
 
 # Neighbour directions, indexed 0..3: (+x, +y, -x, -y).
 DIR_DX = np.array([1, 0, -1, 0])
@@ -117,13 +117,15 @@ def _check_memory(area: float, cs: float, width: int, height: int) -> None:
             f"cell_size or bake a part of the level")
 
 
-def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress = SILENT) -> Heightfield:
+def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress = SILENT,
+                      volumes: tuple = ()) -> Heightfield:
     """Rasterise the soup and keep the walkable floor spans with their links.
 
     Walkable triangles are sampled exactly at column centres (unbiased floor coverage); all other
     triangles are rasterised conservatively (every touched column gets the triangle's z-range over
     it), so thin walls always block. Fragments merge into solid spans per column; a span is a floor
     when a walkable fragment lies within agent_max_climb of its top and the headroom fits the agent.
+    volumes: AreaVolumes painting the floor inside them with an area, or removing it.
     """
     cs = float(params.cell_size)
     verts = soup.vertices
@@ -165,6 +167,10 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
+    shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
+    for area, shell in shells:
+        if area is None:  # a volume that removes the floor inside it
+            keep[keep] &= ~_inside_solids(span_col[keep], floor_top[keep], shell, grid)
     solid = (span_col, span_bottom, span_top)
     span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
     x = (span_col % width).astype(np.int32)
@@ -183,6 +189,9 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress
         np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
     )
     area = soup.areas[span_tri].astype(np.int32)
+    for volume_area, shell in shells:  # later volumes paint over earlier ones
+        if volume_area is not None:
+            area[_inside_solids(span_col, z, shell, grid)] = volume_area
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
     hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
     # A span whose top came from a steep triangle (a wall's top edge merged onto a floor) is taken as flat.

@@ -21,6 +21,7 @@ def generate(
     progress: ProgressCallback | None = None,
     seeds=None,
     area_costs=None,
+    volumes=(),
 ) -> NavMesh:
     """Bake a navmesh from a world-space triangle soup (Z-up, meters).
 
@@ -28,6 +29,8 @@ def generate(
     areas: optional per-triangle area id (0..63).
     seeds: optional (K, 3) walkable seeds: only the islands they stand on are kept (lib.prune).
     area_costs: optional {area id: travel cost factor}, kept with the navmesh (NavMesh.area_costs).
+    volumes: lib.soup.AreaVolume list: closed meshes that mark the floor inside them with an area id
+    or remove it (area None); later ones paint over earlier ones.
     progress: called as progress(stage, fraction_done) at each stage and, at most every
     lib.progress.REPORT_INTERVAL seconds, within the long ones; it may raise
     lib.errors.BakeCancelled to stop.
@@ -41,7 +44,7 @@ def generate(
     if soup.empty_reason:
         return NavMesh.empty(params, soup.empty_reason)
     report("heightfield", 0.05)
-    hf = heightfield.build_heightfield(soup, params, Progress(progress, "heightfield", 0.05, 0.35))
+    hf = heightfield.build_heightfield(soup, params, Progress(progress, "heightfield", 0.05, 0.35), tuple(volumes))
     if hf.span_count == 0:
         return NavMesh.empty(params, "no walkable surface: nothing is flat enough with enough headroom")
     report("regions", 0.35)

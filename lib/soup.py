@@ -38,6 +38,36 @@ class TriangleSoup:
     empty_reason: str | None = None
 
 
+@dataclass(frozen=True)
+class AreaVolume:
+    """A closed mesh (world frame) that marks the walkable floor inside it with `area` (0..63), or
+    removes that floor when area is None (a "no go" zone), as Unity's NavMeshModifierVolume does,
+    without touching the level mesh. name: how errors refer to it."""
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    area: int | None
+    name: str = "area volume"
+
+
+def volume_triangles(volume: AreaVolume, origin: np.ndarray) -> np.ndarray:
+    """(T, 3, 3) the volume's triangles in the soup's local frame; NavMeshError unless it is a
+    closed, consistently wound mesh (inside must mean something) with a valid area."""
+    try:
+        verts = np.asarray(volume.vertices, dtype=np.float64).reshape(-1, 3)
+        tris = np.asarray(volume.triangles, dtype=np.int64).reshape(-1, 3)
+    except (TypeError, ValueError):
+        raise NavMeshError(f"{volume.name}: vertices must be (N, 3) numbers and triangles (M, 3) indices") from None
+    if volume.area is not None and not (isinstance(volume.area, (int, np.integer)) and 0 <= volume.area <= 63):
+        raise NavMeshError(f"{volume.name}: area {volume.area!r} must be a whole number from 0 to 63, or None to remove the floor")
+    if not len(tris) or not np.isfinite(verts).all() or tris.min() < 0 or tris.max() >= len(verts):
+        raise NavMeshError(f"{volume.name}: needs finite vertices and triangles indexing them")
+    if not closed_shells(verts, tris).all():
+        raise NavMeshError(f"{volume.name} is not a closed mesh (a box or any watertight shell): "
+                           "what is inside it is undefined")
+    return verts[tris] - origin
+
+
 def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup:
     """Check and normalise caller arrays; raise NavMeshError naming the first problem found."""
     try:

@@ -57,7 +57,8 @@ class BakeJob:
         try:
             a = self.arrays
             self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress,
-                                       seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs)
+                                       seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs,
+                                       volumes=a.volumes)
         except lib.BakeCancelled:
             self.cancelled = True
         except Exception as exc:  # reported to the user by the operator, never lost in the thread

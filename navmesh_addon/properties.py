@@ -23,6 +23,10 @@ ROLES = (
     ("WALKABLE", "Walkable", "Agents walk on this object's upward faces; it also blocks"),
     ("OBSTACLE", "Obstacle Only", "Blocks agents but is never walked on"),
     ("IGNORE", "Ignored", "Left out of the navmesh bake"),
+    ("AREA_VOLUME", "Area Volume", "A closed mesh that marks the walkable floor inside it with its Area Type "
+                                   "(mud, water, a road); it is neither walked on nor blocks"),
+    ("NO_GO_VOLUME", "Not Walkable Volume", "A closed mesh that removes the walkable floor inside it "
+                                            "(a no-go zone); it is neither walked on nor blocks"),
 )
 PARAMETER_BY_NAME = {p.name: p for p in lib.BAKE_PARAMETERS}
 # How far inside an excluded bound of a bake parameter its setting stops: meters (m²) above an

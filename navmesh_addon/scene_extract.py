@@ -14,7 +14,8 @@ from . import lib
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 # Custom property of the empties that mark walkable seeds (navmesh.add_seed).
 SEED_TAG = "navmesh_seed"
-ROLE_RANK = {"WALKABLE": 0, "OBSTACLE": 1, "IGNORE": 2}
+ROLE_RANK = {"WALKABLE": 0, "OBSTACLE": 1, "IGNORE": 2, "AREA_VOLUME": 3, "NO_GO_VOLUME": 4}
+VOLUME_ROLES = ("AREA_VOLUME", "NO_GO_VOLUME")
 
 
 @dataclass
@@ -28,6 +29,7 @@ class SceneArrays:
     object_names: list[str] = field(default_factory=list)
     area_costs: dict[int, float] = field(default_factory=dict)
     seeds: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    volumes: list = field(default_factory=list)  # lib.AreaVolume per volume object
 
 
 def source_objects(context, source: str, collection=None) -> set:
@@ -63,7 +65,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     """World-space triangles of the evaluated source objects, with walkable flags and area ids."""
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
-    parts, names, costs = [], [], {}
+    parts, names, costs, volumes = [], [], {}, []
     for inst in depsgraph.object_instances:
         obj = inst.object
         owner = (inst.parent if inst.is_instance else obj).original
@@ -72,12 +74,16 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
         if role == "IGNORE":
             continue
+        if role in VOLUME_ROLES:
+            volumes.append(_volume(obj, np.array(inst.matrix_world), role, costs))
+            names.append(owner.name)
+            continue
         part = _object_triangles(obj, np.array(inst.matrix_world), role == "WALKABLE", costs)
         if part is not None:
             parts.append(part)
             names.append(owner.name)
     if not parts:
-        raise lib.NavMeshError("the source objects have no faces to bake (all ignored, empty or not geometry): "
+        raise lib.NavMeshError("the source objects have no faces to bake (all ignored, volumes, empty or not geometry): "
                                "add mesh objects or set their Navmesh role to Walkable")
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
     arrays = SceneArrays(
@@ -88,6 +94,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         object_names=sorted(set(names)),
         area_costs={area: cost for area, (cost, _) in costs.items()},
         seeds=seed_points(context),
+        volumes=volumes,
     )
     if not arrays.walkable.any():
         raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "
@@ -121,6 +128,19 @@ def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
     if np.linalg.det(matrix[:3, :3]) < 0:
         tris = tris[:, ::-1].copy()
     return co, tris, np.full(nt, walkable), _triangle_areas(obj, mat_index, costs)
+
+
+def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> "lib.AreaVolume":
+    """An area volume object as lib takes it: world triangles, its Area Type or None (no go)."""
+    part = _object_triangles(obj, matrix, False, {})
+    name = f"area volume {obj.original.name!r}"
+    if part is None:
+        raise lib.NavMeshError(f"{name} has no faces: make it a closed mesh (a box) around the floor to mark")
+    area = None
+    if role == "AREA_VOLUME":
+        area = int(obj.original.navmesh_area)
+        _note_cost(costs, area, obj.original.navmesh_area_cost, f"object {obj.original.name!r}")
+    return lib.AreaVolume(part[0], part[1], area, name)
 
 
 def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:

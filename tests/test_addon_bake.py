@@ -268,3 +268,26 @@ def test_a_walkable_seed_keeps_only_the_island_it_stands_on(blender):
     assert obj["navmesh"]["islands"] == 1 and obj["navmesh"]["seeds"] == 1
     mesh = mesh_write.read_navmesh_object(obj)
     assert mesh.vertices[:, 2].max() < 0.1  # the crate top is gone
+
+
+@pytest.mark.parametrize("role, area, kept", [("AREA_VOLUME", 5, 1.0), ("NO_GO_VOLUME", 0, 0.0)])
+def test_a_volume_object_paints_or_removes_the_floor_inside_it(blender, role, area, kept):
+    """A 4 m box across a 10 m floor: as an Area Volume its floor gets the box's area type, as a
+    Not Walkable Volume it is gone; the box itself is never baked as geometry."""
+    floor = grid_object("Floor", 10.0, 10.0)
+    mud = box_object("Mud", (3, -1, -0.5), (7, 11, 1.0))
+    mud.navmesh_role, mud.navmesh_area = role, area
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.25, 0.3
+    before = (mesh_snapshot(floor), mesh_snapshot(mud))
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    mesh = mesh_write.read_navmesh_object(obj)
+    r = mesh.params.agent_radius
+    strip = 4 * (10 - 2 * r)
+    marked = float(mesh.polygon_areas()[mesh.areas == 5].sum())
+    assert marked == pytest.approx(kept * strip, abs=0.2 * 2 * (4 + 10))
+    total = (10 - 2 * r) ** 2 - (1 - kept) * (strip + 2 * 2 * r * (10 - 2 * r))
+    assert mesh.area_xy() == pytest.approx(total, abs=0.25 * 2 * 20)
+    assert "Mud" in obj["navmesh"]["sources"]
+    assert (mesh_snapshot(floor), mesh_snapshot(mud)) == before

@@ -15,7 +15,7 @@ from tests.scenes import Scene
 @pytest.fixture(scope="module")
 def baked():
     scene = Scene().floor(0, 0, 20, 8)
-    scene.box((10.0, 4.0, 0.5), (2.0, 2.0, 1.0))
+    scene.box((10.0, 4.0, 0.0), (2.0, 2.0, 1.0))
     return generate(scene.vertices, scene.triangles, BakeParams(cell_size=0.2, agent_radius=0.4))
 
 

@@ -23,7 +23,7 @@ def crates_level() -> Scene:
     scene = Scene().floor(0, 0, 30, 30)
     for i in range(6):
         for j in range(6):
-            scene.box((3 + 4.5 * i, 3 + 4.5 * j, 0.5), (1.2, 1.2, 1.0), yaw_deg=15.0 * (i + j))
+            scene.box((3 + 4.5 * i, 3 + 4.5 * j, 0.0), (1.2, 1.2, 1.0), yaw_deg=15.0 * (i + j))
     for k in range(3):
         scene.floor(35 + 6 * k, 0, 39 + 6 * k, 4, z=0.5 * k)
     return scene

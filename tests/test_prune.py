@@ -18,8 +18,8 @@ FLOOR, CRATE_TOP, PLATFORM = (2.0, 2.0, 0.0), (10.0, 10.0, 3.0), (25.0, 5.0, 1.0
 def level() -> Scene:
     """A 20 m floor with a 4 x 4 x 3 m crate in it, and a separate 6 m platform 1 m up beside it."""
     scene = Scene().floor(0, 0, 20, 20)
-    scene.box((10.0, 10.0, 1.5), (4.0, 4.0, 3.0))
-    scene.box((25.0, 5.0, 0.5), (6.0, 6.0, 1.0))
+    scene.box((10.0, 10.0, 0.0), (4.0, 4.0, 3.0))
+    scene.box((25.0, 5.0, 0.0), (6.0, 6.0, 1.0))
     return scene
 
 
