@@ -114,12 +114,7 @@ def read_navmesh_object(obj) -> lib.NavMesh:
     if not edited_by_hand(obj):
         return baked
     data = obj.data
-    co = np.empty(3 * len(data.vertices), dtype=np.float32)
-    data.vertices.foreach_get("co", co)
-    corners = np.empty(len(data.loops), dtype=np.int64)
-    data.loops.foreach_get("vertex_index", corners)
-    starts = np.empty(len(data.polygons), dtype=np.int64)
-    data.polygons.foreach_get("loop_start", starts)
+    co, corners, starts = _faces(data)
     polygons = [part.tolist() for part in np.split(corners, starts[1:])] if len(starts) else []
     try:
         return edit.from_edited_polygons(baked, co.reshape(-1, 3), polygons, _face_ints(data, "nav_area"),
@@ -142,15 +137,29 @@ def edited_by_hand(obj) -> bool:
 def faces_fingerprint(data) -> str:
     """A hash of what a hand edit can change: the corners' positions, the faces and their area ids."""
     digest = hashlib.sha1()
-    co = np.empty(3 * len(data.vertices), dtype=np.float32)
-    data.vertices.foreach_get("co", co)
-    corners = np.empty(len(data.loops), dtype=np.int32)
-    data.loops.foreach_get("vertex_index", corners)
-    starts = np.empty(len(data.polygons), dtype=np.int32)
-    data.polygons.foreach_get("loop_start", starts)
-    for part in (co, corners, starts, _face_ints(data, "nav_area")):
+    for part in (*_faces(data), _face_ints(data, "nav_area")):
         digest.update(np.ascontiguousarray(part).tobytes())
     return digest.hexdigest()
+
+
+def _faces(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A mesh's corner positions (3V,) float32 as Blender stores them, each face corner's vertex
+    and each face's first corner."""
+    co = np.empty(3 * len(data.vertices), dtype=np.float32)
+    data.vertices.foreach_get("co", co)
+    corners = np.empty(len(data.loops), dtype=np.int64)
+    data.loops.foreach_get("vertex_index", corners)
+    starts = np.empty(len(data.polygons), dtype=np.int64)
+    data.polygons.foreach_get("loop_start", starts)
+    return co, corners, starts
+
+
+def poll_navmesh(operator_class, context, message: str) -> bool:
+    """An operator's poll that needs a navmesh object in the scene; `message` says what to do."""
+    if find_navmesh_objects(context.scene):
+        return True
+    operator_class.poll_message_set(message)
+    return False
 
 
 def _face_ints(data, name: str) -> np.ndarray:

@@ -205,10 +205,7 @@ class NAVMESH_OT_clear(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if mesh_write.find_navmesh_objects(context.scene):
-            return True
-        cls.poll_message_set("there is no baked navmesh in the scene")
-        return False
+        return mesh_write.poll_navmesh(cls, context, "there is no baked navmesh in the scene")
 
     def execute(self, context):
         found = mesh_write.find_navmesh_objects(context.scene)

@@ -128,10 +128,7 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if mesh_write.find_navmesh_objects(context.scene):
-            return True
-        cls.poll_message_set("bake a navmesh first")
-        return False
+        return mesh_write.poll_navmesh(cls, context, "bake a navmesh first")
 
     def execute(self, context):
         try:
