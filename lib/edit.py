@@ -62,12 +62,15 @@ def _with_detail(mesh: NavMesh, baked: NavMesh) -> NavMesh:
     """The mesh with a detail surface: the baked polygon's where a polygon kept its corners exactly
     (a polygon deleted or repainted nearby changes nothing here), a fan of its corners elsewhere."""
     same = _unchanged_polygons(mesh, baked)
+    # The baked detail triangles grouped by polygon: polygon q's are by_polygon[cuts[q]:cuts[q + 1]].
+    by_polygon = np.argsort(baked.detail_polygons, kind="stable")
+    cuts = np.searchsorted(baked.detail_polygons[by_polygon], np.arange(baked.polygon_count + 1))
     out_vertices, out_triangles, out_polygons = [], [], []
     base = 0
     for p in range(mesh.polygon_count):
         q = same.get(p)
-        if q is not None and len(baked.detail_triangles):
-            tris = np.flatnonzero(baked.detail_polygons == q)
+        if q is not None and cuts[q + 1] > cuts[q]:
+            tris = by_polygon[cuts[q] : cuts[q + 1]]
             used, local = np.unique(baked.detail_triangles[tris], return_inverse=True)
             verts, local = baked.detail_vertices[used], local.reshape(-1, 3)
         else:
