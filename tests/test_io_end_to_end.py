@@ -45,7 +45,7 @@ def test_baked_mesh_collada_keeps_every_polygon(baked):
 
 
 def test_loaded_file_answers_path_queries_like_the_bake(baked, tmp_path):
-    query = pytest.importorskip("lib.query", reason="lib.query (path queries) is not in this checkout yet")
+    from lib import query
     lib.save(baked, tmp_path / "baked.json", y_up=True)
     loaded = lib.load(tmp_path / "baked.json")
     a = query.find_path(baked, np.array(START), np.array(GOAL))
@@ -55,8 +55,9 @@ def test_loaded_file_answers_path_queries_like_the_bake(baked, tmp_path):
 
 
 def test_three_pathfinding_on_the_glb_agrees_with_our_path_within_two_percent(baked, tmp_path):
-    bpy = pytest.importorskip("bpy")
-    query = pytest.importorskip("lib.query", reason="lib.query (path queries) is not in this checkout yet")
+    import bpy
+
+    from lib import query
     from navmesh_addon import io_formats
     from tests.fixtures.io.gltf_tools import three_pathfinding_path
 
