@@ -1,13 +1,21 @@
 """COLLADA 1.4.1 (.dae) writer for a NavMesh, standard-library XML only.
 
-The geometry is written as <polylist> (one entry per navmesh polygon, in order) so engines get
-the same convex polygons; `triangulate=True` writes a fan-triangulated <triangles> instead.
+The geometry is the detail surface, which follows the real floor within max_height_error
+(see lib.export_surface), with vertices shared between faces. It is written as <polylist>: a polygon
+whose detail is the fan from one of its corners stays one convex face starting at that corner, any
+other polygon becomes its detail triangles; `triangulate=True` writes every detail triangle as
+<triangles> instead. Faces are in polygon order.
 Godot turns a node whose name ends in "-navmesh" into a navigation region, hence `godot_suffix`.
 Per-polygon and per-edge data ride along in <extra><technique profile="navmesh">:
+  face_polygons                        the navmesh polygon of each face (polylist entry or triangle)
   polygon_regions, polygon_areas       one integer per polygon
-  edge_neighbors                       one integer per polygon edge (polygon order, -1 = boundary)
+  polygon_sizes                        the edge count of each polygon
+  polygon_corners                      per polygon edge (polygon order): the vertex at its start, so
+                                       edge k of a polygon runs from corner k to corner k + 1
+  edge_neighbors                       one integer per polygon edge (-1 = boundary)
   edge_clearance                       one float per polygon edge ("inf" = unlimited), when computed
-  triangle_polygons                    with triangulate: the polygon each triangle came from
+  cross_clearance                      per polygon its n x n block of widest radius entering by edge i
+                                       and leaving by edge j, row-major, when computed
   bake_params                          the bake parameters as attributes
 """
 from __future__ import annotations
@@ -18,6 +26,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from . import files
+from .export_surface import convex_pieces, export_surface, welded
 from .navmesh import NavMesh, to_y_up
 
 NAMESPACE = "http://www.collada.org/2005/11/COLLADASchema"
@@ -42,7 +51,9 @@ def to_collada(
     geometries = ET.SubElement(root, "library_geometries")
     geometry = ET.SubElement(geometries, "geometry", {"id": geom_id, "name": base})
     mesh_el = ET.SubElement(geometry, "mesh")
-    vertices = to_y_up(mesh.vertices) if y_up else mesh.vertices
+    surface = export_surface(mesh)
+    vertices, vertex_of = welded(surface.vertices)
+    vertices = to_y_up(vertices) if y_up else vertices
     source = ET.SubElement(mesh_el, "source", {"id": f"{geom_id}-positions"})
     array = ET.SubElement(source, "float_array", {"id": f"{geom_id}-positions-array", "count": str(vertices.size)})
     array.text = _floats(vertices.ravel())
@@ -56,25 +67,28 @@ def to_collada(
     ET.SubElement(verts_el, "input", {"semantic": "POSITION", "source": f"#{geom_id}-positions"})
 
     if triangulate:
-        triangles, owners = fan_triangulate(mesh)
-        prim = ET.SubElement(mesh_el, "triangles", {"count": str(len(triangles))})
+        face_polygons = surface.triangle_polygon
+        prim = ET.SubElement(mesh_el, "triangles", {"count": str(len(face_polygons))})
         ET.SubElement(prim, "input", {"semantic": "VERTEX", "source": f"#{geom_id}-vertices", "offset": "0"})
-        ET.SubElement(prim, "p").text = _ints(triangles.ravel())
+        ET.SubElement(prim, "p").text = _ints(vertex_of[surface.triangles].ravel())
     else:
-        prim = ET.SubElement(mesh_el, "polylist", {"count": str(mesh.polygon_count)})
+        offsets, faces, face_polygons = convex_pieces(mesh, surface)
+        prim = ET.SubElement(mesh_el, "polylist", {"count": str(len(face_polygons))})
         ET.SubElement(prim, "input", {"semantic": "VERTEX", "source": f"#{geom_id}-vertices", "offset": "0"})
-        ET.SubElement(prim, "vcount").text = _ints(mesh.polygon_sizes)
-        ET.SubElement(prim, "p").text = _ints(mesh.poly_vertices)
+        ET.SubElement(prim, "vcount").text = _ints(np.diff(offsets))
+        ET.SubElement(prim, "p").text = _ints(vertex_of[faces])
 
     extra = ET.SubElement(ET.SubElement(geometry, "extra"), "technique", {"profile": "navmesh"})
+    _int_list(extra, "face_polygons", face_polygons)
     _int_list(extra, "polygon_regions", mesh.regions)
     _int_list(extra, "polygon_areas", mesh.areas)
+    _int_list(extra, "polygon_sizes", mesh.polygon_sizes)
+    _int_list(extra, "polygon_corners", vertex_of[surface.corner_vertex])
     _int_list(extra, "edge_neighbors", mesh.neighbors)
-    if mesh.edge_clearance is not None:
-        el = ET.SubElement(extra, "edge_clearance", {"count": str(len(mesh.edge_clearance))})
-        el.text = _floats(mesh.edge_clearance)
-    if triangulate:
-        _int_list(extra, "triangle_polygons", owners)
+    for tag in ("edge_clearance", "cross_clearance"):
+        values = getattr(mesh, tag)
+        if values is not None:
+            ET.SubElement(extra, tag, {"count": str(len(values))}).text = _floats(values)
     ET.SubElement(extra, "bake_params", {k: repr(v) for k, v in mesh.params.to_dict().items()})
 
     scenes = ET.SubElement(root, "library_visual_scenes")
@@ -90,16 +104,6 @@ def to_collada(
 def write_collada(mesh: NavMesh, path, **options) -> None:
     """Write `to_collada(mesh, **options)` to path (UTF-8, all or nothing)."""
     files.write_text(path, to_collada(mesh, **options))
-
-
-def fan_triangulate(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
-    """Fan triangles of each convex polygon: (T, 3) vertex indices and (T,) owning polygon."""
-    sizes = mesh.polygon_sizes
-    owners = np.repeat(np.arange(mesh.polygon_count), np.maximum(sizes - 2, 0))
-    first = mesh.poly_offsets[:-1][owners]
-    local = np.arange(len(owners)) - np.repeat(np.cumsum(sizes - 2) - (sizes - 2), sizes - 2)
-    corners = np.stack([first, first + local + 1, first + local + 2], axis=1)
-    return mesh.poly_vertices[corners].reshape(-1, 3), owners
 
 
 def _asset(root: ET.Element, y_up: bool) -> None:

@@ -48,7 +48,7 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     mesh = replace(mesh, vertices=vertices)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
-    apex = _fan_apexes(mesh)
+    apex = fan_apexes(mesh)
     fits = _fan_fits(mesh, apex, sample_poly, samples, max_error)
     edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error)
     progress.at(0.5)
@@ -322,7 +322,7 @@ def _fan(n: int, apex: int) -> list[list[int]]:
     return [[apex, (apex + k) % n, (apex + k + 1) % n] for k in range(1, n - 1)]
 
 
-def _fan_apexes(mesh: NavMesh) -> np.ndarray:
+def fan_apexes(mesh: NavMesh) -> np.ndarray:
     """Per polygon, the corner whose fan has the fattest thinnest triangle (2·area / longest side²):
     a fan from a corner next to a nearly straight one would start with a sliver along the polygon's
     edge, and a point on that edge would take its height across the sliver. All polygons at once."""
