@@ -17,6 +17,10 @@ import numpy as np
 from .detail import fan_apexes
 from .navmesh import NavMesh
 
+# Formats whose readers know no infinity (glTF extras, which pass through Blender's custom properties;
+# Godot 3's text resources) write unlimited clearance as this: wider than any level, so a consumer's
+# `clearance >= radius` holds without a special case.
+UNLIMITED_CLEARANCE = 1e30
 # Detail triangles smaller than this seen from above (m²) have no surface or direction to give:
 # they are left out of the exports.
 MIN_TRIANGLE_AREA = 1e-10
@@ -133,6 +137,11 @@ def convex_pieces(mesh: NavMesh, surface: ExportSurface) -> tuple[np.ndarray, np
     offsets = np.concatenate([[0], np.cumsum(face_sizes[order])]).astype(np.int64)
     gather = np.repeat(starts[order] - offsets[:-1], face_sizes[order]) + np.arange(offsets[-1])
     return offsets, flat[gather], face_polygon[order]
+
+
+def finite_clearance(values: np.ndarray) -> np.ndarray:
+    """Clearance values with unlimited (inf) as UNLIMITED_CLEARANCE, for formats without infinity."""
+    return np.minimum(values, UNLIMITED_CLEARANCE)
 
 
 def welded(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
+
 from . import lib
 
 # lib is "lib" in a checkout and a sub-package of the extension when installed: import by its name.
 collada = importlib.import_module(f"{lib.__name__}.collada")
 detour = importlib.import_module(f"{lib.__name__}.detour")
+export_surface = importlib.import_module(f"{lib.__name__}.export_surface")
 
 FORMATS = ("json", "dae", "glb", "gltf", "bin")
 GODOT_SUFFIX = "-navmesh"
@@ -75,21 +78,47 @@ def read_navmesh_file(path) -> lib.NavMesh:
 
 
 def gltf_extras(mesh: lib.NavMesh) -> dict:
-    """Navmesh metadata stored as custom properties, which the glTF exporter writes as node extras."""
+    """Navmesh metadata stored as custom properties, which the glTF exporter writes as node extras.
+
+    Scalars only: assimp 5.2 aborts on any array or object in extras. Per-polygon and per-edge data
+    are vertex attributes instead (see `_write_gltf`); the bake parameters are `param_<name>`.
+    """
     extras = {
-        "format": lib.navmesh.FORMAT_NAME,
-        "version": lib.navmesh.FORMAT_VERSION,
+        "navmesh_format": lib.navmesh.FORMAT_NAME,
+        "navmesh_version": lib.navmesh.FORMAT_VERSION,
         "units": "meter",
-        "params": mesh.params.to_dict(),
         "polygon_count": mesh.polygon_count,
-        "polygon_sizes": mesh.polygon_sizes.tolist(),
-        "regions": mesh.regions.tolist(),
-        "areas": mesh.areas.tolist(),
-        "neighbors": mesh.neighbors.tolist(),
+        **{f"param_{key}": value for key, value in mesh.params.to_dict().items()},
     }
     if mesh.empty_reason is not None:
         extras["empty_reason"] = mesh.empty_reason
     return extras
+
+
+def gltf_attributes(mesh: lib.NavMesh, surface) -> dict[str, tuple[str, str, np.ndarray]]:
+    """The custom vertex attributes of the glTF surface: name -> (Blender type, domain, values).
+
+    _POLYGON, _AREA, _REGION: of the navmesh polygon each triangle belongs to.
+    _CORNER: k where the vertex is corner k of its polygon, -1 for points inside or along an edge.
+    _NEIGHBOR, _CLEARANCE: at corner k, of edge k (corner k to k + 1): the polygon across it (-1: none)
+    and the widest agent radius that can cross it (UNLIMITED_CLEARANCE: no limit); -1 and 0 elsewhere.
+    glTF has no signed integer attributes: Blender writes them all as floats (exact below 2^24).
+    """
+    owner = surface.triangle_polygon
+    neighbor = np.full(len(surface.vertices), -1, dtype=np.int64)
+    neighbor[surface.corner_vertex] = mesh.neighbors
+    attributes = {
+        "_POLYGON": ("INT", "FACE", owner),
+        "_AREA": ("INT", "FACE", mesh.areas[owner]),
+        "_REGION": ("INT", "FACE", mesh.regions[owner]),
+        "_CORNER": ("INT", "POINT", surface.vertex_corner),
+        "_NEIGHBOR": ("INT", "POINT", neighbor),
+    }
+    if mesh.edge_clearance is not None:
+        clearance = np.zeros(len(surface.vertices))
+        clearance[surface.corner_vertex] = export_surface.finite_clearance(mesh.edge_clearance)
+        attributes["_CLEARANCE"] = ("FLOAT", "POINT", clearance)
+    return attributes
 
 
 def _suffixed(name: str, godot_suffix: bool) -> str:
@@ -97,8 +126,10 @@ def _suffixed(name: str, godot_suffix: bool) -> str:
 
 
 def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> None:
-    """Export a temporary object built from mesh with Blender's glTF exporter, then remove it.
+    """Export a temporary object holding the detail surface with Blender's glTF exporter, then remove it.
 
+    The triangles follow the real floor within max_height_error; the vertex attributes of
+    `gltf_attributes` keep the polygons, their edges and what is known about them.
     Only the temporary object is selected during the export; the user's selection is restored.
     """
     try:
@@ -114,15 +145,20 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
     selected = [o for o in view_layer.objects if o is not None and o.select_get()]
     active = view_layer.objects.active
     try:
-        data.vertices.add(len(mesh.vertices))
-        data.vertices.foreach_set("co", mesh.vertices.astype("float32").ravel())
-        data.loops.add(len(mesh.poly_vertices))
-        data.loops.foreach_set("vertex_index", mesh.poly_vertices.astype("int32"))
-        data.polygons.add(mesh.polygon_count)
-        data.polygons.foreach_set("loop_start", mesh.poly_offsets[:-1].astype("int32"))
+        surface = export_surface.export_surface(mesh)
+        data.vertices.add(len(surface.vertices))
+        data.vertices.foreach_set("co", surface.vertices.astype("float32").ravel())
+        data.loops.add(surface.triangles.size)
+        data.loops.foreach_set("vertex_index", surface.triangles.astype("int32").ravel())
+        data.polygons.add(len(surface.triangles))
+        data.polygons.foreach_set("loop_start", np.arange(0, surface.triangles.size, 3, dtype="int32"))
+        for attribute, (kind, domain, values) in gltf_attributes(mesh, surface).items():
+            dtype = "int32" if kind == "INT" else "float32"
+            data.attributes.new(attribute, kind, domain).data.foreach_set("value", values.astype(dtype))
         data.update()
         obj = bpy.data.objects.new(name, data)
-        obj["navmesh"] = gltf_extras(mesh)
+        for key, value in gltf_extras(mesh).items():
+            obj[key] = value
         context.scene.collection.objects.link(obj)
         for other in selected:
             other.select_set(False)
@@ -145,12 +181,13 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
 
 
 def _run_gltf_exporter(bpy, path: Path, fmt: str):
-    """Blender's glTF exporter on the selection only, Y-up, with extras."""
+    """Blender's glTF exporter on the selection only, Y-up, with extras and the `_` attributes."""
     return bpy.ops.export_scene.gltf(
         filepath=str(path),
         export_format="GLB" if fmt == "glb" else "GLTF_SEPARATE",
         use_selection=True,
         export_extras=True,
+        export_attributes=True,
         export_yup=True,
         export_apply=False,
         export_materials="NONE",
