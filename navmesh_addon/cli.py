@@ -31,7 +31,7 @@ SCENE_IMPORTERS = {
     ".glb": ("import_scene", "gltf"),
     ".fbx": ("import_scene", "fbx"),
 }
-OUTPUT_FORMATS = ("json", "dae", "glb", "gltf", "bin", "blend")
+OUTPUT_FORMATS = ("json", "dae", "glb", "gltf", "bin", "tres", "blend")
 # Bake parameter options are the lib names with dashes (--agent-radius); these older spellings still work.
 OPTION_ALIASES = {"agent_max_climb": ("--max-climb",), "agent_max_slope": ("--max-slope",)}
 UNIT_METAVARS = {"m": "METERS", "m²": "SQ_METERS", "degrees": "DEGREES", "count": "COUNT"}

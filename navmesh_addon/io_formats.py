@@ -1,8 +1,9 @@
-"""Navmesh files for engines: JSON (ours, lossless), COLLADA (.dae), glTF (.glb/.gltf) and Detour's
-binary navmesh (.bin); JSON reads back.
+"""Navmesh files for engines: JSON (ours, lossless), COLLADA (.dae), glTF (.glb/.gltf), Detour's
+binary navmesh (.bin) and Godot 3's NavigationMesh resource (.tres); JSON reads back.
 
-Used by the File > Import/Export operators and by the command line (`--format json,dae,glb,bin`).
-JSON, COLLADA and Detour are written by lib (no bpy needed); glTF goes through Blender's bundled exporter.
+Used by the File > Import/Export operators and by the command line (`--format json,dae,glb,bin,tres`).
+JSON, COLLADA, Detour and Godot are written by lib (no bpy needed); glTF goes through Blender's bundled
+exporter. Every format but JSON and Detour carries the detail surface as its geometry (lib.export_surface).
 """
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from . import lib
 # lib is "lib" in a checkout and a sub-package of the extension when installed: import by its name.
 collada = importlib.import_module(f"{lib.__name__}.collada")
 detour = importlib.import_module(f"{lib.__name__}.detour")
+godot = importlib.import_module(f"{lib.__name__}.godot")
 export_surface = importlib.import_module(f"{lib.__name__}.export_surface")
 
-FORMATS = ("json", "dae", "glb", "gltf", "bin")
+FORMATS = ("json", "dae", "glb", "gltf", "bin", "tres")
 GODOT_SUFFIX = "-navmesh"
 
 
@@ -34,13 +36,13 @@ def write_navmesh_file(
     name: str | None = None,
     context=None,
 ) -> Path:
-    """Write mesh to path as fmt ('json', 'dae', 'glb', 'gltf' or 'bin') and return the path.
+    """Write mesh to path as fmt ('json', 'dae', 'glb', 'gltf', 'bin' or 'tres') and return the path.
 
-    y_up (json, dae) stores Blender's (x, y, z) as (x, z, -y); glTF is always +Y up.
+    y_up (json, dae) stores Blender's (x, y, z) as (x, z, -y); glTF, Detour and Godot are always +Y up.
     godot_suffix (dae, glb, gltf) names the node and mesh "<name>-navmesh" so Godot's importer makes
     a navigation mesh of it. triangulate (dae) writes triangles instead of the convex polygons.
     tile_size (bin, meters) cuts the Detour navmesh into tiles of that size (default: one tile
-    unless the level is too big for one); Detour is always Y-up.
+    unless the level is too big for one). tres is a Godot 3 NavigationMesh keeping the convex polygons.
     name defaults to the file name without extension. context is the bpy context for glTF.
     """
     fmt = fmt.lower().lstrip(".")
@@ -57,6 +59,8 @@ def write_navmesh_file(
             collada.write_collada(mesh, path, name=name, y_up=y_up, godot_suffix=godot_suffix, triangulate=triangulate)
         elif fmt == "bin":
             detour.write_detour(mesh, path, tile_size=tile_size)
+        elif fmt == "tres":
+            godot.write_tres(mesh, path)
         elif fmt == "glb":
             with lib.files.replacing(path) as temp:
                 _write_gltf(mesh, temp, fmt, _suffixed(name, godot_suffix), context)
@@ -72,7 +76,7 @@ def read_navmesh_file(path) -> lib.NavMesh:
     path = Path(path)
     if path.suffix.lower() != ".json":
         raise lib.NavMeshError(
-            f"{path.name!r} is not a .json navmesh file: .dae, .glb and .bin exports cannot be read back, use the JSON export"
+            f"{path.name!r} is not a .json navmesh file: .dae, .glb, .bin and .tres exports cannot be read back, use the JSON export"
         )
     return lib.load(path)
 

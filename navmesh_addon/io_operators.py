@@ -1,4 +1,4 @@
-"""File > Export (JSON, COLLADA, glTF, Detour) and File > Import (JSON) for navmesh objects.
+"""File > Export (JSON, COLLADA, glTF, Detour, Godot) and File > Import (JSON) for navmesh objects.
 
 Exports act on the active navmesh object, or on the only one in the scene. Import reads and checks
 the whole file before touching the scene, so a bad file leaves nothing behind.
@@ -71,7 +71,7 @@ class EXPORT_SCENE_OT_navmesh_json(_ExportNavmesh, bpy.types.Operator):
 
 
 class EXPORT_SCENE_OT_navmesh_dae(_ExportNavmesh, bpy.types.Operator):
-    """Export the navmesh as COLLADA 1.4.1 polygons, with navmesh data in an extra block"""
+    """Export the navmesh as COLLADA 1.4.1: its surface on the real floor, with navmesh data in an extra block"""
 
     bl_idname = "export_scene.navmesh_dae"
     bl_label = "Export Navmesh Collada"
@@ -91,7 +91,7 @@ class EXPORT_SCENE_OT_navmesh_dae(_ExportNavmesh, bpy.types.Operator):
     )
     triangulate: BoolProperty(
         name="Triangulate",
-        description="Write triangles instead of the navmesh's convex polygons",
+        description="Write every detail triangle instead of keeping the polygons that lie flat on the floor whole",
         default=False,
     )
 
@@ -100,7 +100,7 @@ class EXPORT_SCENE_OT_navmesh_dae(_ExportNavmesh, bpy.types.Operator):
 
 
 class EXPORT_SCENE_OT_navmesh_glb(_ExportNavmesh, bpy.types.Operator):
-    """Export the navmesh as binary glTF (+Y up), with navmesh data in the node's extras"""
+    """Export the navmesh surface on the real floor as binary glTF (+Y up), its polygons in vertex attributes"""
 
     bl_idname = "export_scene.navmesh_glb"
     bl_label = "Export Navmesh glTF"
@@ -138,6 +138,17 @@ class EXPORT_SCENE_OT_navmesh_detour(_ExportNavmesh, bpy.types.Operator):
 
     def format_options(self) -> dict:
         return {"tile_size": self.tile_size or None}
+
+
+class EXPORT_SCENE_OT_navmesh_godot(_ExportNavmesh, bpy.types.Operator):
+    """Export the navmesh as a Godot 3 NavigationMesh resource (.tres, Y-up) that keeps its convex polygons"""
+
+    bl_idname = "export_scene.navmesh_godot"
+    bl_label = "Export Navmesh Godot"
+    bl_options = {"PRESET"}
+    filename_ext = ".tres"
+    fmt = "tres"
+    filter_glob: StringProperty(default="*.tres", options={"HIDDEN"})
 
 
 class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
@@ -183,6 +194,7 @@ CLASSES = (
     EXPORT_SCENE_OT_navmesh_dae,
     EXPORT_SCENE_OT_navmesh_glb,
     EXPORT_SCENE_OT_navmesh_detour,
+    EXPORT_SCENE_OT_navmesh_godot,
     IMPORT_SCENE_OT_navmesh_json,
 )
 
@@ -193,6 +205,7 @@ def menu_export(self, context):
     self.layout.operator(EXPORT_SCENE_OT_navmesh_dae.bl_idname, text="Navmesh Collada (.dae)")
     self.layout.operator(EXPORT_SCENE_OT_navmesh_glb.bl_idname, text="Navmesh glTF (.glb)")
     self.layout.operator(EXPORT_SCENE_OT_navmesh_detour.bl_idname, text="Navmesh Detour (.bin)")
+    self.layout.operator(EXPORT_SCENE_OT_navmesh_godot.bl_idname, text="Navmesh Godot (.tres)")
 
 
 def menu_import(self, context):

@@ -165,6 +165,7 @@ class VIEW3D_PT_navmesh_export(_Sidebar, bpy.types.Panel):
         row.operator("export_scene.navmesh_dae", text="COLLADA")
         row.operator("export_scene.navmesh_glb", text="glTF")
         row.operator("export_scene.navmesh_detour", text="Detour")
+        row.operator("export_scene.navmesh_godot", text="Godot")
 
 
 CLASSES = (

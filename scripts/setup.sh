@@ -12,3 +12,13 @@ if [ "$(cat .venv/.installed 2>/dev/null)" != "$wanted" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
   printf '%s' "$wanted" > .venv/.installed
 fi
+# Engines the export tests run when present (skipped otherwise): Godot 3 headless and assimp. Installed
+# only as root where apt-get exists; a failure here never fails the setup.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  missing=""
+  command -v godot3-server >/dev/null 2>&1 || missing="$missing godot3-server"
+  command -v assimp >/dev/null 2>&1 || missing="$missing assimp-utils"
+  if [ -n "$missing" ]; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; } >/dev/null 2>&1 || true
+  fi
+fi

@@ -16,6 +16,7 @@ import pytest
 import lib
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set
+from tests.fixtures.io.godot_tools import read_tres
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "tests" / "fixtures" / "levels" / "demo_level.obj"
@@ -32,9 +33,9 @@ def run_cli(*args) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
-    """The demo level baked once with the Human preset to json, dae, glb and Detour bin in 4 m tiles."""
+    """The demo level baked once with the Human preset to json, dae, glb, Detour bin in 4 m tiles and Godot tres."""
     out = tmp_path_factory.mktemp("demo") / "nested" / "demo_level.json"
-    result = run_cli("bake", DEMO, "--output", out, "--format", "json,dae,glb,bin", "--preset", "human",
+    result = run_cli("bake", DEMO, "--output", out, "--format", "json,dae,glb,bin,tres", "--preset", "human",
                      "--tile-size", "4")
     assert result.returncode == 0, result.stderr[-3000:]
     return out
@@ -53,7 +54,8 @@ def test_bake_obj_writes_one_file_per_format(demo):
     import collada
 
     dae = collada.Collada(str(demo.with_suffix(".dae")))
-    assert sum(len(prim) for prim in dae.geometries[0].primitives) == mesh.polygon_count
+    faces = sum(len(prim) for prim in dae.geometries[0].primitives)
+    assert mesh.polygon_count <= faces <= len(mesh.detail_triangles), "polygons whole or as their detail triangles"
 
     glb = demo.with_suffix(".glb").read_bytes()
     magic, _, _, chunk_length, chunk_type = struct.unpack_from("<4sIII4s", glb)
@@ -64,6 +66,9 @@ def test_bake_obj_writes_one_file_per_format(demo):
     tile_set = read_tile_set(demo.with_suffix(".bin").read_bytes())
     assert tile_set["tile_width"] == 4.0 and len(tile_set["tiles"]) > 1
     assert sum(t["header"]["poly_count"] for t in tile_set["tiles"]) >= mesh.polygon_count
+
+    tres = read_tres(demo.with_suffix(".tres").read_text())
+    assert len(np.unique(tres["meta"]["face_polygons"])) == mesh.polygon_count
 
 
 def test_paths_report_each_pair_and_fail_unreachable_sets_exit_code(demo, tmp_path):
@@ -210,6 +215,7 @@ def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path)
     ("out/level.v2", "json", [("json", "out/level.v2.json")]),
     ("out/level.bin", None, [("bin", "out/level.bin")]),
     ("out/level", "json,bin", [("json", "out/level.json"), ("bin", "out/level.bin")]),
+    ("out/level.tres", None, [("tres", "out/level.tres")]),
 ])
 def test_output_paths_follow_the_extension_or_format_list(output, formats, expected):
     from navmesh_addon import cli

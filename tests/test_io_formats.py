@@ -7,7 +7,7 @@ import collada
 import pytest
 
 import lib
-from lib import detour
+from lib import detour, godot
 from navmesh_addon import io_formats
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set
@@ -35,7 +35,7 @@ def test_unknown_format_is_refused_by_name(tmp_path):
         io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "m.obj", "obj")
 
 
-@pytest.mark.parametrize("fmt", ["json", "dae", "glb", "bin"])
+@pytest.mark.parametrize("fmt", ["json", "dae", "glb", "bin", "tres"])
 def test_missing_folder_is_a_navmesh_error(tmp_path, fmt):
     with pytest.raises(lib.NavMeshError, match="does not exist"):
         io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "missing" / f"m.{fmt}", fmt)
@@ -52,6 +52,11 @@ def test_detour_export_goes_through_lib_with_its_tile_size(tmp_path):
     tile_set = read_tile_set(path.read_bytes())
     assert tile_set["tile_width"] == 2.0 and len(tile_set["tiles"]) > 1
     assert path.read_bytes() == detour.to_detour_bytes(navmeshes.l_corridor(), tile_size=2.0)
+
+
+def test_godot_export_goes_through_lib(tmp_path):
+    path = io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / "level.tres", "TRES")
+    assert path.read_text() == godot.to_tres(navmeshes.l_corridor())
 
 
 def test_only_json_reads_back(tmp_path):

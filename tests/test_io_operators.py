@@ -13,6 +13,7 @@ from navmesh_addon import io_operators, mesh_write
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set
 from tests.fixtures.io.gltf_tools import read_glb
+from tests.fixtures.io.godot_tools import read_tres
 
 
 def scene_state() -> tuple:
@@ -48,7 +49,7 @@ def test_json_export_of_an_imported_object_gives_the_same_navmesh(blender, tmp_p
     navmeshes.assert_equal(lib.load(out), mesh)
 
 
-def test_collada_and_gltf_exports_of_the_navmesh_object(blender, tmp_path):
+def test_collada_gltf_detour_and_godot_exports_of_the_navmesh_object(blender, tmp_path):
     mesh = navmeshes.l_corridor()
     lib.save(mesh, tmp_path / "Floor.json")
     obj = import_json(tmp_path / "Floor.json")
@@ -69,6 +70,10 @@ def test_collada_and_gltf_exports_of_the_navmesh_object(blender, tmp_path):
     assert [t["header"]["poly_count"] for t in one_tile["tiles"]] == [mesh.polygon_count]
     assert bpy.ops.export_scene.navmesh_detour(filepath=str(tmp_path / "tiles.bin"), tile_size=2.0) == {"FINISHED"}
     assert len(read_tile_set((tmp_path / "tiles.bin").read_bytes())["tiles"]) > 1
+
+    assert bpy.ops.export_scene.navmesh_godot(filepath=str(tmp_path / "floor.tres")) == {"FINISHED"}
+    tres = read_tres((tmp_path / "floor.tres").read_text())
+    assert [len(p) for p in tres["polygons"]] == mesh.polygon_sizes.tolist(), "the flat corridor's polygons, whole"
     assert scene_state() == before, "exports leave the scene as it was"
 
 
