@@ -40,7 +40,8 @@ def write_navmesh_file(
 
     y_up (json, dae) stores Blender's (x, y, z) as (x, z, -y); glTF, Detour and Godot are always +Y up.
     godot_suffix (dae, glb, gltf) names the node and mesh "<name>-navmesh" so Godot's importer makes
-    a navigation mesh of it. triangulate (dae) writes triangles instead of the convex polygons.
+    a navigation mesh of it. triangulate (dae) writes every detail triangle instead of keeping the
+    polygons that lie flat on the floor whole.
     tile_size (bin, meters) cuts the Detour navmesh into tiles of that size (default: one tile
     unless the level is too big for one). tres is a Godot 3 NavigationMesh keeping the convex polygons.
     name defaults to the file name without extension. context is the bpy context for glTF.

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from lib import godot
+from lib.navmesh import NavMesh
+from lib.params import BakeParams
 from lib.export_surface import UNLIMITED_CLEARANCE, corner_fans
 from tests.fixtures.io import navmeshes, rolling
 from tests.fixtures.io.godot_tools import fan_triangles, godot_paths, read_tres
@@ -120,3 +122,9 @@ def test_godot_imports_the_glb_as_a_navigation_mesh_and_finds_our_paths(hills_pa
     assert len(found["polygons"]) == len(mesh.detail_triangles), "Godot's importer makes one polygon per triangle"
     assert np.all(_signed_areas(found["vertices"], found["polygons"]) < 0), "wound clockwise seen from above, as the .tres"
     _check_godot(mesh, pairs, found)
+
+
+def test_an_empty_navmesh_is_an_empty_resource_with_its_reason():
+    tres = read_tres(godot.to_tres(NavMesh.empty(BakeParams(), 'nothing "walkable"')))
+    assert len(tres["vertices"]) == 0 and tres["polygons"] == []
+    assert tres["meta"]["empty_reason"] == 'nothing \\"walkable\\"', "quotes escaped as Godot reads them"
