@@ -37,6 +37,56 @@ def from_y_up(points: np.ndarray) -> np.ndarray:
     return np.asarray(points, dtype=np.float64).reshape(-1, 3) @ _Z_TO_Y_UP
 
 
+@dataclass(frozen=True)
+class OffMeshLink:
+    """A connection the floor does not make (a jump, a drop, a ladder, a door): from `start` on
+    polygon start_polygon to `end` on polygon end_polygon (world, on the surface), both ways when
+    `bidirectional`, for agents of radius up to `radius` (m), costing `cost` times its length, with
+    area id `area` (a filter can exclude it). name: where it came from (an object's name)."""
+
+    start: tuple[float, float, float]
+    end: tuple[float, float, float]
+    start_polygon: int
+    end_polygon: int
+    radius: float
+    bidirectional: bool = True
+    area: int = 0
+    cost: float = 1.0
+    name: str = ""
+
+    def to_dict(self, y_up: bool = False) -> dict:
+        points = to_y_up(np.array([self.start, self.end])) if y_up else np.array([self.start, self.end])
+        return {"start": points[0].tolist(), "end": points[1].tolist(), "start_polygon": self.start_polygon,
+                "end_polygon": self.end_polygon, "radius": self.radius, "bidirectional": self.bidirectional,
+                "area": self.area, "cost": self.cost, "name": self.name}
+
+    @classmethod
+    def from_dict(cls, data, k: int, y_up: bool, polygon_count: int) -> "OffMeshLink":
+        """A link from its JSON object (number k in the list); NavMeshError naming what is wrong."""
+        where = f"links[{k}]"
+        if not isinstance(data, dict):
+            raise NavMeshError(f"{where} must be an object")
+        for key in ("start", "end", "start_polygon", "end_polygon", "radius"):
+            if key not in data:
+                raise NavMeshError(f"{where} is missing {key!r}")
+        ends = _points([data["start"], data["end"]], f"{where} start/end")
+        if y_up:
+            ends = from_y_up(ends)
+        try:
+            polys = [_int_in(data["start_polygon"]), _int_in(data["end_polygon"])]
+            radius, cost, area = _float_in(data["radius"]), _float_in(data.get("cost", 1.0)), _int_in(data.get("area", 0))
+        except ValueError as exc:
+            raise NavMeshError(f"{where}: {exc.args[0]!r} is not a valid number there") from None
+        if not all(0 <= p < polygon_count for p in polys):
+            raise NavMeshError(f"{where} refers to polygon {polys} out of range")
+        if not (math.isfinite(radius) and radius >= 0 and math.isfinite(cost) and cost > 0):
+            raise NavMeshError(f"{where}: radius must be finite and >= 0, cost finite and > 0")
+        if not 0 <= area <= MAX_AREA:
+            raise NavMeshError(f"{where}: area {area} must be from 0 to {MAX_AREA}")
+        return cls(tuple(ends[0].tolist()), tuple(ends[1].tolist()), polys[0], polys[1], radius,
+                   bool(data.get("bidirectional", True)), area, cost, str(data.get("name", "")))
+
+
 @dataclass(frozen=True, eq=False)
 class NavMesh:
     """Convex polygons over the walkable surface (world Z-up, meters). Immutable: the fields cannot be
@@ -54,6 +104,7 @@ class NavMesh:
     cross_offsets[p]:cross_offsets[p+1]; entry [i, j] is the widest agent radius that can enter by
     edge i and leave by edge j.
     empty_reason: why the mesh is empty, when it is.
+    links: OffMeshLinks (lib.links.attach_links places them).
     area_costs: ((area id, cost), ...) sorted: the travel cost factor of each area id that has one
     other than 1 (a query's default filter); given as a dict or pairs.
     """
@@ -115,10 +166,12 @@ class NavMesh:
         return np.repeat(np.arange(self.polygon_count), self.polygon_sizes)
 
     def islands(self) -> np.ndarray:
-        """(P,) the connected piece of the navmesh each polygon is on (joined through portals),
-        labelled by its smallest polygon."""
+        """(P,) the connected piece of the navmesh each polygon is on (joined through portals and
+        off-mesh links), labelled by its smallest polygon."""
         portal = self.neighbors >= 0
-        return connected_components(self.polygon_count, self.edge_polygon[portal], self.neighbors[portal])
+        u = np.concatenate([self.edge_polygon[portal], [link.start_polygon for link in self.links]]).astype(np.int64)
+        v = np.concatenate([self.neighbors[portal], [link.end_polygon for link in self.links]]).astype(np.int64)
+        return connected_components(self.polygon_count, u, v)
 
     @property
     def edge_next_vertex(self) -> np.ndarray:
@@ -176,7 +229,7 @@ class NavMesh:
             "cross_clearance": None
             if self.cross_clearance is None
             else per_poly(self.cross_clearance, self.cross_offsets, _float_out),
-            "links": list(self.links),
+            "links": [link.to_dict(y_up) for link in self.links],
             "area_costs": {str(area): cost for area, cost in self.area_costs},
         }
         if self.empty_reason is not None:
@@ -248,6 +301,7 @@ class NavMesh:
         links = data.get("links") or []
         if not isinstance(links, list):
             raise NavMeshError("field 'links' must be a list")
+        links = [OffMeshLink.from_dict(link, k, up_axis == "Y", len(sizes)) for k, link in enumerate(links)]
         costs = data.get("area_costs") or {}
         if not isinstance(costs, dict):
             raise NavMeshError("field 'area_costs' must be an object of area id -> cost")

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import clearance, contours, detail, heightfield, polygons, prune, regions
+from . import clearance, contours, detail, heightfield, links as offmesh, polygons, prune, regions
 from .navmesh import NavMesh
 from .params import BakeParams
 from .progress import Progress, ProgressCallback
@@ -22,6 +22,7 @@ def generate(
     seeds=None,
     area_costs=None,
     volumes=(),
+    links=(),
 ) -> NavMesh:
     """Bake a navmesh from a world-space triangle soup (Z-up, meters).
 
@@ -31,6 +32,8 @@ def generate(
     area_costs: optional {area id: travel cost factor}, kept with the navmesh (NavMesh.area_costs).
     volumes: lib.soup.AreaVolume list: closed meshes that mark the floor inside them with an area id
     or remove it (area None); later ones paint over earlier ones.
+    links: lib.links.LinkSpec list: off-mesh links placed by hand, their ends snapped onto the
+    navmesh (before seeds prune it: an island reached through a link is kept).
     progress: called as progress(stage, fraction_done) at each stage and, at most every
     lib.progress.REPORT_INTERVAL seconds, within the long ones; it may raise
     lib.errors.BakeCancelled to stop.
@@ -67,6 +70,7 @@ def generate(
     mesh = _to_world(mesh, soup.origin)
     if area_costs:
         mesh = replace(mesh, area_costs=area_costs)
+    mesh = offmesh.attach_links(mesh, list(links))
     if seeds is not None:
         mesh = prune.keep_seeded(mesh, seeds)
     report("done", 1.0)

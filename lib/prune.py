@@ -74,6 +74,8 @@ def select_polygons(mesh: NavMesh, keep: np.ndarray) -> NavMesh:
     detail_used = np.zeros(len(mesh.detail_vertices), dtype=bool)
     detail_used[mesh.detail_triangles[detail_keep].ravel()] = True
     detail_id = np.cumsum(detail_used) - 1
+    links = tuple(replace(link, start_polygon=int(new_id[link.start_polygon]), end_polygon=int(new_id[link.end_polygon]))
+                  for link in mesh.links if keep[link.start_polygon] and keep[link.end_polygon])
     cross = mesh.cross_clearance
     if cross is not None:
         block_keep = np.repeat(keep, mesh.polygon_sizes**2)
@@ -91,5 +93,6 @@ def select_polygons(mesh: NavMesh, keep: np.ndarray) -> NavMesh:
         detail_polygons=new_id[mesh.detail_polygons[detail_keep]],
         edge_clearance=None if mesh.edge_clearance is None else mesh.edge_clearance[slot_keep],
         cross_clearance=cross,
+        links=links,
     )
 

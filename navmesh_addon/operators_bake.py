@@ -58,7 +58,7 @@ class BakeJob:
             a = self.arrays
             self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress,
                                        seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs,
-                                       volumes=a.volumes)
+                                       volumes=a.volumes, links=a.links)
         except lib.BakeCancelled:
             self.cancelled = True
         except Exception as exc:  # reported to the user by the operator, never lost in the thread

@@ -97,6 +97,9 @@ class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
             box.prop(obj, "navmesh_role")
             box.prop(obj, "navmesh_area")
             box.prop(obj, "navmesh_area_cost")
+            if obj.navmesh_role == "OFF_MESH_LINK":
+                box.prop(obj, "navmesh_link_bidirectional")
+                box.prop(obj, "navmesh_link_radius")
             mat = obj.active_material
             if mat is not None:
                 box.label(text=mat.name, icon="MATERIAL")

@@ -27,6 +27,8 @@ ROLES = (
                                    "(mud, water, a road); it is neither walked on nor blocks"),
     ("NO_GO_VOLUME", "Not Walkable Volume", "A closed mesh that removes the walkable floor inside it "
                                             "(a no-go zone); it is neither walked on nor blocks"),
+    ("OFF_MESH_LINK", "Off-Mesh Link", "A curve or edge whose first and last points are a jump, drop or ladder "
+                                       "between two places on the navmesh (its Area Type and Cost apply)"),
 )
 PARAMETER_BY_NAME = {p.name: p for p in lib.BAKE_PARAMETERS}
 # How far inside an excluded bound of a bake parameter its setting stops: meters (m²) above an
@@ -130,6 +132,11 @@ def register_properties() -> None:
                                                 description="Area id of this object's faces (0 = ground)")
     bpy.types.Object.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.01, soft_max=10.0,
                                                        description="Travel cost factor of this area type")
+    bpy.types.Object.navmesh_link_bidirectional = BoolProperty(
+        name="Both Ways", default=True, description="Off-mesh link: agents may cross it from its end to its start too")
+    bpy.types.Object.navmesh_link_radius = FloatProperty(
+        name="Link Radius", default=0.0, min=0.0, subtype="DISTANCE", unit="LENGTH",
+        description="Off-mesh link: the widest agent radius that may use it; 0: the bake radius")
     bpy.types.Material.navmesh_area = IntProperty(name="Area Type", default=-1, min=-1, max=63,
                                                   description="Area id of faces with this material; -1 uses the object's")
     bpy.types.Material.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.01, soft_max=10.0,
@@ -139,7 +146,8 @@ def register_properties() -> None:
 def unregister_properties() -> None:
     for owner, names in (
         (bpy.types.Scene, ("navmesh",)),
-        (bpy.types.Object, ("navmesh_role", "navmesh_area", "navmesh_area_cost")),
+        (bpy.types.Object, ("navmesh_role", "navmesh_area", "navmesh_area_cost", "navmesh_link_bidirectional",
+                            "navmesh_link_radius")),
         (bpy.types.Material, ("navmesh_area", "navmesh_area_cost")),
     ):
         for name in names:

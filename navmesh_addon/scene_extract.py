@@ -5,6 +5,7 @@ through the depsgraph, so parenting, linked duplicates and negative scale come o
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +15,7 @@ from . import lib
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 # Custom property of the empties that mark walkable seeds (navmesh.add_seed).
 SEED_TAG = "navmesh_seed"
-ROLE_RANK = {"WALKABLE": 0, "OBSTACLE": 1, "IGNORE": 2, "AREA_VOLUME": 3, "NO_GO_VOLUME": 4}
+ROLE_RANK = {"WALKABLE": 0, "OBSTACLE": 1, "IGNORE": 2, "AREA_VOLUME": 3, "NO_GO_VOLUME": 4, "OFF_MESH_LINK": 5}
 VOLUME_ROLES = ("AREA_VOLUME", "NO_GO_VOLUME")
 
 
@@ -30,6 +31,7 @@ class SceneArrays:
     area_costs: dict[int, float] = field(default_factory=dict)
     seeds: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     volumes: list = field(default_factory=list)  # lib.AreaVolume per volume object
+    links: list = field(default_factory=list)  # lib.links.LinkSpec per off-mesh link object
 
 
 def source_objects(context, source: str, collection=None) -> set:
@@ -65,7 +67,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     """World-space triangles of the evaluated source objects, with walkable flags and area ids."""
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
-    parts, names, costs, volumes = [], [], {}, []
+    parts, names, costs, volumes, links = [], [], {}, [], []
     for inst in depsgraph.object_instances:
         obj = inst.object
         owner = (inst.parent if inst.is_instance else obj).original
@@ -76,6 +78,10 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
             continue
         if role in VOLUME_ROLES:
             volumes.append(_volume(obj, np.array(inst.matrix_world), role, costs))
+            names.append(owner.name)
+            continue
+        if role == "OFF_MESH_LINK":
+            links.append(_link(obj, np.array(inst.matrix_world), costs))
             names.append(owner.name)
             continue
         part = _object_triangles(obj, np.array(inst.matrix_world), role == "WALKABLE", costs)
@@ -95,6 +101,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         area_costs={area: cost for area, (cost, _) in costs.items()},
         seeds=seed_points(context),
         volumes=volumes,
+        links=links,
     )
     if not arrays.walkable.any():
         raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "
@@ -141,6 +148,26 @@ def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> "lib.AreaVolume"
         area = int(obj.original.navmesh_area)
         _note_cost(costs, area, obj.original.navmesh_area_cost, f"object {obj.original.name!r}")
     return lib.AreaVolume(part[0], part[1], area, name)
+
+
+def _link(obj, matrix: np.ndarray, costs: dict):
+    """An off-mesh link object as lib takes it: its first and last points (world), both ways or
+    not, its radius (None: the bake radius), area and cost."""
+    links_module = importlib.import_module(f"{lib.__name__}.links")
+    original = obj.original
+    mesh = obj.to_mesh()
+    try:
+        co = np.empty(3 * len(mesh.vertices), dtype=np.float64)
+        mesh.vertices.foreach_get("co", co)
+    finally:
+        obj.to_mesh_clear()
+    if len(co) < 6:
+        raise lib.NavMeshError(f"off-mesh link {original.name!r} needs two points (a two-point curve or an edge)")
+    ends = co.reshape(-1, 3)[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
+    _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
+    return links_module.LinkSpec(tuple(ends[0].tolist()), tuple(ends[1].tolist()), original.navmesh_link_bidirectional,
+                                 original.navmesh_link_radius or None, int(original.navmesh_area),
+                                 float(original.navmesh_area_cost), original.name)
 
 
 def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:

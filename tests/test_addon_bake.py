@@ -291,3 +291,42 @@ def test_a_volume_object_paints_or_removes_the_floor_inside_it(blender, role, ar
     assert mesh.area_xy() == pytest.approx(total, abs=0.25 * 2 * 20)
     assert "Mud" in obj["navmesh"]["sources"]
     assert (mesh_snapshot(floor), mesh_snapshot(mud)) == before
+
+
+def link_curve(name: str, start, end) -> bpy.types.Object:
+    """A two-point poly curve from start to end (world)."""
+    curve = bpy.data.curves.new(name, "CURVE")
+    curve.dimensions = "3D"
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points.foreach_set("co", [*start, 1.0, *end, 1.0])
+    obj = bpy.data.objects.new(name, curve)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.navmesh_role = "OFF_MESH_LINK"
+    return obj
+
+
+def test_a_two_point_curve_is_an_off_mesh_link_paths_cross(blender):
+    from navmesh_addon import operators_path
+
+    grid_object("West", 8.0, 8.0)
+    grid_object("East", 8.0, 8.0, location=(10.0, 0.0, 1.0))
+    jump = link_curve("Jump", (7.5, 4.0, 0.0), (10.5, 4.0, 1.0))
+    jump.navmesh_link_bidirectional = False
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.25, 0.3
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    mesh = mesh_write.read_navmesh_object(obj)
+    (link,) = mesh.links
+    assert (link.name, link.bidirectional) == ("Jump", False)
+    path = operators_path.navmesh_query(obj).find_path((2.0, 4.0, 0.0), (16.0, 4.0, 1.0))
+    assert path.status == "found" and len(path.links) == 1
+
+
+def test_a_link_whose_end_is_off_the_navmesh_is_named(blender):
+    grid_object("West", 8.0, 8.0)
+    link_curve("Rope", (7.5, 4.0, 0.0), (30.0, 4.0, 0.0))
+    blender.scene.navmesh.source = "VISIBLE"
+    with pytest.raises(RuntimeError, match="'Rope' \\(its end is"):
+        bpy.ops.navmesh.bake()

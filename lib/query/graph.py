@@ -71,6 +71,13 @@ class MeshGraph:
         self.cross_offsets_l = None if self.cross is None else mesh.cross_offsets.tolist()
         self.reflex_l = self.reflex.tolist()
         self.poly_vertices_l = mesh.poly_vertices.tolist()
+        # Per polygon, the off-mesh link crossings that leave it: (link, forward, from point, to point,
+        # to polygon), a bidirectional link listed from both ends.
+        self.links_from: dict[int, list[tuple[int, bool, tuple, tuple, int]]] = {}
+        for k, link in enumerate(mesh.links):
+            self.links_from.setdefault(link.start_polygon, []).append((k, True, link.start, link.end, link.end_polygon))
+            if link.bidirectional:
+                self.links_from.setdefault(link.end_polygon, []).append((k, False, link.end, link.start, link.start_polygon))
 
     def cross_ok(self, p: int, i: int, j: int, r: float) -> bool:
         """Can an agent of radius r enter polygon p by its edge i and leave by edge j?"""

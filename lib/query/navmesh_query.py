@@ -49,7 +49,9 @@ class PathResult:
     """status 'found' / 'partial' / 'unreachable'; points (K, 3) from start to goal; the polygon of
     each point; length in meters; the polygons searched through (corridor); and for anything but a
     plain 'found' a reason. start_distance / goal_distance: how far the query's start and goal lie
-    from where the path starts and ends (0 when on the navmesh and clear of walls)."""
+    from where the path starts and ends (0 when on the navmesh and clear of walls). links: for each
+    off-mesh link the path takes, the index i of its segment points[i] -> points[i + 1] (where a
+    game plays the jump or climb)."""
 
     status: str
     points: np.ndarray
@@ -60,6 +62,7 @@ class PathResult:
     reason: str = ""
     start_distance: float = 0.0
     goal_distance: float = 0.0
+    links: tuple = ()
 
 
 @dataclass
@@ -85,6 +88,7 @@ class PathPlan:
     hscale: float = 1.0
     asked: tuple = ()
     result: PathResult | None = None
+    link_costs: list = field(default_factory=list)
 
 
 @dataclass
@@ -212,7 +216,7 @@ class NavMeshQuery:
         costs = [f.cost(a) for a in range(self._area_count)]
         data = self._radius_data(d)
         plan = PathPlan(r, d, passable, costs, f.uniform(), lambda e: self._portal(data, e, d), state, everywhere,
-                        hscale=f.min_cost())
+                        hscale=f.min_cost(), link_costs=self._link_costs(r, f))
         across = self.extent[0]
         ends = []
         for name, xyz in (("start", s), ("goal", g)):
@@ -263,7 +267,7 @@ class NavMeshQuery:
         return self._result(FOUND, points, polys, 0, (plan.start_poly,), plan)
 
     def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
-              known: tuple[float, tuple]) -> PathResult:
+              known: tuple[float, tuple], jumps: list = ()) -> PathResult:
         """The path along the corridor the search chose: the shortest chain over corner points
         whose every segment walks over the mesh and keeps d from the walls. known: (length, end) of
         the search's own polyline through its crossing points, which the path ends in a straight
@@ -281,6 +285,8 @@ class NavMeshQuery:
         if partial and math.dist(goal, plan.start) <= 1e-12:
             return self._result(PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan,
                                 PARTIAL_REASON)
+        if jumps:
+            return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
         bound = known[0] + math.dist(known[1], goal) if plan.d == 0.0 and plan.uniform else math.inf
         drawn = self._chain(plan, corridor, goal, goal_poly, bound)
         if drawn is None:
@@ -289,6 +295,42 @@ class NavMeshQuery:
         points, polys = refine.drape(self.index, self._walker(plan.passable), *drawn, self.drape_step, self.climb)
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         return self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
+
+    def _draw_with_links(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
+                         goal: tuple, goal_poly: int, jumps: list) -> PathResult:
+        """The path along a corridor that crosses off-mesh links: the floor between links drawn as
+        any path is (each piece from the last link's far end, cleared of the walls, to the next
+        link's near end), each link a straight segment between its ends."""
+        points, polys, link_segments = [], [], []
+        here, here_poly, begin = plan.start, plan.start_poly, 0
+        for position, k, forward in [*jumps, (len(corridor), None, None)]:
+            if k is None:
+                there, there_poly, after, after_poly = goal, goal_poly, None, None
+            else:
+                link = self.mesh.links[k]
+                near, far = (link.start, link.end) if forward else (link.end, link.start)
+                reach = self.extent[0] + plan.d
+                there = self._clear(corridor[position - 1], near, plan.d, reach, plan.passable)
+                after = self._clear(corridor[position], far, plan.d, reach, plan.passable)
+                if there is None or after is None:
+                    return self._unreachable(f"off-mesh link {link.name or k!r} ends too close to a wall for an "
+                                             f"agent of radius {plan.radius:g} m", nodes_expanded)
+                (there_poly, there), (after_poly, after) = there, after
+            piece = replace(plan, start=here, start_poly=here_poly, goal=there, goal_poly=there_poly)
+            drawn = self._chain(piece, corridor[begin:position], there, there_poly)
+            if drawn is None:
+                return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's "
+                                         "edge", nodes_expanded)
+            piece_points, piece_polys = refine.drape(self.index, self._walker(plan.passable), *drawn, self.drape_step,
+                                                     self.climb)
+            points += piece_points
+            polys += piece_polys
+            if after is not None:
+                link_segments.append(len(points) - 1)
+                here, here_poly, begin = after, after_poly, position
+        status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
+        return replace(self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason),
+                       links=tuple(link_segments))
 
     def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, known: float = math.inf):
         """(points, polygons) of the shortest valid chain start -> bend points -> goal: first over the
@@ -504,11 +546,19 @@ class NavMeshQuery:
             mesh = self.mesh
             ok = np.array(passable, dtype=bool)
             e = np.flatnonzero((mesh.neighbors >= 0) & (np.asarray(self.graph.edge_clear) >= r - FITS_TOL))
-            u, v = mesh.edge_polygon[e], mesh.neighbors[e]
+            usable = [link for link, price in zip(mesh.links, self._link_costs(r, f)) if price is not None]
+            u = np.concatenate([mesh.edge_polygon[e], [link.start_polygon for link in usable]]).astype(np.int64)
+            v = np.concatenate([mesh.neighbors[e], [link.end_polygon for link in usable]]).astype(np.int64)
             keep = ok[u] & ok[v]
             return connected_components(mesh.polygon_count, u[keep], v[keep])
 
         return self._cached(("piece", r, self._state(f)), make)
+
+    def _link_costs(self, r: float, f: QueryFilter) -> list:
+        """Per off-mesh link: its cost per meter for this radius and filter, None where the filter
+        excludes its area or the agent is wider than the link allows."""
+        return [None if r > link.radius + FITS_TOL or link.area in f.excluded else f.cost(link.area) * link.cost
+                for link in self.mesh.links]
 
     def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None:
         """(polygon, point) nearest xyz that keeps d from every wall, within `limit` across."""

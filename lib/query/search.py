@@ -12,6 +12,20 @@ from ..errors import NavMeshError
 from .graph import FITS_TOL
 
 IN_PROGRESS, FOUND, PARTIAL, UNREACHABLE = "in_progress", "found", "partial", "unreachable"
+# Search nodes at or below this id stand for off-mesh link crossings (portal nodes are edge slots,
+# -1 and -2 the start and goal).
+LINK_NODES = -3
+
+
+def link_node(k: int, forward: bool) -> int:
+    """The search node of crossing off-mesh link k, start to end (forward) or back."""
+    return LINK_NODES - 2 * k - (0 if forward else 1)
+
+
+def link_of(node: int) -> tuple[int, bool]:
+    """(link, forward) of a link crossing node."""
+    k, backward = divmod(LINK_NODES - node, 2)
+    return k, not backward
 PARTIAL_REASON = "goal is not reachable for this radius and filter; path ends at the closest reachable point"
 
 
@@ -62,7 +76,8 @@ class SlicedSearch:
         self.nodes_expanded = 0
         self.status = IN_PROGRESS
         self._result = None
-        # Node (portal edge slot; -1 start, -2 goal) -> (g, parent node, polygon entered, crossing point, entry edge index).
+        # Node (portal edge slot; -1 start, -2 goal; link_node(k, to) for a crossing of off-mesh link k
+        # to its end `to`) -> (g, parent node, polygon entered, crossing point, entry edge index).
         self._nodes: dict[int, tuple[float, int, int, tuple, int]] = {}
         self._closed: set[int] = set()
         self._heap: list = []
@@ -106,6 +121,16 @@ class SlicedSearch:
                 if -2 not in nodes or g2 < nodes[-2][0]:
                     nodes[-2] = (g2, node, p, goal, -1)
                     heapq.heappush(heap, (g2, g2, -2))
+            for k, forward, here, there, q in graph.links_from.get(p, ()):
+                price = plan.link_costs[k]
+                if price is None or not passable[q]:
+                    continue  # the filter excludes the link's area, or the agent is too wide for it
+                link = link_node(k, forward)
+                g2 = g + cost * math.dist(x, here) + price * math.dist(here, there)
+                old = nodes.get(link)
+                if link not in closed and (old is None or g2 < old[0]):
+                    nodes[link] = (g2, node, q, there, -1)
+                    heapq.heappush(heap, (g2 + hscale * math.dist(there, goal), g2, link))
             a, b = offs[p], offs[p + 1]
             row = cross_offs[p] + entry * (b - a) - a if cross is not None and entry >= 0 else -1
             for e in range(a, b):
@@ -126,14 +151,19 @@ class SlicedSearch:
 
     def _finish(self, node: int, partial: bool, g: float, end: tuple) -> None:
         """Draw the path along the corridor ending at node's polygon. The search's own polyline
-        through its crossing points reaches `end` at cost g."""
-        corridor = []
+        through its crossing points reaches `end` at cost g. jumps: (corridor position entered,
+        link, forward) for each off-mesh link the corridor crosses."""
+        corridor, crossings = [], []
         while node != -1:
             corridor.append(self._nodes[node][2])
+            crossings.append(node)
             node = self._nodes[node][1]
         corridor.append(self.plan.start_poly)
+        crossings.append(-1)
         corridor.reverse()
-        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded, (g, end))
+        crossings.reverse()
+        jumps = [(i, *link_of(c)) for i, c in enumerate(crossings) if c <= LINK_NODES]
+        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded, (g, end), jumps)
         self.status = self._result.status
 
     def result(self):

@@ -1,0 +1,58 @@
+"""Off-mesh links placed by hand: each end snapped onto the navmesh, as Detour's off-mesh
+connections are, so a path query can cross from one floor to another where the floor does not
+connect them (a jump, a drop, a ladder)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .errors import NavMeshError
+from .navmesh import MAX_AREA, NavMesh, OffMeshLink
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A link as a designer places it (world, Z-up): the two end points, both ways or start to end
+    only, the widest agent radius that may use it (None: the bake radius), its area id and cost
+    factor, and a name for messages."""
+
+    start: tuple[float, float, float]
+    end: tuple[float, float, float]
+    bidirectional: bool = True
+    radius: float | None = None
+    area: int = 0
+    cost: float = 1.0
+    name: str = "link"
+
+
+def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
+    """The mesh with these links, each end snapped to the surface of the nearest polygon within the
+    default search extent (as a path query's start is). NavMeshError naming every link whose end
+    lies off the navmesh, and how far."""
+    from .query.index import MeshIndex  # the query package builds on this one's NavMesh
+    from .query.navmesh_query import default_extent
+
+    if not specs:
+        return mesh
+    if mesh.is_empty:
+        raise NavMeshError(f"{len(specs)} off-mesh link(s) but the navmesh is empty: {mesh.empty_reason}")
+    index, extent = MeshIndex(mesh), default_extent(mesh)
+    links, missed = [], []
+    for spec in specs:
+        if not 0 <= int(spec.area) <= MAX_AREA or not (np.isfinite(spec.cost) and spec.cost > 0):
+            raise NavMeshError(f"off-mesh link {spec.name!r}: area must be 0..{MAX_AREA} and cost > 0")
+        ends = [index.locate(point, extent) for point in (spec.start, spec.end)]
+        far = [f"its {which} is {where.distance:.3g} m away" for which, where in zip(("start", "end"), ends)
+               if where.polygon < 0]
+        if far:
+            missed.append(f"{spec.name!r} ({' and '.join(far)})")
+            continue
+        radius = float(mesh.params.agent_radius) if spec.radius is None else float(spec.radius)
+        links.append(OffMeshLink(tuple(ends[0].point.tolist()), tuple(ends[1].point.tolist()), ends[0].polygon,
+                                 ends[1].polygon, radius, bool(spec.bidirectional), int(spec.area), float(spec.cost),
+                                 spec.name))
+    if missed:
+        raise NavMeshError(f"off-mesh link ends must lie on the navmesh (within {extent[0]:g} m across, "
+                           f"{extent[1]:g} m up or down): {'; '.join(missed)}")
+    return replace(mesh, links=tuple(mesh.links) + tuple(links))

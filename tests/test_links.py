@@ -1,0 +1,104 @@
+"""Off-mesh links placed by hand (issue 15): a jump across a gap the floor does not bridge. Each end
+snaps onto the navmesh; queries cross links (one way or both, within their radius and area), and the
+path marks the link segment, where a game plays the jump."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lib import BakeParams, NavMeshError, generate, load, save
+from lib.links import LinkSpec, attach_links
+from lib.query import NavMeshQuery, QueryFilter
+from tests.scenes import Scene
+
+PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3)
+WEST, EAST = (2.0, 4.0, 0.0), (16.0, 4.0, 1.0)
+JUMP = LinkSpec(start=(7.5, 4.0, 0.0), end=(10.5, 4.0, 1.0), name="jump")
+
+
+@pytest.fixture(scope="module")
+def platforms():
+    """Two 8 m platforms 2 m apart, the east one 1 m higher: no floor joins them."""
+    scene = Scene().floor(0, 0, 8, 8).floor(10, 0, 18, 8, z=1.0)
+    return generate(scene.vertices, scene.triangles, PARAMS)
+
+
+def test_without_a_link_the_platforms_are_apart(platforms):
+    assert NavMeshQuery(platforms).find_path(WEST, EAST).status == "partial"
+
+
+def test_a_path_crosses_the_link_and_marks_its_segment(platforms):
+    mesh = attach_links(platforms, [JUMP])
+    (link,) = mesh.links
+    assert link.start == pytest.approx((7.5, 4.0, 0.0)) and link.end == pytest.approx((10.5, 4.0, 1.0))
+    path = NavMeshQuery(mesh).find_path(WEST, EAST)
+    assert path.status == "found"
+    (i,) = path.links
+    np.testing.assert_allclose(path.points[i], link.start, atol=1e-9)
+    np.testing.assert_allclose(path.points[i + 1], link.end, atol=1e-9)
+    straight = math.dist(WEST, link.start) + math.dist(link.start, link.end) + math.dist(link.end, EAST)
+    assert path.length == pytest.approx(straight, rel=1e-6)
+
+
+def test_a_one_way_link_is_not_walked_back(platforms):
+    mesh = attach_links(platforms, [LinkSpec(start=JUMP.end, end=JUMP.start, bidirectional=False, name="drop")])
+    query = NavMeshQuery(mesh)
+    assert query.find_path(EAST, WEST).status == "found"
+    assert query.find_path(WEST, EAST).status == "partial"
+
+
+def test_a_link_narrower_than_the_agent_or_in_an_excluded_area_is_not_taken(platforms):
+    mesh = attach_links(platforms, [LinkSpec(JUMP.start, JUMP.end, radius=0.3, area=3, name="ledge")])
+    query = NavMeshQuery(mesh)
+    assert query.find_path(WEST, EAST).status == "found"
+    assert query.find_path(WEST, EAST, radius=0.5).status == "partial"
+    assert query.find_path(WEST, EAST, filter=QueryFilter(excluded={3})).status == "partial"
+
+
+def test_a_costly_link_is_still_taken_when_it_is_the_only_way(platforms):
+    mesh = attach_links(platforms, [LinkSpec(JUMP.start, JUMP.end, cost=10.0, name="ladder")])
+    path = NavMeshQuery(mesh).find_path(WEST, EAST)
+    assert path.status == "found" and len(path.links) == 1
+
+
+def test_link_ends_off_the_navmesh_are_named_with_their_distance(platforms):
+    with pytest.raises(NavMeshError, match=r"'far' \(its end is 9.3 m away\)"):
+        attach_links(platforms, [JUMP, LinkSpec(start=(7.5, 4.0, 0.0), end=(27.0, 4.0, 1.0), name="far")])
+
+
+def test_links_round_trip_through_the_json_file(platforms, tmp_path):
+    mesh = attach_links(platforms, [JUMP, LinkSpec((1.0, 1.0, 0.0), (12.0, 7.0, 1.0), bidirectional=False,
+                                                   radius=0.5, area=4, cost=2.0, name="zip line")])
+    for y_up in (False, True):
+        save(mesh, tmp_path / "links.json", y_up=y_up)
+        again = load(tmp_path / "links.json")
+        assert len(again.links) == 2
+        for a, b in zip(again.links, mesh.links):
+            np.testing.assert_allclose(a.start, b.start, atol=1e-12)
+            np.testing.assert_allclose(a.end, b.end, atol=1e-12)
+            assert (a.start_polygon, a.end_polygon, a.radius, a.bidirectional, a.area, a.cost, a.name) == (
+                b.start_polygon, b.end_polygon, b.radius, b.bidirectional, b.area, b.cost, b.name)
+
+
+def test_the_schema_describes_files_with_links(platforms, tmp_path):
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent.parent / "schema" / "navmesh.schema.json").read_text())
+    save(attach_links(platforms, [JUMP]), tmp_path / "links.json")
+    jsonschema.validate(json.loads((tmp_path / "links.json").read_text()), schema)
+
+
+def test_seeds_keep_an_island_reached_only_through_a_link(platforms):
+    from lib.prune import keep_seeded
+
+    scene = Scene().floor(0, 0, 8, 8).floor(10, 0, 18, 8, z=1.0).floor(30, 0, 34, 4)
+    mesh = generate(scene.vertices, scene.triangles, PARAMS, links=[JUMP], seeds=[WEST])
+    assert len(mesh.links) == 1
+    assert mesh.area_xy() == pytest.approx(platforms.area_xy(), rel=1e-9)  # both platforms, not the far floor
+    alone = keep_seeded(attach_links(platforms, []), [WEST])
+    assert alone.area_xy() < mesh.area_xy()
