@@ -24,6 +24,7 @@ PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colo
 PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)
 PORTAL_COLOR = (0.2, 0.6, 1.0, 1.0)
 SHRUNK_PORTAL_COLOR = (0.3, 1.0, 1.0, 1.0)
+LINK_COLOR = (1.0, 0.55, 0.0, 1.0)  # orange: off-mesh links, always drawn
 LIFT = 0.05  # lines sit this far above the navmesh polygons so they are not hidden in them
 SURFACE_ALPHA = 0.7  # opaque enough to read the same with or without the object beneath, the floor still shows
 SURFACE_PULL = 0.02  # fraction of the eye distance the surface is drawn closer (see the module docstring)
@@ -174,10 +175,19 @@ def _concatenate(parts) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+def link_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Each off-mesh link as a line from its start to its end."""
+    if not mesh.links:
+        return _empty()
+    a = np.array([link.start for link in mesh.links], dtype=np.float64)
+    b = np.array([link.end for link in mesh.links], dtype=np.float64)
+    return _segments(a, b, np.tile(LINK_COLOR, (len(a), 1)))
+
+
 def scene_lines(meshes: list[lib.NavMesh], show_portals: bool, show_clearance: bool, path=None,
                 path_mesh: lib.NavMesh | None = None, path_radius: float = 0.0, show_path_portals: bool = False):
     """The depth-tested lines for the current toggles (the path itself is drawn apart, on top)."""
-    parts = []
+    parts = [link_lines(mesh) for mesh in meshes]
     for mesh in meshes:
         if show_clearance:
             parts.append(clearance_lines(mesh))

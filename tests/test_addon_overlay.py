@@ -40,7 +40,8 @@ def test_clearance_heat_map_spans_the_bake_radius_to_three_times_it():
 def test_no_overlay_colour_is_near_the_path_colour():
     ids = np.arange(500)
     others = np.vstack([overlay.distinct_colors(ids), overlay.heat(np.linspace(0, 2, 50), 0.4, 1.2),
-                        [overlay.PORTAL_COLOR, overlay.SHRUNK_PORTAL_COLOR, overlay.mesh_write.NAVMESH_COLOR]])
+                        [overlay.PORTAL_COLOR, overlay.SHRUNK_PORTAL_COLOR, overlay.LINK_COLOR,
+                         overlay.mesh_write.NAVMESH_COLOR]])
     distance = np.linalg.norm(others[:, :3] - np.array(overlay.PATH_COLOR[:3]), axis=1)
     assert distance.min() > 0.5
 
@@ -115,3 +116,15 @@ def test_eye_pull_brings_geometry_closer_without_moving_it_on_screen(projection)
         before, after = projection @ view @ point.to_4d(), projection @ view @ (pull @ point.to_4d())
         assert (after.xy / after.w - before.xy / before.w).length < 1e-5
         assert (view @ (pull @ point)).z > (view @ point).z + 0.1  # nearer: the camera looks down -Z
+
+
+def test_off_mesh_links_are_drawn_as_lines_whatever_the_toggles():
+    from dataclasses import replace
+
+    from lib.navmesh import OffMeshLink
+
+    link = OffMeshLink((1.0, 1.0, 0.5), (9.0, 6.0, 0.5), 0, 1, 0.4)
+    mesh = replace(navmeshes.l_corridor(), links=(link,))
+    coords, colors = overlay.scene_lines([mesh], show_portals=False, show_clearance=False)
+    np.testing.assert_allclose(coords[:, :2], [[1.0, 1.0], [9.0, 6.0]])
+    np.testing.assert_allclose(colors, [overlay.LINK_COLOR] * 2)
