@@ -54,6 +54,13 @@ _HEADER = struct.Struct("<15i3f3f3ff")
 _SET_HEADER = struct.Struct("<3i3fffii")
 _TILE_ENTRY = struct.Struct("<Ii")
 _LINK_SIZE = 12
+# dtOffMeshConnection: both end points, radius, its polygon, flags, the side its end lies on, user id.
+_OFFMESH = struct.Struct("<6ffHBBI")
+# dtPolyTypes: an off-mesh connection's polygon (two vertices, its ends).
+OFFMESH_POLY_TYPE = 1
+# DT_OFFMESH_CON_BIDIR, and the side code of an end inside the link's own tile.
+OFFMESH_BOTH_WAYS = 1
+OFFMESH_SAME_TILE = 0xFF
 _POLY = np.dtype([("first_link", "<u4"), ("verts", "<u2", 6), ("neis", "<u2", 6), ("flags", "<u2"),
                   ("vert_count", "u1"), ("area_and_type", "u1")])
 _POLY_DETAIL = np.dtype([("vert_base", "<u4"), ("tri_base", "<u4"), ("vert_count", "u1"),
@@ -498,23 +505,34 @@ def _bits(count: int) -> int:
 
 
 def _pack(tiles: list[_Tile], level: _Level, size: float) -> bytes:
-    """The MSET file: set header with dtNavMeshParams, then per tile its reference, size and data."""
-    max_polygons = max(t.polygon_count for t in tiles)
+    """The MSET file: set header with dtNavMeshParams, then per tile its reference, size and data.
+    Each off-mesh link goes to the tile its start lies in."""
+    starts = to_y_up(np.array([link.start for link in level.mesh.links]).reshape(-1, 3))
+    placed = np.zeros(len(starts), dtype=bool)
+    tile_links = []
+    for tile in tiles:
+        x0, z0, x1, z1 = tile.box
+        inside = ~placed & (starts[:, 0] >= x0) & (starts[:, 0] <= x1) & (starts[:, 2] >= z0) & (starts[:, 2] <= z1)
+        placed |= inside
+        tile_links.append([level.mesh.links[k] for k in np.flatnonzero(inside)])
+    max_polygons = max(t.polygon_count + len(links) for t, links in zip(tiles, tile_links))
     tile_bits, poly_bits = _bits(len(tiles)), _bits(max_polygons)
     origin = level.origin
     out = [_SET_HEADER.pack(SET_MAGIC, SET_VERSION, len(tiles), origin[0], origin[1], origin[2], size, size,
                             len(tiles), max_polygons)]
-    for index, tile in enumerate(tiles):
-        data = _tile_bytes(tile, level)
+    for index, (tile, links) in enumerate(zip(tiles, tile_links)):
+        data = _tile_bytes(tile, level, links)
         # Salt 1 (a fresh navmesh's), tile slot `index`, polygon 0.
         reference = 1 << (tile_bits + poly_bits) | index << poly_bits
         out += [_TILE_ENTRY.pack(reference, len(data)), data]
     return b"".join(out)
 
 
-def _tile_bytes(tile: _Tile, level: _Level) -> bytes:
+def _tile_bytes(tile: _Tile, level: _Level, links: list) -> bytes:
     """One tile's data as dtCreateNavMeshData lays it out: header, vertices, polygons, links (room
-    only: Detour builds them on load), detail meshes, detail vertices, detail triangles, BV tree."""
+    only: Detour builds them on load), detail meshes, detail vertices, detail triangles, BV tree,
+    off-mesh connections. `links`: the off-mesh links that start in this tile, each written as a
+    two-vertex polygon after the ground polygons and a dtOffMeshConnection."""
     params = level.mesh.params
     count = tile.polygon_count
     used = np.arange(VERTS_PER_POLYGON) < tile.counts[:, None]
@@ -526,18 +544,41 @@ def _tile_bytes(tile: _Tile, level: _Level) -> bytes:
     polys["flags"] = WALK_FLAG
     polys["vert_count"] = tile.counts
     polys["area_and_type"] = level.mesh.areas[tile.polygons]
-    link_count = int(used.sum()) + LINKS_PER_PORTAL * int(portal.sum())
+    link_count = int(used.sum()) + LINKS_PER_PORTAL * int(portal.sum()) + LINKS_PER_PORTAL * len(links)
     details, detail_vertices, detail_tris = _detail_meshes(tile)
     low, high = tile.bounds()
     tree = _bv_tree(tile, low, level.quant)
+    ends = to_y_up(np.array([[link.start, link.end] for link in links]).reshape(-1, 3))
+    vertices = np.concatenate([tile.vertices, ends])
+    connection_polys = np.zeros(len(links), dtype=_POLY)
+    connection_polys["verts"][:, :2] = len(tile.vertices) + np.arange(2 * len(links)).reshape(-1, 2)
+    connection_polys["flags"] = WALK_FLAG
+    connection_polys["vert_count"] = 2
+    connection_polys["area_and_type"] = [link.area | OFFMESH_POLY_TYPE << 6 for link in links]
+    connections = b"".join(_OFFMESH.pack(*ends[2 * i], *ends[2 * i + 1], link.radius, count + i,
+                                         OFFMESH_BOTH_WAYS if link.bidirectional else 0,
+                                         _outside_side(ends[2 * i + 1], low, high), i)
+                           for i, link in enumerate(links))
     header = _HEADER.pack(
-        TILE_MAGIC, TILE_VERSION, tile.tx, tile.ty, 0, 0, count, len(tile.vertices), link_count, count,
-        len(detail_vertices), len(detail_tris), len(tree), 0, count,
+        TILE_MAGIC, TILE_VERSION, tile.tx, tile.ty, 0, 0, count + len(links), len(vertices), link_count, count,
+        len(detail_vertices), len(detail_tris), len(tree), len(links), count,
         float(params.agent_height), float(params.agent_radius), float(params.agent_max_climb),
         *low, *high, level.quant)
-    sections = [header, tile.vertices.astype("<f4").tobytes(), polys.tobytes(), bytes(_LINK_SIZE * link_count),
-                details.tobytes(), detail_vertices.astype("<f4").tobytes(), detail_tris.tobytes(), tree.tobytes()]
+    sections = [header, vertices.astype("<f4").tobytes(), polys.tobytes() + connection_polys.tobytes(),
+                bytes(_LINK_SIZE * link_count), details.tobytes(), detail_vertices.astype("<f4").tobytes(),
+                detail_tris.tobytes(), tree.tobytes(), connections]
     return b"".join(s + bytes(-len(s) % 4) for s in sections)  # dtAlign4 after every section
+
+
+def _outside_side(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:
+    """Which neighbour tile an off-mesh link's end lies toward (Detour's side codes: 0 = +x, then
+    counter-clockwise in steps of 45 degrees to 7 = +x -z), OFFMESH_SAME_TILE when inside this one."""
+    east, north = point[0] >= high[0], point[2] >= high[2]
+    west, south = point[0] < low[0], point[2] < low[2]
+    code = {(True, False, False, False): 0, (True, True, False, False): 1, (False, True, False, False): 2,
+            (False, True, True, False): 3, (False, False, True, False): 4, (False, False, True, True): 5,
+            (False, False, False, True): 6, (True, False, False, True): 7}
+    return code.get((bool(east), bool(north), bool(west), bool(south)), OFFMESH_SAME_TILE)
 
 
 def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -102,3 +102,23 @@ def test_seeds_keep_an_island_reached_only_through_a_link(platforms):
     assert mesh.area_xy() == pytest.approx(platforms.area_xy(), rel=1e-9)  # both platforms, not the far floor
     alone = keep_seeded(attach_links(platforms, []), [WEST])
     assert alone.area_xy() < mesh.area_xy()
+
+
+@pytest.mark.parametrize("tile_size", [None, 4.0])
+def test_detour_crosses_the_link_in_the_exported_file(platforms, tmp_path, tile_size):
+    """recast-navigation loads the link as a dtOffMeshConnection and its path takes it, one way only
+    when the link is (in one tile, and with the link's ends in different tiles)."""
+    from lib.detour import write_detour
+    from tests.fixtures.io.detour_tools import detour_queries
+
+    mesh = attach_links(platforms, [LinkSpec(JUMP.start, JUMP.end, bidirectional=False, name="drop")])
+    path = tmp_path / "links.bin"
+    write_detour(mesh, path, tile_size=tile_size)
+    forward, backward = detour_queries(path, [[*WEST, *EAST], [*EAST, *WEST]], half_extents=(0.5, 2.0, 0.5))["paths"]
+    assert forward["found"] and not forward["partial"]
+    points = np.asarray(forward["points"])
+    (link,) = mesh.links
+    for end in (link.start, link.end):
+        assert np.min(np.linalg.norm(points - np.array(end), axis=1)) < 1e-3, "the path runs through the link's ends"
+    np.testing.assert_allclose(points[-1], EAST, atol=1e-3)
+    assert not backward["found"] or backward["partial"]
