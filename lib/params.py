@@ -78,6 +78,15 @@ BAKE_PARAMETERS = (
     BakeParameter("max_height_error", "Max Height Error", 0.2, "m", minimum_excluded=True,
                   recast="detailSampleMaxError",
                   description="how far the detail surface may leave the real floor"),
+    BakeParameter("jump_max_distance", "Max Jump Distance", 0.0, "m", recast="",
+                  description="automatic off-mesh links reach at most this far across a gap or off a ledge, "
+                              "seen from above; 0: none"),
+    BakeParameter("jump_max_up", "Max Jump Up", 0.0, "m", recast="",
+                  description="automatic jump links (both ways) join floors at most this much higher"),
+    BakeParameter("jump_max_drop", "Max Drop", 0.0, "m", recast="",
+                  description="automatic drop links (one way, down) leave a ledge for a floor at most this far below"),
+    BakeParameter("jump_step", "Jump Link Spacing", 1.0, "m", minimum_excluded=True, recast="",
+                  description="automatic links are sampled along ledges this far apart"),
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
 # Most vertices a Detour polygon holds (DT_VERTS_PER_POLYGON).
@@ -101,6 +110,10 @@ class BakeParams:
     max_edge_len: float = _DEFAULTS["max_edge_len"]
     max_edge_error: float = _DEFAULTS["max_edge_error"]
     max_height_error: float = _DEFAULTS["max_height_error"]
+    jump_max_distance: float = _DEFAULTS["jump_max_distance"]
+    jump_max_up: float = _DEFAULTS["jump_max_up"]
+    jump_max_drop: float = _DEFAULTS["jump_max_drop"]
+    jump_step: float = _DEFAULTS["jump_step"]
 
     def __post_init__(self) -> None:
         for parameter in BAKE_PARAMETERS:
@@ -132,6 +145,9 @@ class BakeParams:
         if self.max_verts_per_poly > DETOUR_MAX_VERTS:
             out.append(f"max_verts_per_poly {self.max_verts_per_poly} is above Detour's limit of {DETOUR_MAX_VERTS}: "
                        "engines that load Detour navmeshes (Babylon.js, recast-navigation, DotRecast) cannot take it")
+        if self.jump_max_distance > 0 and self.jump_max_up <= 0 and self.jump_max_drop <= 0:
+            out.append(f"jump_max_distance {self.jump_max_distance:g} m makes no links while jump_max_up and "
+                       "jump_max_drop are 0: set how high a jump reaches or how far a drop falls")
         if self.max_edge_error < cs / 2:
             out.append(f"max_edge_error {self.max_edge_error:g} m is below half a cell: outlines follow the voxel "
                        f"staircase, with many more vertices and polygons; Recast's guide is 1.1 to 1.5 cells "

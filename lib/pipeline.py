@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import clearance, contours, detail, heightfield, links as offmesh, polygons, prune, regions
+from . import auto_links, clearance, contours, detail, heightfield, links as offmesh, polygons, prune, regions
 from .navmesh import NavMesh
 from .params import BakeParams
 from .progress import Progress, ProgressCallback
@@ -33,7 +33,8 @@ def generate(
     volumes: lib.soup.AreaVolume list: closed meshes that mark the floor inside them with an area id
     or remove it (area None); later ones paint over earlier ones.
     links: lib.links.LinkSpec list: off-mesh links placed by hand, their ends snapped onto the
-    navmesh (before seeds prune it: an island reached through a link is kept).
+    navmesh (before seeds prune it: an island reached through a link is kept); automatic jump and
+    drop links join them when params.jump_max_distance is set (lib.auto_links).
     progress: called as progress(stage, fraction_done) at each stage and, at most every
     lib.progress.REPORT_INTERVAL seconds, within the long ones; it may raise
     lib.errors.BakeCancelled to stop.
@@ -70,7 +71,8 @@ def generate(
     mesh = _to_world(mesh, soup.origin)
     if area_costs:
         mesh = replace(mesh, area_costs=area_costs)
-    mesh = offmesh.attach_links(mesh, list(links))
+    jumps = auto_links.jump_links(mesh, soup.vertices[soup.triangles] + soup.origin, params)
+    mesh = offmesh.attach_links(mesh, list(links) + jumps)
     if seeds is not None:
         mesh = prune.keep_seeded(mesh, seeds)
     report("done", 1.0)

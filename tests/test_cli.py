@@ -168,7 +168,8 @@ def test_bake_takes_every_bake_parameter_by_its_lib_name_and_the_old_spellings()
 
     given = {"cell_size": 0.25, "agent_radius": 0.3, "agent_height": 1.7, "agent_max_climb": 0.35,
              "agent_max_slope": 40.0, "region_min_area": 2.0, "max_verts_per_poly": 5, "max_edge_len": 3.0,
-             "max_edge_error": 0.3, "max_height_error": 0.15}
+             "max_edge_error": 0.3, "max_height_error": 0.15, "jump_max_distance": 2.5, "jump_max_up": 0.5,
+             "jump_max_drop": 2.0, "jump_step": 1.5}
     assert set(given) == {p.name for p in lib.BAKE_PARAMETERS}
     argv = ["bake", "level.obj", "--output", "x.json"]
     for name, value in given.items():

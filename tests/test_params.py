@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def readme_table_row(parameter) -> str:
-    recast = f"`{parameter.recast}`" + (" (in cells)" if parameter.recast_in_cells else "")
+    recast = (f"`{parameter.recast}`" if parameter.recast else "—") + (" (in cells)" if parameter.recast_in_cells else "")
     return f"| `{parameter.name}` | {parameter.default:g} | {parameter.unit} | {parameter.description} | {recast} |"
 
 
@@ -145,6 +145,7 @@ def test_sensible_settings_have_no_warnings(values):
     ({"agent_height": 0.01}, "agent_height", "taller than itself"),
     ({"max_verts_per_poly": 32}, "max_verts_per_poly", "Detour's limit of 6"),
     ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),
+    ({"jump_max_distance": 2.0}, "jump_max_distance", "makes no links"),
 ])
 def test_settings_that_make_little_sense_are_warned_about_by_name(values, parameter, hint):
     (warning,) = BakeParams(**values).warnings()
