@@ -17,6 +17,10 @@ Per-polygon and per-edge data ride along in <extra><technique profile="navmesh">
   cross_clearance                      per polygon its n x n block of widest radius entering by edge i
                                        and leaving by edge j, row-major, when computed
   bake_params                          the bake parameters as attributes
+  area_costs                           areas="..." costs="...": each area's cost other than 1
+  link_ends                            per off-mesh link its start and end point (file coordinates)
+  link_polygons, link_bidirectional,   per link: its start and end polygon, 1 if both ways, its
+  link_areas, link_radii, link_costs   area id, widest agent radius and cost factor
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ import numpy as np
 
 from . import files
 from .export_surface import convex_pieces, export_surface, welded
+from .links import link_columns
 from .navmesh import NavMesh, to_y_up
 
 NAMESPACE = "http://www.collada.org/2005/11/COLLADASchema"
@@ -90,6 +95,18 @@ def to_collada(
         if values is not None:
             ET.SubElement(extra, tag, {"count": str(len(values))}).text = _floats(values)
     ET.SubElement(extra, "bake_params", {k: repr(v) for k, v in mesh.params.to_dict().items()})
+    if mesh.area_costs:
+        areas, costs = zip(*mesh.area_costs)
+        ET.SubElement(extra, "area_costs", {"areas": _ints(areas), "costs": _floats(costs)})
+    if mesh.links:
+        ends = np.array([[link.start, link.end] for link in mesh.links], dtype=np.float64).reshape(-1, 3)
+        ends = to_y_up(ends) if y_up else ends
+        ET.SubElement(extra, "link_ends", {"count": str(ends.size)}).text = _floats(ends.ravel())
+        for tag, values in link_columns(mesh).items():
+            if values.dtype.kind == "f":
+                ET.SubElement(extra, tag, {"count": str(len(values))}).text = _floats(values)
+            else:
+                _int_list(extra, tag, values)
 
     scenes = ET.SubElement(root, "library_visual_scenes")
     scene = ET.SubElement(scenes, "visual_scene", {"id": "Scene", "name": "Scene"})

@@ -21,6 +21,10 @@ The resource's metadata (`get_meta(name)`) carries what Godot has no place for:
   edge_clearance, cross_clearance            as in the JSON format, when computed; unlimited is
                                              UNLIMITED_CLEARANCE (Godot 3.2 cannot read back inf)
   bake_params                                the bake parameters
+  area_costs                                 area id -> cost, for costs other than 1
+  link_ends                                  per off-mesh link its start and end (Y-up)
+  link_polygons, link_bidirectional,         per link its start and end polygon, 1 if both ways,
+  link_areas, link_radii, link_costs         area id, widest agent radius and cost factor
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import numpy as np
 
 from . import files
 from .export_surface import convex_pieces, export_surface, finite_clearance, welded
+from .links import link_columns
 from .navmesh import FORMAT_NAME, FORMAT_VERSION, NavMesh, to_y_up
 
 # Godot's NavigationMesh settings that mean the same as a bake parameter (world units), so a re-bake in
@@ -70,6 +75,13 @@ def to_tres(mesh: NavMesh) -> str:
             meta[name] = f"PoolRealArray( {_floats(finite_clearance(values))} )"
     params = mesh.params.to_dict()
     meta["bake_params"] = _dictionary({key: _number(value) for key, value in params.items()})
+    if mesh.area_costs:
+        meta["area_costs"] = _dictionary({str(area): _number(cost) for area, cost in mesh.area_costs})
+    if mesh.links:
+        ends = to_y_up(np.array([[link.start, link.end] for link in mesh.links], dtype=np.float64).reshape(-1, 3))
+        meta["link_ends"] = f"PoolVector3Array( {_floats(ends.ravel())} )"
+        for name, values in link_columns(mesh).items():
+            meta[name] = f"PoolRealArray( {_floats(values)} )" if values.dtype.kind == "f" else _int_array(values)
     if mesh.empty_reason is not None:
         meta["empty_reason"] = _string(mesh.empty_reason)
 

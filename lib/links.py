@@ -56,3 +56,16 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
         raise NavMeshError(f"off-mesh link ends must lie on the navmesh (within {extent[0]:g} m across, "
                            f"{extent[1]:g} m up or down): {'; '.join(missed)}")
     return replace(mesh, links=tuple(mesh.links) + tuple(links))
+
+
+def link_columns(mesh: NavMesh) -> dict[str, np.ndarray]:
+    """The mesh's links as flat columns for file formats without records: per link its start and
+    end polygon (two entries), both ways (1) or not (0), area id, widest agent radius, cost factor."""
+    links = mesh.links
+    return {
+        "link_polygons": np.array([[link.start_polygon, link.end_polygon] for link in links], dtype=np.int64).reshape(-1),
+        "link_bidirectional": np.array([int(link.bidirectional) for link in links], dtype=np.int64),
+        "link_areas": np.array([link.area for link in links], dtype=np.int64),
+        "link_radii": np.array([link.radius for link in links], dtype=np.float64),
+        "link_costs": np.array([link.cost for link in links], dtype=np.float64),
+    }

@@ -122,3 +122,24 @@ def test_detour_crosses_the_link_in_the_exported_file(platforms, tmp_path, tile_
         assert np.min(np.linalg.norm(points - np.array(end), axis=1)) < 1e-3, "the path runs through the link's ends"
     np.testing.assert_allclose(points[-1], EAST, atol=1e-3)
     assert not backward["found"] or backward["partial"]
+
+
+def test_links_and_area_costs_ride_along_in_collada_and_godot(platforms):
+    import xml.etree.ElementTree as ET
+    from dataclasses import replace
+
+    from lib.collada import to_collada
+    from lib.godot import to_tres
+    from lib.navmesh import to_y_up
+
+    mesh = replace(attach_links(platforms, [JUMP]), area_costs={4: 2.5})
+    ns = {"c": "http://www.collada.org/2005/11/COLLADASchema"}
+    extra = ET.fromstring(to_collada(mesh, y_up=True)).find(".//c:extra/c:technique", ns)
+    ends = [float(v) for v in extra.find("c:link_ends", ns).text.split()]
+    expected = to_y_up(np.array([mesh.links[0].start, mesh.links[0].end])).ravel()
+    np.testing.assert_allclose(ends, expected)
+    assert extra.find("c:link_bidirectional", ns).text.split() == ["1"]
+    assert extra.find("c:area_costs", ns).attrib == {"areas": "4", "costs": "2.5"}
+    tres = to_tres(mesh)
+    assert '"link_bidirectional": PoolIntArray( 1 )' in tres and '"area_costs": {\n"4": 2.5\n}' in tres
+    assert f'"link_polygons": PoolIntArray( {mesh.links[0].start_polygon}, {mesh.links[0].end_polygon} )' in tres
