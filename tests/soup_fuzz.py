@@ -71,6 +71,15 @@ def make_case(number: int, family: str | None = None) -> Case:
                    "max_edge_error", "max_height_error")
         params = replace(params, region_min_area=params.region_min_area * scale**2,
                          **{k: getattr(params, k) * scale for k in lengths})
+    # Automatic jump and drop links in a quarter of the cases, drawn from their own stream so a case
+    # number keeps the soup and parameters it always had.
+    jumps = np.random.default_rng([number, 13])
+    if jumps.random() < 0.25:
+        unit = params.agent_height
+        params = replace(params, jump_max_distance=float(jumps.uniform(0.5, 3.0) * unit),
+                         jump_max_up=float(jumps.uniform(0.0, 0.5) * unit),
+                         jump_max_drop=float(jumps.uniform(0.0, 2.0) * unit),
+                         jump_step=float(jumps.uniform(0.3, 1.5) * unit))
     return Case(number, family, scene, params)
 
 
@@ -223,6 +232,19 @@ def _closest_on_triangles(tri: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, n
     return best_xy + q, (best_bary * tri[:, :, 2]).sum(1)
 
 
+def link_violations(mesh) -> list[tuple[str, str]]:
+    """Off-mesh links whose ends are not on the surface of the polygons they name."""
+    from lib.query.index import MeshIndex
+
+    index, found = MeshIndex(mesh), []
+    for k, link in enumerate(mesh.links):
+        for end, poly in ((link.start, link.start_polygon), (link.end, link.end_polygon)):
+            gap = float(np.linalg.norm(index.closest_point(poly, end) - np.asarray(end)))
+            if gap > 1e-6 * max(1.0, float(np.abs(end).max())):
+                found.append(("link", f"link {k} ({link.name}) has an end {gap:.3g} m off polygon {poly}"))
+    return found
+
+
 def check_case(case: Case) -> list[tuple[str, str]]:
     """(kind, message) for everything wrong with this case's bake; [] when all is well."""
     try:
@@ -233,7 +255,7 @@ def check_case(case: Case) -> list[tuple[str, str]]:
         return [("exception", f"{type(exc).__name__}: {exc}")]
     if mesh.is_empty:
         return [] if mesh.empty_reason else [("empty_without_reason", "empty mesh with no reason")]
-    found = navmesh_violations(mesh)
+    found = navmesh_violations(mesh) + link_violations(mesh)
     gaps = surface_gaps(mesh, case.scene)
     bad = np.flatnonzero(gaps > case.params.max_height_error * (1 + 1e-6))
     if len(bad):
