@@ -6,10 +6,11 @@ except ImportError:
 
 import bpy
 
-from . import cli, io_operators, operators_bake, operators_path, overlay, panels, presets, properties
+from . import areas, cli, io_operators, operators_bake, operators_path, overlay, panels, presets, properties
 
 _CLASSES = (
     *properties.CLASSES,
+    *areas.CLASSES,
     *presets.CLASSES,
     *operators_bake.CLASSES,
     *operators_path.CLASSES,

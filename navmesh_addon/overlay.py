@@ -58,15 +58,17 @@ def distinct_colors(ids: np.ndarray) -> np.ndarray:
     return np.hstack([rgb, np.ones((len(ids), 1))])
 
 
-def polygon_colors(mesh: lib.NavMesh, mode: str) -> np.ndarray:
+def polygon_colors(mesh: lib.NavMesh, mode: str, area_colors: dict | None = None) -> np.ndarray:
     """(P, 4) fill colour per polygon for a Color By mode (properties.COLOR_BY): the navmesh colour, or
     distinct colours per area, region or polygon. Area 0 (ground) keeps the navmesh colour so only
-    special areas stand out."""
+    special areas stand out; area_colors ({area id: RGB}, the scene's area types) colour their areas."""
     if mode == "NAVMESH":
         return np.tile(mesh_write.NAVMESH_COLOR, (mesh.polygon_count, 1))
     if mode == "AREA":
         colors = distinct_colors(mesh.areas)
         colors[mesh.areas == 0] = mesh_write.NAVMESH_COLOR
+        for area, rgb in (area_colors or {}).items():
+            colors[mesh.areas == area] = (*rgb, 1.0)
         return colors
     ids = mesh.regions if mode == "REGION" else np.arange(mesh.polygon_count)
     return distinct_colors(ids)
@@ -85,12 +87,12 @@ def surface_triangles(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return mesh.vertices[mesh.poly_vertices[corners]], owner
 
 
-def surface_fill(mesh: lib.NavMesh, mode: str = "NAVMESH") -> tuple[np.ndarray, np.ndarray]:
+def surface_fill(mesh: lib.NavMesh, mode: str = "NAVMESH", area_colors: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Triangle batch of the navmesh surface: coords (3T, 3) and colours (3T, 4), semi-transparent."""
     triangles, owner = surface_triangles(mesh)
     if not len(triangles):
         return _empty()
-    colors = polygon_colors(mesh, mode)[owner].astype(np.float32)
+    colors = polygon_colors(mesh, mode, area_colors)[owner].astype(np.float32)
     colors[:, 3] = SURFACE_ALPHA
     return triangles.reshape(-1, 3).astype(np.float32), np.repeat(colors, 3, axis=0)
 
@@ -330,14 +332,15 @@ def scene_batches(context) -> ViewBatches | None:
     settings = context.scene.navmesh
     objects = [obj for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
     state = operators_path.STATE
-    key = (tuple(mesh_write.revision(obj) for obj in objects), settings.color_by,
+    area_colors = {entry.area_id: tuple(entry.color) for entry in settings.area_types}
+    key = (tuple(mesh_write.revision(obj) for obj in objects), settings.color_by, tuple(sorted(area_colors.items())),
            settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key)
     if _batches is None or _batches[0] != key:
         try:
             meshes = [MESHES.get(obj) for obj in objects]
         except lib.NavMeshError:
             return None
-        fill = _concatenate([surface_fill(mesh, settings.color_by) for mesh in meshes])
+        fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors) for mesh in meshes])
         lines = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
                             state.mesh, settings.path_radius, settings.path_show_portals)
         path_points = None if state.result is None else state.result.points

@@ -96,7 +96,11 @@ class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
             box.label(text=obj.name, icon="OBJECT_DATA")
             box.prop(obj, "navmesh_role")
             box.prop(obj, "navmesh_area")
-            box.prop(obj, "navmesh_area_cost")
+            named = settings.area_type(obj.navmesh_area)
+            if named is not None:
+                box.label(text=f"{named.name}: cost {named.cost:g}" + ("" if named.walkable else ", not walkable"))
+            else:
+                box.prop(obj, "navmesh_area_cost")
             if obj.navmesh_role == "OFF_MESH_LINK":
                 box.prop(obj, "navmesh_link_bidirectional")
                 box.prop(obj, "navmesh_link_radius")
@@ -105,6 +109,20 @@ class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
                 box.label(text=mat.name, icon="MATERIAL")
                 box.prop(mat, "navmesh_area")
                 box.prop(mat, "navmesh_area_cost")
+
+
+class VIEW3D_PT_navmesh_areas(_Sidebar, bpy.types.Panel):
+    bl_label = "Area Types"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        settings = context.scene.navmesh
+        row = self.layout.row()
+        row.template_list("NAVMESH_UL_area_types", "", settings, "area_types", settings, "area_types_index", rows=3)
+        buttons = row.column(align=True)
+        buttons.operator("navmesh.area_type_add", text="", icon="ADD")
+        buttons.operator("navmesh.area_type_remove", text="", icon="REMOVE")
 
 
 class VIEW3D_PT_navmesh_advanced(_Sidebar, bpy.types.Panel):
@@ -174,6 +192,7 @@ class VIEW3D_PT_navmesh_export(_Sidebar, bpy.types.Panel):
 CLASSES = (
     VIEW3D_PT_navmesh,
     VIEW3D_PT_navmesh_sources,
+    VIEW3D_PT_navmesh_areas,
     VIEW3D_PT_navmesh_advanced,
     VIEW3D_PT_navmesh_display,
     VIEW3D_PT_navmesh_path,

@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty,
+                       PointerProperty, StringProperty)
 
 from . import lib
 
@@ -71,6 +72,19 @@ def _with_bake_parameters(cls):
     return cls
 
 
+class NavmeshAreaType(bpy.types.PropertyGroup):
+    """A named area type of the scene's table (its `name` is the item's name): objects and materials
+    whose Area Type is its id take its cost, the overlay its colour; not walkable removes that floor."""
+
+    area_id: IntProperty(name="Id", default=1, min=0, max=63, description="The area id objects and materials use")
+    cost: FloatProperty(name="Cost", default=1.0, min=0.01, soft_max=10.0,
+                        description="Travel cost factor of this area type (it overrides the objects' own)")
+    color: FloatVectorProperty(name="Color", subtype="COLOR", size=3, min=0.0, max=1.0, default=(0.8, 0.5, 0.2),
+                               update=_redraw, description="How Color By Area draws this area type")
+    walkable: BoolProperty(name="Walkable", default=True,
+                           description="Off: faces of this area type are not walked on (they still block)")
+
+
 @_with_bake_parameters
 class NavmeshSettings(bpy.types.PropertyGroup):
     """Scene-level navmesh settings (bpy.types.Scene.navmesh); the bake parameters are added from lib."""
@@ -84,6 +98,9 @@ class NavmeshSettings(bpy.types.PropertyGroup):
                                description="Draw the edges shared by neighbouring polygons")
     show_clearance: BoolProperty(name="Clearance", default=False, update=_redraw,
                                  description="Portals coloured by clearance, red where only the baked agent fits, green from 3x its radius")
+
+    area_types: CollectionProperty(type=NavmeshAreaType, name="Area Types")
+    area_types_index: IntProperty(name="Active Area Type", default=0)
 
     bake_stage: StringProperty(name="Bake Stage", default="", options={"SKIP_SAVE"})
     bake_progress: FloatProperty(name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR", options={"SKIP_SAVE"})
@@ -121,7 +138,12 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         setattr(self, name, math.radians(value) if PARAMETER_BY_NAME[name].unit == "degrees" else value)
 
 
-CLASSES = (NavmeshSettings,)
+    def area_type(self, area_id: int):
+        """The table's entry for an area id, or None."""
+        return next((entry for entry in self.area_types if entry.area_id == area_id), None)
+
+
+CLASSES = (NavmeshAreaType, NavmeshSettings)
 
 
 def register_properties() -> None:

@@ -67,7 +67,8 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     """World-space triangles of the evaluated source objects, with walkable flags and area ids."""
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
-    parts, names, costs, volumes, links = [], [], {}, [], []
+    parts, names, volumes, links = [], [], [], []
+    costs, not_walkable = _area_table(context.scene.navmesh)
     for inst in depsgraph.object_instances:
         obj = inst.object
         owner = (inst.parent if inst.is_instance else obj).original
@@ -103,6 +104,8 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         volumes=volumes,
         links=links,
     )
+    # Faces of an area type the table marks not walkable still block, as Recast's null area does.
+    arrays.walkable &= ~np.isin(arrays.areas, list(not_walkable))
     if not arrays.walkable.any():
         raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "
                                "set the floor objects' Navmesh role to Walkable")
@@ -170,10 +173,28 @@ def _link(obj, matrix: np.ndarray, costs: dict):
                                  float(original.navmesh_area_cost), original.name)
 
 
+def _area_table(settings) -> tuple[dict, set]:
+    """The scene's area types as costs ({area: (cost, "area type 'Mud'")}, which objects and
+    materials do not override) and the ids that are not walkable; NavMeshError for an id named twice."""
+    costs, not_walkable, names = {}, set(), {}
+    for entry in settings.area_types:
+        if entry.area_id in names:
+            raise lib.NavMeshError(f"area id {entry.area_id} is named twice in the area types table "
+                                   f"({names[entry.area_id]!r} and {entry.name!r}): give each type its own id")
+        names[entry.area_id] = entry.name
+        costs[entry.area_id] = (round(float(entry.cost), 6), f"area type {entry.name!r}")
+        if not entry.walkable:
+            not_walkable.add(entry.area_id)
+    return costs, not_walkable
+
+
 def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:
-    """Record an area's cost; NavMeshError when another object or material gave it a different one."""
+    """Record an area's cost; NavMeshError when another object or material gave it a different one.
+    An area type of the scene's table keeps the table's cost."""
     cost = round(float(cost), 6)  # Blender stores float32
     known = costs.setdefault(int(area), (cost, who))
+    if known[1].startswith("area type "):
+        return
     if known[0] != cost:
         raise lib.NavMeshError(f"area {area} has cost {known[0]:g} on {known[1]} and {cost:g} on {who}: "
                                "give each area id one cost")

@@ -221,3 +221,34 @@ def test_an_objects_own_cost_counts_only_where_its_own_area_is_used(blender):
     grid_object("Floor", 4.0, 4.0, location=(0, 5, 0))
     arrays = extract_scene(blender, "VISIBLE")
     assert arrays.area_costs == {7: 3.0, 0: 1.0}
+
+
+def test_the_scene_area_table_names_areas_sets_their_costs_and_can_make_them_unwalkable(blender):
+    settings = blender.scene.navmesh
+    assert bpy.ops.navmesh.area_type_add() == {"FINISHED"}
+    assert bpy.ops.navmesh.area_type_add() == {"FINISHED"}
+    mud, water = settings.area_types
+    assert (mud.area_id, water.area_id) == (1, 2)
+    mud.name, mud.cost = "Mud", 4.0
+    water.name, water.walkable = "Water", False
+    floor = grid_object("Floor", 4.0, 4.0)
+    floor.navmesh_area, floor.navmesh_area_cost = 1, 9.0  # the table's cost wins, no disagreement
+    pond = grid_object("Pond", 4.0, 2.0, location=(0, 5, 0))
+    pond.navmesh_area = 2
+    arrays = extract_scene(blender, "VISIBLE")
+    assert arrays.area_costs[1] == 4.0
+    centres_y = arrays.vertices[arrays.triangles].mean(axis=1)[:, 1]
+    assert arrays.walkable[centres_y < 4].all() and not arrays.walkable[centres_y > 4].any()
+    settings.area_types_index = 0
+    assert bpy.ops.navmesh.area_type_remove() == {"FINISHED"}
+    assert [entry.name for entry in settings.area_types] == ["Water"]
+
+
+def test_an_area_id_named_twice_in_the_table_is_an_error(blender):
+    settings = blender.scene.navmesh
+    for name in ("Mud", "Swamp"):
+        entry = settings.area_types.add()
+        entry.name, entry.area_id = name, 5
+    grid_object("Floor", 4.0, 4.0)
+    with pytest.raises(lib.NavMeshError, match="area id 5 is named twice in the area types table \\('Mud' and 'Swamp'\\)"):
+        extract_scene(blender, "VISIBLE")

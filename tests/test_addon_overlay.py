@@ -128,3 +128,10 @@ def test_off_mesh_links_are_drawn_as_lines_whatever_the_toggles():
     coords, colors = overlay.scene_lines([mesh], show_portals=False, show_clearance=False)
     np.testing.assert_allclose(coords[:, :2], [[1.0, 1.0], [9.0, 6.0]])
     np.testing.assert_allclose(colors, [overlay.LINK_COLOR] * 2)
+
+
+def test_color_by_area_uses_the_area_types_colours():
+    mesh = navmeshes.mixed()
+    area = int(mesh.areas.max())
+    colors = overlay.polygon_colors(mesh, "AREA", {area: (0.1, 0.2, 0.3)})
+    np.testing.assert_allclose(colors[mesh.areas == area], [[0.1, 0.2, 0.3, 1.0]] * int((mesh.areas == area).sum()))

@@ -90,6 +90,11 @@ class RecordingLayout:
     def progress(self, **kwargs):
         self.log.append(("progress", kwargs["text"]))
 
+    def template_list(self, list_type, list_id, data, collection, active_data, active_index, **kwargs):
+        assert hasattr(bpy.types, list_type), f"no UI list {list_type}"
+        assert collection in data.bl_rna.properties and active_index in active_data.bl_rna.properties
+        self.log.append(("list", collection))
+
     def separator(self):
         pass
 

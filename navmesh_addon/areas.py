@@ -1,0 +1,62 @@
+"""The scene's table of named area types (mud, water, road): adding and removing entries, and
+the list the sidebar shows. Objects and materials pick an area by its id."""
+from __future__ import annotations
+
+import bpy
+
+
+class NAVMESH_UL_area_types(bpy.types.UIList):
+    """One row per area type: colour, name, id, cost, walkable."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.prop(item, "color", text="")
+        row.prop(item, "name", text="", emboss=False)
+        row.prop(item, "area_id", text="")
+        row.prop(item, "cost", text="")
+        row.prop(item, "walkable", text="", icon="CHECKBOX_HLT" if item.walkable else "CHECKBOX_DEHLT")
+
+
+class NAVMESH_OT_area_type_add(bpy.types.Operator):
+    """Add a named area type with the lowest id not in the table yet (0 is ground)"""
+
+    bl_idname = "navmesh.area_type_add"
+    bl_label = "Add Area Type"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        settings = context.scene.navmesh
+        used = {entry.area_id for entry in settings.area_types}
+        free = next((k for k in range(1, 64) if k not in used), None)
+        if free is None:
+            self.report({"ERROR"}, "every area id from 1 to 63 is in the table already")
+            return {"CANCELLED"}
+        entry = settings.area_types.add()
+        entry.name, entry.area_id = f"Area {free}", free
+        settings.area_types_index = len(settings.area_types) - 1
+        return {"FINISHED"}
+
+
+class NAVMESH_OT_area_type_remove(bpy.types.Operator):
+    """Remove the active area type from the table (objects keep their area id)"""
+
+    bl_idname = "navmesh.area_type_remove"
+    bl_label = "Remove Area Type"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        settings = context.scene.navmesh
+        if 0 <= settings.area_types_index < len(settings.area_types):
+            return True
+        cls.poll_message_set("no area type is selected")
+        return False
+
+    def execute(self, context):
+        settings = context.scene.navmesh
+        settings.area_types.remove(settings.area_types_index)
+        settings.area_types_index = min(settings.area_types_index, len(settings.area_types) - 1)
+        return {"FINISHED"}
+
+
+CLASSES = (NAVMESH_UL_area_types, NAVMESH_OT_area_type_add, NAVMESH_OT_area_type_remove)
