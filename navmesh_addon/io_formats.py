@@ -8,6 +8,7 @@ exporter. Every format but JSON and Detour carries the detail surface as its geo
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +87,9 @@ def gltf_extras(mesh: lib.NavMesh) -> dict:
     """Navmesh metadata stored as custom properties, which the glTF exporter writes as node extras.
 
     Scalars only: assimp 5.2 aborts on any array or object in extras. Per-polygon and per-edge data
-    are vertex attributes instead (see `_write_gltf`); the bake parameters are `param_<name>`.
+    are vertex attributes instead (see `_write_gltf`); the bake parameters are `param_<name>`. Area
+    costs and off-mesh links, records rather than per-vertex data, are JSON text: `area_costs`
+    ({"area id": cost}) and `links` (as in the JSON format, Y-up like the rest of the file).
     """
     extras = {
         "navmesh_format": lib.navmesh.FORMAT_NAME,
@@ -95,6 +98,10 @@ def gltf_extras(mesh: lib.NavMesh) -> dict:
         "polygon_count": mesh.polygon_count,
         **{f"param_{key}": value for key, value in mesh.params.to_dict().items()},
     }
+    if mesh.area_costs:
+        extras["area_costs"] = json.dumps({str(area): cost for area, cost in mesh.area_costs})
+    if mesh.links:
+        extras["links"] = json.dumps([link.to_dict(y_up=True) for link in mesh.links])
     if mesh.empty_reason is not None:
         extras["empty_reason"] = mesh.empty_reason
     return extras

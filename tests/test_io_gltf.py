@@ -161,3 +161,22 @@ def test_three_pathfinding_on_the_hills_reaches_what_we_reach_on_the_floor(empty
     on_ground = ~rolling.inside_boxes(points[:, :2])
     gaps = np.abs(points[on_ground, 2] - rolling.floor_height(points[on_ground, :2]))
     assert gaps.max() <= mesh.params.max_height_error + rolling.SAMPLING_SLACK, "its path corners are on the floor"
+
+
+def test_area_costs_and_links_ride_along_as_json_text_extras(empty_blender, tmp_path):
+    import json
+    from dataclasses import replace
+
+    from lib.navmesh import OffMeshLink
+
+    link = OffMeshLink((1.0, 1.0, 0.5), (9.0, 6.0, 0.5), 0, 1, 0.4, bidirectional=False, area=3, cost=2.0, name="drop")
+    mesh = replace(navmeshes.l_corridor(), links=(link,), area_costs={3: 2.5})
+    path = io_formats.write_navmesh_file(mesh, tmp_path / "l.glb", "glb")
+    doc, _ = read_glb(path)
+    (node,) = doc["nodes"]
+    extras = node["extras"]
+    assert all(isinstance(v, (str, int, float)) for v in extras.values())
+    assert json.loads(extras["area_costs"]) == {"3": 2.5}
+    (written,) = json.loads(extras["links"])
+    assert written["start"] == pytest.approx([1.0, 0.5, -1.0]) and written["end"] == pytest.approx([9.0, 0.5, -6.0])
+    assert (written["bidirectional"], written["area"], written["cost"], written["name"]) == (False, 3, 2.0, "drop")
