@@ -59,4 +59,43 @@ class NAVMESH_OT_area_type_remove(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (NAVMESH_UL_area_types, NAVMESH_OT_area_type_add, NAVMESH_OT_area_type_remove)
+class NAVMESH_OT_area_type_pick(bpy.types.Operator):
+    """Give the active object (or, with `material` on, its active material) this area type's id"""
+
+    bl_idname = "navmesh.area_type_pick"
+    bl_label = "Pick Area Type"
+    bl_options = {"REGISTER", "UNDO"}
+
+    area_id: bpy.props.IntProperty(min=0, max=63)
+    material: bpy.props.BoolProperty(default=False)
+
+    @classmethod
+    def poll(cls, context):
+        if context.active_object is not None:
+            return True
+        cls.poll_message_set("select the object to give an area type")
+        return False
+
+    def execute(self, context):
+        target = context.active_object.active_material if self.material else context.active_object
+        if target is None:
+            self.report({"ERROR"}, "the active object has no active material")
+            return {"CANCELLED"}
+        target.navmesh_area = self.area_id
+        return {"FINISHED"}
+
+
+class NAVMESH_MT_area_types(bpy.types.Menu):
+    """The scene's area types, to give the active object one"""
+
+    bl_label = "Area Types"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.operator(NAVMESH_OT_area_type_pick.bl_idname, text="Ground (0)").area_id = 0
+        for entry in context.scene.navmesh.area_types:
+            layout.operator(NAVMESH_OT_area_type_pick.bl_idname, text=f"{entry.name} ({entry.area_id})").area_id = entry.area_id
+
+
+CLASSES = (NAVMESH_UL_area_types, NAVMESH_OT_area_type_add, NAVMESH_OT_area_type_remove, NAVMESH_OT_area_type_pick,
+           NAVMESH_MT_area_types)

@@ -95,7 +95,9 @@ class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
             box = layout.box()
             box.label(text=obj.name, icon="OBJECT_DATA")
             box.prop(obj, "navmesh_role")
-            box.prop(obj, "navmesh_area")
+            row = box.row(align=True)
+            row.prop(obj, "navmesh_area")
+            row.menu("NAVMESH_MT_area_types", text="", icon="DOWNARROW_HLT")
             named = settings.area_type(obj.navmesh_area)
             if named is not None:
                 box.label(text=f"{named.name}: cost {named.cost:g}" + ("" if named.walkable else ", not walkable"))

@@ -252,3 +252,18 @@ def test_an_area_id_named_twice_in_the_table_is_an_error(blender):
     grid_object("Floor", 4.0, 4.0)
     with pytest.raises(lib.NavMeshError, match="area id 5 is named twice in the area types table \\('Mud' and 'Swamp'\\)"):
         extract_scene(blender, "VISIBLE")
+
+
+def test_an_object_picks_its_area_type_from_the_table(blender):
+    settings = blender.scene.navmesh
+    bpy.ops.navmesh.area_type_add()
+    settings.area_types[0].name = "Mud"
+    floor = grid_object("Floor", 4.0, 4.0)
+    blender.view_layer.objects.active = floor
+    assert bpy.ops.navmesh.area_type_pick(area_id=settings.area_types[0].area_id) == {"FINISHED"}
+    assert floor.navmesh_area == 1 and settings.area_type(floor.navmesh_area).name == "Mud"
+    mud = bpy.data.materials.new("Mud")
+    floor.data.materials.append(mud)
+    floor.active_material_index = 0
+    assert bpy.ops.navmesh.area_type_pick(area_id=1, material=True) == {"FINISHED"}
+    assert mud.navmesh_area == 1
