@@ -89,13 +89,21 @@ class NAVMESH_MT_area_types(bpy.types.Menu):
     """The scene's area types, to give the active object one"""
 
     bl_label = "Area Types"
+    for_material = False
 
     def draw(self, context):
         layout = self.layout
-        layout.operator(NAVMESH_OT_area_type_pick.bl_idname, text="Ground (0)").area_id = 0
-        for entry in context.scene.navmesh.area_types:
-            layout.operator(NAVMESH_OT_area_type_pick.bl_idname, text=f"{entry.name} ({entry.area_id})").area_id = entry.area_id
+        entries = [(0, "Ground")] + [(entry.area_id, entry.name) for entry in context.scene.navmesh.area_types]
+        for area_id, name in entries:
+            pick = layout.operator(NAVMESH_OT_area_type_pick.bl_idname, text=f"{name} ({area_id})")
+            pick.area_id, pick.material = area_id, self.for_material
+
+
+class NAVMESH_MT_area_types_material(NAVMESH_MT_area_types):
+    """The scene's area types, to give the active object's active material one"""
+
+    for_material = True
 
 
 CLASSES = (NAVMESH_UL_area_types, NAVMESH_OT_area_type_add, NAVMESH_OT_area_type_remove, NAVMESH_OT_area_type_pick,
-           NAVMESH_MT_area_types)
+           NAVMESH_MT_area_types, NAVMESH_MT_area_types_material)

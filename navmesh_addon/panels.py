@@ -109,7 +109,9 @@ class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
             mat = obj.active_material
             if mat is not None:
                 box.label(text=mat.name, icon="MATERIAL")
-                box.prop(mat, "navmesh_area")
+                row = box.row(align=True)
+                row.prop(mat, "navmesh_area")
+                row.menu("NAVMESH_MT_area_types_material", text="", icon="DOWNARROW_HLT")
                 box.prop(mat, "navmesh_area_cost")
 
 
