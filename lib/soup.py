@@ -12,6 +12,7 @@ import numpy as np
 
 from .components import connected_components
 from .errors import NavMeshError
+from .navmesh import MAX_AREA
 
 # A triangle whose doubled area is below this fraction of its longest edge squared is degenerate.
 _DEGENERATE_RATIO = 1e-12
@@ -58,8 +59,8 @@ def volume_triangles(volume: AreaVolume, origin: np.ndarray) -> np.ndarray:
         tris = np.asarray(volume.triangles, dtype=np.int64).reshape(-1, 3)
     except (TypeError, ValueError):
         raise NavMeshError(f"{volume.name}: vertices must be (N, 3) numbers and triangles (M, 3) indices") from None
-    if volume.area is not None and not (isinstance(volume.area, (int, np.integer)) and 0 <= volume.area <= 63):
-        raise NavMeshError(f"{volume.name}: area {volume.area!r} must be a whole number from 0 to 63, or None to remove the floor")
+    if volume.area is not None and not (isinstance(volume.area, (int, np.integer)) and 0 <= volume.area <= MAX_AREA):
+        raise NavMeshError(f"{volume.name}: area {volume.area!r} must be a whole number from 0 to {MAX_AREA}, or None to remove the floor")
     if not len(tris) or not np.isfinite(verts).all() or tris.min() < 0 or tris.max() >= len(verts):
         raise NavMeshError(f"{volume.name}: needs finite vertices and triangles indexing them")
     if not closed_shells(verts, tris).all():
@@ -100,8 +101,8 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
         raise NavMeshError(f"walkable flags: expected one per triangle ({m}), got {len(walk)}")
     if len(area) != m:
         raise NavMeshError(f"area ids: expected one per triangle ({m}), got {len(area)}")
-    if area.dtype.kind not in "iu" or (m and (area.min() < 0 or area.max() > 63)):
-        raise NavMeshError("area ids must be integers from 0 to 63")
+    if area.dtype.kind not in "iu" or (m and (area.min() < 0 or area.max() > MAX_AREA)):
+        raise NavMeshError(f"area ids must be integers from 0 to {MAX_AREA}")
     area = area.astype(np.int32)
 
     bad = ~np.isfinite(verts).all(axis=1)

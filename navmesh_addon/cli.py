@@ -183,7 +183,7 @@ def _area_cost(text: str) -> tuple[int, float]:
         value = (int(area), float(cost))
     except ValueError:
         value = None
-    if value is None or not 0 <= value[0] <= 63 or not (math.isfinite(value[1]) and value[1] > 0):
+    if value is None or not 0 <= value[0] <= lib.navmesh.MAX_AREA or not (math.isfinite(value[1]) and value[1] > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not AREA=COST (an area id 0..63 and a cost > 0)")
     return value
 

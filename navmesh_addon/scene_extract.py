@@ -12,6 +12,9 @@ import numpy as np
 
 from . import lib
 
+# lib.links is not imported by lib/__init__; lib is "lib" in a checkout, a relative package when installed.
+offmesh = importlib.import_module(f"{lib.__name__}.links")
+
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 # Custom property of the empties that mark walkable seeds (navmesh.add_seed).
 SEED_TAG = "navmesh_seed"
@@ -156,7 +159,6 @@ def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> "lib.AreaVolume"
 def _link(obj, matrix: np.ndarray, costs: dict):
     """An off-mesh link object as lib takes it: its first and last points (world), both ways or
     not, its radius (None: the bake radius), area and cost."""
-    links_module = importlib.import_module(f"{lib.__name__}.links")
     original = obj.original
     mesh = obj.to_mesh()
     try:
@@ -168,7 +170,7 @@ def _link(obj, matrix: np.ndarray, costs: dict):
         raise lib.NavMeshError(f"off-mesh link {original.name!r} needs two points (a two-point curve or an edge)")
     ends = co.reshape(-1, 3)[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
     _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
-    return links_module.LinkSpec(tuple(ends[0].tolist()), tuple(ends[1].tolist()), original.navmesh_link_bidirectional,
+    return offmesh.LinkSpec(tuple(ends[0].tolist()), tuple(ends[1].tolist()), original.navmesh_link_bidirectional,
                                  original.navmesh_link_radius or None, int(original.navmesh_area),
                                  float(original.navmesh_area_cost), original.name)
 
