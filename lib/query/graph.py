@@ -71,6 +71,8 @@ class MeshGraph:
         self.cross_offsets_l = None if self.cross is None else mesh.cross_offsets.tolist()
         self.reflex_l = self.reflex.tolist()
         self.poly_vertices_l = mesh.poly_vertices.tolist()
+        self.nxt_l = nxt.tolist()
+        self.owner_l = owner.tolist()
         # Per polygon, the off-mesh link crossings that leave it: (link, forward, from point, to point,
         # to polygon), a bidirectional link listed from both ends.
         self.links_from: dict[int, list[tuple[int, bool, tuple, tuple, int]]] = {}

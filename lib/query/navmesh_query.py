@@ -18,7 +18,7 @@ import numpy as np
 from ..components import connected_components
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
-from . import reach, refine, surface
+from . import funnel, reach, refine, surface
 from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
 from .graph import FITS_TOL, MeshGraph
 from .index import Location, MeshIndex, query_point, walk_segment
@@ -40,6 +40,8 @@ MIN_CLIMB = 0.05
 SAME_RADIUS = 1e-6
 # A chain must be shorter than the best one so far by this much (m) to replace it.
 LENGTH_TOL = 1e-9
+# Times a corridor is rerouted around a vertex its string bends at with no wall (each makes it shorter).
+REROUTES = 64
 # Corner-to-corner visibility answers kept at the bake radius.
 VISIBILITY_SLOTS = 1 << 16
 
@@ -132,6 +134,8 @@ class NavMeshQuery:
         self._paths: OrderedDict[tuple, PathResult] = OrderedDict()
         self.path_cache_size = int(path_cache_size)
         self.cache_hits = self.cache_misses = 0
+        self._vertex_xy = [tuple(p) for p in mesh.vertices[:, :2].tolist()]
+        self._certificate: funnel.PlanarCertificate | None = None  # built on the first taut string
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -267,12 +271,14 @@ class NavMeshQuery:
         return self._result(FOUND, points, polys, 0, (plan.start_poly,), plan)
 
     def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
-              known: tuple[float, tuple], jumps: list = ()) -> PathResult:
-        """The path along the corridor the search chose: the shortest chain over corner points
-        whose every segment walks over the mesh and keeps d from the walls. known: (length, end) of
-        the search's own polyline through its crossing points, which the path ends in a straight
-        line from; at the bake radius with uniform costs that lies on the corridor, so it bounds
-        the shortest path."""
+              known: tuple[float, tuple], jumps: list = (), crossings: list[int] = ()) -> PathResult:
+        """The path along the corridor the search chose: the string pulled taut through its portals
+        when that is provably the shortest path (bake radius, every polygon allowed at one cost,
+        one floor), else the shortest chain over corner points whose every segment walks over the
+        mesh and keeps d from the walls. known: (length, end) of the search's own polyline through
+        its crossing points, which the path ends in a straight line from; at the bake radius with
+        uniform costs that lies on the corridor, so it bounds the shortest path. crossings: the
+        search's nodes after the start (portal edge slots)."""
         goal, goal_poly = plan.goal, plan.goal_poly
         if partial and corridor[-1] != plan.goal_poly:
             goal_poly = corridor[-1]
@@ -287,13 +293,21 @@ class NavMeshQuery:
                                 PARTIAL_REASON)
         if jumps:
             return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
+        status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         bound = known[0] + math.dist(known[1], goal) if plan.d == 0.0 and plan.uniform else math.inf
-        drawn = self._chain(plan, corridor, goal, goal_poly, bound)
+        drawn = None
+        if plan.d == 0.0 and plan.uniform and plan.everywhere:
+            taut, proven = self._taut(plan, crossings, goal, goal_poly)
+            if proven:
+                drawn = taut
+            else:  # still a path over the corridor: no longer than the shortest chain worth looking for
+                bound = min(bound, _length(taut[0]) + LENGTH_TOL)
+        if drawn is None:
+            drawn = self._chain(plan, corridor, goal, goal_poly, bound)
         if drawn is None:
             return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge",
                                      nodes_expanded)
         points, polys = refine.drape(self.index, self._walker(plan.passable), *drawn, self.drape_step, self.climb)
-        status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         return self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
     def _draw_with_links(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
@@ -331,6 +345,35 @@ class NavMeshQuery:
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         return replace(self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason),
                        links=tuple(link_segments))
+
+    def _taut(self, plan: PathPlan, portals: list[int], goal: tuple, goal_poly: int):
+        """((points, candidate polygons of each), proven) of the string pulled taut through these
+        portal edges from the start to goal; proven: it is the shortest path (`funnel`)."""
+        if self._certificate is None:
+            self._certificate = funnel.PlanarCertificate(self.mesh)
+        vertex_polys = self.graph.vertex_polys
+        ports = [self._portal_line(e) for e in portals]
+        for _ in range(REROUTES):
+            string = funnel.pull_string(plan.start, goal, ports)
+            loose = self._certificate.loose_bend(string)
+            rerouted = -1 if loose < 0 else funnel.reroute(self.graph, portals, loose, plan.radius)
+            if rerouted is None or rerouted == -1:
+                break
+            portals = rerouted
+            ports = [self._portal_line(e) for e in portals]
+        on_corridor = {self.graph.owner_l[e] for e in portals} | {goal_poly}
+        points, polys = [plan.start], [[plan.start_poly]]
+        for _, _, v in string[1:-1]:
+            points.append(tuple(self.mesh.vertices[v].tolist()))
+            polys.append([p for p in vertex_polys[v] if p in on_corridor])
+        points.append(goal)
+        polys.append([goal_poly])
+        return (points, polys), loose < 0 and self._certificate.nothing_inside(string)
+
+    def _portal_line(self, e: int) -> tuple:
+        """Portal edge e as `funnel.pull_string` takes it: left end, then right, walking out of its polygon."""
+        right, left = self.graph.poly_vertices_l[e], self.graph.nxt_l[e]
+        return (*self._vertex_xy[left], left, *self._vertex_xy[right], right)
 
     def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, known: float = math.inf):
         """(points, polygons) of the shortest valid chain start -> bend points -> goal: first over the

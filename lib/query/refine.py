@@ -357,8 +357,9 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
     leaves the straight line between its ends by more than DRAPE_TOL (sampled every `step` m), so
     a path follows floors that change slope (onto a ramp, over a ridge) instead of cutting through
     them or hanging in the air. polys: the candidate polygons of each point (several where a
-    point is a vertex); each segment walks from the one that reaches its end on the same floor."""
-    out_pts, out_polys = [points[0]], [polys[0][0]]
+    point is a vertex); each segment walks from the one that reaches its end on the same floor.
+    The heights of every segment's samples are looked up in one vectorised pass."""
+    segments = []  # per segment: (polygons walked, sample fractions, polygon of each sample)
     for k in range(len(points) - 1):
         a, b = points[k], points[k + 1]
         for p in polys[k]:
@@ -366,24 +367,36 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
             t, _, visited = walk(p, a, b, crossings)
             if t == math.inf and _ends_on(index, visited[-1], b, climb):
                 break
-        out_polys[-1] = visited[0]
+        ts, owner = [], []
         boxes = [index.box_l[p] for p in visited]
-        low, high = min(bx[2] for bx in boxes), max(bx[5] for bx in boxes)
-        if high - low > DRAPE_TOL:
+        if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > DRAPE_TOL:
             # Heights where the line enters each polygon, and every `step` inside polygons that
             # are not planar; between those the surface under the line is straight.
             count = max(2, math.ceil(math.hypot(b[0] - a[0], b[1] - a[1]) / step))
             starts = [0.0] + crossings
             ends = crossings + [1.0]
-            ts, owner = [], []
             for j, p in enumerate(visited):
                 here = [starts[j]] if 0 < j and 0.0 < starts[j] < 1.0 else []
                 if not index.planar_l[p]:
                     here += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
                 ts.extend(here)
                 owner.extend([p] * len(here))
-            t = np.array(ts)
-            zs = [a[2], *index.heights(owner, a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])).tolist(), b[2]]
+        segments.append((visited, ts, owner))
+    sample_x, sample_y, sample_owner = [], [], []
+    for k, (_, ts, owner) in enumerate(segments):
+        a, b = points[k], points[k + 1]
+        sample_x += [a[0] + t * (b[0] - a[0]) for t in ts]
+        sample_y += [a[1] + t * (b[1] - a[1]) for t in ts]
+        sample_owner += owner
+    heights = index.heights(sample_owner, sample_x, sample_y).tolist() if sample_owner else []
+    out_pts, out_polys = [points[0]], [polys[0][0]]
+    used = 0
+    for k, (visited, ts, owner) in enumerate(segments):
+        a, b = points[k], points[k + 1]
+        out_polys[-1] = visited[0]
+        if ts:
+            zs = [a[2], *heights[used : used + len(ts)], b[2]]
+            used += len(ts)
             ts, owner = [0.0, *ts, 1.0], [visited[0], *owner]
             for i in _drape_indices(ts, zs):
                 t = ts[i]

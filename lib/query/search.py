@@ -163,7 +163,8 @@ class SlicedSearch:
         corridor.reverse()
         crossings.reverse()
         jumps = [(i, *link_of(c)) for i, c in enumerate(crossings) if c <= LINK_NODES]
-        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded, (g, end), jumps)
+        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded, (g, end), jumps,
+                                        crossings[1:])
         self.status = self._result.status
 
     def result(self):
