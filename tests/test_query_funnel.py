@@ -1,0 +1,142 @@
+"""The taut string at the bake radius: funnel known answers, the certificate that it is the shortest
+path, corridor rerouting, and agreement with the visibility-graph chain it replaces."""
+import math
+
+import numpy as np
+import pytest
+
+from lib import BakeParams, generate
+from lib.query import NavMeshQuery, funnel
+from lib.query.graph import MeshGraph
+from tests.oracle import PARAMS, random_level
+from tests.test_query_scenes import ROOM, grid_mesh, two_floors, visibility_shortest
+
+BLOCK = [(4.0, 0.0, 6.0, 6.0)]  # a wall from the room's south side: paths from west to east wrap it
+
+
+def _polygon_at(query: NavMeshQuery, x: float, y: float) -> int:
+    return query.locate((x, y, 0.0)).polygon
+
+
+def _portal(query: NavMeshQuery, p: int, q: int) -> int:
+    """The edge slot of polygon p that leads into q."""
+    g = query.graph
+    return next(e for e in range(g.offs_l[p], g.offs_l[p + 1]) if g.nb_l[e] == q)
+
+
+def _ports(query: NavMeshQuery, portals: list[int]) -> list[tuple]:
+    return [query._portal_line(e) for e in portals]
+
+
+def _string_length(string) -> float:
+    return sum(math.dist(a[:2], b[:2]) for a, b in zip(string, string[1:]))
+
+
+def test_string_through_a_straight_corridor_has_no_bend():
+    string = funnel.pull_string((0.5, 0.5), (3.5, 0.5), [(1.0, 1.0, 11, 1.0, 0.0, 10), (2.0, 1.0, 21, 2.0, 0.0, 20),
+                                                        (3.0, 1.0, 31, 3.0, 0.0, 30)])
+    assert string == [(0.5, 0.5, funnel.START), (3.5, 0.5, funnel.GOAL)]
+
+
+def test_string_round_a_corner_bends_at_the_inner_vertex():
+    # Corridor east along y 0..1, then north through x 2..3: the string wraps the inner corner (2, 1).
+    portals = [(1.0, 1.0, 11, 1.0, 0.0, 10), (2.0, 1.0, 21, 2.0, 0.0, 20), (2.0, 1.0, 21, 3.0, 1.0, 31),
+               (2.0, 2.0, 22, 3.0, 2.0, 32)]
+    string = funnel.pull_string((0.5, 0.5), (2.5, 3.0), portals)
+    assert [vid for _, _, vid in string] == [funnel.START, 21, funnel.GOAL]
+    assert _string_length(string) == pytest.approx(math.hypot(1.5, 0.5) + math.hypot(0.5, 2.0))
+
+
+@pytest.fixture(scope="module")
+def block_room():
+    return NavMeshQuery(grid_mesh(ROOM, BLOCK, step=1.0))
+
+
+def test_certificate_accepts_a_string_wrapping_a_wall_with_no_hole_near(block_room):
+    q = block_room
+    result = q.find_path((2.0, 2.0, 0.0), (8.0, 2.0, 0.0))
+    assert result.length == pytest.approx(visibility_shortest(ROOM, BLOCK, np.array([2.0, 2.0, 0]),
+                                                              np.array([8.0, 2.0, 0])))
+    cert = funnel.PlanarCertificate(q.mesh)
+    string = [(2.0, 2.0, funnel.START), (4.0, 6.0, q.locate((4.0, 6.0, 0.0)).polygon), (8.0, 2.0, funnel.GOAL)]
+    vertex = {tuple(v[:2]): k for k, v in enumerate(q.mesh.vertices.tolist())}
+    string = [(2.0, 2.0, funnel.START), (4.0, 6.0, vertex[(4.0, 6.0)]), (6.0, 6.0, vertex[(6.0, 6.0)]),
+              (8.0, 2.0, funnel.GOAL)]
+    assert cert.loose_bend(string) == -1  # both bends wrap the wall's corners
+    assert cert.nothing_inside(string)
+
+
+def test_a_bend_in_open_floor_is_loose(block_room):
+    vertex = {tuple(v[:2]): k for k, v in enumerate(block_room.mesh.vertices.tolist())}
+    v = vertex[(2.0, 8.0)]  # an interior vertex of the grid: no wall around it
+    string = [(1.0, 7.0, funnel.START), (2.0, 8.0, v), (3.0, 7.0, funnel.GOAL)]
+    assert funnel.PlanarCertificate(block_room.mesh).loose_bend(string) == v
+
+
+def test_certificate_refuses_when_a_hole_lies_inside_the_ellipse():
+    pillar = [(4.0, 4.0, 6.0, 6.0)]
+    q = NavMeshQuery(grid_mesh(ROOM, pillar, step=1.0))
+    cert = funnel.PlanarCertificate(q.mesh)
+    vertex = {tuple(v[:2]): k for k, v in enumerate(q.mesh.vertices.tolist())}
+    # Passing south of the pillar: a path north of it would be as short, so nothing is proven.
+    south = [(2.0, 5.0, funnel.START), (4.0, 4.0, vertex[(4.0, 4.0)]), (6.0, 4.0, vertex[(6.0, 4.0)]),
+             (8.0, 5.0, funnel.GOAL)]
+    assert cert.loose_bend(south) == -1
+    assert not cert.nothing_inside(south)
+    # A straight string far from the pillar proves itself.
+    assert cert.nothing_inside([(1.0, 1.0, funnel.START), (9.0, 1.0, funnel.GOAL)])
+
+
+def test_stacked_floors_overlap_where_one_lies_over_the_other():
+    centers, radii = funnel.overlaps(two_floors())
+    # Each of the lower floor's 24 cells (0..12, 0..2) lies under one cell of the upper floor; cells
+    # that only share an edge or a corner do not overlap.
+    assert len(centers) == 24
+    assert sorted(map(tuple, centers.tolist())) == [(x + 0.5, y + 0.5) for x in range(12) for y in range(2)]
+    assert radii == pytest.approx(math.sqrt(0.5))
+    assert len(funnel.overlaps(grid_mesh(ROOM, BLOCK, step=1.0))[0]) == 0
+
+
+def test_reroute_takes_the_short_way_round_an_open_vertex():
+    q = NavMeshQuery(grid_mesh(ROOM, [], step=1.0))
+    a, north, north_east, b = (_polygon_at(q, x, y) for x, y in ((4.5, 4.5), (4.5, 5.5), (5.5, 5.5), (5.5, 4.5)))
+    long_way = [_portal(q, a, north), _portal(q, north, north_east), _portal(q, north_east, b)]
+    string = funnel.pull_string((4.2, 4.8), (5.8, 4.8), _ports(q, long_way))
+    loose = funnel.PlanarCertificate(q.mesh).loose_bend(string)
+    vertex = {tuple(v[:2]): k for k, v in enumerate(q.mesh.vertices.tolist())}
+    assert loose == vertex[(5.0, 5.0)]
+    short = funnel.reroute(q.graph, long_way, loose, q.r0)
+    assert short == [_portal(q, a, b)]
+    assert funnel.pull_string((4.2, 4.8), (5.8, 4.8), _ports(q, short)) == [(4.2, 4.8, funnel.START),
+                                                                           (5.8, 4.8, funnel.GOAL)]
+
+
+def test_reroute_refuses_a_way_round_that_a_wall_closes():
+    q = NavMeshQuery(grid_mesh(ROOM, BLOCK, step=1.0))
+    graph: MeshGraph = q.graph
+    vertex = {tuple(v[:2]): k for k, v in enumerate(q.mesh.vertices.tolist())}
+    # Around the wall's corner (4, 6) the other way is the wall itself.
+    a, north, north_east = (_polygon_at(q, x, y) for x, y in ((3.5, 5.5), (3.5, 6.5), (4.5, 6.5)))
+    corridor = [_portal(q, a, north), _portal(q, north, north_east)]
+    assert funnel.reroute(graph, corridor, vertex[(4.0, 6.0)], q.r0) is None
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_taut_paths_are_never_longer_than_the_chain_they_replace(seed, monkeypatch):
+    """Random single-floor levels: the same queries with the certificate (taut strings where proven)
+    and without it (every path drawn by the chain over corners) find the same paths, up to float noise."""
+    level = random_level(seed)
+    kw = PARAMS["r0.3"]
+    mesh = generate(level.scene.vertices, level.scene.triangles, BakeParams(**kw))
+    rng = np.random.default_rng(seed)
+    points = level.random_points(kw["agent_radius"], 160, rng)
+    taut = NavMeshQuery(mesh)
+    first = [taut.find_path(s, g) for s, g in zip(points[:80], points[80:])]
+    monkeypatch.setattr(funnel.PlanarCertificate, "nothing_inside", lambda self, string: False)
+    chain = NavMeshQuery(mesh)
+    second = [chain.find_path(s, g) for s, g in zip(points[:80], points[80:])]
+    assert [r.status for r in first] == [r.status for r in second]
+    found = [(a.length, b.length) for a, b in zip(first, second) if a.status == "found"]
+    assert len(found) >= 40
+    assert all(a <= b + 1e-6 for a, b in found)
+    assert sum(a for a, _ in found) == pytest.approx(sum(b for _, b in found), rel=1e-4)
