@@ -295,19 +295,24 @@ class NavMeshQuery:
             return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         bound = known[0] + math.dist(known[1], goal) if plan.d == 0.0 and plan.uniform else math.inf
+        walk = self._walker(plan.passable)
         drawn = None
         if plan.d == 0.0 and plan.uniform and plan.everywhere:
             taut, proven = self._taut(plan, crossings, goal, goal_poly)
             if proven:
-                drawn = taut
-            else:  # still a path over the corridor: no longer than the shortest chain worth looking for
-                bound = min(bound, _length(taut[0]) + LENGTH_TOL)
+                draped = refine.drape(self.index, walk, *taut, self.drape_step, self.climb, strict=True)
+                if draped is not None:
+                    return self._result(status, *draped, nodes_expanded, tuple(corridor), plan, reason)
+            elif all(refine.segment_ok(self.index, walk, polys, a, b, 0.0, self.climb)
+                     for a, b, polys in zip(taut[0], taut[0][1:], taut[1])):
+                # A valid path: only shorter chains are looked for.
+                drawn = self._chain(plan, corridor, goal, goal_poly, drawn=taut)
         if drawn is None:
             drawn = self._chain(plan, corridor, goal, goal_poly, bound)
         if drawn is None:
             return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge",
                                      nodes_expanded)
-        points, polys = refine.drape(self.index, self._walker(plan.passable), *drawn, self.drape_step, self.climb)
+        points, polys = refine.drape(self.index, walk, *drawn, self.drape_step, self.climb)
         return self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
     def _draw_with_links(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
@@ -375,13 +380,15 @@ class NavMeshQuery:
         right, left = self.graph.poly_vertices_l[e], self.graph.nxt_l[e]
         return (*self._vertex_xy[left], left, *self._vertex_xy[right], right)
 
-    def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, known: float = math.inf):
+    def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, known: float = math.inf,
+               drawn: tuple | None = None):
         """(points, polygons) of the shortest valid chain start -> bend points -> goal: first over the
-        corners near the corridor; then, with uniform costs, over every corner a shorter path could
-        bend at (inside the ellipse of that length about start and goal), which makes it exact up to
-        the arcs' polygons. With area costs the path keeps to the corridor's polygons (and, failing
-        that, to any the filter allows). Bend points are reflex wall corners and the vertices where
-        allowed polygons meet excluded ones. None when no chain keeps clear of the walls."""
+        corners near the corridor (or `drawn`, a valid path already known, such as the taut string);
+        then, with uniform costs, over every corner a shorter path could bend at (inside the ellipse
+        of that length about start and goal), which makes it exact up to the arcs' polygons. With
+        area costs the path keeps to the corridor's polygons (and, failing that, to any the filter
+        allows). Bend points are reflex wall corners and the vertices where allowed polygons meet
+        excluded ones. None when no chain keeps clear of the walls."""
         if plan.uniform:
             allowed = plan.passable
             border = self._border(plan)
@@ -394,10 +401,10 @@ class NavMeshQuery:
             allowed = [ok and costs[a] <= top for ok, a in zip(plan.passable, areas)]
             mask = refine.border_mask(self.mesh, self.graph, allowed)
         walk = self._walker(allowed)
-        corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
         seen: dict[tuple, bool] = {}  # links tested in this query, by their ends
-        best = None
-        if math.isfinite(known):
+        corners, extra = ([], []) if drawn is not None else refine.corridor_corners(self.graph, corridor, allowed, mask)
+        best = drawn
+        if best is None and math.isfinite(known):
             best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, known + LENGTH_TOL, seen)
         if best is None:
             # On slopes the shortest chain over corners may be longer than the search's polyline.

@@ -352,13 +352,14 @@ def ellipse_vertices(ids: np.ndarray, xy: np.ndarray, a: tuple, b: tuple, length
     return ids[far < length + 2.0 * reach].tolist()
 
 
-def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float, climb: float):
+def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float, climb: float, strict: bool = False):
     """(points, polygon of each) of the chain with points added where the surface under a segment
     leaves the straight line between its ends by more than DRAPE_TOL (sampled every `step` m), so
     a path follows floors that change slope (onto a ramp, over a ridge) instead of cutting through
     them or hanging in the air. polys: the candidate polygons of each point (several where a
     point is a vertex); each segment walks from the one that reaches its end on the same floor.
-    The heights of every segment's samples are looked up in one vectorised pass."""
+    The heights of every segment's samples are looked up in one vectorised pass. strict: None when
+    a segment does not walk over the mesh to its end (else such a segment is drawn as walked)."""
     segments = []  # per segment: (polygons walked, sample fractions, polygon of each sample)
     for k in range(len(points) - 1):
         a, b = points[k], points[k + 1]
@@ -367,6 +368,9 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
             t, _, visited = walk(p, a, b, crossings)
             if t == math.inf and _ends_on(index, visited[-1], b, climb):
                 break
+        else:
+            if strict:
+                return None
         ts, owner = [], []
         boxes = [index.box_l[p] for p in visited]
         if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > DRAPE_TOL:
