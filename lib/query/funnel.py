@@ -247,15 +247,30 @@ def overlaps(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _box_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (i < j) of XY boxes that overlap by more than OVERLAP_TOL: a sweep along x."""
-    order = np.argsort(lo[:, 0], kind="stable")
-    starts = lo[order, 0]
-    # Boxes starting before box k's end, after it in the sweep: order[k + 1 : stop[k]].
-    stop = np.searchsorted(starts, hi[order, 0] - OVERLAP_TOL, side="left")
-    count = np.maximum(stop - np.arange(len(order)) - 1, 0)
-    a = np.repeat(np.arange(len(order)), count)
-    b = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count) + a + 1
-    i, j = order[a], order[b]
+    """Index pairs (i < j) of XY boxes that overlap by more than OVERLAP_TOL, found through a
+    uniform grid of cells the size of a typical box (pairs sharing a cell)."""
+    if len(lo) < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    size = max(float(np.median(np.max(hi - lo, axis=1))), OVERLAP_TOL)
+    c0 = np.floor((lo - lo.min(axis=0)) / size).astype(np.int64)
+    c1 = np.floor((hi - lo.min(axis=0)) / size).astype(np.int64)
+    span = c1 - c0 + 1
+    count = span[:, 0] * span[:, 1]
+    box = np.repeat(np.arange(len(lo)), count)
+    k = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    cx = c0[box, 0] + k // span[box, 1]
+    cy = c0[box, 1] + k % span[box, 1]
+    cell = cx * (int(c1[:, 1].max()) + 1) + cy
+    order = np.lexsort((box, cell))
+    cell, box = cell[order], box[order]
+    # Each entry pairs with the later entries of its cell.
+    end = np.searchsorted(cell, cell, side="right")
+    later = end - np.arange(len(cell)) - 1
+    first = np.repeat(np.arange(len(cell)), later)
+    second = np.arange(later.sum()) - np.repeat(np.cumsum(later) - later, later) + first + 1
+    i, j = box[first], box[second]
+    pair = np.unique(i * len(lo) + j)
+    i, j = pair // len(lo), pair % len(lo)
     meet = (np.minimum(hi[i, 1], hi[j, 1]) - np.maximum(lo[i, 1], lo[j, 1]) > OVERLAP_TOL) & (
         np.minimum(hi[i, 0], hi[j, 0]) - np.maximum(lo[i, 0], lo[j, 0]) > OVERLAP_TOL)
-    return np.minimum(i, j)[meet], np.maximum(i, j)[meet]
+    return i[meet], j[meet]
