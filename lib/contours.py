@@ -7,6 +7,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .geometry import convex_hull
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
 from .progress import SILENT, Progress
@@ -711,7 +712,7 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
     navmesh; sides lie on hull edges of the traced points, so only corners stick out.
     """
     xy = traced[:, :2]
-    hull = xy[_convex_hull(xy)]
+    hull = xy[convex_hull(xy)]
     if len(hull) < 3 or corners <= 3:
         return None
     side = np.roll(hull, -1, axis=0) - hull
@@ -762,26 +763,6 @@ def _point_segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.
     t = np.clip(np.einsum("psk,sk->ps", rel, ab) / den, 0.0, 1.0)
     closest = a[None] + t[..., None] * ab[None]
     return np.hypot(*(p[:, None, :] - closest).transpose(2, 0, 1))
-
-
-def _convex_hull(xy: np.ndarray) -> np.ndarray:
-    """Indices of the convex hull, counter-clockwise, without collinear points (monotone chain)."""
-    order = np.lexsort((xy[:, 1], xy[:, 0]))
-    pts = xy.tolist()
-
-    def chain(seq):
-        out = []
-        for i in seq:
-            while len(out) >= 2:
-                (ox, oy), (px, py), (qx, qy) = pts[out[-2]], pts[out[-1]], pts[i]
-                if (px - ox) * (qy - oy) - (py - oy) * (qx - ox) > 0:
-                    break
-                out.pop()
-            out.append(i)
-        return out
-
-    lower, upper = chain(order.tolist()), chain(order[::-1].tolist())
-    return np.array(lower[:-1] + upper[:-1], dtype=np.int64)
 
 
 def _boxes_apart(ring: np.ndarray, other: np.ndarray) -> bool:
