@@ -137,6 +137,9 @@ class _Tile:
         self.corners, self.counts, self.polygons, self.labels = corners, counts, polygons, labels
         self.tri_coords, self.tri_piece = tri_coords, tri_piece
         self.vertices, self.poly_vertices = _weld(corners, counts)
+        # Each edge's neighbour in Detour's terms (polygon, portal side or wall), set once every
+        # tile is cut (`_link_tiles`).
+        self.neis = np.zeros(0, dtype=np.int64)
 
     @property
     def polygon_count(self) -> int:
@@ -241,10 +244,10 @@ class _Level:
         if _area_xz(np.array(points)) < MIN_PIECE_AREA:
             return []
         tris = self.detail[0][self.detail[1] == p]
-        points = np.array(points)
-        points[:, 1] = _surface_heights(tris, points)
+        clipped = np.array(points)
+        clipped[:, 1] = _surface_heights(tris, clipped)
         out = []
-        for corners, edge_labels in _split_to_hexagons(points, labels, self.split_ids):
+        for corners, edge_labels in _split_to_hexagons(clipped, labels, self.split_ids):
             piece_tris = []
             for tri in tris:
                 fragment = _clip_convex(tri, corners)
@@ -317,7 +320,8 @@ def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_bel
     def inside(q):
         return q[axis] <= value if keep_below else q[axis] >= value
 
-    out_points, out_labels = [], []
+    out_points: list = []
+    out_labels: list = []
     n = len(points)
     for k in range(n):
         a, b = points[k], points[(k + 1) % n]

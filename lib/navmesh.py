@@ -321,9 +321,9 @@ class NavMesh:
             detail_polygons=detail_polygons,
             edge_clearance=edge_clearance,
             cross_clearance=cross_clearance,
-            links=links,
+            links=tuple(links),
             empty_reason=data.get("empty_reason"),
-            area_costs=[(_area_key(key), cost) for key, cost in costs.items()],
+            area_costs=tuple((_area_key(key), cost) for key, cost in costs.items()),
         )
 
     @classmethod

@@ -38,7 +38,7 @@ class BakeParameter:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return f"must be a finite number, got {value!r}"
         if self.unit == "count":
-            if int(value) != value or not self.minimum <= value <= self.maximum:
+            if int(value) != value or not self.minimum <= value <= (math.inf if self.maximum is None else self.maximum):
                 return f"must be a whole number from {self.minimum:g} to {self.maximum:g}, got {value}"
             return None
         below = value <= self.minimum if self.minimum_excluded else value < self.minimum
@@ -106,7 +106,7 @@ class BakeParams:
     agent_max_climb: float = _DEFAULTS["agent_max_climb"]
     agent_max_slope: float = _DEFAULTS["agent_max_slope"]
     region_min_area: float = _DEFAULTS["region_min_area"]
-    max_verts_per_poly: int = _DEFAULTS["max_verts_per_poly"]
+    max_verts_per_poly: int = int(_DEFAULTS["max_verts_per_poly"])
     max_edge_len: float = _DEFAULTS["max_edge_len"]
     max_edge_error: float = _DEFAULTS["max_edge_error"]
     max_height_error: float = _DEFAULTS["max_height_error"]

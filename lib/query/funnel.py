@@ -165,7 +165,7 @@ def reroute(graph, portals: list[int], v: int, r: float) -> list[int] | None:
     # corridor crosses the edges that leave v.
     leave = nxt[portals[a]] == v
     kept = {owner[e] for e in portals[:a]} | {nb[e] for e in portals[b + 1 :]}
-    around = []
+    around: list[int] = []
     while here != last:
         lo, hi = graph.offs_l[here], graph.offs_l[here + 1]
         e = next((j for j in range(lo, hi) if (pv[j] if leave else nxt[j]) == v), -1)

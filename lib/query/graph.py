@@ -83,7 +83,7 @@ class MeshGraph:
 
     def cross_ok(self, p: int, i: int, j: int, r: float) -> bool:
         """Can an agent of radius r enter polygon p by its edge i and leave by edge j?"""
-        if self.cross_l is None or i < 0:
+        if self.cross_l is None or self.cross_offsets_l is None or i < 0:
             return True
         n = int(self.sizes[p])
         return self.cross_l[self.cross_offsets_l[p] + i * n + j] >= r - FITS_TOL

@@ -111,8 +111,8 @@ class MeshIndex:
         self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
         self._edge_boxes: list[tuple] | None = None
-        self._detail: list[tuple[np.ndarray, list[tuple]]] | None = None
-        self._detail_flat: tuple | None = None
+        self._detail: list[tuple[np.ndarray, list[tuple], np.ndarray]] = []
+        self._detail_flat: tuple = ()
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edges as start and direction (ax, ay, ux, uy), as Python
@@ -134,7 +134,7 @@ class MeshIndex:
         triangle's barycentric coordinates (u, w, 1 - u - w), and rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
         that add the height, for a Python loop where there are few triangles. All polygons' maps are
         built in one vectorised pass on first use."""
-        if self._detail is None:
+        if not self._detail:
             self._build_detail_maps()
         return self._detail[p]
 
@@ -142,7 +142,7 @@ class MeshIndex:
         """Every detail triangle's barycentric maps (u0, ux, uy, w0, wx, wy), each a contiguous (T,)
         row of a (6, T) array, and height planes (T, 3), grouped by polygon: polygon p's triangles
         are first[p] : first[p] + count[p]."""
-        if self._detail_flat is None:
+        if not self._detail_flat:
             self._build_detail_maps()
         return self._detail_flat
 
@@ -279,7 +279,7 @@ class MeshIndex:
         xyz = query_point(point)
         x, y, z = xyz
         across, up = float(extent[0]), float(extent[1])
-        best = (-1, math.inf, None)
+        best: tuple[int, float, np.ndarray] = (-1, math.inf, np.array(xyz))
         bounds = []
         for p in self.polygons_near(xyz, across):
             lz, hz = self.box_l[p][2], self.box_l[p][5]

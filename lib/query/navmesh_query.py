@@ -226,8 +226,9 @@ class NavMeshQuery:
         for name, xyz in (("start", s), ("goal", g)):
             loc = self.index.locate(xyz, self.extent)
             if loc.polygon < 0:
-                plan.result = self._unreachable(self._too_far(name, loc))
-                plan.result = replace(plan.result, **{f"{name}_distance": loc.distance})
+                far = self._unreachable(self._too_far(name, loc))
+                plan.result = (replace(far, start_distance=loc.distance) if name == "start"
+                               else replace(far, goal_distance=loc.distance))
                 return plan
             if not passable[loc.polygon]:
                 p = loc.polygon
@@ -271,7 +272,7 @@ class NavMeshQuery:
         return self._result(FOUND, points, polys, 0, (plan.start_poly,), plan)
 
     def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
-              known: tuple[float, tuple], jumps: list = (), crossings: list[int] = ()) -> PathResult:
+              known: tuple[float, tuple], jumps: list, crossings: list[int]) -> PathResult:
         """The path along the corridor the search chose: the string pulled taut through its portals
         when that is provably the shortest path (bake radius, every polygon allowed at one cost,
         one floor), else the shortest chain over corner points whose every segment walks over the
@@ -300,9 +301,9 @@ class NavMeshQuery:
         if plan.d == 0.0 and plan.uniform and plan.everywhere:
             taut, proven = self._taut(plan, crossings, goal, goal_poly)
             if proven:
-                draped = refine.drape(self.index, walk, *taut, self.drape_step, self.climb, strict=True)
+                draped = refine.drape(self.index, walk, taut[0], taut[1], self.drape_step, self.climb, strict=True)
                 if draped is not None:
-                    return self._result(status, *draped, nodes_expanded, tuple(corridor), plan, reason)
+                    return self._result(status, draped[0], draped[1], nodes_expanded, tuple(corridor), plan, reason)
             elif all(refine.segment_ok(self.index, walk, polys, a, b, 0.0, self.climb)
                      for a, b, polys in zip(taut[0], taut[0][1:], taut[1])):
                 # A valid path: only shorter chains are looked for.
@@ -312,7 +313,7 @@ class NavMeshQuery:
         if drawn is None:
             return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge",
                                      nodes_expanded)
-        points, polys = refine.drape(self.index, walk, *drawn, self.drape_step, self.climb)
+        points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.drape_step, self.climb)
         return self._result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
     def _draw_with_links(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
@@ -324,24 +325,24 @@ class NavMeshQuery:
         here, here_poly, begin = plan.start, plan.start_poly, 0
         for position, k, forward in [*jumps, (len(corridor), None, None)]:
             if k is None:
-                there, there_poly, after, after_poly = goal, goal_poly, None, None
+                there, there_poly, after, after_poly = goal, goal_poly, None, -1
             else:
                 link = self.mesh.links[k]
                 near, far = (link.start, link.end) if forward else (link.end, link.start)
                 reach = self.extent[0] + plan.d
-                there = self._clear(corridor[position - 1], near, plan.d, reach, plan.passable)
-                after = self._clear(corridor[position], far, plan.d, reach, plan.passable)
-                if there is None or after is None:
+                near_end = self._clear(corridor[position - 1], near, plan.d, reach, plan.passable)
+                far_end = self._clear(corridor[position], far, plan.d, reach, plan.passable)
+                if near_end is None or far_end is None:
                     return self._unreachable(f"off-mesh link {link.name or k!r} ends too close to a wall for an "
                                              f"agent of radius {plan.radius:g} m", nodes_expanded)
-                (there_poly, there), (after_poly, after) = there, after
+                (there_poly, there), (after_poly, after) = near_end, far_end
             piece = replace(plan, start=here, start_poly=here_poly, goal=there, goal_poly=there_poly)
             drawn = self._chain(piece, corridor[begin:position], there, there_poly)
             if drawn is None:
                 return self._unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's "
                                          "edge", nodes_expanded)
-            piece_points, piece_polys = refine.drape(self.index, self._walker(plan.passable), *drawn, self.drape_step,
-                                                     self.climb)
+            piece_points, piece_polys = refine.drape(self.index, self._walker(plan.passable), drawn[0], drawn[1],
+                                                     self.drape_step, self.climb)
             points += piece_points
             polys += piece_polys
             if after is not None:
@@ -361,8 +362,8 @@ class NavMeshQuery:
         for _ in range(REROUTES):
             string = funnel.pull_string(plan.start, goal, ports)
             loose = self._certificate.loose_bend(string)
-            rerouted = -1 if loose < 0 else funnel.reroute(self.graph, portals, loose, plan.radius)
-            if rerouted is None or rerouted == -1:
+            rerouted = None if loose < 0 else funnel.reroute(self.graph, portals, loose, plan.radius)
+            if rerouted is None:
                 break
             portals = rerouted
             ports = [self._portal_line(e) for e in portals]
@@ -429,7 +430,8 @@ class NavMeshQuery:
         keeps the links tested so far in this query, so a later pass does not walk them again."""
         data = self._radius_data(plan.d)
         nodes = [(plan.start, [plan.start_poly]), (goal, [goal_poly])]
-        pulls, cones = [None, None], [None, None]
+        pulls: list[tuple[float, float] | None] = [None, None]
+        cones: list[tuple | None] = [None, None]
         ends_near: dict[int, list[tuple]] = {}
         if plan.d > 0.0 and corners:
             reach = refine.arc_reach(plan.d)  # no arc's polygon reaches farther from its corner
