@@ -10,8 +10,8 @@ import math
 
 from ..errors import NavMeshError
 from .graph import FITS_TOL
+from .path import IN_PROGRESS
 
-IN_PROGRESS, FOUND, PARTIAL, UNREACHABLE = "in_progress", "found", "partial", "unreachable"
 # Search nodes at or below this id stand for off-mesh link crossings (portal nodes are edge slots,
 # -1 and -2 the start and goal).
 LINK_NODES = -3
@@ -26,7 +26,6 @@ def link_of(node: int) -> tuple[int, bool]:
     """(link, forward) of a link crossing node."""
     k, backward = divmod(LINK_NODES - node, 2)
     return k, not backward
-PARTIAL_REASON = "goal is not reachable for this radius and filter; path ends at the closest reachable point"
 
 
 def crossing_point(x: tuple, goal: tuple, a: tuple, b: tuple) -> tuple:
