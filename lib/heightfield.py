@@ -44,6 +44,10 @@ class Heightfield:
     triangle that blocks a wall link inside the agent's band, clipped to the neighbour column's
     square. At ledges, a cell-wide segment across the step at link_block. None when not recorded
     (hand-built heightfields).
+    gradient: (S, 2) float64 or None: the floor's slope (dz/dx, dz/dy) at each span, that of the
+    triangle it was sampled from; None means flat.
+    surface_range: (S, 2) float64 or None: the lowest and highest point of that triangle, which bound
+    the floor carried along the gradient away from the column centre; None means unbounded.
     """
 
     cell_size: float
@@ -60,6 +64,7 @@ class Heightfield:
     link_found: np.ndarray | None = None
     boundary: np.ndarray | None = None
     gradient: np.ndarray | None = None
+    surface_range: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -124,7 +129,8 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress
     Walkable triangles are sampled exactly at column centres (unbiased floor coverage); all other
     triangles are rasterised conservatively (every touched column gets the triangle's z-range over
     it), so thin walls always block. Fragments merge into solid spans per column; a span is a floor
-    when a walkable fragment lies within agent_max_climb of its top and the headroom fits the agent.
+    when a walkable fragment lies within agent_max_climb of its top and the headroom fits the agent,
+    at the height of the highest such fragment.
     volumes: AreaVolumes painting the floor inside them with an area, or removing it.
     """
     cs = float(params.cell_size)
@@ -163,7 +169,7 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress
         return _empty(grid)
 
     span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_tri = _merge_spans(
-        col, lo, hi, walk, label, nz[label] < 0.0, params.agent_max_climb
+        col, lo, hi, walk, label, params.agent_max_climb
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
@@ -194,10 +200,10 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress
             area[_inside_solids(span_col, z, shell, grid)] = volume_area
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
     hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
-    # A span whose top came from a steep triangle (a wall's top edge merged onto a floor) is taken as flat.
+    # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0).
     top = normal[span_tri]
-    steep = np.abs(top[:, 2]) < cos_slope * np.linalg.norm(top, axis=1)
-    hf.gradient = np.where(steep[:, None], 0.0, -top[:, :2] / np.where(steep, 1.0, top[:, 2])[:, None])
+    hf.gradient = -top[:, :2] / top[:, 2:3]
+    hf.surface_range = np.column_stack([p[span_tri, :, 2].min(axis=1), p[span_tri, :, 2].max(axis=1)])
     return hf
 
 
@@ -464,14 +470,16 @@ def _concat_frags(parts):
     return tuple(np.concatenate([part[k] for part in parts]) for k in range(5))
 
 
-def _merge_spans(col, lo, hi, walk, label, down, climb: float):
+def _merge_spans(col, lo, hi, walk, label, climb: float):
     """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
 
     Returns per span: column, bottom, top, floor top, ceiling (bottom of the next span up, inf if
     none), walkable flag (a walkable fragment within `climb` of the top) and that fragment's label
-    (-1 if none). The floor top is the top of the span's highest fragment that does not face down
-    (`down`): the underside of something merged onto a floor raises the solid, not the surface an
-    agent stands on.
+    (-1 if none). The floor top is the height of that walkable fragment (the floor sampled at the
+    column centre), not the span's top: whatever else merged onto the floor within a climb step (the
+    top edge of a low sheet, a steep face, an underside) is stepped over and raises the solid, not
+    the surface an agent stands on. Recast takes the span's top instead, which lifts the navmesh
+    onto such an edge by up to a climb step where no surface is.
     """
     # Columns are offset by more than the soup's height range, so one float key sorts by
     # (column, lo) and one global accumulate gives the running max of hi within each column.
@@ -479,7 +487,7 @@ def _merge_spans(col, lo, hi, walk, label, down, climb: float):
     stride = float(hi.max() - zbase) + 1.0
     offset = col * stride - zbase
     order = np.argsort(lo + offset)
-    col, lo, hi, walk, label, down, offset = col[order], lo[order], hi[order], walk[order], label[order], down[order], offset[order]
+    col, lo, hi, walk, label, offset = col[order], lo[order], hi[order], walk[order], label[order], offset[order]
     run = np.maximum.accumulate(hi + offset) - offset
     start = np.ones(len(col), dtype=bool)
     start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
@@ -488,14 +496,13 @@ def _merge_spans(col, lo, hi, walk, label, down, climb: float):
     span_col = col[starts]
     span_bottom = lo[starts]
     span_top = np.maximum.reduceat(hi, starts)
-    floor_top = np.maximum.reduceat(np.where(down, -np.inf, hi), starts)
-    floor_top = np.where(np.isfinite(floor_top), floor_top, span_top)
     near_top = walk & (hi >= span_top[sid] - climb)
     span_walk = np.add.reduceat(near_top.astype(np.int64), starts) > 0
     score = np.where(near_top, hi, -np.inf)
     best = np.maximum.reduceat(score, starts)
     pick = near_top & (score == best[sid])
     span_label = np.maximum.reduceat(np.where(pick, label, -1), starts)
+    floor_top = np.where(span_walk, best, span_top)
     ceiling = np.full(len(starts), np.inf)
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]

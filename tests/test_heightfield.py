@@ -268,12 +268,24 @@ def test_obstacle_only_triangles_never_walkable():
 
 
 def test_kerb_lower_than_climb_is_stepped_over():
-    """Recast's climb rule: a solid within agent_max_climb above a floor keeps the span walkable."""
+    """Recast's climb rule: a solid within agent_max_climb above a floor keeps the span walkable.
+    The floor keeps its own height there: a zero-thickness sheet's top edge is no surface to stand
+    on (Recast lifts the column to it, a ridge a cell wide floating over the floor)."""
     scene = Scene().floor(0, 0, 10, 10).quad((5.1, 0, 0), (5.1, 10, 0), (5.1, 10, 0.3), (5.1, 0, 0.3), walkable=False)
     hf, _ = bake(scene)
     assert hf.span_count == 20 * 20
-    np.testing.assert_allclose(hf.z[hf.x == 10], 0.3)
-    assert np.all(hf.z[hf.x != 10] == 0.0)
+    assert np.all(hf.z == 0.0)
+    assert np.all(hf.links[(hf.x == 9) | (hf.x == 10), 0] >= 0)
+
+
+def test_steep_face_lower_than_climb_leaves_the_floor_height():
+    """A face too steep to walk rising from the floor within a climb step merges with the floor's
+    span, but the span keeps the floor's height at the column centre, not the face's top over the
+    column (up to a climb step above any surface there)."""
+    scene = Scene().floor(0, 0, 10, 10).quad((5.12, 0, 0.3), (5.12, 10, 0.3), (5.0, 10, 0), (5.0, 0, 0), walkable=False)
+    hf, _ = bake(scene)
+    assert hf.span_count == 20 * 20
+    assert np.all(hf.z == 0.0)
     assert np.all(hf.links[(hf.x == 9) | (hf.x == 10), 0] >= 0)
 
 
