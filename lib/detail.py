@@ -100,7 +100,8 @@ def _vertices_on_floor(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarr
     or the push off walls moves them across a slope, and a vertex added on a long edge (a portal's
     end) takes it along the edge, across a crease: any of these can float above the floor or sink
     below it. The floor at a vertex is that of the nearest sample of its polygon within
-    _VERTEX_REACH cells, carried over along that sample's slope; failing one, the nearest sample of
+    _VERTEX_REACH cells, carried over along that sample's slope but not past its triangle's
+    lowest or highest point; failing one, the nearest sample of
     the polygon's region there within a climb step of the vertex (a region can hold another layer
     in the next column)."""
     cs = hf.cell_size
@@ -122,8 +123,11 @@ def _vertices_on_floor(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarr
     hit &= (key[at] == query) if len(key) else False
     slot, sample = slot[hit], order[at[hit]]
     rel = xyz[slot, :2] - samples[sample, :2]
-    slope = hf.gradient[sample_span[sample]] if hf.gradient is not None else np.zeros((len(sample), 2))
+    span = sample_span[sample]
+    slope = hf.gradient[span] if hf.gradient is not None else np.zeros((len(sample), 2))
     z = samples[sample, 2] + (rel * slope).sum(axis=1)
+    if hf.surface_range is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
+        z = np.clip(z, hf.surface_range[span, 0], hf.surface_range[span, 1])
     own = sample_poly[sample] == poly[slot]
     usable = own | (np.abs(z - xyz[slot, 2]) <= climb)
     slot, z, own, dist = slot[usable], z[usable], own[usable], np.hypot(*rel[usable].T)
