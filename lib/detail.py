@@ -50,7 +50,7 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     max_error = float(params.max_height_error)
     apex = fan_apexes(mesh)
     fits = _fan_fits(mesh, apex, sample_poly, samples, max_error)
-    edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error)
+    edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error, float(params.agent_max_climb))
     progress.at(0.5)
     offs = mesh.poly_offsets
     out_vertices, out_tris, out_polys = [], [], []
@@ -217,13 +217,16 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
 
 
 def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None,
-                 max_error: float) -> dict[int, np.ndarray]:
+                 max_error: float, climb: float) -> dict[int, np.ndarray]:
     """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
     it, in the slot's direction, where the floor is farthest from the line through those kept so far
     (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
 
     The floor under a sample is the span of the edge's polygon's region in that column (else its
-    neighbour's), or without regions the span nearest the straight edge within layer_tol."""
+    neighbour's), or without regions the span nearest the straight edge within layer_tol. A region
+    can reach round to another floor beside the edge (the floor below a ramp's top end, joined to the
+    ramp at its foot): samples are kept only while the floor runs on from the edge's start as linked
+    spans do, at most a climb step per link (_one_floor)."""
     cs = hf.cell_size
     start, count = _column_index(hf)
     u, w = mesh.poly_vertices, mesh.edge_next_vertex
@@ -273,16 +276,32 @@ def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: 
         sel = slice(cuts[k], cuts[k + 1])
         good = known[sel]
         profile = np.column_stack([xyz[sel, 0], xyz[sel, 1], floor[sel]])[good]
-        keep = _profile_points(a[k], b[k], profile, t[sel][good], max_error)
+        on = _one_floor(a[k, 2], profile[:, 2], climb)
+        keep = _profile_points(a[k], b[k], profile[on], t[sel][good][on], max_error)
         if not keep:
             continue
-        pts = profile[sorted(keep)]
+        pts = profile[on][sorted(keep)]
         e = int(slots[k])
         out[e] = pts
         twin = twins.get((int(w[e]), int(u[e])), -1)
         if twin >= 0 and mesh.neighbors[e] >= 0:
             out[twin] = pts[::-1]
     return out
+
+
+def _one_floor(start: float, heights: np.ndarray, climb: float) -> np.ndarray:
+    """Bool per sample along an edge (heights, in order from the edge's start at height `start`,
+    one cell apart): whether it continues the floor the edge starts on. Samples a cell apart lie in
+    the same or neighbouring columns, at most two links (a diagonal) apart, so one floor rises or
+    falls at most 2 * climb from one to the next; a sample farther than that from the last one kept
+    is another floor (where samples are missing the floor may have moved more, and is dropped too:
+    fewer points, never a wrong one)."""
+    keep = np.zeros(len(heights), dtype=bool)
+    last = start
+    for i, z in enumerate(heights.tolist()):
+        if abs(z - last) <= 2.0 * climb:
+            keep[i], last = True, z
+    return keep
 
 
 def _profile_points(a: np.ndarray, b: np.ndarray, profile: np.ndarray, t: np.ndarray, max_error: float) -> list[int]:
