@@ -50,8 +50,8 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     conflict = _conflicting(label, column, inside)
     if conflict.any():
         label = _split_layers(label, column, hf.z, inside, conflict, u, v)
-    label = _unfold(hf, label, column, inside, float(params.agent_max_climb))
-    region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
+    piece = _unfold(hf, label, column, inside, float(params.agent_max_climb))
+    region, region_area = _finish(piece, label, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area)
 
 
@@ -276,14 +276,19 @@ def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
     return out
 
 
-def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
-    """Drop components smaller than min_area and number the rest 0..R-1 (in order of first span)."""
+def _finish(label, whole, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Number the pieces (label) 0..R-1 (in order of first span), dropping those whose whole (the
+    piece they were unfolded from, _unfold) is smaller than min_area: a small piece of a large
+    floor is a region of its own, not an island."""
     region = np.full(len(label), -1, dtype=np.int64)
     idx = np.flatnonzero(inside)
     if len(idx) == 0:
         return region, np.zeros(0, np.int64)
-    roots, first, inverse, counts = np.unique(label[idx], return_index=True, return_inverse=True, return_counts=True)
-    big = counts * cs * cs >= min_area
+    _, whole_of, whole_counts = np.unique(whole[idx], return_inverse=True, return_counts=True)
+    whole_size = np.zeros(len(label), dtype=np.int64)
+    whole_size[idx] = whole_counts[whole_of]
+    roots, first, inverse = np.unique(label[idx], return_index=True, return_inverse=True)
+    big = whole_size[idx[first]] * cs * cs >= min_area
     new_id = np.cumsum(big) - 1
     region[idx] = np.where(big[inverse], new_id[inverse], -1)
     region_area = area[idx[first[big]]].astype(np.int64)
