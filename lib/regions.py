@@ -21,7 +21,8 @@ class RegionMap:
     agent_radius + 2 cells.
     region: (S,) int64 region id, -1 for spans not in the navmesh (eroded away or dropped).
     region_count: R. region_area: (R,) int64 area id of each region.
-    A region never holds two spans of one column, so it is a single-valued floor seen from above.
+    A region never holds two spans of one column, so it is a single-valued floor seen from above,
+    nor two spans of neighbouring columns without a link between them (_unfold).
     """
 
     distance: np.ndarray
