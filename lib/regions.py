@@ -21,8 +21,7 @@ class RegionMap:
     agent_radius + 2 cells.
     region: (S,) int64 region id, -1 for spans not in the navmesh (eroded away or dropped).
     region_count: R. region_area: (R,) int64 area id of each region.
-    A region never holds two spans of one column, so it is a single-valued floor seen from above,
-    nor two spans of neighbouring columns without a link between them (_unfold).
+    A region never holds two spans of one column, so it is a single-valued floor seen from above.
     """
 
     distance: np.ndarray
@@ -51,8 +50,7 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     conflict = _conflicting(label, column, inside)
     if conflict.any():
         label = _split_layers(label, column, hf.z, inside, conflict, u, v)
-    piece = _unfold(hf, label, column, inside, float(params.agent_max_climb))
-    region, region_area = _finish(piece, label, inside, hf.area, hf.cell_size, params.region_min_area)
+    region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area)
 
 
@@ -158,77 +156,6 @@ def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> n
     return inside & bad[label]
 
 
-def _fold_pairs(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside: np.ndarray):
-    """(a, b): spans of one component in neighbouring columns that are not linked (a ledge or a thin
-    wall between them, the component joined round its end), each pair once."""
-    idx = np.flatnonzero(inside)
-    pairs = [np.zeros((0, 2), dtype=np.int64)]
-    cells = hf.width * hf.height
-    key = label[idx] * cells + column[idx]
-    order = np.argsort(key, kind="stable")
-    key, idx = key[order], idx[order]
-    for d in (0, 1) if len(idx) else ():  # +x and +y: each neighbouring pair of columns once
-        nx, ny = hf.x[idx] + DIR_DX[d], hf.y[idx] + DIR_DY[d]
-        ok = (nx < hf.width) & (ny < hf.height)
-        want = label[idx] * cells + ny.astype(np.int64) * hf.width + nx
-        other = idx[np.minimum(np.searchsorted(key, want), len(key) - 1)]
-        touch = ok & (label[other] == label[idx]) & (column[other] == want % cells) & (hf.links[idx, d] != other)
-        pairs.append(np.column_stack([idx[touch], other[touch]]))
-    return np.concatenate(pairs)
-
-
-def _unfold(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside: np.ndarray, climb: float) -> np.ndarray:
-    """Split each component that folds (_fold_pairs) into pieces that do not.
-
-    Where a component holds both sides of a ledge or a thin wall, its outline runs back along itself
-    on both sides of one line, a slit of no width (at radii under a cell, which erode neither side),
-    that the outline and polygon stages cannot cut into fat polygons. Each piece is flooded from its
-    lowest unassigned span over links, lowest floor first (spans within a climb step of the lowest
-    waiting one at a time), taking no span whose other side it already holds (of two such taken at
-    once, the lower): a floor and a ramp rising from it part where the ramp's sides leave the floor
-    by more than a climb step, the floor keeping its whole edge there, as Recast's ledge filter would."""
-    pairs = _fold_pairs(hf, label, column, inside)
-    if not len(pairs):
-        return label
-    s = len(label)
-    both = np.concatenate([pairs, pairs[:, ::-1]])
-    both = both[np.lexsort((both[:, 1], both[:, 0]))]
-    first = np.searchsorted(both[:, 0], np.arange(s + 1))
-
-    def other_sides(spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n = first[spans + 1] - first[spans]
-        pos = np.repeat(first[spans], n) + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-        return np.repeat(spans, n), both[pos, 1]
-
-    members = np.flatnonzero(inside & np.isin(label, label[pairs[:, 0]]))
-    rank = np.empty(s, dtype=np.int64)
-    rank[np.lexsort((np.arange(s), hf.z))] = np.arange(s)
-    out = label.copy()
-    todo = np.zeros(s, dtype=bool)
-    todo[members] = True
-    barred_by = np.full(s, -1, dtype=np.int64)  # the piece (its seed) that holds a span's other side
-    for seed in members[np.argsort(rank[members])]:
-        if not todo[seed]:
-            continue
-        waiting = np.array([seed])
-        while len(waiting):
-            waiting = waiting[todo[waiting] & (barred_by[waiting] != seed)]
-            if not len(waiting):
-                break
-            take = waiting[hf.z[waiting] <= hf.z[waiting].min() + climb]
-            near, far = other_sides(take)
-            clash = np.isin(far, take) & (rank[far] < rank[near])
-            take = np.setdiff1d(take, near[clash])
-            todo[take] = False
-            out[take] = seed
-            barred_by[other_sides(take)[1]] = seed
-            nb = hf.links[take].ravel()
-            nb = nb[nb >= 0]
-            nb = nb[todo[nb] & (label[nb] == label[seed])]
-            waiting = np.union1d(waiting[todo[waiting]], nb)
-    return out
-
-
 def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
     """Split conflicting components into single-storey pieces, then greedily merge neighbours.
 
@@ -277,19 +204,14 @@ def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
     return out
 
 
-def _finish(label, whole, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
-    """Number the pieces (label) 0..R-1 (in order of first span), dropping those whose whole (the
-    piece they were unfolded from, _unfold) is smaller than min_area: a small piece of a large
-    floor is a region of its own, not an island."""
+def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Drop components smaller than min_area and number the rest 0..R-1 (in order of first span)."""
     region = np.full(len(label), -1, dtype=np.int64)
     idx = np.flatnonzero(inside)
     if len(idx) == 0:
         return region, np.zeros(0, np.int64)
-    _, whole_of, whole_counts = np.unique(whole[idx], return_inverse=True, return_counts=True)
-    whole_size = np.zeros(len(label), dtype=np.int64)
-    whole_size[idx] = whole_counts[whole_of]
-    roots, first, inverse = np.unique(label[idx], return_index=True, return_inverse=True)
-    big = whole_size[idx[first]] * cs * cs >= min_area
+    roots, first, inverse, counts = np.unique(label[idx], return_index=True, return_inverse=True, return_counts=True)
+    big = counts * cs * cs >= min_area
     new_id = np.cumsum(big) - 1
     region[idx] = np.where(big[inverse], new_id[inverse], -1)
     region_area = area[idx[first[big]]].astype(np.int64)

@@ -121,26 +121,3 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     assert worst_gap < 1e-6
     # The floor is sampled at column centres: a cell's slope adds to the stated error.
     assert worst_error <= params.max_height_error + 0.1
-
-
-
-@pytest.mark.parametrize("cs", [0.2, 0.25, 0.3])
-def test_a_ramps_top_end_keeps_its_height_over_the_floor_it_joins_at_its_foot(cs):
-    """A free-standing ramp (radius 0) joins the floor it rises from at its foot, and the floor lies
-    beside its sides and past its top end, a cell away in top view. The detail surface took points
-    from that floor along the ramp's top end (a drop of the ramp's whole height inside a polygon),
-    and polygons reached across the ramp's sides from one floor to the other. Every detail triangle
-    must lie on the ramp or the floor, within a climb step (where the ramp's side meets the floor
-    lower than a step, a triangle spans that step)."""
-    from lib import generate
-    from tests.scenes import Scene
-
-    scene = Scene().floor(0, 0, 12, 12).ramp(4, 3, 8, 7, 0.0, 1.7)
-    params = BakeParams(cell_size=cs, agent_radius=0.0, agent_max_climb=0.4, agent_max_slope=30,
-                        max_edge_error=cs, max_height_error=0.2)
-    mesh = generate(scene.vertices, scene.triangles, params)
-    centre = mesh.detail_vertices[mesh.detail_triangles].mean(axis=1)
-    x, y, z = centre.T
-    over_ramp = (x >= 4) & (x <= 8) & (y >= 3) & (y <= 7)
-    gap = np.where(over_ramp, np.minimum(np.abs(z), np.abs(z - 1.7 * (x - 4) / 4)), np.abs(z))
-    assert gap.max() <= params.agent_max_climb
