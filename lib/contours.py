@@ -7,6 +7,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .boundary import FloorBoundary
 from .geometry import convex_hull
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -102,7 +103,7 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
     successor = _successors(hf, edges)
     centre = np.column_stack([hf.centers_xy(), hf.z])
     tolerance = _simplification_tolerance(params)
-    boundary = _Boundary(hf, params)
+    boundary = FloorBoundary(hf, params)
     traced_rings = []
     for ring in _cycles(successor):
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
@@ -189,7 +190,7 @@ def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
     return split, nb[start]
 
 
-def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, boundary: _Boundary | None,
+def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, boundary: FloorBoundary | None,
                     whole: frozenset | set = frozenset()):
     """(traced points, traced labels, simplified or None) for a traced ring: the ring itself, or
     when it does not simplify into a simple ring, the loops it splits into where it touches or
@@ -204,7 +205,7 @@ def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, bo
     ]
 
 
-def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boundary: _Boundary | None):
+def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boundary: FloorBoundary | None):
     """Callables giving the ring simplified with the tolerance divided by each of _FINER_STEPS (None
     if it degenerates): the fallbacks when the simplified ring cannot be pushed off the walls
     without crossing another ring. Shared borders come out the same at every tolerance."""
@@ -403,7 +404,7 @@ def _cycles(successor: np.ndarray):
 
 
 def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset(),
-              boundary: _Boundary | None = None):
+              boundary: FloorBoundary | None = None):
     """Simplified (ring points, per-edge neighbour, per-point shared flag), or None if the ring degenerates.
 
     The shared flag is True for points on borders shared with other regions (they never move).
@@ -461,7 +462,7 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
     return points[idx], nb, labels[idx] >= 0
 
 
-def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance: float, boundary: _Boundary | None = None):
+def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance: float, boundary: FloorBoundary | None = None):
     """RDP over the wall runs between the kept points, then repair crossings: (kept indices, simple)."""
     keep = keep.copy()
     n = len(points)
@@ -604,7 +605,7 @@ def _collinear(points: np.ndarray) -> np.ndarray:
     return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
 
 
-def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None,
+def _rdp(points: np.ndarray, tolerance: float, boundary: FloorBoundary | None = None,
          outside_share: float = _OUTSIDE_SHARE) -> np.ndarray:
     """Indices into points (n, 3) kept by one-sided Ramer-Douglas-Peucker (the two ends always):
     points may lie `tolerance` left of a chord (the walkable side of a ring edge), `outside_share`
@@ -637,7 +638,7 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: _Boundary | None = None
             cut = push > _MAX_PUSH_OPEN * tolerance
             doubt = np.flatnonzero(~cut & (push > _MAX_PUSH * tolerance))
             if doubt.size:
-                cut[doubt] = boundary.faces_passage(a[doubt], b[doubt], za[doubt], zb[doubt])
+                cut[doubt] = boundary.faces_passage(a[doubt], b[doubt], za[doubt], zb[doubt], _PASSAGE_REACH)
             split[np.flatnonzero(close)] = cut
         next_chords = []
         for (a, b), m, cut in zip(chords, farthest, split.tolist()):
@@ -850,122 +851,12 @@ def _segments_meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -
     return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)
 
 
-class _Boundary:
-    """The floor's boundary segments (Heightfield.boundary), binned by cell, for clearance tests."""
-
-    def __init__(self, hf: Heightfield, params: BakeParams):
-        seg = hf.boundary if hf.boundary is not None else _model_boundary(hf)
-        self.cs, self.bmin = hf.cell_size, hf.bmin
-        self.radius = float(params.agent_radius)
-        # Boundary seen from a floor more than this far below or above belongs to another storey.
-        self.storey = 0.5 * float(params.agent_height)
-        # Bins cover the grid and a margin of _BIN_PAD cells around it.
-        self.cols, self.rows = hf.width + 2 * _BIN_PAD, hf.height + 2 * _BIN_PAD
-        key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
-        order = np.argsort(key, kind="stable")
-        self.seg = seg[order]
-        self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
-
-    def _cell(self, xy: np.ndarray) -> np.ndarray:
-        return np.clip(np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0,
-                       [self.cols - 1, self.rows - 1])
-
-    def _bin(self, xy: np.ndarray) -> np.ndarray:
-        c = self._cell(xy)
-        return c[:, 1] * self.cols + c[:, 0]
-
-    def faces_passage(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray) -> np.ndarray:
-        """(E,) bool: does the boundary of its storey lie in front of each edge p-q (E, 2), within
-        agent_radius of the edge moved _PASSAGE_REACH radii onto its walkable (left) side?"""
-        edge = q - p
-        left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
-        shift = _PASSAGE_REACH * self.radius * left
-        return self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
-
-    def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
-        """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey
-        (inf beyond agent_radius + _BIN_REACH cells), and (E,) where along the edge (0..1) it is reached."""
-        e = len(p)
-        best, where = np.full(e, np.inf), np.zeros(e)
-        if e == 0 or len(self.seg) == 0:
-            return best, where
-        # Segments lie within _BIN_REACH cells of their bin's centre, so bins beyond reach hold
-        # nothing within radius.
-        reach = self.radius + _BIN_REACH * self.cs
-        lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
-        nx, ny = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
-        count = nx * ny
-        edge = np.repeat(np.arange(e), count)
-        local = np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count)
-        ci, cj = lo[edge, 0] + local % nx[edge], lo[edge, 1] + local // nx[edge]
-        centre = self.bmin + (np.column_stack([ci, cj]) - _BIN_PAD + 0.5) * self.cs
-        near = _paired_distance(centre, p[edge], q[edge])[0] <= reach
-        edge, cell = edge[near], (cj * self.cols + ci)[near]
-        first, count = self.start[cell], self.start[cell + 1] - self.start[cell]
-        edge = np.repeat(edge, count)
-        seg = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
-        s = self.seg[seg]
-        dist, t = _segment_distance(p[edge], q[edge], s[:, :2], s[:, 2:4])
-        same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
-        dist = np.where(same, dist, np.inf)
-        order = np.lexsort((dist, edge))
-        edge, dist, t = edge[order], dist[order], t[order]
-        head = np.ones(len(edge), dtype=bool)
-        head[1:] = edge[1:] != edge[:-1]
-        best[edge[head]], where[edge[head]] = dist[head], t[head]
-        return best, where
-
-
-# Boundary bins extend this many cells beyond the grid (segments on its far edges).
-_BIN_PAD = 2
-# Every point of a boundary segment lies within this many cells of its bin's centre (ledge edges,
-# the longest, reach sqrt(2) cells from their midpoint, which is within 1/sqrt(2) of the centre).
-_BIN_REACH = 2.5
-
-
-def _model_boundary(hf: Heightfield) -> np.ndarray:
-    """(G, 5) boundary segments from the block fractions alone (hand-built heightfields), as
-    regions.distance_field places them: cell-wide across the step where found, else a point."""
-    span, d = np.nonzero(hf.links < 0)
-    step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
-    mid = hf.centers_xy()[span] + (hf.block_fraction()[span, d] * hf.cell_size)[:, None] * step
-    half = np.where(hf.block_found()[span, d], 0.5 * hf.cell_size, 0.0)[:, None] * step[:, ::-1]
-    return np.column_stack([mid - half, mid + half, hf.z[span]])
-
-
-def _paired_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
-    """Distance of points x (N, 2) to segments a-b (N, 2), and the parameter (0..1) of the closest point."""
-    ab = b - a
-    den = np.einsum("ij,ij->i", ab, ab)
-    t = np.clip(np.einsum("ij,ij->i", x - a, ab) / np.where(den > 0, den, 1.0), 0.0, 1.0)
-    return np.hypot(*(x - a - t[:, None] * ab).T), t
-
-
-def _segment_distance(p, q, a, b):
-    """Distance between segments p-q and a-b (N, 2 each), and where along p-q (0..1) it is reached."""
-    cands = [_paired_distance(a, p, q), _paired_distance(b, p, q)]
-    for end, t_end in ((p, 0.0), (q, 1.0)):
-        cands.append((_paired_distance(end, a, b)[0], np.full(len(p), t_end)))
-    dist = np.stack([c[0] for c in cands])
-    t = np.stack([c[1] for c in cands])
-    k = np.argmin(dist, axis=0)
-    cols = np.arange(len(p))
-    best, at = dist[k, cols], t[k, cols]
-    # Segments that cross are 0 apart, at the crossing.
-    u, v, w = q - p, b - a, a - p
-    den = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = (w[:, 0] * v[:, 1] - w[:, 1] * v[:, 0]) / den
-        r = (w[:, 0] * u[:, 1] - w[:, 1] * u[:, 0]) / den
-    cross = (den != 0) & (s >= 0) & (s <= 1) & (r >= 0) & (r <= 1)
-    return np.where(cross, 0.0, best), np.where(cross, s, at)
-
-
-def _push_rings(options: list[list[tuple]], boundary: _Boundary, progress: Progress = SILENT):
+def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: Progress = SILENT):
     """A region's (rings, neighbours): per ring the first of its options (points, neighbours,
     shared flags, or a callable giving them or None) whose wall edges, pushed off the boundary
-    (_push_off_walls), cross neither the ring itself nor the rings chosen so far; if none does, the
-    finest option unpushed (or the first, when even that crosses)."""
+    (_push_off_walls), clear the boundary and cross neither the ring itself (after _untangle) nor
+    the rings chosen so far; if none does, the finest option unpushed (or the first, when even that
+    crosses)."""
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
     for k, ring_options in enumerate(options):
@@ -984,8 +875,10 @@ def _push_rings(options: list[list[tuple]], boundary: _Boundary, progress: Progr
                 continue
             ring, nb, fixed = option
             finest = ring, nb
-            pushed, pushed_nb = _push_off_walls(ring, nb, fixed, boundary)
-            if fits(pushed):
+            pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
+            if cleared and not fits(pushed):
+                pushed, pushed_nb = _untangle(pushed, pushed_nb)
+            if cleared and len(pushed) and fits(pushed):
                 out.replace(k, pushed)
                 out_nb[k] = pushed_nb
                 break
@@ -998,9 +891,26 @@ def _push_rings(options: list[list[tuple]], boundary: _Boundary, progress: Progr
     return out.rings, out_nb
 
 
-def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: _Boundary):
-    """(ring, neighbours) with every wall edge (nb < 0) at least agent_radius from the
-    floor's boundary.
+def _untangle(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A pushed ring with the loops cut off where its wall edges cross: the two sides of a pocket
+    narrower than the push pass each other and leave a loop turning the other way, which is floor
+    given up. Empty when edges of a shared border cross, or the ring splits into several loops
+    turning its way (a pinch, not a pocket)."""
+    none = (ring[:0], nb[:0])
+    i, j = _crossing_pairs(ring[:, :2])
+    if len(i) == 0 or (nb[i] >= 0).any() or (nb[j] >= 0).any():
+        return none
+    turn = np.sign(_signed_area(ring))
+    kept = [(p, lab) for p, lab in _split_at_crossings(ring, nb) if np.sign(_signed_area(p)) == turn]
+    if len(kept) != 1 or _crossing_edges(kept[0][0][:, :2]).size:
+        return none
+    return kept[0]
+
+
+def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary):
+    """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
+    floor's boundary, but those between two shared points; cleared is False when the passes ran out
+    before that held.
 
     Edges that come closer are pushed parallel onto the walkable side (left of the edge) by the
     shortfall: a tangent to the eroded boundary's arcs instead of a chord across them. A free
@@ -1009,8 +919,9 @@ def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundar
     dropped instead (its lines' neighbours meet directly). Repeated until every wall edge clears.
     """
     if not (nb < 0).any() or fixed.all():
-        return ring, nb
+        return ring, nb, True
     xy, z = ring[:, :2].copy(), ring[:, 2].copy()
+    cleared = False
     for _ in range(_PUSH_PASSES):
         wall, fixed_next = nb < 0, np.roll(fixed, -1)
         a, b = xy, np.roll(xy, -1, axis=0)
@@ -1018,6 +929,7 @@ def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundar
         dist[wall], t[wall] = boundary.distance(a[wall], b[wall], z[wall], np.roll(z, -1)[wall])
         short = wall & (dist < boundary.radius - _PUSH_MARGIN) & ~(fixed & fixed_next)
         if not short.any():
+            cleared = True
             break
         push = np.where(short, boundary.radius - dist + 2 * _PUSH_MARGIN, 0.0)
         at_start = np.where(fixed_next & ~fixed, push / np.maximum(1.0 - t, _PUSH_MIN_LEVER), push)
@@ -1050,4 +962,4 @@ def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundar
             break
         nb = np.where(drop | np.roll(drop, -1), -1, nb)[~drop]
         xy, z, fixed = xy[~drop], z[~drop], fixed[~drop]
-    return np.column_stack([xy, z]), nb
+    return np.column_stack([xy, z]), nb, cleared

@@ -657,7 +657,7 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
     corners = vertices[triangles[tri], :2]
-    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % 3], lo_xy, grid.cs) for e in range(3)]
+    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % 3], lo_xy - grid.cs, 3 * grid.cs) for e in range(3)]
     blockers = np.concatenate([np.column_stack([p, q, z[span[link]]])[ok] for p, q, ok in segs])
     return out, found, np.unique(blockers, axis=0)
 

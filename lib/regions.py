@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .boundary import FloorBoundary
 from .components import connected_components
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -34,6 +35,9 @@ class RegionMap:
 # itself and is left out: its outline points would fall on its own centre from every side, a
 # zero-width strip, as the exact erosion leaves nothing of a corridor exactly 2 * radius wide.
 ON_RADIUS = 1e-9
+# Spans whose propagated distance lies within this many cells of agent_radius are measured exactly
+# (the propagation's error near wall ends stays within a cell).
+EXACT_BAND = 1.0
 
 
 def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILENT) -> RegionMap:
@@ -41,7 +45,7 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     s = hf.span_count
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
-    distance = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
+    distance = _exact_near_radius(hf, params, distance_field(hf, params.agent_radius, progress.span(0.0, 0.6)))
     inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
@@ -52,6 +56,20 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
         label = _split_layers(label, column, hf.z, inside, conflict, u, v)
     region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area)
+
+
+def _exact_near_radius(hf: Heightfield, params: BakeParams, distance: np.ndarray) -> np.ndarray:
+    """The distance field with spans within EXACT_BAND cells of agent_radius measured exactly to the
+    floor's boundary segments: the propagated field is off by up to about a cell near wall ends
+    (either way), which closed passages up to 2r + 2 cells wide and left noise for simplification."""
+    radius, band = params.agent_radius, EXACT_BAND * hf.cell_size
+    near = np.flatnonzero(np.abs(distance - radius) <= band)
+    if len(near) == 0:
+        return distance
+    exact = FloorBoundary(hf, params).point_distance(hf.centers_xy()[near], hf.z[near], radius + band)
+    distance = distance.copy()
+    distance[near] = exact
+    return distance
 
 
 def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) -> np.ndarray:

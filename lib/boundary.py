@@ -1,0 +1,119 @@
+"""The floor's boundary (Heightfield.boundary: where the floor ends at walls and ledges), binned by
+cell for the distance queries of the regions (exact erosion near the agent radius) and contours
+(pushing wall edges off it)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import point_segment_distance, segment_distance
+from .heightfield import DIR_DX, DIR_DY, Heightfield
+from .params import BakeParams
+
+
+class FloorBoundary:
+    """The floor's boundary segments (Heightfield.boundary), binned by cell, for clearance tests."""
+
+    def __init__(self, hf: Heightfield, params: BakeParams):
+        seg = hf.boundary if hf.boundary is not None else model_boundary(hf)
+        self.cs, self.bmin = hf.cell_size, hf.bmin
+        self.radius = float(params.agent_radius)
+        # Boundary seen from a floor more than this far below or above belongs to another storey.
+        self.storey = 0.5 * float(params.agent_height)
+        # Bins cover the grid and a margin of _BIN_PAD cells around it.
+        self.cols, self.rows = hf.width + 2 * _BIN_PAD, hf.height + 2 * _BIN_PAD
+        key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
+        order = np.argsort(key, kind="stable")
+        self.seg = seg[order]
+        self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
+
+    def _cell(self, xy: np.ndarray) -> np.ndarray:
+        return np.clip(np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0,
+                       [self.cols - 1, self.rows - 1])
+
+    def _bin(self, xy: np.ndarray) -> np.ndarray:
+        c = self._cell(xy)
+        return c[:, 1] * self.cols + c[:, 0]
+
+    def faces_passage(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray, reach: float) -> np.ndarray:
+        """(E,) bool: does the boundary of its storey lie in front of each edge p-q (E, 2), within
+        agent_radius of the edge moved `reach` radii onto its walkable (left) side?"""
+        edge = q - p
+        left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
+        shift = reach * self.radius * left
+        return self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
+
+    def point_distance(self, xy: np.ndarray, z: np.ndarray, limit: float) -> np.ndarray:
+        """(N,) top-view distance of each point xy (N, 2) at floor height z (N,) to the boundary of its
+        storey, exact up to `limit` (m) and `limit` beyond it."""
+        best = np.full(len(xy), float(limit))
+        if len(xy) == 0 or len(self.seg) == 0:
+            return best
+        # Bins whose square may hold a segment point within limit of a point in the query's cell.
+        k = int(np.ceil(limit / self.cs + _BIN_REACH + 1.0))
+        di, dj = np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1), indexing="ij")
+        near = np.hypot(di, dj) <= limit / self.cs + _BIN_REACH + 1.0
+        cell = self._cell(xy)
+        ci = np.clip(cell[:, 0, None] + di[near], 0, self.cols - 1)
+        cj = np.clip(cell[:, 1, None] + dj[near], 0, self.rows - 1)
+        bins = (cj * self.cols + ci).ravel()
+        first, count = self.start[bins], self.start[bins + 1] - self.start[bins]
+        point = np.repeat(np.repeat(np.arange(len(xy)), near.sum()), count)
+        if len(point) == 0:
+            return best
+        seg = self.seg[np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(point))]
+        dist = point_segment_distance(xy[point], seg[:, :2], seg[:, 2:4])[0]
+        dist = np.where(np.abs(z[point] - seg[:, 4]) < self.storey, dist, np.inf)
+        # Pairs come grouped by point, in point order.
+        head = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
+        best[point[head]] = np.minimum(best[point[head]], np.minimum.reduceat(dist, head))
+        return best
+
+    def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
+        """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey
+        (inf beyond agent_radius + _BIN_REACH cells), and (E,) where along the edge (0..1) it is reached."""
+        e = len(p)
+        best, where = np.full(e, np.inf), np.zeros(e)
+        if e == 0 or len(self.seg) == 0:
+            return best, where
+        # Segments lie within _BIN_REACH cells of their bin's centre, so bins beyond reach hold
+        # nothing within radius.
+        reach = self.radius + _BIN_REACH * self.cs
+        lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
+        nx, ny = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
+        count = nx * ny
+        edge = np.repeat(np.arange(e), count)
+        local = np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count)
+        ci, cj = lo[edge, 0] + local % nx[edge], lo[edge, 1] + local // nx[edge]
+        centre = self.bmin + (np.column_stack([ci, cj]) - _BIN_PAD + 0.5) * self.cs
+        near = point_segment_distance(centre, p[edge], q[edge])[0] <= reach
+        edge, cell = edge[near], (cj * self.cols + ci)[near]
+        first, count = self.start[cell], self.start[cell + 1] - self.start[cell]
+        edge = np.repeat(edge, count)
+        seg = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
+        s = self.seg[seg]
+        dist, t = segment_distance(p[edge], q[edge], s[:, :2], s[:, 2:4])
+        same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
+        dist = np.where(same, dist, np.inf)
+        order = np.lexsort((dist, edge))
+        edge, dist, t = edge[order], dist[order], t[order]
+        head = np.ones(len(edge), dtype=bool)
+        head[1:] = edge[1:] != edge[:-1]
+        best[edge[head]], where[edge[head]] = dist[head], t[head]
+        return best, where
+
+
+# Boundary bins extend this many cells beyond the grid (segments on its far edges).
+_BIN_PAD = 2
+# Every point of a boundary segment lies within this many cells of its bin's centre (ledge edges,
+# the longest, reach sqrt(2) cells from their midpoint, which is within 1/sqrt(2) of the centre).
+_BIN_REACH = 2.5
+
+
+def model_boundary(hf: Heightfield) -> np.ndarray:
+    """(G, 5) boundary segments from the block fractions alone (hand-built heightfields), as
+    regions.distance_field places them: cell-wide across the step where found, else a point."""
+    span, d = np.nonzero(hf.links < 0)
+    step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
+    mid = hf.centers_xy()[span] + (hf.block_fraction()[span, d] * hf.cell_size)[:, None] * step
+    half = np.where(hf.block_found()[span, d], 0.5 * hf.cell_size, 0.0)[:, None] * step[:, ::-1]
+    return np.column_stack([mid - half, mid + half, hf.z[span]])
