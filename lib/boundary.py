@@ -52,12 +52,21 @@ class FloorBoundary:
         k = int(np.ceil(limit / self.cs + _BIN_REACH + 1.0))
         di, dj = np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1), indexing="ij")
         near = np.hypot(di, dj) <= limit / self.cs + _BIN_REACH + 1.0
+        for start in range(0, len(xy), _POINT_BATCH):
+            part = slice(start, start + _POINT_BATCH)
+            best[part] = self._point_distance(xy[part], z[part], best[part], di[near], dj[near])
+        return best
+
+    def _point_distance(self, xy: np.ndarray, z: np.ndarray, best: np.ndarray, di: np.ndarray,
+                        dj: np.ndarray) -> np.ndarray:
+        """point_distance for one batch: best (N,) lowered to the nearest segment of each point's
+        storey in the bins at cell offsets (di, dj) from its own."""
         cell = self._cell(xy)
-        ci = np.clip(cell[:, 0, None] + di[near], 0, self.cols - 1)
-        cj = np.clip(cell[:, 1, None] + dj[near], 0, self.rows - 1)
+        ci = np.clip(cell[:, 0, None] + di, 0, self.cols - 1)
+        cj = np.clip(cell[:, 1, None] + dj, 0, self.rows - 1)
         bins = (cj * self.cols + ci).ravel()
         first, count = self.start[bins], self.start[bins + 1] - self.start[bins]
-        point = np.repeat(np.repeat(np.arange(len(xy)), near.sum()), count)
+        point = np.repeat(np.repeat(np.arange(len(xy)), len(di)), count)
         if len(point) == 0:
             return best
         seg = self.seg[np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(point))]
@@ -102,6 +111,8 @@ class FloorBoundary:
         return best, where
 
 
+# Points measured at once by point_distance (its pair arrays stay within a few MB).
+_POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
 # Every point of a boundary segment lies within this many cells of its bin's centre (ledge edges,
