@@ -6,11 +6,12 @@ except ImportError:
 
 import bpy
 
-from . import areas, cli, io_operators, operators_bake, operators_path, overlay, panels, presets, properties
+from . import agents, areas, cli, io_operators, operators_bake, operators_path, overlay, panels, presets, properties
 
 _CLASSES = (
     *properties.CLASSES,
     *areas.CLASSES,
+    *agents.CLASSES,
     *presets.CLASSES,
     *operators_bake.CLASSES,
     *operators_path.CLASSES,

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import lib, mesh_write, scene_extract
+from . import agents, lib, mesh_write, scene_extract
 from .scene_extract import SceneArrays
 
 
@@ -21,23 +22,57 @@ from .scene_extract import SceneArrays
 STALE_KEY = "navmesh_stale"
 
 
-def result_name(context, settings) -> str:
+def result_name(scene, settings) -> str:
     """Name of the result object: the source collection's name, else the scene's."""
     if settings.source == "COLLECTION" and settings.collection is not None:
         return f"{settings.collection.name}_navmesh"
-    return f"{context.scene.name}_navmesh"
+    return f"{scene.name}_navmesh"
+
+
+@dataclass(frozen=True)
+class BakeTarget:
+    """One navmesh to bake: its object's name, its parameters and the agent types it serves (none:
+    the settings' own agent)."""
+
+    name: str
+    params: lib.BakeParams
+    agent_types: tuple[str, ...] = ()
+
+
+def bake_targets(scene, settings, agent_type: str = "") -> list[BakeTarget]:
+    """What a bake writes: one navmesh per agent type group (only `agent_type`'s group if given), or
+    the settings' agent when the scene has no agent types. NavMeshError if a parameter is out of range."""
+    base = result_name(scene, settings)
+    if not len(settings.agent_types):
+        return [BakeTarget(base, settings.to_bake_params())]
+    groups = agents.agent_groups(settings)
+    if agent_type:
+        groups = [group for group in groups if agent_type in {a.name for a in group}]
+        if not groups:
+            raise lib.NavMeshError(f"no agent type named {agent_type!r}")
+    return [BakeTarget(agents.navmesh_name(base, group), agents.group_params(settings, group),
+                       tuple(a.name for a in group)) for group in groups]
+
+
+def agent_navmesh(scene, agent) -> bpy.types.Object | None:
+    """Our navmesh object that serves an agent type (the one its group bakes to), or None."""
+    settings = scene.navmesh
+    group = next(g for g in agents.agent_groups(settings) if agent in g)
+    name = agents.navmesh_name(result_name(scene, settings), group)
+    return next((obj for obj in mesh_write.find_navmesh_objects(scene) if obj.get(mesh_write.TAG) == name), None)
 
 
 class BakeJob:
-    """One bake of already-extracted arrays, run inline or in a worker thread; cancellable between stages."""
+    """The bakes of one set of extracted arrays, run inline or in a worker thread, one target after
+    another; cancellable at every progress report. `results` holds one NavMesh per target."""
 
-    def __init__(self, arrays: SceneArrays, params: lib.BakeParams, on_progress=None):
+    def __init__(self, arrays: SceneArrays, targets: list[BakeTarget], on_progress=None):
         self.arrays = arrays
-        self.params = params
+        self.targets = targets
         self.on_progress = on_progress
         self.stage = "waiting"
         self.fraction = 0.0
-        self.result: lib.NavMesh | None = None
+        self.results: list[lib.NavMesh] = []
         self.error: Exception | None = None
         self.cancelled = False
         self.seconds = 0.0
@@ -45,6 +80,9 @@ class BakeJob:
         self._thread: threading.Thread | None = None
 
     def _progress(self, stage: str, fraction: float) -> None:
+        done, count = len(self.results), len(self.targets)
+        if count > 1:
+            stage, fraction = f"{self.targets[done].name}: {stage}", (done + fraction) / count
         self.stage, self.fraction = stage, fraction
         if self.on_progress is not None:
             self.on_progress(stage, fraction)
@@ -52,15 +90,18 @@ class BakeJob:
             raise lib.BakeCancelled(stage)
 
     def run(self) -> None:
-        """Bake now, on this thread; outcome in result / error / cancelled."""
+        """Bake now, on this thread; outcome in results / error / cancelled."""
         start = time.perf_counter()
+        a = self.arrays
         try:
-            a = self.arrays
-            self.result = lib.generate(a.vertices, a.triangles, self.params, a.walkable, a.areas, self._progress,
-                                       seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs,
-                                       volumes=a.volumes, links=a.links)
+            for target in self.targets:
+                self.results.append(lib.generate(
+                    a.vertices, a.triangles, target.params, a.walkable, a.areas, self._progress,
+                    seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs, volumes=a.volumes,
+                    links=a.links))
         except lib.BakeCancelled:
             self.cancelled = True
+            self.results = []
         except Exception as exc:  # reported to the user by the operator, never lost in the thread
             self.error = exc
         self.seconds = time.perf_counter() - start
@@ -81,46 +122,56 @@ class BakeJob:
             self._thread.join(timeout)
 
 
-def prepare(context, settings, extra_seeds=()) -> BakeJob:
+def prepare(context, settings, extra_seeds=(), targets: list[BakeTarget] | None = None) -> BakeJob:
     """Main-thread half before the bake: validated parameters and extracted arrays (NavMeshError if
-    unusable). extra_seeds: walkable seeds besides the scene's seed empties (the CLI's --seed)."""
-    params = settings.to_bake_params()
+    unusable). extra_seeds: walkable seeds besides the scene's seed empties (the CLI's --seed);
+    targets: what to bake, by default bake_targets (every agent type group)."""
+    targets = bake_targets(context.scene, settings) if targets is None else targets
     arrays = scene_extract.extract_scene(context, settings.source, settings.collection)
     arrays.seeds = np.vstack([arrays.seeds, np.asarray(extra_seeds, dtype=np.float64).reshape(-1, 3)])
-    return BakeJob(arrays, params)
+    return BakeJob(arrays, targets)
 
 
-def finish(context, settings, job: BakeJob) -> bpy.types.Object:
-    """Main-thread half after the bake: write the result object, or raise the bake's error."""
+def finish(context, settings, job: BakeJob) -> list[bpy.types.Object]:
+    """Main-thread half after the bake: write one object per target, or raise the bake's error
+    (then nothing is written)."""
     if job.error is not None:
         if isinstance(job.error, lib.NavMeshError):
             raise job.error
         raise lib.NavMeshError(f"the bake failed unexpectedly: {type(job.error).__name__}: {job.error}") from job.error
-    mesh = job.result
-    if mesh.is_empty:
-        raise lib.NavMeshError(f"nothing walkable: {mesh.empty_reason}. Check the objects' Navmesh role, "
-                               "lower Agent Radius or Min Region Area, or raise Max Slope")
-    stats = {
-        "bake_time": job.seconds,
-        "sources": job.arrays.object_names,
-        "warnings": job.params.warnings(),
-        "islands": int(len(np.unique(mesh.islands()))),
-        "seeds": len(job.arrays.seeds),
-    }
-    obj = mesh_write.write_navmesh_object(context, mesh, result_name(context, settings), stats=stats)
-    if STALE_KEY in obj:
-        del obj[STALE_KEY]
-    return obj
+    for target, mesh in zip(job.targets, job.results):
+        if mesh.is_empty:
+            who = f" for {', '.join(target.agent_types)}" if target.agent_types else ""
+            raise lib.NavMeshError(f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
+                                   "lower Agent Radius or Min Region Area, or raise Max Slope")
+    objects = []
+    for target, mesh in zip(job.targets, job.results):
+        stats = {
+            "bake_time": job.seconds / len(job.targets),
+            "sources": job.arrays.object_names,
+            "warnings": target.params.warnings(),
+            "islands": int(len(np.unique(mesh.islands()))),
+            "seeds": len(job.arrays.seeds),
+        }
+        if target.agent_types:
+            stats["agent_types"] = list(target.agent_types)
+        obj = mesh_write.write_navmesh_object(context, mesh, target.name, stats=stats)
+        if STALE_KEY in obj:
+            del obj[STALE_KEY]
+        objects.append(obj)
+    return objects
 
 
 def bake_to_object(context, settings=None, on_progress=None, extra_seeds=()) -> bpy.types.Object:
-    """Synchronous bake of the scene's navmesh settings; returns the navmesh object, raises NavMeshError.
-    on_progress(stage, fraction) is called as the bake goes; extra_seeds as in `prepare`."""
+    """Synchronous bake of the settings' own agent (the Agent fields, not the agent types); returns
+    the navmesh object, raises NavMeshError. on_progress(stage, fraction) is called as the bake goes;
+    extra_seeds as in `prepare`."""
     settings = settings or context.scene.navmesh
-    job = prepare(context, settings, extra_seeds)
+    target = BakeTarget(result_name(context.scene, settings), settings.to_bake_params())
+    job = prepare(context, settings, extra_seeds, [target])
     job.on_progress = on_progress
     job.run()
-    return finish(context, settings, job)
+    return finish(context, settings, job)[0]
 
 
 class NAVMESH_OT_bake(bpy.types.Operator):
@@ -130,17 +181,25 @@ class NAVMESH_OT_bake(bpy.types.Operator):
     bl_label = "Bake Navmesh"
     bl_options = {"REGISTER", "UNDO"}
 
+    agent_type: bpy.props.StringProperty(
+        name="Agent Type", default="", options={"SKIP_SAVE"},
+        description="Bake only the navmesh of this agent type (and the types sharing it); empty: every navmesh")
+
     _job: BakeJob | None = None
     _timer = None
 
     def execute(self, context):
+        settings = context.scene.navmesh
         try:
-            obj = bake_to_object(context)
+            job = prepare(context, settings, targets=bake_targets(context.scene, settings, self.agent_type))
+            job.run()
+            objects = finish(context, settings, job)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons")
-        _report_warnings(self, obj)
+        for obj in objects:
+            self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons")
+            _report_warnings(self, obj)
         return {"FINISHED"}
 
     def invoke(self, context, event):
@@ -148,7 +207,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
             return self.execute(context)
         settings = context.scene.navmesh
         try:
-            self._job = prepare(context, settings)
+            self._job = prepare(context, settings, targets=bake_targets(context.scene, settings, self.agent_type))
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -173,12 +232,13 @@ class NAVMESH_OT_bake(bpy.types.Operator):
             return {"RUNNING_MODAL"}
         self._cleanup(context)
         try:
-            obj = finish(context, context.scene.navmesh, job)
+            objects = finish(context, context.scene.navmesh, job)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons in {job.seconds:.2f} s")
-        _report_warnings(self, obj)
+        for obj in objects:
+            self.report({"INFO"}, f"Navmesh {obj.name}: {obj['navmesh']['polygons']} polygons in {job.seconds:.2f} s")
+            _report_warnings(self, obj)
         return {"FINISHED"}  # with the UNDO option this pushes the undo step for the write
 
     def _show(self, context, stage: str, fraction: float) -> None:
@@ -248,10 +308,20 @@ def out_of_date(obj, settings) -> str | None:
     gone = [name for name in info.get("sources", ()) if name not in bpy.data.objects]
     if gone:
         return f"{gone[0]} was deleted"
+    served = list(info.get("agent_types", ()))
+    group = None
+    if served:
+        base = result_name(settings.id_data, settings)
+        group = next((g for g in agents.agent_groups(settings) if agents.navmesh_name(base, g) == obj.get(mesh_write.TAG)),
+                     None)
+        if group is None:
+            return "no agent type bakes to it any more"
+        if [a.name for a in group] != served:
+            return "its agent types changed"
     baked = info.get("params")
     if baked is not None:
         try:
-            now = settings.to_bake_params().to_dict()
+            now = (settings.to_bake_params() if group is None else agents.group_params(settings, group)).to_dict()
         except lib.NavMeshError:
             return None  # the panel shows the settings' own error
         changed = [name for name, value in now.items() if name in baked and abs(float(baked[name]) - value) > 1e-6]

@@ -9,7 +9,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import lib, mesh_write
+from . import lib, mesh_write, operators_bake
 
 # lib.query is a subpackage that lib/__init__ does not import; lib is "lib" in a checkout, a relative package when installed.
 query = importlib.import_module(f"{lib.__name__}.query")
@@ -46,13 +46,25 @@ def navmesh_for_path(context) -> bpy.types.Object:
     return found[0]
 
 
-def path_key(settings) -> tuple | None:
+def path_target(scene) -> tuple:
+    """(navmesh object, radius) the path is planned on: the chosen agent type's navmesh at its radius,
+    else the Navmesh and Path Radius fields; the object is None when that type has no navmesh yet."""
+    settings = scene.navmesh
+    agent = settings.agent_types.get(settings.path_agent) if settings.path_agent else None
+    if agent is None:
+        return settings.path_navmesh, settings.path_radius
+    return operators_bake.agent_navmesh(scene, agent), agent.radius
+
+
+def path_key(scene) -> tuple | None:
     """What the path depends on: handle positions, radius and the navmesh data; None if incomplete."""
-    nav, start, goal = settings.path_navmesh, settings.path_start, settings.path_goal
+    settings = scene.navmesh
+    nav, radius = path_target(scene)
+    start, goal = settings.path_start, settings.path_goal
     if nav is None or start is None or goal is None or nav.type != "MESH":
         return None
     return (tuple(start.matrix_world.translation), tuple(goal.matrix_world.translation),
-            round(settings.path_radius, 6), mesh_write.revision(nav))
+            round(radius, 6), mesh_write.revision(nav))
 
 
 def navmesh_query(nav) -> "query.NavMeshQuery":
@@ -70,7 +82,7 @@ def navmesh_query(nav) -> "query.NavMeshQuery":
 def update_path(scene) -> bool:
     """Recompute the test path if its inputs changed; True when it did."""
     settings = scene.navmesh
-    key = path_key(settings)
+    key = path_key(scene)
     if key == STATE.key:
         return False
     STATE.key = key
@@ -79,9 +91,10 @@ def update_path(scene) -> bool:
         settings.path_status = ""
         return True
     try:
-        nav_query = navmesh_query(settings.path_navmesh)
+        nav, radius = path_target(scene)
+        nav_query = navmesh_query(nav)
         began = time.perf_counter()
-        result = nav_query.find_path(key[0], key[1], radius=settings.path_radius)
+        result = nav_query.find_path(key[0], key[1], radius=radius)
         elapsed = time.perf_counter() - began
     except lib.NavMeshError as exc:
         STATE.result = None
@@ -132,7 +145,9 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
 
     def execute(self, context):
         try:
-            nav = navmesh_for_path(context)
+            nav = path_target(context.scene)[0] if context.scene.navmesh.path_agent else navmesh_for_path(context)
+            if nav is None:
+                raise lib.NavMeshError(f"agent type {context.scene.navmesh.path_agent} has no navmesh: bake first")
             nav_query = navmesh_query(nav)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
@@ -159,7 +174,7 @@ class NAVMESH_OT_path_to_curve(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if path_key(context.scene.navmesh) is not None:
+        if path_key(context.scene) is not None:
             return True
         cls.poll_message_set("add a path test first")
         return False

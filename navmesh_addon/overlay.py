@@ -18,13 +18,14 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from . import lib, mesh_write, operators_path
+from . import lib, mesh_write, operators_bake, operators_path
 
 PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colour is near it
 PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)
 PORTAL_COLOR = (0.2, 0.6, 1.0, 1.0)
 SHRUNK_PORTAL_COLOR = (0.3, 1.0, 1.0, 1.0)
 LINK_COLOR = (1.0, 0.55, 0.0, 1.0)  # orange: off-mesh links, always drawn
+BLOCKED_COLOR = (0.55, 0.08, 0.06, 0.45)  # dark red: navmesh the active agent type is too wide for
 LIFT = 0.05  # lines sit this far above the navmesh polygons so they are not hidden in them
 SURFACE_ALPHA = 0.7  # opaque enough to read the same with or without the object beneath, the floor still shows
 SURFACE_PULL = 0.02  # fraction of the eye distance the surface is drawn closer (see the module docstring)
@@ -95,6 +96,65 @@ def surface_fill(mesh: lib.NavMesh, mode: str = "NAVMESH", area_colors: dict | N
     colors = polygon_colors(mesh, mode, area_colors)[owner].astype(np.float32)
     colors[:, 3] = SURFACE_ALPHA
     return triangles.reshape(-1, 3).astype(np.float32), np.repeat(colors, 3, axis=0)
+
+
+def _subdivide(triangles: np.ndarray, spacing: float) -> np.ndarray:
+    """(T', 3, 3): each triangle cut into n² equal ones, n = its longest edge / spacing (at most 64)."""
+    longest = np.max(np.linalg.norm(triangles - np.roll(triangles, 1, axis=1), axis=2), axis=1)
+    cuts = np.clip(np.ceil(longest / spacing), 1, 64).astype(np.int64)
+    parts = []
+    for n in np.unique(cuts):
+        n = int(n)
+        up = [((i, j), (i + 1, j), (i, j + 1)) for i in range(n) for j in range(n - i)]
+        down = [((i + 1, j), (i + 1, j + 1), (i, j + 1)) for i in range(n - 1) for j in range(n - 1 - i)]
+        ij = np.array(up + down, dtype=np.float64) / n  # (n², 3 corners, 2): weights of corners 1 and 2
+        weights = np.concatenate([1.0 - ij.sum(axis=2, keepdims=True), ij], axis=2)  # (n², 3, 3)
+        parts.append(np.einsum("skc,tcd->tskd", weights, triangles[cuts == n]).reshape(-1, 3, 3))
+    return np.concatenate(parts)
+
+
+def _boundary_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 2048) -> np.ndarray:
+    """(N,) distance from each point to the nearest segment a[k]-b[k] (inf without segments)."""
+    if not len(a):
+        return np.full(len(points), np.inf)
+    ab = b - a
+    length2 = np.maximum(np.einsum("kd,kd->k", ab, ab), 1e-18)
+    out = np.empty(len(points))
+    for lo in range(0, len(points), chunk):
+        p = points[lo:lo + chunk, None, :]
+        t = np.clip(np.einsum("nkd,kd->nk", p - a, ab) / length2, 0.0, 1.0)
+        out[lo:lo + chunk] = np.linalg.norm(p - (a + t[..., None] * ab), axis=2).min(axis=1)
+    return out
+
+
+def reach(mesh: lib.NavMesh, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where an agent of `radius` (>= the bake radius r0) can stand: the surface cut into triangles
+    about a cell across, (T, 3, 3), and (T,) True where a triangle's centre is at least radius - r0
+    from every navmesh boundary edge (in 3D, as clearance measures it, so the path query agrees)."""
+    triangles, _ = surface_triangles(mesh)
+    if not len(triangles):
+        return np.zeros((0, 3, 3)), np.zeros(0, dtype=bool)
+    pieces = _subdivide(triangles, mesh.params.cell_size)
+    margin = radius - mesh.params.agent_radius
+    if margin <= 0.0:
+        return pieces, np.ones(len(pieces), dtype=bool)
+    wall = np.flatnonzero(mesh.neighbors < 0)
+    a, b = mesh.vertices[mesh.poly_vertices[wall]], mesh.vertices[mesh.edge_next_vertex[wall]]
+    return pieces, _boundary_distance(pieces.mean(axis=1), a, b) >= margin
+
+
+def reach_area(mesh: lib.NavMesh, radius: float) -> float:
+    """Area (m², seen from above) where an agent of `radius` can stand, as `reach` draws it."""
+    pieces, usable = reach(mesh, radius)
+    u, v = pieces[usable, 1] - pieces[usable, 0], pieces[usable, 2] - pieces[usable, 0]
+    return float(0.5 * np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]).sum())
+
+
+def reach_fill(mesh: lib.NavMesh, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Triangle batch of `reach`: the navmesh colour where the agent fits, BLOCKED_COLOR elsewhere."""
+    pieces, usable = reach(mesh, radius)
+    colors = np.where(usable[:, None], (*mesh_write.NAVMESH_COLOR[:3], SURFACE_ALPHA), BLOCKED_COLOR)
+    return pieces.reshape(-1, 3).astype(np.float32), np.repeat(colors.astype(np.float32), 3, axis=0)
 
 
 def _portal_slots(mesh: lib.NavMesh) -> np.ndarray:
@@ -326,23 +386,40 @@ _handles: list = []
 _batches = None  # (inputs key, ViewBatches): rebuilt only when what they show changes
 
 
+def shown_agent(scene):
+    """The agent type whose reach the overlay shows (the list's active one, with Show Reach on), or None."""
+    settings = scene.navmesh
+    if settings.show_agent_reach and 0 <= settings.agent_types_index < len(settings.agent_types):
+        return settings.agent_types[settings.agent_types_index]
+    return None
+
+
 def scene_batches(context) -> ViewBatches | None:
-    """The batches for the scene's navmesh objects, display settings and test path (cached)."""
+    """The batches for the scene's navmesh objects (only the shown agent type's, with its reach),
+    display settings and test path (cached)."""
     global _batches
     settings = context.scene.navmesh
+    agent = shown_agent(context.scene)
     objects = [obj for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
+    if agent is not None:
+        nav = operators_bake.agent_navmesh(context.scene, agent)
+        objects = [obj for obj in objects if obj == nav]
     state = operators_path.STATE
     area_colors = {entry.area_id: tuple(entry.color) for entry in settings.area_types}
     key = (tuple(mesh_write.revision(obj) for obj in objects), settings.color_by, tuple(sorted(area_colors.items())),
-           settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key)
+           settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key,
+           None if agent is None else round(agent.radius, 6))
     if _batches is None or _batches[0] != key:
         try:
             meshes = [MESHES.get(obj) for obj in objects]
         except lib.NavMeshError:
             return None
-        fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors) for mesh in meshes])
+        if agent is None:
+            fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors) for mesh in meshes])
+        else:
+            fill = _concatenate([reach_fill(mesh, agent.radius) for mesh in meshes])
         lines = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
-                            state.mesh, settings.path_radius, settings.path_show_portals)
+                            state.mesh, operators_path.path_target(context.scene)[1], settings.path_show_portals)
         path_points = None if state.result is None else state.result.points
         _batches = (key, ViewBatches(fill, lines, path_points))
     return _batches[1]

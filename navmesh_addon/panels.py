@@ -1,9 +1,9 @@
-"""3D Viewport sidebar, tab "Navmesh": agent, sources, advanced, bake, statistics, display, path test, export."""
+"""3D Viewport sidebar, tab "Navmesh": agent, agent types, sources, advanced, bake, statistics, display, path test, export."""
 from __future__ import annotations
 
 import bpy
 
-from . import lib, mesh_write, operators_bake, presets
+from . import lib, mesh_write, operators_bake, operators_path, overlay, presets
 
 # Bake parameters the main panel shows; the Advanced panel shows all others.
 AGENT_PARAMETERS = ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope")
@@ -48,8 +48,11 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
         remove.enabled = presets.active_user_preset() is not None  # "-" removes only a saved user preset
         remove.operator(presets.NAVMESH_OT_agent_preset_add.bl_idname, text="", icon="REMOVE").remove_active = True
         col = layout.column(align=True)
-        for name in AGENT_PARAMETERS:
-            col.prop(settings, name)
+        if len(settings.agent_types):
+            col.label(text="Agents: the Agent Types list below", icon="COMMUNITY")
+        else:
+            for name in AGENT_PARAMETERS:
+                col.prop(settings, name)
         for warning in setting_warnings(settings):
             layout.label(text=warning, icon="ERROR")
         if settings.bake_stage:
@@ -76,6 +79,52 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
             stale = operators_bake.out_of_date(obj, settings)
             if stale:
                 box.label(text=f"Out of date: {stale}", icon="FILE_REFRESH")
+
+
+_REACH: dict[tuple, float] = {}  # (navmesh revision, radius) -> reach area, so redraws do not recompute it
+
+
+def reach_area(nav, radius: float) -> float:
+    """Area (m²) of a navmesh object an agent of `radius` can stand on (overlay.reach_area, cached)."""
+    key = (mesh_write.revision(nav), round(radius, 6))
+    if key not in _REACH:
+        _REACH.clear()
+        _REACH[key] = overlay.reach_area(mesh_write.read_navmesh_object(nav), radius)
+    return _REACH[key]
+
+
+class VIEW3D_PT_navmesh_agents(_Sidebar, bpy.types.Panel):
+    bl_label = "Agent Types"
+    bl_parent_id = "VIEW3D_PT_navmesh"
+
+    def draw(self, context):
+        layout = self.layout
+        settings = context.scene.navmesh
+        row = layout.row()
+        row.template_list("NAVMESH_UL_agent_types", "", settings, "agent_types", settings, "agent_types_index", rows=3)
+        buttons = row.column(align=True)
+        buttons.operator("navmesh.agent_type_add", text="", icon="ADD")
+        buttons.operator("navmesh.agent_type_remove", text="", icon="REMOVE")
+        layout.prop(settings, "show_agent_reach")
+        if not 0 <= settings.agent_types_index < len(settings.agent_types):
+            return
+        agent = settings.agent_types[settings.agent_types_index]
+        layout.operator("navmesh.bake", text=f"Bake {agent.name}'s Navmesh", icon="MOD_MESHDEFORM").agent_type = agent.name
+        nav = operators_bake.agent_navmesh(context.scene, agent)
+        box = layout.box()
+        if nav is None:
+            box.label(text=f"{agent.name}: not baked yet")
+            return
+        info = nav.get("navmesh", {})
+        box.label(text=nav.name, icon="OUTLINER_OB_MESH")
+        box.label(text=f"Serves: {', '.join(info.get('agent_types', ()))}")
+        total = info.get("area", 0.0)
+        try:
+            usable = reach_area(nav, agent.radius)
+        except lib.NavMeshError as exc:
+            box.label(text=str(exc), icon="ERROR")
+            return
+        box.label(text=f"{agent.name} reaches {usable:.1f} of {total:.1f} m² ({usable / max(total, 1e-9):.0%})")
 
 
 class VIEW3D_PT_navmesh_sources(_Sidebar, bpy.types.Panel):
@@ -168,7 +217,12 @@ class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
         layout.use_property_split = True
         settings = context.scene.navmesh
         layout.operator("navmesh.add_path_test", icon="EMPTY_ARROWS")
-        layout.prop(settings, "path_radius")
+        layout.prop_search(settings, "path_agent", settings, "agent_types")
+        if settings.path_agent:
+            nav, radius = operators_path.path_target(context.scene)
+            layout.label(text=f"On {nav.name if nav else '(not baked)'} at radius {radius:.2f} m")
+        else:
+            layout.prop(settings, "path_radius")
         layout.prop(settings, "path_show_portals")
         if settings.path_status:
             box = layout.box()
@@ -195,6 +249,7 @@ class VIEW3D_PT_navmesh_export(_Sidebar, bpy.types.Panel):
 
 CLASSES = (
     VIEW3D_PT_navmesh,
+    VIEW3D_PT_navmesh_agents,
     VIEW3D_PT_navmesh_sources,
     VIEW3D_PT_navmesh_areas,
     VIEW3D_PT_navmesh_advanced,

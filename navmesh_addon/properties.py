@@ -85,6 +85,24 @@ class NavmeshAreaType(bpy.types.PropertyGroup):
                            description="Off: faces of this area type are not walked on (they still block)")
 
 
+class NavmeshAgentType(bpy.types.PropertyGroup):
+    """One agent of the scene's list (its `name` is the item's name). Types sharing height, climb and
+    slope share one navmesh baked at their smallest radius; each queries it at its own radius."""
+
+    radius: FloatProperty(name="Radius", default=PARAMETER_BY_NAME["agent_radius"].default, min=0.001, soft_max=10.0,
+                          subtype="DISTANCE", unit="LENGTH", precision=3, update=_redraw,
+                          description="How close to walls the agent's centre may come")
+    height: FloatProperty(name="Height", default=PARAMETER_BY_NAME["agent_height"].default, min=0.001,
+                          soft_max=10.0, subtype="DISTANCE", unit="LENGTH", precision=3,
+                          description="Headroom the agent needs")
+    max_climb: FloatProperty(name="Max Climb", default=PARAMETER_BY_NAME["agent_max_climb"].default, min=0.0,
+                             soft_max=10.0, subtype="DISTANCE", unit="LENGTH", precision=3,
+                             description="Highest step the agent walks up")
+    max_slope: FloatProperty(name="Max Slope", default=math.radians(PARAMETER_BY_NAME["agent_max_slope"].default),
+                             min=0.0, max=math.radians(90.0 - _INSIDE_MAXIMUM_DEG), subtype="ANGLE",
+                             description="Steepest floor the agent walks on")
+
+
 @_with_bake_parameters
 class NavmeshSettings(bpy.types.PropertyGroup):
     """Scene-level navmesh settings (bpy.types.Scene.navmesh); the bake parameters are added from lib."""
@@ -102,11 +120,21 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     area_types: CollectionProperty(type=NavmeshAreaType, name="Area Types")
     area_types_index: IntProperty(name="Active Area Type", default=0)
 
+    agent_types: CollectionProperty(type=NavmeshAgentType, name="Agent Types")
+    agent_types_index: IntProperty(name="Active Agent Type", default=0, update=_redraw,
+                                  description="The agent type whose reach the overlay shows")
+    show_agent_reach: BoolProperty(name="Show Reach", default=True, update=_redraw,
+                                   description="Draw only where the active agent type fits; the rest of its "
+                                               "navmesh is drawn red")
+
     bake_stage: StringProperty(name="Bake Stage", default="", options={"SKIP_SAVE"})
     bake_progress: FloatProperty(name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR", options={"SKIP_SAVE"})
 
     path_radius: _distance("Path Radius", PARAMETER_BY_NAME["agent_radius"].default,
                            "Radius of the agent the test path is planned for")
+    path_agent: StringProperty(name="Agent Type", default="",
+                               description="Agent type the path is planned for, on its navmesh at its radius; "
+                                           "empty: the Navmesh and Path Radius below")
     path_show_portals: BoolProperty(name="Show Portals", default=False, update=_redraw,
                                     description="Draw the portals the path crosses, shrunk by the agent radius")
     path_navmesh: PointerProperty(name="Navmesh", type=bpy.types.Object, description="Navmesh object the path test runs on")
@@ -143,7 +171,7 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         return next((entry for entry in self.area_types if entry.area_id == area_id), None)
 
 
-CLASSES = (NavmeshAreaType, NavmeshSettings)
+CLASSES = (NavmeshAreaType, NavmeshAgentType, NavmeshSettings)
 
 
 def register_properties() -> None:

@@ -74,6 +74,10 @@ class RecordingLayout:
         assert name in data.bl_rna.properties, f"{name} is not a property of {data}"
         self.log.append(("prop", name))
 
+    def prop_search(self, data, name, search_data, search_name, **kwargs):
+        assert name in data.bl_rna.properties and search_name in search_data.bl_rna.properties
+        self.log.append(("prop", name))
+
     def operator(self, idname, **kwargs):
         module, name = idname.split(".")
         assert hasattr(getattr(bpy.ops, module), name), f"no operator {idname}"

@@ -1,0 +1,184 @@
+"""Agent types through real bpy: types sharing height, climb and slope share one navmesh baked at
+their smallest radius, another height gets its own object, the path test and the overlay follow
+the chosen type's radius.
+
+The level: a 10 m x 10 m floor with a 2 m x 2 m crate (1.5 m high) in the middle.
+"""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+from navmesh_addon import mesh_write, operators_bake, operators_path, overlay, panels
+from tests import viewport_image
+from tests.blender_scenes import box_object, grid_object, mesh_snapshot
+from tests.test_addon_view import PROJECTION, SIZE, is_navmesh_colored, pixels_at
+
+CRATE = ((4.0, 4.0), (6.0, 6.0))
+TOP = viewport_image.look_at((5.0, 5.0, 16.0), (5.0, 5.0, 0.0))
+TYPES = {"Human": (0.3, 1.8), "Ogre": (0.8, 1.8), "Giant": (0.5, 3.0)}  # name: radius, height
+
+
+@pytest.fixture
+def level(blender):
+    """The level with the three agent types (all climb 0.4 m, slope 45°); nothing baked yet."""
+    floor = grid_object("Floor", 10.0, 10.0)
+    crate = box_object("Crate", (*CRATE[0], 0.0), (*CRATE[1], 1.5))
+    crate.navmesh_role = "OBSTACLE"
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.1
+    for name, (radius, height) in TYPES.items():
+        assert bpy.ops.navmesh.agent_type_add() == {"FINISHED"}
+        agent = settings.agent_types[-1]
+        agent.name, agent.radius, agent.height, agent.max_climb = name, radius, height, 0.4
+    return floor, crate
+
+
+def navmesh(scene, name: str):
+    return operators_bake.agent_navmesh(scene, scene.navmesh.agent_types[name])
+
+
+def distance_to_walls(points) -> np.ndarray:
+    """Each point's distance (seen from above) to the crate's footprint and the floor's edges."""
+    xy = np.asarray(points)[:, :2]
+    (x0, y0), (x1, y1) = CRATE
+    dx = np.maximum.reduce([x0 - xy[:, 0], np.zeros(len(xy)), xy[:, 0] - x1])
+    dy = np.maximum.reduce([y0 - xy[:, 1], np.zeros(len(xy)), xy[:, 1] - y1])
+    to_floor_edge = np.minimum(xy, 10.0 - xy).min(axis=1)
+    return np.minimum(np.hypot(dx, dy), to_floor_edge)
+
+
+def test_types_sharing_height_climb_and_slope_share_one_navmesh_baked_at_the_smallest_radius(level, blender):
+    floor, crate = level
+    before = (mesh_snapshot(floor), mesh_snapshot(crate))
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    objects = mesh_write.find_navmesh_objects(blender.scene)
+    assert sorted(obj.name for obj in objects) == ["Scene_navmesh_Giant", "Scene_navmesh_Human"]
+    human, giant = navmesh(blender.scene, "Human"), navmesh(blender.scene, "Giant")
+    assert navmesh(blender.scene, "Ogre") == human
+    assert list(human["navmesh"]["agent_types"]) == ["Human", "Ogre"]
+    assert list(giant["navmesh"]["agent_types"]) == ["Giant"]
+    assert human["navmesh"]["params"]["agent_radius"] == pytest.approx(0.3)
+    assert giant["navmesh"]["params"]["agent_height"] == pytest.approx(3.0)
+    assert giant["navmesh"]["params"]["agent_radius"] == pytest.approx(0.5)
+    assert (mesh_snapshot(floor), mesh_snapshot(crate)) == before
+    assert all(operators_bake.out_of_date(obj, blender.scene.navmesh) is None for obj in objects)
+
+
+def test_the_path_test_plans_for_the_chosen_type_on_its_navmesh_at_its_radius(level, blender):
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings = blender.scene.navmesh
+    settings.path_agent = "Human"
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    settings.path_start.location, settings.path_goal.location = (1.0, 1.0, 0.0), (9.0, 9.0, 0.0)
+    clearances = {}
+    for name in ("Human", "Ogre"):
+        settings.path_agent = name
+        blender.view_layer.update()
+        operators_path.update_path(blender.scene)
+        assert settings.path_status == "found"
+        nav, radius = operators_path.path_target(blender.scene)
+        assert nav == navmesh(blender.scene, name) and radius == pytest.approx(TYPES[name][0])
+        points = np.asarray(operators_path.STATE.result.points)
+        samples = np.concatenate([a + np.linspace(0, 1, 50)[:, None] * (b - a) for a, b in zip(points, points[1:])])
+        clearances[name] = distance_to_walls(samples).min()
+    # Each keeps at least its own radius from the crate and the floor's edges (the navmesh cuts the
+    # crate's corners, so a path rounding one passes a little farther: measured 0.43 m and 0.91 m).
+    assert 0.3 - 0.02 <= clearances["Human"] < 0.8 - 0.2, clearances
+    assert clearances["Ogre"] >= 0.8 - 0.02, clearances
+    assert clearances["Ogre"] < 0.8 + 0.2, clearances
+
+
+def test_baking_one_type_never_changes_another_types_navmesh(level, blender):
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    human, giant = navmesh(blender.scene, "Human"), navmesh(blender.scene, "Giant")
+    human_revision, human_json = mesh_write.revision(human), human.data[mesh_write.JSON_KEY]
+    giant_revision = mesh_write.revision(giant)
+    blender.scene.navmesh.agent_types["Giant"].max_climb = 0.2
+    assert operators_bake.out_of_date(giant, blender.scene.navmesh) == "agent_max_climb changed"
+    assert bpy.ops.navmesh.bake(agent_type="Giant") == {"FINISHED"}
+    assert navmesh(blender.scene, "Giant") == giant and mesh_write.revision(giant) != giant_revision
+    assert giant["navmesh"]["params"]["agent_max_climb"] == pytest.approx(0.2)
+    assert mesh_write.revision(human) == human_revision and human.data[mesh_write.JSON_KEY] == human_json
+    assert len(mesh_write.find_navmesh_objects(blender.scene)) == 2
+
+
+def test_a_users_object_with_a_types_navmesh_name_is_never_replaced(level, blender):
+    mine = grid_object("Scene_navmesh_Giant", 1.0, 1.0, location=(20.0, 0.0, 0.0))
+    mine.hide_set(True)  # not a bake source
+    snapshot = mesh_snapshot(mine)
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    giant = navmesh(blender.scene, "Giant")
+    assert giant != mine and mesh_snapshot(mine) == snapshot and not mine.get(mesh_write.TAG)
+
+
+def test_removing_a_type_removes_its_own_navmesh_and_keeps_a_shared_one(level, blender):
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings = blender.scene.navmesh
+    shared = navmesh(blender.scene, "Human")
+    settings.agent_types_index = list(settings.agent_types.keys()).index("Giant")
+    assert bpy.ops.navmesh.agent_type_remove() == {"FINISHED"}
+    assert [obj.name for obj in mesh_write.find_navmesh_objects(blender.scene)] == ["Scene_navmesh_Human"]
+    settings.agent_types_index = 0  # Human: Ogre keeps the shared navmesh, now named for it
+    assert bpy.ops.navmesh.agent_type_remove() == {"FINISHED"}
+    assert list(settings.agent_types.keys()) == ["Ogre"]
+    assert navmesh(blender.scene, "Ogre") == shared and shared.name == "Scene_navmesh_Ogre"
+    assert operators_bake.out_of_date(shared, settings) == "its agent types changed"
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}  # replaces it, now baked at Ogre's radius
+    assert mesh_write.find_navmesh_objects(blender.scene) == [shared]
+    assert shared["navmesh"]["params"]["agent_radius"] == pytest.approx(0.8)
+    assert bpy.ops.navmesh.agent_type_remove() == {"FINISHED"}
+    assert mesh_write.find_navmesh_objects(blender.scene) == []
+    with pytest.raises(RuntimeError, match="no agent type is selected"):
+        bpy.ops.navmesh.agent_type_remove()
+
+
+def test_the_overlay_shows_where_the_active_type_fits(level, blender):
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings = blender.scene.navmesh
+    # 0.55 m from the crate: 0.25 m inside the navmesh's edge, room for Human, not for Ogre (0.8 m).
+    near_crate, open_floor = (6.55, 5.0, 0.0), (2.0, 2.0, 0.0)
+    coverage, seen = {}, {}
+    for name in ("Human", "Ogre"):
+        settings.agent_types_index = list(settings.agent_types.keys()).index(name)
+        image = viewport_image.render(blender, TOP, PROJECTION, SIZE)
+        teal = is_navmesh_colored(image[..., :3])
+        coverage[name] = teal.sum()
+        seen[name] = is_navmesh_colored(pixels_at(image, [near_crate, open_floor], TOP)[:, 0, :3])
+    assert seen["Human"].tolist() == [True, True]
+    assert seen["Ogre"].tolist() == [False, True]
+    assert coverage["Ogre"] < 0.85 * coverage["Human"]
+    # The reach the panel reports: the floor minus the crate, each eroded by the radius (corners rounded).
+    human = navmesh(blender.scene, "Human")
+    for radius in (0.3, 0.8):
+        expected = (10 - 2 * radius) ** 2 - (2 + 2 * radius) ** 2 + (4 - np.pi) * radius**2
+        assert panels.reach_area(human, radius) == pytest.approx(expected, rel=0.03)
+    assert panels.reach_area(human, 0.8) / coverage["Ogre"] == pytest.approx(
+        panels.reach_area(human, 0.3) / coverage["Human"], rel=0.05)  # pixels and m² agree
+
+
+def test_without_agent_types_the_settings_agent_bakes_as_before(blender):
+    grid_object("Floor", 4.0, 4.0)
+    blender.scene.navmesh.source = "VISIBLE"
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = mesh_write.find_navmesh_objects(blender.scene)
+    assert obj.name == "Scene_navmesh" and "agent_types" not in obj["navmesh"]
+    assert overlay.shown_agent(blender.scene) is None
+
+
+def test_the_panel_lists_the_types_and_reports_the_active_ones_navmesh_and_reach(level, blender):
+    from tests.test_addon_ui import draw_all
+
+    settings = blender.scene.navmesh
+    settings.agent_types_index = 1  # Ogre
+    log = draw_all(blender)
+    assert ("list", "agent_types") in log and ("label", "Ogre: not baked yet") in log
+    assert not {"agent_radius", "agent_height"} & {name for kind, name in log if kind == "prop"}  # the list rules
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings.path_agent = "Ogre"
+    labels = [text for kind, text in draw_all(blender) if kind == "label"]
+    assert "Serves: Human, Ogre" in labels and "On Scene_navmesh_Human at radius 0.80 m" in labels
+    reach = next(text for text in labels if text.startswith("Ogre reaches "))
+    usable = panels.reach_area(navmesh(blender.scene, "Ogre"), 0.8)
+    assert reach.startswith(f"Ogre reaches {usable:.1f} of ") and usable < 0.8 * navmesh(blender.scene, "Ogre")["navmesh"]["area"]
