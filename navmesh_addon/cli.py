@@ -22,6 +22,7 @@ from pathlib import Path
 import bpy
 
 from . import io_formats, lib, mesh_write, operators_bake, presets
+from .panels import AGENT_PARAMETERS
 
 COMMAND_ID = "navmesh"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         bake.add_argument("--" + parameter.name.replace("_", "-"), *OPTION_ALIASES.get(parameter.name, ()),
                           dest=parameter.name, type=int if parameter.unit == "count" else float,
                           metavar=UNIT_METAVARS[parameter.unit], help=parameter.description)
+    bake.add_argument("--agent-type", help="bake only the navmesh of this agent type of the .blend's Agent Types "
+                                           "(default: one navmesh per group of types; without options for the "
+                                           "agent, a .blend's agent types are baked rather than its Agent fields)")
     bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
     bake.add_argument("--seed", action="append", type=_point, default=[], metavar="X,Y,Z",
                       help="walkable seed in scene coordinates (repeatable): keep only the navmesh islands "
@@ -146,22 +150,43 @@ def bake_command(args: argparse.Namespace) -> int:
         stored = settings.bake_parameter(name)
         if not math.isclose(stored, value, rel_tol=1e-5, abs_tol=1e-6):
             raise UsageError(f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})")
-    for warning in settings.to_bake_params().warnings():
-        print(f"navmesh: warning: {warning}", file=sys.stderr)
+    agent_options = preset is not None or any(name in values for name in AGENT_PARAMETERS)
+    if args.agent_type is not None:
+        if agent_options:
+            raise UsageError("--agent-type picks one of a .blend's agent types: leave out --preset and the agent options")
+        if args.agent_type not in settings.agent_types:
+            names = ", ".join(settings.agent_types.keys()) or "none"
+            raise UsageError(f"no agent type named {args.agent_type!r} (agent types: {names})")
+    # A .blend's agent types, unless the command line sets the agent.
+    targets = ([operators_bake.BakeTarget(operators_bake.result_name(context.scene, settings), settings.to_bake_params())]
+               if agent_options else operators_bake.bake_targets(context.scene, settings, args.agent_type or ""))
+    for target in targets:
+        for warning in target.params.warnings():
+            print(f"navmesh: warning: {warning}", file=sys.stderr)
     progress = ProgressPrinter(sys.stderr)
     try:
-        obj = operators_bake.bake_to_object(context, settings, progress, args.seed)
+        job = operators_bake.prepare(context, settings, args.seed, targets)
+        job.on_progress = progress
+        job.run()
+        objects = operators_bake.finish(context, settings, job)
     finally:
         progress.close()
-    mesh = mesh_write.read_navmesh_object(obj)
-    print(island_report(mesh, obj["navmesh"].get("seeds", 0)), file=sys.stderr)
+    for obj in objects:
+        mesh = mesh_write.read_navmesh_object(obj)
+        served = obj["navmesh"].get("agent_types", ())
+        print(island_report(mesh, obj["navmesh"].get("seeds", 0)), file=sys.stderr)
+        for fmt, path in outputs:
+            if len(objects) > 1 and fmt != "blend":  # a file per navmesh, named for its first agent type
+                path = path.with_name(f"{path.stem}_{served[0]}{path.suffix}")
+            if fmt != "blend":
+                path.parent.mkdir(parents=True, exist_ok=True)
+                io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context)
+            who = f" for {', '.join(served)}" if served else ""
+            print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable{who} -> {path}")
     for fmt, path in outputs:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if fmt == "blend":
+        if fmt == "blend":  # one .blend holds every navmesh object
+            path.parent.mkdir(parents=True, exist_ok=True)
             _save_blend(path)
-        else:
-            io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context)
-        print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable -> {path}")
     return EXIT_OK
 
 

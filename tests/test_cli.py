@@ -434,3 +434,32 @@ def test_paths_weigh_areas_by_the_baked_costs_unless_told_otherwise(tmp_path):
     assert through == pytest.approx(16.0, abs=0.05)
     # Round the strip's end at y = 8 + r: 2 x 9.2 m of diagonals and 2.6 m along it, give or take the outline.
     assert around == pytest.approx(21.0, abs=1.0) and avoided == pytest.approx(around, rel=0.02)
+
+
+def test_bake_of_a_blend_bakes_its_agent_types_one_file_per_navmesh(blender, tmp_path, capsys):
+    import bpy
+
+    from navmesh_addon import cli
+    from tests.blender_scenes import grid_object
+
+    grid_object("Room", 10.0, 10.0)
+    settings = bpy.context.scene.navmesh
+    settings.source = "VISIBLE"
+    for name, radius, height in (("Human", 0.3, 1.8), ("Ogre", 0.8, 1.8), ("Giant", 0.5, 3.0)):
+        agent = settings.agent_types.add()
+        agent.name, agent.radius, agent.height = name, radius, height
+    level = tmp_path / "level.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(level))
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "out" / "level.json")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["level_Giant.json", "level_Human.json"]
+    human, giant = (lib.load(tmp_path / "out" / f"level_{name}.json").params for name in ("Human", "Giant"))
+    assert (human.agent_radius, human.agent_height) == pytest.approx((0.3, 1.8))  # Ogre's too, by clearance
+    assert (giant.agent_radius, giant.agent_height) == pytest.approx((0.5, 3.0))
+    assert "for Human, Ogre ->" in capsys.readouterr().out
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "giant.json"), "--agent-type", "Giant"]) == 0
+    assert lib.load(tmp_path / "giant.json").params.agent_height == pytest.approx(3.0)
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "x.json"), "--agent-type", "Elf"]) == 2
+    assert "no agent type named 'Elf' (agent types: Human, Ogre, Giant)" in capsys.readouterr().err
+    # Agent options on the command line bake that one agent instead of the saved types.
+    assert cli.main(["bake", str(level), "--output", str(tmp_path / "child.json"), "--preset", "child"]) == 0
+    assert lib.load(tmp_path / "child.json").params.agent_radius == pytest.approx(0.25)
