@@ -129,12 +129,12 @@ def _boundary_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: 
 
 def reach(mesh: lib.NavMesh, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Where an agent of `radius` (>= the bake radius r0) can stand: the surface cut into triangles
-    about a cell across, (T, 3, 3), and (T,) True where a triangle's centre is at least radius - r0
+    about half a cell across, (T, 3, 3), and (T,) True where a triangle's centre is at least radius - r0
     from every navmesh boundary edge (in 3D, as clearance measures it, so the path query agrees)."""
     triangles, _ = surface_triangles(mesh)
     if not len(triangles):
         return np.zeros((0, 3, 3)), np.zeros(0, dtype=bool)
-    pieces = _subdivide(triangles, mesh.params.cell_size)
+    pieces = _subdivide(triangles, 0.5 * mesh.params.cell_size)
     margin = radius - mesh.params.agent_radius
     if margin <= 0.0:
         return pieces, np.ones(len(pieces), dtype=bool)

@@ -4,7 +4,9 @@ with its material, then the overlay), headless via bpy:
 
 - docs/navmesh.png: seen from the south with the south wall hidden, the navmesh surface and the test
   path from the first room up the stairs to the balcony;
-- docs/navmesh_clearance.png: from above, the portals coloured by clearance, with the legend.
+- docs/navmesh_clearance.png: from above, the portals coloured by clearance, with the legend;
+- docs/navmesh_agent_reach.png: from above, with agent types Human (0.4 m) and Brute (0.9 m, same
+  height, climb and slope: one navmesh), Brute active: where it fits, and its test path.
 
     .venv/bin/python scripts/render_readme.py [--output-dir docs]
 """
@@ -77,6 +79,19 @@ def main() -> None:
 
     mesh = mesh_write.read_navmesh_object(navmesh)
     print(f"{args.output_dir}: {mesh.polygon_count} polygons, path {settings.path_length:.1f} m")
+
+    settings.show_clearance = False
+    bpy.ops.navmesh.clear()
+    for name, radius in (("Human", 0.4), ("Brute", 0.9)):
+        bpy.ops.navmesh.agent_type_add()  # height, climb and slope from the Human preset applied above
+        settings.agent_types[-1].name, settings.agent_types[-1].radius = name, radius
+    bpy.ops.navmesh.bake()
+    settings.path_agent = "Brute"
+    context.view_layer.update()
+    operators_path.update_path(context.scene)
+    image = viewport_image.render(context, TOP, PROJECTION, SIZE)
+    viewport_image.save_png(image, args.output_dir / "navmesh_agent_reach.png")
+    print(f"Brute: path {settings.path_status}, {settings.path_length:.1f} m")
 
 
 if __name__ == "__main__":
