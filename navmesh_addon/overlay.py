@@ -113,34 +113,61 @@ def _subdivide(triangles: np.ndarray, spacing: float) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _boundary_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray, chunk: int = 2048) -> np.ndarray:
-    """(N,) distance from each point to the nearest segment a[k]-b[k] (inf without segments)."""
-    if not len(a):
-        return np.full(len(points), np.inf)
-    ab = b - a
-    length2 = np.maximum(np.einsum("kd,kd->k", ab, ab), 1e-18)
-    out = np.empty(len(points))
-    for lo in range(0, len(points), chunk):
-        p = points[lo:lo + chunk, None, :]
-        t = np.clip(np.einsum("nkd,kd->nk", p - a, ab) / length2, 0.0, 1.0)
-        out[lo:lo + chunk] = np.linalg.norm(p - (a + t[..., None] * ab), axis=2).min(axis=1)
-    return out
+def _near_segments(points: np.ndarray, a: np.ndarray, b: np.ndarray, margin: float, cell: float,
+                   batch: int = 1 << 20) -> np.ndarray:
+    """(N,) True where a point is closer than `margin` (3D) to some segment a[k]-b[k]. Segments are
+    binned on an XY grid of `cell` (their boxes grown by margin), so each point only meets those of
+    its own cell; at most `batch` point-segment pairs are measured at once."""
+    near = np.zeros(len(points), dtype=bool)
+    if not len(a) or not len(points):
+        return near
+    lo = np.floor((np.minimum(a, b)[:, :2] - margin) / cell).astype(np.int64)
+    span = np.floor((np.maximum(a, b)[:, :2] + margin) / cell).astype(np.int64) - lo + 1
+    per_segment = span[:, 0] * span[:, 1]
+    owner = np.repeat(np.arange(len(a)), per_segment)
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(per_segment) - per_segment, per_segment)
+    cx, cy = lo[owner, 0] + k // span[owner, 1], lo[owner, 1] + k % span[owner, 1]
+    point_cell = np.floor(points[:, :2] / cell).astype(np.int64)
+    base = min(cx.min(), point_cell[:, 0].min()), min(cy.min(), point_cell[:, 1].min())
+    width = max(cy.max(), point_cell[:, 1].max()) - base[1] + 1
+    keys = (cx - base[0]) * width + (cy - base[1])
+    order = np.argsort(keys, kind="stable")
+    keys, segment = keys[order], owner[order]
+    point_keys = (point_cell[:, 0] - base[0]) * width + (point_cell[:, 1] - base[1])
+    first, last = np.searchsorted(keys, point_keys, "left"), np.searchsorted(keys, point_keys, "right")
+    counts = last - first
+    ends = np.cumsum(counts)
+    start = 0
+    while start < len(points):
+        stop = max(int(np.searchsorted(ends, (ends[start - 1] if start else 0) + batch, "right")), start + 1)
+        idx = np.arange(start, stop)
+        pair_point = np.repeat(idx, counts[idx])
+        offset = np.arange(len(pair_point)) - np.repeat(np.cumsum(counts[idx]) - counts[idx], counts[idx])
+        k = segment[first[pair_point] + offset]
+        ab = b[k] - a[k]
+        t = np.clip(np.einsum("nd,nd->n", points[pair_point] - a[k], ab) / np.maximum(np.einsum("nd,nd->n", ab, ab), 1e-18),
+                    0.0, 1.0)
+        close = np.linalg.norm(points[pair_point] - (a[k] + t[:, None] * ab), axis=1) < margin
+        near[pair_point[close]] = True
+        start = stop
+    return near
 
 
 def reach(mesh: lib.NavMesh, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Where an agent of `radius` (>= the bake radius r0) can stand: the surface cut into triangles
-    about half a cell across, (T, 3, 3), and (T,) True where a triangle's centre is at least radius - r0
+    about a cell across, (T, 3, 3), and (T,) True where a triangle's centre is at least radius - r0
     from every navmesh boundary edge (in 3D, as clearance measures it, so the path query agrees)."""
     triangles, _ = surface_triangles(mesh)
     if not len(triangles):
         return np.zeros((0, 3, 3)), np.zeros(0, dtype=bool)
-    pieces = _subdivide(triangles, 0.5 * mesh.params.cell_size)
+    spacing = mesh.params.cell_size
+    pieces = _subdivide(triangles, spacing)
     margin = radius - mesh.params.agent_radius
     if margin <= 0.0:
         return pieces, np.ones(len(pieces), dtype=bool)
     wall = np.flatnonzero(mesh.neighbors < 0)
     a, b = mesh.vertices[mesh.poly_vertices[wall]], mesh.vertices[mesh.edge_next_vertex[wall]]
-    return pieces, _boundary_distance(pieces.mean(axis=1), a, b) >= margin
+    return pieces, ~_near_segments(pieces.mean(axis=1), a, b, margin, max(margin, 4.0 * spacing))
 
 
 def reach_area(mesh: lib.NavMesh, radius: float) -> float:

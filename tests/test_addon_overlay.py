@@ -135,3 +135,29 @@ def test_color_by_area_uses_the_area_types_colours():
     area = int(mesh.areas.max())
     colors = overlay.polygon_colors(mesh, "AREA", {area: (0.1, 0.2, 0.3)})
     np.testing.assert_allclose(colors[mesh.areas == area], [[0.1, 0.2, 0.3, 1.0]] * int((mesh.areas == area).sum()))
+
+
+@pytest.mark.parametrize("batch", [1, 97, 1 << 20])
+def test_points_near_walls_match_a_brute_force_search(batch):
+    """The grid-binned search of the reach view finds exactly the points closer than the margin to
+    some segment, whatever the batch size and however long the segments."""
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0.0, 20.0, (60, 3))
+    b = a + rng.uniform(-6.0, 6.0, (60, 3))
+    points = rng.uniform(-1.0, 21.0, (4000, 3))
+    ab = b - a
+    t = np.clip(np.einsum("nkd,kd->nk", points[:, None] - a, ab) / np.einsum("kd,kd->k", ab, ab), 0.0, 1.0)
+    distance = np.linalg.norm(points[:, None] - (a + t[..., None] * ab), axis=2).min(axis=1)
+    near = overlay._near_segments(points, a, b, 1.3, 0.9, batch=batch)
+    np.testing.assert_array_equal(near, distance < 1.3)
+
+
+def test_reach_keeps_the_whole_surface_at_the_bake_radius_and_less_for_a_wider_agent():
+    mesh = navmeshes.l_corridor()
+    r0 = mesh.params.agent_radius
+    pieces, usable = overlay.reach(mesh, r0)
+    assert usable.all() and overlay.reach_area(mesh, r0) == pytest.approx(mesh.area_xy())
+    coords, colors = overlay.reach_fill(mesh, r0 + 0.3)
+    assert len(coords) == 3 * len(pieces) and 0 < overlay.reach_area(mesh, r0 + 0.3) < 0.9 * mesh.area_xy()
+    blocked = np.all(np.isclose(colors, overlay.BLOCKED_COLOR), axis=1)
+    assert blocked.any() and len(np.unique(colors[~blocked], axis=0)) == 1  # the navmesh colour elsewhere
