@@ -182,3 +182,42 @@ def test_the_panel_lists_the_types_and_reports_the_active_ones_navmesh_and_reach
     reach = next(text for text in labels if text.startswith("Ogre reaches "))
     usable = panels.reach_area(navmesh(blender.scene, "Ogre"), 0.8)
     assert reach.startswith(f"Ogre reaches {usable:.1f} of ") and usable < 0.8 * navmesh(blender.scene, "Ogre")["navmesh"]["area"]
+
+
+def test_undo_of_a_types_bake_restores_the_other_navmeshes(level, blender):
+    bpy.ops.ed.undo_push(message="types added")
+    bpy.ops.navmesh.bake("EXEC_DEFAULT", True)
+    giant_revision = mesh_write.revision(navmesh(blender.scene, "Giant"))
+    blender.scene.navmesh.agent_types["Human"].max_climb = 0.2  # Human leaves Ogre's group
+    bpy.ops.navmesh.bake("EXEC_DEFAULT", True, agent_type="Human")
+    assert navmesh(blender.scene, "Ogre") is None  # its group is now its own, not baked yet
+    bpy.ops.navmesh.bake("EXEC_DEFAULT", True)
+    assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
+        "Scene_navmesh_Giant", "Scene_navmesh_Human", "Scene_navmesh_Ogre"]
+    assert navmesh(blender.scene, "Ogre")["navmesh"]["params"]["agent_radius"] == pytest.approx(0.8)
+    bpy.ops.ed.undo()
+    assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
+        "Scene_navmesh_Giant", "Scene_navmesh_Human"]
+    assert mesh_write.revision(navmesh(blender.scene, "Giant")) == giant_revision
+    bpy.ops.ed.undo()
+    bpy.ops.ed.undo()
+    assert mesh_write.find_navmesh_objects(blender.scene) == []
+    assert {o.name for o in bpy.data.objects} == {"Floor", "Crate"}
+
+
+def test_the_modal_bake_writes_every_group_and_names_the_one_it_is_on(level, blender):
+    from tests.test_addon_bake import ModalHarness
+
+    harness = ModalHarness(operators_bake.prepare(blender, blender.scene.navmesh))
+    harness._job.start()
+    stages = set()
+    outcome = harness.send("TIMER")
+    while outcome == {"RUNNING_MODAL"}:
+        stages.add(blender.scene.navmesh.bake_stage.split(":")[0])
+        harness._job.wait(0.01)
+        outcome = harness.send("TIMER")
+    assert outcome == {"FINISHED"}
+    assert stages <= {"Scene_navmesh_Human", "Scene_navmesh_Giant", "starting"}
+    assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
+        "Scene_navmesh_Giant", "Scene_navmesh_Human"]
+    assert [kind for kind, _ in harness.reports] == ["INFO", "INFO"]
