@@ -88,6 +88,8 @@ class NAVMESH_OT_agent_type_remove(bpy.types.Operator):
         removed, key = agent.name, group_key(agent)
         nav = operators_bake.agent_navmesh(scene, agent)
         settings.agent_types.remove(settings.agent_types_index)
+        if settings.path_agent == removed:
+            settings.path_agent = ""
         settings.agent_types_index = min(settings.agent_types_index, len(settings.agent_types) - 1)
         rest = next((group for group in agent_groups(settings) if group_key(group[0]) == key), None)
         if nav is None:

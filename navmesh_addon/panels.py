@@ -19,13 +19,14 @@ def _result(context):
 
 
 def setting_warnings(settings) -> list[str]:
-    """The current settings' warnings, shortened to what fits a sidebar line (the bake's report
-    and the command line give them in full)."""
+    """The current settings' warnings (each agent type group's, when the scene has agent types),
+    shortened to what fits a sidebar line (the bake's report and the command line give them in full)."""
     try:
-        params = settings.to_bake_params()
+        targets = operators_bake.bake_targets(settings.id_data, settings)
     except lib.NavMeshError as exc:
         return [str(exc)]
-    return [warning.split(": ")[0] for warning in params.warnings()]
+    warnings = [warning.split(": ")[0] for target in targets for warning in target.params.warnings()]
+    return list(dict.fromkeys(warnings))
 
 
 class _Sidebar:

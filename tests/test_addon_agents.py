@@ -120,9 +120,9 @@ def test_removing_a_type_removes_its_own_navmesh_and_keeps_a_shared_one(level, b
     settings.agent_types_index = list(settings.agent_types.keys()).index("Giant")
     assert bpy.ops.navmesh.agent_type_remove() == {"FINISHED"}
     assert [obj.name for obj in mesh_write.find_navmesh_objects(blender.scene)] == ["Scene_navmesh_Human"]
-    settings.agent_types_index = 0  # Human: Ogre keeps the shared navmesh, now named for it
+    settings.agent_types_index, settings.path_agent = 0, "Human"  # Ogre keeps the shared navmesh, now named for it
     assert bpy.ops.navmesh.agent_type_remove() == {"FINISHED"}
-    assert list(settings.agent_types.keys()) == ["Ogre"]
+    assert list(settings.agent_types.keys()) == ["Ogre"] and settings.path_agent == ""
     assert navmesh(blender.scene, "Ogre") == shared and shared.name == "Scene_navmesh_Ogre"
     assert operators_bake.out_of_date(shared, settings) == "its agent types changed"
     assert bpy.ops.navmesh.bake() == {"FINISHED"}  # replaces it, now baked at Ogre's radius
@@ -221,3 +221,10 @@ def test_the_modal_bake_writes_every_group_and_names_the_one_it_is_on(level, ble
     assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
         "Scene_navmesh_Giant", "Scene_navmesh_Human"]
     assert [kind for kind, _ in harness.reports] == ["INFO", "INFO"]
+
+
+def test_the_panel_warns_about_each_groups_settings(level, blender):
+    settings = blender.scene.navmesh
+    assert panels.setting_warnings(settings) == []
+    settings.agent_types["Giant"].height = 0.3  # below its climb of 0.4 m
+    assert panels.setting_warnings(settings) == ["agent_height 0.3 m is below agent_max_climb 0.4 m"]
