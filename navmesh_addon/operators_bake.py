@@ -41,10 +41,15 @@ class BakeTarget:
 
 def bake_targets(scene, settings, agent_type: str = "") -> list[BakeTarget]:
     """What a bake writes: one navmesh per agent type group (only `agent_type`'s group if given), or
-    the settings' agent when the scene has no agent types. NavMeshError if a parameter is out of range."""
+    the settings' agent when the scene has no agent types. NavMeshError if a parameter is out of range
+    or two types share a name."""
     base = result_name(scene, settings)
     if not len(settings.agent_types):
         return [BakeTarget(base, settings.to_bake_params())]
+    names = [a.name for a in settings.agent_types]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise lib.NavMeshError(f"two agent types are named {twice!r}: rename one (each names its navmesh)")
     groups = agents.agent_groups(settings)
     if agent_type:
         groups = [group for group in groups if agent_type in {a.name for a in group}]

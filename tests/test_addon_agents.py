@@ -228,3 +228,11 @@ def test_the_panel_warns_about_each_groups_settings(level, blender):
     assert panels.setting_warnings(settings) == []
     settings.agent_types["Giant"].height = 0.3  # below its climb of 0.4 m
     assert panels.setting_warnings(settings) == ["agent_height 0.3 m is below agent_max_climb 0.4 m"]
+
+
+def test_two_types_with_one_name_are_refused_before_anything_is_written(level, blender):
+    settings = blender.scene.navmesh
+    settings.agent_types["Giant"].name = "Human"
+    with pytest.raises(RuntimeError, match="two agent types are named 'Human': rename one"):
+        bpy.ops.navmesh.bake()
+    assert mesh_write.find_navmesh_objects(blender.scene) == []
