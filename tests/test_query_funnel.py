@@ -63,7 +63,7 @@ def test_certificate_accepts_a_string_wrapping_a_wall_with_no_hole_near(block_ro
     string = [(2.0, 2.0, funnel.START), (4.0, 6.0, vertex[(4.0, 6.0)]), (6.0, 6.0, vertex[(6.0, 6.0)]),
               (8.0, 2.0, funnel.GOAL)]
     assert cert.loose_bend(string) == -1  # both bends wrap the wall's corners
-    assert cert.nothing_inside(string)
+    assert cert.nothing_inside(string, q.locate((2.0, 2.0, 0.0)).polygon)
 
 
 def test_a_bend_in_open_floor_is_loose(block_room):
@@ -82,19 +82,35 @@ def test_certificate_refuses_when_a_hole_lies_inside_the_ellipse():
     south = [(2.0, 5.0, funnel.START), (4.0, 4.0, vertex[(4.0, 4.0)]), (6.0, 4.0, vertex[(6.0, 4.0)]),
              (8.0, 5.0, funnel.GOAL)]
     assert cert.loose_bend(south) == -1
-    assert not cert.nothing_inside(south)
+    assert not cert.nothing_inside(south, q.locate((2.0, 5.0, 0.0)).polygon)
     # A straight string far from the pillar proves itself.
-    assert cert.nothing_inside([(1.0, 1.0, funnel.START), (9.0, 1.0, funnel.GOAL)])
+    assert cert.nothing_inside([(1.0, 1.0, funnel.START), (9.0, 1.0, funnel.GOAL)], q.locate((1.0, 1.0, 0.0)).polygon)
 
 
 def test_stacked_floors_overlap_where_one_lies_over_the_other():
-    centers, radii = funnel.overlaps(two_floors())
+    mesh = two_floors()
+    centers, radii, pairs = funnel.overlaps(mesh)
     # Each of the lower floor's 24 cells (0..12, 0..2) lies under one cell of the upper floor; cells
     # that only share an edge or a corner do not overlap.
-    assert len(centers) == 24
+    assert len(centers) == len(pairs) == 24
     assert sorted(map(tuple, centers.tolist())) == [(x + 0.5, y + 0.5) for x in range(12) for y in range(2)]
     assert radii == pytest.approx(math.sqrt(0.5))
+    heights = np.sort(mesh.vertices[mesh.poly_vertices[mesh.poly_offsets[pairs.ravel()]], 2].reshape(-1, 2), axis=1)
+    assert heights.tolist() == [[0.0, 3.0]] * 24  # one polygon of each pair on each floor
     assert len(funnel.overlaps(grid_mesh(ROOM, BLOCK, step=1.0))[0]) == 0
+
+
+def test_certificate_ignores_a_floor_overhead_that_connects_outside_the_ellipse():
+    # Along the lower floor, well short of the ramp at x = 12: the floor above joins this one only
+    # through the ramp, so no shorter path can use it.
+    q = NavMeshQuery(two_floors())
+    cert = funnel.PlanarCertificate(q.mesh)
+    start = q.locate((1.0, 1.0, 0.0)).polygon
+    assert cert.nothing_inside([(1.0, 1.0, funnel.START), (9.0, 1.0, funnel.GOAL)], start)
+    # A string as long as the way round by the ramp and the floor above: that floor is in reach.
+    assert not cert.nothing_inside([(1.0, 1.0, funnel.START), (12.0, 6.0, 0), (1.0, 1.5, funnel.GOAL)], start)
+    path = q.find_path((1.0, 1.0, 0.0), (9.0, 1.0, 0.0))
+    assert path.status == "found" and path.length == pytest.approx(8.0)
 
 
 def test_reroute_takes_the_short_way_round_an_open_vertex():
@@ -132,7 +148,7 @@ def test_taut_paths_are_never_longer_than_the_chain_they_replace(seed, monkeypat
     points = level.random_points(kw["agent_radius"], 160, rng)
     taut = NavMeshQuery(mesh)
     first = [taut.find_path(s, g) for s, g in zip(points[:80], points[80:])]
-    monkeypatch.setattr(funnel.PlanarCertificate, "nothing_inside", lambda self, string: False)
+    monkeypatch.setattr(funnel.PlanarCertificate, "nothing_inside", lambda self, string, start_poly: False)
     chain = NavMeshQuery(mesh)
     second = [chain.find_path(s, g) for s, g in zip(points[:80], points[80:])]
     assert [r.status for r in first] == [r.status for r in second]

@@ -154,7 +154,7 @@ class PathDrawing:
             polys.append([p for p in vertex_polys[v] if p in on_corridor])
         points.append(goal)
         polys.append([goal_poly])
-        return (points, polys), loose < 0 and self._certificate.nothing_inside(string)
+        return (points, polys), loose < 0 and self._certificate.nothing_inside(string, plan.start_poly)
 
     def _portal_line(self, e: int) -> tuple:
         """Portal edge e as `funnel.pull_string` takes it: left end, then right, walking out of its polygon."""

@@ -11,9 +11,10 @@ not needed:
   the same way;
 - every shorter path lies in the ellipse of points whose distances to start and goal sum to less
   than the string's length, and a shorter path that winds differently encloses a whole hole of the
-  navmesh together with the string. So when no hole lies wholly inside that ellipse, no polygon
-  there overlaps another seen from above (one floor, so the domain is flat), and no off-mesh link
-  ends there, no shorter path exists.
+  navmesh together with the string. So when no hole lies wholly inside that ellipse, no two
+  polygons of the navmesh inside it that connect to the start there overlap seen from above (the
+  part of the floor a shorter path could use is flat; stacked floors elsewhere in the ellipse,
+  reached only outside it, do not matter), and no off-mesh link ends there, no shorter path exists.
 """
 from __future__ import annotations
 
@@ -83,8 +84,8 @@ def _append(out: list, x: float, y: float, vid: int) -> None:
 
 class PlanarCertificate:
     """What the certificate needs of one mesh, built once per query object: the navmesh's boundary
-    pieces that may be holes, the polygons that overlap others seen from above, the off-mesh
-    links' ends, and the walls at each boundary vertex."""
+    pieces that may be holes, the pairs of polygons that overlap seen from above, a circle about
+    each polygon, the off-mesh links' ends, and the walls at each boundary vertex."""
 
     def __init__(self, mesh: NavMesh):
         v = mesh.vertices[:, :2]
@@ -98,7 +99,12 @@ class PlanarCertificate:
             self._incoming.setdefault(b, []).append(a)
         self._gaps: dict[int, list[tuple[float, float]]] = {}
         self._holes = _possible_holes(v, tail, head)
-        self._layer_center, self._layer_radius = overlaps(mesh)
+        self._layer_center, self._layer_radius, self._layer_pairs = overlaps(mesh)
+        lo = np.minimum.reduceat(v[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
+        hi = np.maximum.reduceat(v[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
+        self._poly_circle = [(x, y, 0.5 * math.hypot(w, h)) for x, y, w, h in
+                             np.concatenate([0.5 * (lo + hi), hi - lo], axis=1).tolist()]
+        self._offs, self._neighbors = mesh.poly_offsets.tolist(), mesh.neighbors.tolist()
         self._link_ends = np.array([end[:2] for link in mesh.links for end in (link.start, link.end)],
                                    dtype=np.float64).reshape(-1, 2)
 
@@ -130,9 +136,10 @@ class PlanarCertificate:
             gaps = self._gaps[vid] = [(a, a + min((b - a) % TAU for b in leave)) for a in arrive] if leave else []
         return gaps
 
-    def nothing_inside(self, string: list[tuple[float, float, int]]) -> bool:
-        """No hole, overlapping polygon or link end inside the ellipse about the string's ends whose
-        length is the string's: a locally shortest string is then the shortest path."""
+    def nothing_inside(self, string: list[tuple[float, float, int]], start_poly: int) -> bool:
+        """No hole, link end, or pair of overlapping polygons of the floor connected to start_poly
+        inside the ellipse about the string's ends whose length is the string's: a locally shortest
+        string is then the shortest path."""
         s, g = string[0][:2], string[-1][:2]
         length = sum(math.dist(a[:2], b[:2]) for a, b in zip(string, string[1:])) + ELLIPSE_TOL
 
@@ -141,14 +148,35 @@ class PlanarCertificate:
 
         if len(self._link_ends) and (focal(self._link_ends) <= length).any():
             return False
-        if len(self._layer_center) and (focal(self._layer_center) - 2.0 * self._layer_radius <= length).any():
-            return False
+        if len(self._layer_center):
+            near = np.flatnonzero(focal(self._layer_center) - 2.0 * self._layer_radius <= length)
+            if len(near):
+                floor = self._floor_inside(start_poly, s, g, length)
+                if any(a in floor and b in floor for a, b in self._layer_pairs[near].tolist()):
+                    return False
         centers, pieces = self._holes
         if len(centers):
             for k in np.flatnonzero(focal(centers) <= length).tolist():
                 if focal(pieces[k]).max() <= length:
                     return False
         return True
+
+    def _floor_inside(self, start_poly: int, s: tuple, g: tuple, length: float) -> set[int]:
+        """The polygons that may meet the ellipse (points whose distances to s and g sum to at most
+        length) and connect to start_poly through such polygons: every polygon a path shorter than
+        length from s to g can cross. A polygon's circle is tested, so this may hold a few more."""
+        offs, nb, circle = self._offs, self._neighbors, self._poly_circle
+        floor, todo = {start_poly}, [start_poly]
+        while todo:
+            p = todo.pop()
+            for q in nb[offs[p] : offs[p + 1]]:
+                if q < 0 or q in floor:
+                    continue
+                x, y, radius = circle[q]
+                if math.hypot(x - s[0], y - s[1]) + math.hypot(x - g[0], y - g[1]) - 2.0 * radius <= length:
+                    floor.add(q)
+                    todo.append(q)
+        return floor
 
 
 def reroute(graph, portals: list[int], v: int, r: float) -> list[int] | None:
@@ -213,10 +241,10 @@ def _possible_holes(xy: np.ndarray, tail: np.ndarray, head: np.ndarray) -> tuple
     return np.array(centers, dtype=np.float64).reshape(-1, 2), pieces
 
 
-def overlaps(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
-    """(centre, radius) of a circle about each place where two polygons overlap seen from above
-    (floors stacked): about the common part of their boxes. Pairs whose boxes meet are tested by
-    separating axes, in batches."""
+def overlaps(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, radius, the two polygons (P, 2)) of a circle about each place where two polygons
+    overlap seen from above (floors stacked): about the common part of their boxes. Pairs whose
+    boxes meet are tested by separating axes, in batches."""
     n = mesh.polygon_count
     offs = mesh.poly_offsets
     sizes = np.diff(offs)
@@ -231,7 +259,7 @@ def overlaps(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
     normal /= np.maximum(length, 1e-300)[..., None]
     real = length > 0.0  # a repeated corner's edge has no normal to separate along
     first, second = _box_pairs(lo, hi)
-    centers, radii = [np.zeros((0, 2))], [np.zeros(0)]
+    centers, radii, pairs = [np.zeros((0, 2))], [np.zeros(0)], [np.zeros((0, 2), dtype=np.int64)]
     for k in range(0, len(first), OVERLAP_BATCH):
         i, j = first[k : k + OVERLAP_BATCH], second[k : k + OVERLAP_BATCH]
         axes = np.concatenate([normal[i], normal[j]], axis=1)  # (P, 2w, 2)
@@ -243,7 +271,8 @@ def overlaps(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
         low, high = np.maximum(lo[i[both]], lo[j[both]]), np.minimum(hi[i[both]], hi[j[both]])
         centers.append(0.5 * (low + high))
         radii.append(0.5 * np.hypot(*(high - low).T))
-    return np.concatenate(centers), np.concatenate(radii)
+        pairs.append(np.stack([i[both], j[both]], axis=1))
+    return np.concatenate(centers), np.concatenate(radii), np.concatenate(pairs)
 
 
 def _box_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
