@@ -300,18 +300,19 @@ class MeshIndex:
             return Location(best[0], best[2], best[1])
         return Location(-1, np.array(xyz), self.nearest(xyz)[1])
 
-    def nearest(self, point, among=None) -> tuple[int, float, np.ndarray]:
-        """(polygon, distance, closest point) over the whole mesh, however far; `among` restricts it.
-        With `among`, the polygons are taken in order of their boxes' distance, found in one
-        vectorised pass (the answer may lie far from the point)."""
+    def nearest(self, point, among: np.ndarray | None = None) -> tuple[int, float, np.ndarray]:
+        """(polygon, distance, closest point) over the whole mesh, however far; `among` (polygon ids)
+        restricts it. With `among`, its polygons are taken in order of their boxes' distance, found
+        in one vectorised pass over them (the answer may lie far from the point)."""
         xyz = query_point(point)
         if among is not None:
-            gap = np.maximum(np.maximum(self.lo - xyz, np.array(xyz) - self.hi), 0.0)
-            lower = np.where(among, np.einsum("ij,ij->i", gap, gap), np.inf)
+            gap = np.maximum(np.maximum(self.lo[among] - xyz, np.array(xyz) - self.hi[among]), 0.0)
+            lower = np.einsum("ij,ij->i", gap, gap)
             best = (-1, math.inf, np.array(xyz))
-            for p in np.argsort(lower).tolist():
-                if lower[p] >= best[1] * best[1]:
+            for k in np.argsort(lower).tolist():
+                if lower[k] >= best[1] * best[1]:
                     break
+                p = int(among[k])
                 q = self.closest_point(p, xyz)
                 d = math.dist(q.tolist(), xyz)
                 if d < best[1]:

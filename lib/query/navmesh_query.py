@@ -190,7 +190,7 @@ class NavMeshQuery(PathDrawing):
         plan.partial = piece[goal_poly] != piece[start[0]]
         if plan.partial:
             # The goal lies in another connected piece: head for the closest point that can be reached.
-            goal_poly, _, q = self.index.nearest(goal_xyz, piece == piece[start[0]])
+            goal_poly, _, q = self.index.nearest(goal_xyz, self._piece_polygons(r, f, passable)[int(piece[start[0]])])
             goal_xyz = tuple(q.tolist())
         goal = self._clear(goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, passable)
         if goal is None:
@@ -311,6 +311,18 @@ class NavMeshQuery(PathDrawing):
             return connected_components(mesh.polygon_count, u[keep], v[keep])
 
         return self._cached(("piece", r, self._state(f)), make)
+
+    def _piece_polygons(self, r: float, f: QueryFilter, passable: list[bool]) -> dict[int, np.ndarray]:
+        """The polygon ids of each connected piece, by its label in `_piece`, so a query looks only
+        at its own piece."""
+
+        def make() -> dict[int, np.ndarray]:
+            piece = self._piece(r, f, passable)
+            order = np.argsort(piece, kind="stable")
+            groups = np.split(order, np.flatnonzero(np.diff(piece[order])) + 1)
+            return {int(piece[g[0]]): g for g in groups}
+
+        return self._cached(("piece polygons", r, self._state(f)), make)
 
     def _link_costs(self, r: float, f: QueryFilter) -> list:
         """Per off-mesh link: its cost per meter for this radius and filter, None where the filter
