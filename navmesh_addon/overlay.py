@@ -35,6 +35,7 @@ PATH_HUES_AVOIDED = (0.72, 0.97)  # fill hues skip the path's magenta
 # The clearance map spans r0 (red: only the baked agent fits) to CLEARANCE_SPAN * r0 (green): the
 # built-in presets run from 0.25 m to 1.2 m, three times the Human preset's 0.4 m.
 CLEARANCE_SPAN = 3.0
+LEGEND_FONT_SIZE = 13  # legend text size (points) at a UI scale of 1
 
 
 def _empty() -> tuple[np.ndarray, np.ndarray]:
@@ -291,24 +292,27 @@ def _quad(x0: float, y0: float, x1: float, y1: float) -> list[tuple[float, float
     return [(x0, y0, 0.0), (x1, y0, 0.0), (x1, y1, 0.0), (x0, y0, 0.0), (x1, y1, 0.0), (x0, y1, 0.0)]
 
 
-def legend(agent_radius: float, left: float = 10.0, bottom: float = 10.0):
-    """The clearance legend in pixels from the region's lower left corner: triangles (N, 3) with
-    colours (N, 4) for a dark backdrop and the colour bar, and (x, y, text) labels in meters under
-    the bar's ends and middle, and a title above it."""
+def legend(agent_radius: float, scale: float = 1.0, left: float = 10.0, bottom: float = 10.0):
+    """The clearance legend in pixels from the region's lower left corner, every size times `scale`
+    (Blender's UI scale): triangles (N, 3) with colours (N, 4) for a dark backdrop and the colour
+    bar, and labels (x, y, text, align) in meters under the bar's ends and middle and a title above
+    it; align is where x falls on the text's width (0 its left end, 0.5 its middle, 1 its right end)."""
     low, high = clearance_range(agent_radius)
-    steps, bar_left, bar_width, bar_bottom, bar_height = 24, left + 10.0, 180.0, bottom + 32.0, 14.0
-    coords = _quad(left, bottom, left + bar_width + 20.0, bottom + 72.0)
+    steps = 24
+    bar_left, bar_width = left + 10.0 * scale, 180.0 * scale
+    bar_bottom, bar_height = bottom + 32.0 * scale, 14.0 * scale
+    coords = _quad(left, bottom, bar_left + bar_width + 10.0 * scale, bottom + 72.0 * scale)
     colors = [(0.0, 0.0, 0.0, 0.6)] * 6
     xs = bar_left + np.linspace(0.0, bar_width, steps + 1)
     shades = heat(np.linspace(low, high, steps + 1), low, high)
     for i in range(steps):
         coords += _quad(xs[i], bar_bottom, xs[i + 1], bar_bottom + bar_height)
         colors += [shades[i], shades[i + 1], shades[i + 1], shades[i], shades[i + 1], shades[i]]
-    text_bottom = bottom + 10.0
-    labels = [(bar_left, text_bottom, f"{low:.2f} m"),
-              (bar_left + bar_width / 2 - 20.0, text_bottom, f"{(low + high) / 2:.2f} m"),
-              (bar_left + bar_width - 44.0, text_bottom, f"{high:.2f} m+"),
-              (bar_left, bar_bottom + bar_height + 8.0, "Clearance (agent radius)")]
+    text_bottom = bottom + 10.0 * scale
+    labels = [(bar_left, text_bottom, f"{low:.2f} m", 0.0),
+              (bar_left + bar_width / 2, text_bottom, f"{(low + high) / 2:.2f} m", 0.5),
+              (bar_left + bar_width, text_bottom, f"{high:.2f} m+", 1.0),
+              (bar_left, bar_bottom + bar_height + 8.0 * scale, "Clearance (agent radius)", 0.0)]
     return np.array(coords, dtype=np.float32), np.array(colors, dtype=np.float32), labels
 
 
@@ -373,21 +377,22 @@ def draw_view(batches: ViewBatches, viewport_size: tuple[int, int]) -> None:
     gpu.state.blend_set("NONE")
 
 
-def draw_legend(agent_radius: float) -> None:
-    """Draw the clearance legend in pixel space (POST_PIXEL, or any pixel projection)."""
+def draw_legend(agent_radius: float, scale: float = 1.0) -> None:
+    """Draw the clearance legend in pixel space (POST_PIXEL, or any pixel projection), `scale` times
+    its size at a UI scale of 1."""
     import blf
     import gpu
     from gpu_extras.batch import batch_for_shader
 
-    coords, colors, labels = legend(agent_radius)
+    coords, colors, labels = legend(agent_radius, scale)
     shader = gpu.shader.from_builtin("SMOOTH_COLOR")
     gpu.state.blend_set("ALPHA")
     batch_for_shader(shader, "TRIS", {"pos": coords, "color": colors}).draw(shader)
     font = 0
-    blf.size(font, 13)
+    blf.size(font, LEGEND_FONT_SIZE * scale)
     blf.color(font, 1.0, 1.0, 1.0, 1.0)
-    for x, y, text in labels:
-        blf.position(font, x, y, 0)
+    for x, y, text, align in labels:
+        blf.position(font, x - align * blf.dimensions(font, text)[0], y, 0)
         blf.draw(font, text)
     gpu.state.blend_set("NONE")
 
@@ -477,7 +482,7 @@ def _draw_legend_handler() -> None:
     """POST_PIXEL callback: the clearance legend when clearance is shown."""
     radius = legend_radius(bpy.context)
     if radius is not None:
-        draw_legend(radius)
+        draw_legend(radius, bpy.context.preferences.system.ui_scale)
 
 
 def register_draw_handler() -> None:

@@ -146,7 +146,34 @@ def test_the_clearance_legend_shows_only_with_clearance(level, blender):
 
 def test_the_legend_reads_the_clearance_range_in_meters():
     _, _, labels = overlay.legend(0.4)
-    assert [text for _, _, text in labels[:3]] == ["0.40 m", "0.80 m", "1.20 m+"]
+    assert [text for _, _, text, _ in labels[:3]] == ["0.40 m", "0.80 m", "1.20 m+"]
+    # Left, middle and right of the bar: each label is aligned on the text's own width when drawn.
+    assert [align for _, _, _, align in labels[:3]] == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0])
+def test_the_legend_grows_with_the_ui_scale(scale):
+    coords, _, labels = overlay.legend(0.4, scale)
+    size = coords[:, :2].max(axis=0) - coords[:, :2].min(axis=0)
+    assert size.tolist() == pytest.approx([200.0 * scale, 72.0 * scale])
+    low, high = coords[:, :2].min(axis=0), coords[:, :2].max(axis=0)
+    assert all(low[0] <= x <= high[0] and low[1] <= y <= high[1] for x, y, _, _ in labels)
+
+
+def test_the_legend_drawn_at_twice_the_ui_scale_is_twice_as_wide(level, blender):
+    blender.scene.navmesh.show_clearance = True
+
+    def bar_width(ui_scale: float) -> int:
+        """The longest run of heat colours (red through yellow to green) along the bar's middle row."""
+        coords, _, _ = overlay.legend(level.params.agent_radius, ui_scale)
+        middle = int(round(coords[6:, 1].min() + 7.0 * ui_scale))  # the bar starts after the backdrop's 6 corners
+        row = viewport_image.render(blender, TOP, PROJECTION, SIZE, ui_scale=ui_scale)[middle]
+        heat = (row[:, :2].max(axis=1) > 0.9) & (row[:, 2] < 0.15)
+        edges = np.flatnonzero(np.diff(np.r_[0, heat.astype(np.int8), 0]))
+        return int((edges[1::2] - edges[::2]).max())
+
+    assert bar_width(1.0) == pytest.approx(180, abs=3)
+    assert bar_width(2.0) == pytest.approx(360, abs=3)
 
 
 @pytest.mark.parametrize("color_by, mud_stands_out", [("NAVMESH", False), ("AREA", True)])

@@ -114,9 +114,10 @@ def _draw_scene_meshes(context) -> None:
     gpu.state.blend_set("NONE")
 
 
-def render(context, view: Matrix, projection: Matrix, size: tuple[int, int] = (400, 400)) -> np.ndarray:
+def render(context, view: Matrix, projection: Matrix, size: tuple[int, int] = (400, 400),
+           ui_scale: float = 1.0) -> np.ndarray:
     """(H, W, 4) float image, row 0 at the bottom: the scene's meshes, then the add-on's overlay
-    (surface, lines, path) and, when clearance is shown, its legend."""
+    (surface, lines, path) and, when clearance is shown, its legend at Blender's UI scale `ui_scale`."""
     import gpu
 
     enable_gpu()
@@ -139,7 +140,7 @@ def render(context, view: Matrix, projection: Matrix, size: tuple[int, int] = (4
                     gpu.matrix.load_matrix(Matrix.Identity(4))
                     gpu.matrix.load_projection_matrix(Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1),
                                                               (0, 0, 1, 0), (0, 0, 0, 1))))
-                    overlay.draw_legend(radius)
+                    overlay.draw_legend(radius, ui_scale)
             pixels = framebuffer.read_color(0, 0, width, height, 4, 0, "FLOAT")
     finally:
         offscreen.free()
