@@ -95,10 +95,7 @@ class NAVMESH_OT_agent_type_remove(bpy.types.Operator):
         if nav is None:
             self.report({"INFO"}, f"Removed agent type {removed}")
         elif rest is None:
-            data = nav.data
-            bpy.data.objects.remove(nav)
-            if data.users == 0:
-                bpy.data.meshes.remove(data)
+            mesh_write.remove_navmesh_object(nav)
             self.report({"INFO"}, f"Removed agent type {removed} and its navmesh")
         else:
             # The group's next type now names the shared navmesh, so the next bake replaces it.

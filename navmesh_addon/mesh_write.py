@@ -32,6 +32,14 @@ def find_navmesh_objects(scene) -> list:
     return [obj for obj in scene.objects if obj.get(TAG)]
 
 
+def remove_navmesh_object(obj) -> None:
+    """Delete one of our navmesh objects, and its mesh data when nothing else uses it."""
+    data = obj.data
+    bpy.data.objects.remove(obj)
+    if data is not None and data.users == 0:
+        bpy.data.meshes.remove(data)
+
+
 def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
     """A new mesh datablock holding the polygons, their attributes and the full NavMesh JSON."""
     data = bpy.data.meshes.new(name)

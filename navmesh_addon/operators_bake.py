@@ -137,9 +137,11 @@ def prepare(context, settings, extra_seeds=(), targets: list[BakeTarget] | None 
     return BakeJob(arrays, targets)
 
 
-def finish(context, settings, job: BakeJob) -> list[bpy.types.Object]:
+def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
     """Main-thread half after the bake: write one object per target, or raise the bake's error
-    (then nothing is written)."""
+    (then nothing is written). replace_stale (a bake of every agent type group): our navmeshes of
+    the same result that no group bakes to any more (a type renamed, or moved to another group by a
+    new height, climb or slope) are removed, so a re-bake leaves only what it wrote."""
     if job.error is not None:
         if isinstance(job.error, lib.NavMeshError):
             raise job.error
@@ -149,6 +151,7 @@ def finish(context, settings, job: BakeJob) -> list[bpy.types.Object]:
             who = f" for {', '.join(target.agent_types)}" if target.agent_types else ""
             raise lib.NavMeshError(f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
                                    "lower Agent Radius or Min Region Area, or raise Max Slope")
+    base = result_name(context.scene, settings)
     objects = []
     for target, mesh in zip(job.targets, job.results):
         stats = {
@@ -160,10 +163,17 @@ def finish(context, settings, job: BakeJob) -> list[bpy.types.Object]:
         }
         if target.agent_types:
             stats["agent_types"] = list(target.agent_types)
+            stats["result"] = base
         obj = mesh_write.write_navmesh_object(context, mesh, target.name, stats=stats)
         if STALE_KEY in obj:
             del obj[STALE_KEY]
         objects.append(obj)
+    if replace_stale:
+        written = {target.name for target in job.targets}
+        for obj in mesh_write.find_navmesh_objects(context.scene):
+            info = obj.get("navmesh", {})
+            if obj.get(mesh_write.TAG) not in written and info.get("agent_types") and info.get("result") == base:
+                mesh_write.remove_navmesh_object(obj)
     return objects
 
 
@@ -198,7 +208,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
         try:
             job = prepare(context, settings, targets=bake_targets(context.scene, settings, self.agent_type))
             job.run()
-            objects = finish(context, settings, job)
+            objects = finish(context, settings, job, replace_stale=not self.agent_type)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -237,7 +247,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
             return {"RUNNING_MODAL"}
         self._cleanup(context)
         try:
-            objects = finish(context, context.scene.navmesh, job)
+            objects = finish(context, context.scene.navmesh, job, replace_stale=not self.agent_type)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -275,10 +285,7 @@ class NAVMESH_OT_clear(bpy.types.Operator):
     def execute(self, context):
         found = mesh_write.find_navmesh_objects(context.scene)
         for obj in found:
-            data = obj.data
-            bpy.data.objects.remove(obj)
-            if data is not None and data.users == 0:
-                bpy.data.meshes.remove(data)
+            mesh_write.remove_navmesh_object(obj)
         self.report({"INFO"}, f"Removed {len(found)} navmesh object{'s' if len(found) != 1 else ''}")
         return {"FINISHED"}
 

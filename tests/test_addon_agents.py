@@ -184,6 +184,30 @@ def test_the_panel_lists_the_types_and_reports_the_active_ones_navmesh_and_reach
     assert reach.startswith(f"Ogre reaches {usable:.1f} of ") and usable < 0.8 * navmesh(blender.scene, "Ogre")["navmesh"]["area"]
 
 
+def test_a_rebake_after_renaming_or_regrouping_types_leaves_one_navmesh_per_group(level, blender):
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings = blender.scene.navmesh
+    settings.agent_types["Human"].name = "Scout"  # the first type names the shared navmesh
+    settings.agent_types["Giant"].height = 1.8  # Giant joins Scout and Ogre
+    stale = navmesh(blender.scene, "Ogre")
+    assert stale is None  # no object carries the renamed group's name yet
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (shared,) = mesh_write.find_navmesh_objects(blender.scene)
+    assert shared.name == "Scene_navmesh_Scout"
+    assert list(shared["navmesh"]["agent_types"]) == ["Scout", "Ogre", "Giant"]
+    assert len([m for m in bpy.data.meshes if m.get(mesh_write.JSON_KEY)]) == 1  # the old meshes went too
+
+
+def test_baking_one_type_keeps_the_other_groups_navmeshes_even_when_renamed(level, blender):
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings = blender.scene.navmesh
+    settings.agent_types["Human"].name = "Scout"
+    assert bpy.ops.navmesh.bake(agent_type="Giant") == {"FINISHED"}
+    # Only a bake of every type clears what no type bakes to any more.
+    assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
+        "Scene_navmesh_Giant", "Scene_navmesh_Human"]
+
+
 def test_undo_of_a_types_bake_restores_the_other_navmeshes(level, blender):
     bpy.ops.ed.undo_push(message="types added")
     bpy.ops.navmesh.bake("EXEC_DEFAULT", True)

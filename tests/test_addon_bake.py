@@ -139,8 +139,9 @@ def test_degenerate_input_is_reported(blender):
 class ModalHarness:
     """Drives NAVMESH_OT_bake.modal the way the window manager does, with a recorded status bar."""
 
-    def __init__(self, job):
+    def __init__(self, job, agent_type: str = ""):
         self._job, self._timer, self.reports, self.status = job, "timer", [], []
+        self.agent_type = agent_type  # the operator's property: "" bakes every agent type group
         op = operators_bake.NAVMESH_OT_bake
         self._show = lambda context, stage, fraction: op._show(self, context, stage, fraction)
         self._cleanup = lambda context: op._cleanup(self, context)
