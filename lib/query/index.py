@@ -219,7 +219,10 @@ class MeshIndex:
             best = np.maximum.reduceat(inside, starts)
             winners = np.flatnonzero(inside == best[point])
             # The first triangle of each point among those that hold it best, as argmax picks.
-            winners = winners[np.r_[True, point[winners][1:] != point[winners][:-1]]]
+            owner = point[winners]
+            first = np.ones(len(winners), dtype=bool)
+            first[1:] = owner[1:] != owner[:-1]
+            winners = winners[first]
             plane = planes[tri[winners]]
             lo, hi = self.lo[polys[pts], 2], self.hi[polys[pts], 2]
             z[pts] = np.clip(plane[:, 0] + plane[:, 1] * x[pts] + plane[:, 2] * y[pts], lo, hi)
