@@ -24,6 +24,8 @@ class FloorBoundary:
         key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
         order = np.argsort(key, kind="stable")
         self.seg = seg[order]
+        self.mid = 0.5 * (self.seg[:, :2] + self.seg[:, 2:4])
+        self.half = 0.5 * np.hypot(*(self.seg[:, 2:4] - self.seg[:, :2]).T)
         self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
 
     def _cell(self, xy: np.ndarray) -> np.ndarray:
@@ -78,39 +80,72 @@ class FloorBoundary:
         return best
 
     def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
-        """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey
-        (inf beyond agent_radius + _BIN_REACH cells), and (E,) where along the edge (0..1) it is reached."""
+        """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey,
+        and (E,) where along the edge (0..1) it is reached. Exact where it is below agent_radius;
+        elsewhere not below it (inf where no segment is near), which is all the callers ask."""
         e = len(p)
         best, where = np.full(e, np.inf), np.zeros(e)
         if e == 0 or len(self.seg) == 0:
             return best, where
-        # Segments lie within _BIN_REACH cells of their bin's centre, so bins beyond reach hold
-        # nothing within radius.
-        reach = self.radius + _BIN_REACH * self.cs
-        lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
-        nx, ny = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
-        count = nx * ny
-        edge = np.repeat(np.arange(e), count)
-        local = np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count)
-        ci, cj = lo[edge, 0] + local % nx[edge], lo[edge, 1] + local // nx[edge]
-        centre = self.bmin + (np.column_stack([ci, cj]) - _BIN_PAD + 0.5) * self.cs
-        near = point_segment_distance(centre, p[edge], q[edge])[0] <= reach
-        edge, cell = edge[near], (cj * self.cols + ci)[near]
+        edge, cell = self._bins_near(p, q)
         first, count = self.start[cell], self.start[cell + 1] - self.start[cell]
         edge = np.repeat(edge, count)
         seg = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
-        s = self.seg[seg]
+        # A segment whose midpoint is farther than agent_radius plus its half length from the edge
+        # is farther than agent_radius all along: only the rest is measured exactly.
+        close = point_segment_distance(self.mid[seg], p[edge], q[edge])[0] < self.radius + self.half[seg] + _MID_SLACK
+        edge, s = edge[close], self.seg[seg[close]]
+        if len(edge) == 0:
+            return best, where
         dist, t = segment_distance(p[edge], q[edge], s[:, :2], s[:, 2:4])
         same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
         dist = np.where(same, dist, np.inf)
-        order = np.lexsort((dist, edge))
-        edge, dist, t = edge[order], dist[order], t[order]
-        head = np.ones(len(edge), dtype=bool)
-        head[1:] = edge[1:] != edge[:-1]
-        best[edge[head]], where[edge[head]] = dist[head], t[head]
+        # Pairs come grouped by edge, in edge order: per edge the least distance and, of the pairs
+        # reaching it, the first one's place along the edge.
+        head = np.flatnonzero(np.r_[True, edge[1:] != edge[:-1]])
+        group = np.cumsum(np.r_[False, edge[1:] != edge[:-1]])
+        least = np.minimum.reduceat(dist, head)
+        first_least = np.flatnonzero(dist == least[group])
+        first_least = first_least[np.r_[True, group[first_least[1:]] != group[first_least[:-1]]]]
+        best[edge[head]], where[edge[head]] = least, t[first_least]
         return best, where
 
+    def _bins_near(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(edge, bin) pairs, grouped by edge in edge order and by row then column within an edge:
+        the bins that may hold a segment within agent_radius of the edge p-q (E, 2). Segments lie
+        within _BIN_REACH cells of their bin's centre, so those are the bins whose centre lies within
+        agent_radius + _BIN_REACH cells of the edge; each row is searched only across the columns
+        the edge passes near in it, not across the edge's whole bounding box."""
+        reach = self.radius + _BIN_REACH * self.cs
+        lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
+        rows = hi[:, 1] - lo[:, 1] + 1
+        edge = np.repeat(np.arange(len(p)), rows)
+        cj = lo[edge, 1] + np.arange(len(edge)) - np.repeat(np.cumsum(rows) - rows, rows)
+        # The part of the edge within reach (and a cell) of the row's centre line, in x.
+        yc = self.bmin[1] + (cj - _BIN_PAD + 0.5) * self.cs
+        a, b = p[edge], q[edge]
+        dy = b[:, 1] - a[:, 1]
+        band = reach + self.cs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t0, t1 = (yc - band - a[:, 1]) / dy, (yc + band - a[:, 1]) / dy
+        flat = dy == 0
+        t_lo = np.where(flat, 0.0, np.clip(np.minimum(t0, t1), 0.0, 1.0))
+        t_hi = np.where(flat, 1.0, np.clip(np.maximum(t0, t1), 0.0, 1.0))
+        x_lo = a[:, 0] + np.minimum(t_lo, t_hi) * (b[:, 0] - a[:, 0])
+        x_hi = a[:, 0] + np.maximum(t_lo, t_hi) * (b[:, 0] - a[:, 0])
+        span = np.column_stack([np.minimum(x_lo, x_hi) - band, np.maximum(x_lo, x_hi) + band])
+        ci_lo = np.maximum(np.floor((span[:, 0] - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD, lo[edge, 0])
+        ci_hi = np.minimum(np.floor((span[:, 1] - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD, hi[edge, 0])
+        count = np.maximum(ci_hi - ci_lo + 1, 0)
+        edge, cj = np.repeat(edge, count), np.repeat(cj, count)
+        ci = np.repeat(ci_lo, count) + np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count)
+        centre = self.bmin + (np.column_stack([ci, cj]) - _BIN_PAD + 0.5) * self.cs
+        near = point_segment_distance(centre, p[edge], q[edge])[0] <= reach
+        return edge[near], (cj * self.cols + ci)[near]
 
+
+# Float slack (m) of the midpoint test in FloorBoundary.distance.
+_MID_SLACK = 1e-9
 # Points measured at once by point_distance (its pair arrays stay within a few MB).
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).

@@ -113,20 +113,19 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
     kept = _area_border_corners(traced_rings, region_map.region_area, tolerance)
     tracing = progress.span(0.0, 0.5)
     pieces = []
-    for k, (_, ring_points, ring_labels) in enumerate(traced_rings):
-        tracing.at(k / len(traced_rings))
-        pieces.append(_outline_pieces(ring_points, ring_labels, tolerance, boundary, kept))
+    for first, last in _batches([len(ring_points) for _, ring_points, _ in traced_rings]):
+        tracing.at(first / len(traced_rings))
+        pieces += _outline_pieces([ring[1:] for ring in traced_rings[first:last]], tolerance, boundary, kept)
     # A ring that cannot be simplified with its shared borders cut short to chords keeps those
     # borders' points whole, and so does the ring on the other side of them.
     whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
              if any(simple is None for _, _, simple in ring_pieces) for key in _shared_keys(ring_points, ring_labels)}
     if whole:
         kept = kept | whole
-        pieces = [
-            _outline_pieces(ring_points, ring_labels, tolerance, boundary, kept)
-            if whole & _shared_keys(ring_points, ring_labels) else ring_pieces
-            for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
-        ]
+        again = [k for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
+                 if whole & _shared_keys(ring_points, ring_labels)]
+        for k, ring_pieces in zip(again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)):
+            pieces[k] = ring_pieces
     # Per region: (simplified points, per-edge neighbour, per-point shared flag, traced points of a
     # wall-only hole or None, the ring simplified ever finer: what the push falls back on).
     rings_by_region: dict[int, list[tuple]] = {}
@@ -190,26 +189,45 @@ def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
     return split, nb[start]
 
 
-def _outline_pieces(points: np.ndarray, labels: np.ndarray, tolerance: float, boundary: FloorBoundary | None,
-                    whole: frozenset | set = frozenset()):
-    """(traced points, traced labels, simplified or None) for a traced ring: the ring itself, or
-    when it does not simplify into a simple ring, the loops it splits into where it touches or
-    crosses itself. Shared points in `whole` are all kept."""
-    simple = _simplify(points, labels, tolerance, whole, boundary)
-    if simple is not None and not _touches_itself(simple[0]):
-        return [(points, labels, simple)]
-    return [
-        (piece_points, piece_labels, _simplify(piece_points, piece_labels, tolerance, whole, boundary))
-        for touching in _split_at_touches(*_dedupe(points, labels))
-        for piece_points, piece_labels in _split_at_crossings(*touching)
-    ]
+def _outline_pieces(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, boundary: FloorBoundary | None,
+                    whole: frozenset | set = frozenset()) -> list[list[tuple]]:
+    """Per traced ring (points, labels), its (traced points, traced labels, simplified or None)
+    pieces: the ring itself, or when it does not simplify into a simple ring, the loops it splits
+    into where it touches or crosses itself. Shared points in `whole` are all kept. The rings are
+    simplified together, then the loops of all the rings that split."""
+    simple = _simplify(rings, tolerance, whole, boundary)
+    out: list[list[tuple]] = []
+    loops = []
+    for (points, labels), ring_simple in zip(rings, simple):
+        if ring_simple is not None and not _touches_itself(ring_simple[0]):
+            out.append([(points, labels, ring_simple)])
+            continue
+        out.append([])
+        loops += [(len(out) - 1, piece) for touching in _split_at_touches(*_dedupe(points, labels))
+                  for piece in _split_at_crossings(*touching)]
+    for (k, piece), loop_simple in zip(loops, _simplify([piece for _, piece in loops], tolerance, whole, boundary)):
+        out[k].append((*piece, loop_simple))
+    return out
+
+
+def _batches(sizes: list[int]):
+    """(first, last) index ranges over rings of these point counts, about _BATCH_POINTS points each:
+    rings simplified together (one boundary measurement per generation), with progress between."""
+    first, total = 0, 0
+    for k, size in enumerate(sizes):
+        total += size
+        if total >= _BATCH_POINTS:
+            yield first, k + 1
+            first, total = k + 1, 0
+    if first < len(sizes):
+        yield first, len(sizes)
 
 
 def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boundary: FloorBoundary | None):
     """Callables giving the ring simplified with the tolerance divided by each of _FINER_STEPS (None
     if it degenerates): the fallbacks when the simplified ring cannot be pushed off the walls
     without crossing another ring. Shared borders come out the same at every tolerance."""
-    return [lambda f=f: _simplify(points, labels, tolerance / f, whole, boundary) for f in _FINER_STEPS]
+    return [lambda f=f: _simplify([(points, labels)], tolerance / f, whole, boundary)[0] for f in _FINER_STEPS]
 
 
 def _area_border_corners(traced_rings: list[tuple], region_area: np.ndarray, tolerance: float) -> set[tuple[float, float]]:
@@ -232,7 +250,7 @@ def _area_border_corners(traced_rings: list[tuple], region_area: np.ndarray, tol
             run = around[: int(np.argmax(labels[around] != labels[start])) or len(around)]
             if tuple(points[run[-1], :2]) < tuple(points[run[0], :2]):
                 run = run[::-1]
-            corners = run[_rdp(points[run], tolerance, outside_share=1.0)]
+            corners = run[_rdp([points[run]], tolerance, outside_share=1.0)[0]]
             kept.update(map(tuple, points[corners, :2].tolist()))
     return kept
 
@@ -403,9 +421,10 @@ def _cycles(successor: np.ndarray):
             yield np.array(ring, dtype=np.int64)
 
 
-def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: frozenset | set = frozenset(),
-              boundary: FloorBoundary | None = None):
-    """Simplified (ring points, per-edge neighbour, per-point shared flag), or None if the ring degenerates.
+def _simplify(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, whole: frozenset | set = frozenset(),
+              boundary: FloorBoundary | None = None) -> list[tuple | None]:
+    """Per ring (points, labels): simplified (ring points, per-edge neighbour, per-point shared
+    flag), or None if the ring degenerates.
 
     The shared flag is True for points on borders shared with other regions (they never move).
     Shared runs keep only their end points (a ring shared whole with one region keeps its corners),
@@ -416,8 +435,33 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
     crossing edges; if that fails, or the ring lost half its area, the tolerance is halved and tried
     again, and only when every try fails is every wall point kept.
     A ring still not simple after that (zero-width pinches) is dropped.
+    The rings are reduced together, each try of the rings still left in one.
     """
-    points, labels = _dedupe(points, labels)
+    prepared = [_kept_points(*_dedupe(points, labels), whole) for points, labels in rings]
+    chosen: list[np.ndarray | None] = [None] * len(rings)
+    pending = [k for k, ring in enumerate(prepared) if ring is not None]
+    # Rings smaller than the tolerance (a pillar's hole) collapse under it: retry finer before
+    # falling back to every traced point, which would cost many polygons.
+    for halvings in range(_TOLERANCE_HALVINGS):
+        if not pending:
+            break
+        reduced = _reduce([prepared[k][:3] for k in pending], tolerance / 2**halvings, boundary)
+        left = []
+        for k, (idx, simple) in zip(pending, reduced):
+            points, full = prepared[k][0], prepared[k][3]
+            if len(idx) >= 3 and simple and abs(_signed_area(points[idx])) >= 0.5 * abs(_signed_area(points[full])):
+                chosen[k] = idx
+            else:
+                left.append(k)
+        pending = left
+    return [None if ring is None else _simplified(ring[0], ring[1], ring[3] if idx is None else idx, idx is None)
+            for ring, idx in zip(prepared, chosen)]
+
+
+def _kept_points(points: np.ndarray, labels: np.ndarray, whole: frozenset | set):
+    """(points, labels, keep, full) for _simplify, or None if the ring has under 3 points: keep marks
+    the points every simplification keeps, full the indices of every traced point but shared
+    points that may go."""
     n = len(points)
     if n < 3:
         return None
@@ -440,20 +484,15 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
         forced = shared & np.array([key in whole for key in map(tuple, points[:, :2].tolist())], dtype=bool)
         keep |= forced
         traced |= forced
-    full = np.flatnonzero(traced)
-    full_area = abs(_signed_area(points[full]))
-    idx = None
-    # Rings smaller than the tolerance (a pillar's hole) collapse under it: retry finer before
-    # falling back to every traced point, which would cost many polygons.
-    for halvings in range(_TOLERANCE_HALVINGS):
-        chosen, simple = _reduce(points, labels, keep, tolerance / 2**halvings, boundary)
-        if len(chosen) >= 3 and simple and abs(_signed_area(points[chosen])) >= 0.5 * full_area:
-            idx = chosen
-            break
-    if idx is None:
-        idx = full  # simplification failed: fall back to every wall point
-        if len(idx) < 3 or _crossing_edges(points[idx, :2]).size:
-            return None  # only rings that pinch to zero width stay non-simple; they hold no area
+    return points, labels, keep, np.flatnonzero(traced)
+
+
+def _simplified(points: np.ndarray, labels: np.ndarray, idx: np.ndarray, fallback: bool):
+    """(points, per-edge neighbour, per-point shared flag) of the ring kept at indices idx, or None
+    when the fallback to every traced point is not a simple ring."""
+    n = len(points)
+    if fallback and (len(idx) < 3 or _crossing_edges(points[idx, :2]).size):
+        return None  # only rings that pinch to zero width stay non-simple; they hold no area
     nb = np.full(len(idx), -1, dtype=np.int64)
     for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
         span = _section(a, b, n)
@@ -462,15 +501,27 @@ def _simplify(points: np.ndarray, labels: np.ndarray, tolerance: float, whole: f
     return points[idx], nb, labels[idx] >= 0
 
 
-def _reduce(points: np.ndarray, labels: np.ndarray, keep: np.ndarray, tolerance: float, boundary: FloorBoundary | None = None):
-    """RDP over the wall runs between the kept points, then repair crossings: (kept indices, simple)."""
-    keep = keep.copy()
+def _reduce(rings: list[tuple[np.ndarray, np.ndarray, np.ndarray]], tolerance: float,
+            boundary: FloorBoundary | None = None) -> list[tuple[np.ndarray, bool]]:
+    """Per ring (points, labels, keep): RDP over the wall runs between the kept points (of all the
+    rings at once), then repair crossings: (kept indices, simple)."""
+    keeps = [keep.copy() for _, _, keep in rings]
+    runs = []
+    for k, (points, labels, keep) in enumerate(rings):
+        kept = np.flatnonzero(keep)
+        for a, b in zip(kept, np.roll(kept, -1)):
+            span = _section(a, b, len(points))
+            if not _is_shared_run(labels, span):
+                runs.append((k, span))
+    for (k, span), run_kept in zip(runs, _rdp([rings[k][0][span] for k, span in runs], tolerance, boundary)):
+        keeps[k][span[run_kept]] = True
+    return [_repair_crossings(points, labels, keep) for (points, labels, _), keep in zip(rings, keeps)]
+
+
+def _repair_crossings(points: np.ndarray, labels: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(kept indices, simple): where edges between kept points cross, the traced point farthest
+    from each crossing edge comes back, for up to _REPAIR_PASSES passes."""
     n = len(points)
-    kept = np.flatnonzero(keep)
-    for a, b in zip(kept, np.roll(kept, -1)):
-        span = _section(a, b, n)
-        if not _is_shared_run(labels, span):
-            keep[span[_rdp(points[span], tolerance, boundary)]] = True
     simple = False
     for _ in range(_REPAIR_PASSES):
         idx = np.flatnonzero(keep)
@@ -550,6 +601,8 @@ def _split_at_crossings(points: np.ndarray, labels: np.ndarray) -> list[tuple[np
     return [(p, lab) for p, lab in pieces if len(p) >= 3]
 
 
+# Traced points of the rings simplified together (bounds the time between progress reports).
+_BATCH_POINTS = 20_000
 # A ring is split at most into this many loops.
 _MAX_PIECES = 64
 
@@ -605,20 +658,25 @@ def _collinear(points: np.ndarray) -> np.ndarray:
     return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
 
 
-def _rdp(points: np.ndarray, tolerance: float, boundary: FloorBoundary | None = None,
-         outside_share: float = _OUTSIDE_SHARE) -> np.ndarray:
-    """Indices into points (n, 3) kept by one-sided Ramer-Douglas-Peucker (the two ends always):
-    points may lie `tolerance` left of a chord (the walkable side of a ring edge), `outside_share`
-    of it right of it (1: symmetric, for borders between regions). With a boundary, a chord that
-    comes closer to it than agent_radius by more than _MAX_PUSH_OPEN * tolerance (a chord across an
-    arc of the eroded boundary), or by more than _MAX_PUSH * tolerance in front of a passage, is
-    split as well, so the later push onto the walkable side stays short.
-    Chords are split a generation at a time, so the boundary is measured for a whole generation in
-    one vectorised call."""
+def _rdp(runs: list[np.ndarray], tolerance: float, boundary: FloorBoundary | None = None,
+         outside_share: float = _OUTSIDE_SHARE) -> list[np.ndarray]:
+    """Per run of points (n, 3), the indices kept by one-sided Ramer-Douglas-Peucker (the two ends
+    always): points may lie `tolerance` left of a chord (the walkable side of a ring edge),
+    `outside_share` of it right of it (1: symmetric, for borders between regions). With a boundary,
+    a chord that comes closer to it than agent_radius by more than _MAX_PUSH_OPEN * tolerance (a
+    chord across an arc of the eroded boundary), or by more than _MAX_PUSH * tolerance in front of
+    a passage, is split as well, so the later push onto the walkable side stays short.
+    Chords of all the runs are split a generation at a time, so the boundary is measured for a
+    whole generation in one vectorised call, not once per run."""
+    if not runs:
+        return []
+    points = np.concatenate(runs)
     p = points[:, :2]
+    ends = np.cumsum([len(run) for run in runs])
+    starts = ends - np.array([len(run) for run in runs])
     keep = np.zeros(len(p), dtype=bool)
-    keep[0] = keep[-1] = True
-    chords = [(0, len(p) - 1)] if len(p) > 2 else []
+    keep[starts] = keep[ends - 1] = True
+    chords = [(a, b - 1) for a, b in zip(starts.tolist(), ends.tolist()) if b - a > 2]
     while chords:
         farthest, close = [], []
         for a, b in chords:
@@ -632,8 +690,9 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: FloorBoundary | None = 
             close.append(bool(dev[k] <= tolerance))
         split = ~np.array(close)
         if boundary is not None and any(close):
-            ends = np.array(chords)[close]
-            a, b, za, zb = p[ends[:, 0]], p[ends[:, 1]], points[ends[:, 0], 2], points[ends[:, 1], 2]
+            chord_ends = np.array(chords)[close]
+            a, b = p[chord_ends[:, 0]], p[chord_ends[:, 1]]
+            za, zb = points[chord_ends[:, 0], 2], points[chord_ends[:, 1], 2]
             push = boundary.radius - boundary.distance(a, b, za, zb)[0]
             cut = push > _MAX_PUSH_OPEN * tolerance
             doubt = np.flatnonzero(~cut & (push > _MAX_PUSH * tolerance))
@@ -646,7 +705,7 @@ def _rdp(points: np.ndarray, tolerance: float, boundary: FloorBoundary | None = 
                 keep[m] = True
                 next_chords += [(c, d) for c, d in ((a, m), (m, b)) if d - c >= 2]
         chords = next_chords
-    return np.flatnonzero(keep)
+    return [np.flatnonzero(keep[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
 
 
 def _crossing_edges(p: np.ndarray) -> np.ndarray:
