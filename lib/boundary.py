@@ -26,6 +26,8 @@ class FloorBoundary:
         self.seg = seg[order]
         self.mid = 0.5 * (self.seg[:, :2] + self.seg[:, 2:4])
         self.half = 0.5 * np.hypot(*(self.seg[:, 2:4] - self.seg[:, :2]).T)
+        # Every segment within agent_radius of an edge has its midpoint within this of the edge.
+        self.near = self.radius + float(self.half.max(initial=0.0)) + _NEAR_SLACK
         self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
 
     def _cell(self, xy: np.ndarray) -> np.ndarray:
@@ -87,10 +89,7 @@ class FloorBoundary:
         best, where = np.full(e, np.inf), np.zeros(e)
         if e == 0 or len(self.seg) == 0:
             return best, where
-        edge, cell = self._bins_near(p, q)
-        first, count = self.start[cell], self.start[cell + 1] - self.start[cell]
-        edge = np.repeat(edge, count)
-        seg = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
+        edge, seg = self._segments_near(p, q)
         # A segment whose midpoint is farther than agent_radius plus its half length from the edge
         # is farther than agent_radius all along: only the rest is measured exactly.
         close = point_segment_distance(self.mid[seg], p[edge], q[edge])[0] < self.radius + self.half[seg] + _MID_SLACK
@@ -110,42 +109,41 @@ class FloorBoundary:
         best[edge[head]], where[edge[head]] = least, t[first_least]
         return best, where
 
-    def _bins_near(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(edge, bin) pairs, grouped by edge in edge order and by row then column within an edge:
-        the bins that may hold a segment within agent_radius of the edge p-q (E, 2). Segments lie
-        within _BIN_REACH cells of their bin's centre, so those are the bins whose centre lies within
-        agent_radius + _BIN_REACH cells of the edge; each row is searched only across the columns
-        the edge passes near in it, not across the edge's whole bounding box."""
-        reach = self.radius + _BIN_REACH * self.cs
-        lo, hi = self._cell(np.minimum(p, q) - reach), self._cell(np.maximum(p, q) + reach)
+    def _segments_near(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(edge, segment) pairs, grouped by edge in edge order and in segment order within an edge:
+        a superset of the segments whose midpoint lies within agent_radius plus the longest half
+        segment of each edge p-q (E, 2). Segments are binned by the cell of their midpoint, so per
+        row of bins the candidates are the bins the edge passes near in that row, one run of
+        self.seg, without looking at each bin."""
+        near = self.near
+        lo, hi = self._cell(np.minimum(p, q) - near), self._cell(np.maximum(p, q) + near)
         rows = hi[:, 1] - lo[:, 1] + 1
         edge = np.repeat(np.arange(len(p)), rows)
         cj = lo[edge, 1] + np.arange(len(edge)) - np.repeat(np.cumsum(rows) - rows, rows)
-        # The part of the edge within reach (and a cell) of the row's centre line, in x.
-        yc = self.bmin[1] + (cj - _BIN_PAD + 0.5) * self.cs
+        # The part of the edge whose y comes within `near` of the row, and its x range widened by `near`.
+        y0 = self.bmin[1] + (cj - _BIN_PAD) * self.cs - near
+        y1 = y0 + self.cs + 2 * near
         a, b = p[edge], q[edge]
         dy = b[:, 1] - a[:, 1]
-        band = reach + self.cs
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t0, t1 = (yc - band - a[:, 1]) / dy, (yc + band - a[:, 1]) / dy
         flat = dy == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t0, t1 = (y0 - a[:, 1]) / dy, (y1 - a[:, 1]) / dy
         t_lo = np.where(flat, 0.0, np.clip(np.minimum(t0, t1), 0.0, 1.0))
         t_hi = np.where(flat, 1.0, np.clip(np.maximum(t0, t1), 0.0, 1.0))
-        x_lo = a[:, 0] + np.minimum(t_lo, t_hi) * (b[:, 0] - a[:, 0])
-        x_hi = a[:, 0] + np.maximum(t_lo, t_hi) * (b[:, 0] - a[:, 0])
-        span = np.column_stack([np.minimum(x_lo, x_hi) - band, np.maximum(x_lo, x_hi) + band])
-        ci_lo = np.maximum(np.floor((span[:, 0] - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD, lo[edge, 0])
-        ci_hi = np.minimum(np.floor((span[:, 1] - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD, hi[edge, 0])
-        count = np.maximum(ci_hi - ci_lo + 1, 0)
-        edge, cj = np.repeat(edge, count), np.repeat(cj, count)
-        ci = np.repeat(ci_lo, count) + np.arange(len(edge)) - np.repeat(np.cumsum(count) - count, count)
-        centre = self.bmin + (np.column_stack([ci, cj]) - _BIN_PAD + 0.5) * self.cs
-        near = point_segment_distance(centre, p[edge], q[edge])[0] <= reach
-        return edge[near], (cj * self.cols + ci)[near]
+        x_a = a[:, 0] + t_lo * (b[:, 0] - a[:, 0])
+        x_b = a[:, 0] + t_hi * (b[:, 0] - a[:, 0])
+        ci_lo = np.floor((np.minimum(x_a, x_b) - near - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD
+        ci_hi = np.floor((np.maximum(x_a, x_b) + near - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD
+        ci_lo, ci_hi = np.clip(ci_lo, lo[edge, 0], hi[edge, 0]), np.clip(ci_hi, lo[edge, 0], hi[edge, 0])
+        first = self.start[cj * self.cols + ci_lo]
+        count = self.start[cj * self.cols + ci_hi + 1] - first
+        edge = np.repeat(edge, count)
+        return edge, np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
 
 
-# Float slack (m) of the midpoint test in FloorBoundary.distance.
+# Float slack (m) of the midpoint test in FloorBoundary.distance, and of its search for candidates.
 _MID_SLACK = 1e-9
+_NEAR_SLACK = 1e-6
 # Points measured at once by point_distance (its pair arrays stay within a few MB).
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
