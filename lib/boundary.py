@@ -26,8 +26,9 @@ class FloorBoundary:
         self.seg = seg[order]
         self.mid = 0.5 * (self.seg[:, :2] + self.seg[:, 2:4])
         self.half = 0.5 * np.hypot(*(self.seg[:, 2:4] - self.seg[:, :2]).T)
-        # Every segment within agent_radius of an edge has its midpoint within this of the edge.
-        self.near = self.radius + float(self.half.max(initial=0.0)) + _NEAR_SLACK
+        # A segment within some distance of a point or edge has its midpoint within that distance
+        # plus the longest half segment of it.
+        self.longest_half = float(self.half.max(initial=0.0))
         self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
 
     def _cell(self, xy: np.ndarray) -> np.ndarray:
@@ -52,25 +53,32 @@ class FloorBoundary:
         best = np.full(len(xy), float(limit))
         if len(xy) == 0 or len(self.seg) == 0:
             return best
-        # Bins whose square may hold a segment point within limit of a point in the query's cell.
-        k = int(np.ceil(limit / self.cs + _BIN_REACH + 1.0))
-        di, dj = np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1), indexing="ij")
-        near = np.hypot(di, dj) <= limit / self.cs + _BIN_REACH + 1.0
         for start in range(0, len(xy), _POINT_BATCH):
             part = slice(start, start + _POINT_BATCH)
-            best[part] = self._point_distance(xy[part], z[part], best[part], di[near], dj[near])
+            best[part] = self._point_distance(xy[part], z[part], best[part])
         return best
 
-    def _point_distance(self, xy: np.ndarray, z: np.ndarray, best: np.ndarray, di: np.ndarray,
-                        dj: np.ndarray) -> np.ndarray:
+    def _point_distance(self, xy: np.ndarray, z: np.ndarray, best: np.ndarray) -> np.ndarray:
         """point_distance for one batch: best (N,) lowered to the nearest segment of each point's
-        storey in the bins at cell offsets (di, dj) from its own."""
-        cell = self._cell(xy)
-        ci = np.clip(cell[:, 0, None] + di, 0, self.cols - 1)
-        cj = np.clip(cell[:, 1, None] + dj, 0, self.rows - 1)
-        bins = (cj * self.cols + ci).ravel()
-        first, count = self.start[bins], self.start[bins + 1] - self.start[bins]
-        point = np.repeat(np.repeat(np.arange(len(xy)), len(di)), count)
+        storey among those whose midpoint lies within best plus the longest half segment: per row
+        of bins, the run of segments in the bins across the disc of that radius."""
+        reach = best + self.longest_half + _NEAR_SLACK
+        lo, hi = self._cell(xy - reach[:, None]), self._cell(xy + reach[:, None])
+        rows = hi[:, 1] - lo[:, 1] + 1
+        point = np.repeat(np.arange(len(xy)), rows)
+        cj = lo[point, 1] + np.arange(len(point)) - np.repeat(np.cumsum(rows) - rows, rows)
+        # The row's y range (the edge rows also hold the midpoints beyond the grid) and the half
+        # width of the disc within it.
+        y0 = np.where(cj > 0, self.bmin[1] + (cj - _BIN_PAD) * self.cs, -np.inf)
+        y1 = np.where(cj < self.rows - 1, self.bmin[1] + (cj + 1 - _BIN_PAD) * self.cs, np.inf)
+        y = xy[point, 1]
+        gap = np.maximum(np.maximum(y0 - y, y - y1), 0.0)
+        half = np.sqrt(np.maximum(reach[point] ** 2 - gap**2, 0.0)) + _NEAR_SLACK
+        ci_lo = self._cell(np.column_stack([xy[point, 0] - half, y]))[:, 0]
+        ci_hi = self._cell(np.column_stack([xy[point, 0] + half, y]))[:, 0]
+        first = self.start[cj * self.cols + ci_lo]
+        count = self.start[cj * self.cols + ci_hi + 1] - first
+        point = np.repeat(point, count)
         if len(point) == 0:
             return best
         seg = self.seg[np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(point))]
@@ -115,7 +123,7 @@ class FloorBoundary:
         segment of each edge p-q (E, 2). Segments are binned by the cell of their midpoint, so per
         row of bins the candidates are the bins the edge passes near in that row, one run of
         self.seg, without looking at each bin."""
-        near = self.near
+        near = self.radius + self.longest_half + _NEAR_SLACK
         lo, hi = self._cell(np.minimum(p, q) - near), self._cell(np.maximum(p, q) + near)
         rows = hi[:, 1] - lo[:, 1] + 1
         edge = np.repeat(np.arange(len(p)), rows)
@@ -141,16 +149,13 @@ class FloorBoundary:
         return edge, np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
 
 
-# Float slack (m) of the midpoint test in FloorBoundary.distance, and of its search for candidates.
+# Float slack (m) of the midpoint test in FloorBoundary.distance, and of the candidate searches.
 _MID_SLACK = 1e-9
 _NEAR_SLACK = 1e-6
 # Points measured at once by point_distance (its pair arrays stay within a few MB).
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
-# Every point of a boundary segment lies within this many cells of its bin's centre (ledge edges,
-# the longest, reach sqrt(2) cells from their midpoint, which is within 1/sqrt(2) of the centre).
-_BIN_REACH = 2.5
 
 
 def model_boundary(hf: Heightfield) -> np.ndarray:
