@@ -30,6 +30,8 @@ class FloorBoundary:
         # plus the longest half segment of it.
         self.longest_half = float(self.half.max(initial=0.0))
         self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
+        # (distance, where) of every edge distance() measured, by the bytes of its p, q, zp, zq.
+        self._measured: dict[bytes, tuple[float, float]] = {}
 
     def _cell(self, xy: np.ndarray) -> np.ndarray:
         return np.clip(np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0,
@@ -92,7 +94,22 @@ class FloorBoundary:
     def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
         """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey,
         and (E,) where along the edge (0..1) it is reached. Exact where it is below agent_radius;
-        elsewhere not below it (inf where no segment is near), which is all the callers ask."""
+        elsewhere not below it (inf where no segment is near), which is all the callers ask.
+
+        Edges measured before are not measured again: the contours measure a ring's edges once
+        per push pass, and most edges stay where they were between passes."""
+        keys = [row.tobytes() for row in np.column_stack([p, q, zp, zq])]
+        known = [self._measured.get(key) for key in keys]
+        new = np.array([k is None for k in known], dtype=bool).reshape(-1)
+        best, where = np.array([k or (0.0, 0.0) for k in known], dtype=np.float64).reshape(-1, 2).T.copy()
+        if new.any():
+            best[new], where[new] = self._measure(p[new], q[new], zp[new], zq[new])
+            for k in np.flatnonzero(new).tolist():
+                self._measured[keys[k]] = (float(best[k]), float(where[k]))
+        return best, where
+
+    def _measure(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
+        """distance() of edges not measured before: the candidates near each edge, measured exactly."""
         e = len(p)
         best, where = np.full(e, np.inf), np.zeros(e)
         if e == 0 or len(self.seg) == 0:
