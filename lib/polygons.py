@@ -24,7 +24,7 @@ from .notch_portals import notch_cells
 from .params import BakeParams
 from .progress import SILENT, Progress
 from .triangulate import (NEEDLE_FATNESS, SLIVER_WIDTH, bridge_holes, cross_many, delaunay_flips, ear_clip,
-                          is_straight, min_width, segment_distances, signed_area, simple_hole, turn)
+                          is_straight, min_width, narrower_than, segment_distances, signed_area, simple_hole, turn)
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
             # Cut off only at the floor's edge (a spike, a pinch between walls): one with
             # polygons of the region all round would leave a hole inside the floor.
             at_wall = any(owner.get((b, a)) is None for a, b in edges)
-            if min_width(xy[poly]) < thin and at_wall:
+            if narrower_than(xy[poly], thin) and at_wall:
                 for k in range(len(poly)):
                     del owner[(poly[k - 1], poly[k])]
                 polys[s] = None
@@ -403,7 +403,7 @@ def _quality_key(polys: list[list[int]], xy: np.ndarray, thin: float) -> tuple[i
 def _is_sliver(pts: np.ndarray, thin: float) -> bool:
     """Needle-like polygon (area / perimeter² at most NEEDLE_FATNESS; an equilateral triangle has 0.048)
     or one narrower than `thin`."""
-    return _fatness(pts) <= NEEDLE_FATNESS or min_width(pts) < thin
+    return _fatness(pts) <= NEEDLE_FATNESS or narrower_than(pts, thin)
 
 
 def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:

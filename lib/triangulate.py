@@ -79,6 +79,25 @@ def min_width(pts) -> float:
     return best if math.isfinite(best) else 0.0
 
 
+def narrower_than(pts, width: float) -> bool:
+    """min_width(pts) < width, found without measuring every vertex from every edge: an edge is
+    dropped at its first vertex `width` or more from its line, and the scan starts across the
+    polygon from the edge, where that vertex usually is (O(n) instead of O(n²) for most polygons)."""
+    p = [(float(x), float(y)) for x, y, *_ in pts]
+    n = len(p)
+    measured = False
+    for k in range(n):
+        (ax, ay), (bx, by) = p[k - 1], p[k]
+        dx, dy = bx - ax, by - ay
+        length = math.hypot(dx, dy)
+        if length > 0:
+            measured = True
+            across = (p[(k + n // 2 + i) % n] for i in range(n))
+            if all(abs(dx * (y - ay) - dy * (x - ax)) / length < width for x, y in across):
+                return True
+    return not measured and 0.0 < width
+
+
 def segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Top-view distances of points p (N, 2) to the segment a-b."""
     ab = b - a
