@@ -145,9 +145,10 @@ class FloorBoundary:
         rows = hi[:, 1] - lo[:, 1] + 1
         edge = np.repeat(np.arange(len(p)), rows)
         cj = lo[edge, 1] + np.arange(len(edge)) - np.repeat(np.cumsum(rows) - rows, rows)
-        # The part of the edge whose y comes within `near` of the row, and its x range widened by `near`.
-        y0 = self.bmin[1] + (cj - _BIN_PAD) * self.cs - near
-        y1 = y0 + self.cs + 2 * near
+        # The part of the edge whose y comes within `near` of the row (the edge rows also hold the
+        # midpoints beyond the grid), and its x range widened by `near`.
+        y0 = np.where(cj > 0, self.bmin[1] + (cj - _BIN_PAD) * self.cs - near, -np.inf)
+        y1 = np.where(cj < self.rows - 1, self.bmin[1] + (cj + 1 - _BIN_PAD) * self.cs + near, np.inf)
         a, b = p[edge], q[edge]
         dy = b[:, 1] - a[:, 1]
         flat = dy == 0
