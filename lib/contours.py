@@ -437,7 +437,10 @@ def _simplify(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, whol
     A ring still not simple after that (zero-width pinches) is dropped.
     The rings are reduced together, each try of the rings still left in one.
     """
-    prepared = [_kept_points(*_dedupe(points, labels), whole) for points, labels in rings]
+    prepared = []
+    for points, labels in rings:
+        points, labels = _dedupe(points, labels)
+        prepared.append(_kept_points(points, labels, whole))
     chosen: list[np.ndarray | None] = [None] * len(rings)
     pending = [k for k, ring in enumerate(prepared) if ring is not None]
     # Rings smaller than the tolerance (a pillar's hole) collapse under it: retry finer before
