@@ -154,14 +154,14 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
             # Per ring, the outlines to try, best first: (points, neighbours, shared flags), and
             # then finer simplifications, made only if those fail.
             options = [[rings[m][:3], *rings[m][4]] for m in members]
-            chosen = _RingBoxes([rings[m][0] for m in members])
+            placed = _RingBoxes([rings[m][0] for m in members])
             for slot, h in enumerate(holes_of[k], start=1):
                 if rings[h][3] is not None:
                     # The fewer-corner outline stays within tolerance of the traced one.
-                    others = chosen.near(rings[h][3], skip=slot, margin=_HOLE_REACH * tolerance)
-                    fewer = _enclosing_hole(rings[h][3], len(chosen.rings[slot]), tolerance, others)
+                    others = placed.near(rings[h][3], skip=slot, margin=_HOLE_REACH * tolerance)
+                    fewer = _enclosing_hole(rings[h][3], len(placed.rings[slot]), tolerance, others)
                     if fewer is not None:
-                        chosen.replace(slot, fewer)
+                        placed.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours = _push_rings(options, boundary, pushing.part(done, len(rings_by_region)))
@@ -589,15 +589,16 @@ def _split_at_crossings(points: np.ndarray, labels: np.ndarray) -> list[tuple[np
     corner points of the two passes overlap) at each crossing into loops that do not, both
     through the crossing point. Overlapping straight edges, which have no single crossing point,
     are left as they are."""
-    pieces, pending = [], [(points, labels)]
+    pieces: list[tuple[np.ndarray, np.ndarray]] = []
+    pending = [(points, labels)]
     while pending:
         p, lab = pending.pop()
-        i, j = _crossing_pairs(p[:, :2])
-        at = _segment_intersection(p, int(i[0]), int(j[0])) if len(i) else None
+        first, second = _crossing_pairs(p[:, :2])
+        at = _segment_intersection(p, int(first[0]), int(second[0])) if len(first) else None
         if at is None or len(pieces) + len(pending) >= _MAX_PIECES:
             pieces.append((p, lab))
             continue
-        i, j = int(i[0]), int(j[0])
+        i, j = int(first[0]), int(second[0])
         wall = np.array([-1], dtype=labels.dtype)
         pending.append((np.vstack([at, p[i + 1 : j + 1]]), np.concatenate([wall, lab[i + 1 : j + 1]])))
         pending.append((np.vstack([at, p[j + 1 :], p[: i + 1]]), np.concatenate([wall, lab[j + 1 :], lab[: i + 1]])))

@@ -203,6 +203,7 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
             mine = span_region[span] == mesh.regions[owner[pair]]
             pick, pair = span[mine], pair[mine]
         else:
+            assert plane is not None  # made whenever span_region is not given
             q = owner[pair]
             dz = np.abs(hf.z[span] - (plane[q, 0] * cx[pair] + plane[q, 1] * cy[pair] + plane[q, 2]))
             order = np.lexsort((dz, pair))
@@ -482,7 +483,7 @@ class _Tin:
         self.tri_array[: len(tris)] = tris
         # Top-view coordinates as float tuples for the flip tests (plain floats beat numpy scalars).
         self.xy = [(float(q[0]), float(q[1])) for q in verts]
-        self.edge = {}
+        self.edge: dict[tuple[int, int], int] = {}
         for t in range(len(tris)):
             self._register(t)
 

@@ -210,6 +210,7 @@ def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress
 def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
     """(L, 5) boundary segments of ledge links whose floor's end was not traced: a cell-wide
     segment across each step at its block fraction."""
+    assert hf.link_block is not None  # recorded by the wall pass before the boundary is built
     span, d = np.nonzero(ledge)
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
     mid = hf.centers_xy()[span] + (hf.link_block[span, d] * hf.cell_size)[:, None] * step

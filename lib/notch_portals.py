@@ -123,7 +123,8 @@ class _Graph:
         self._edge_b = np.zeros((0, 2))
         self._edge_box = np.zeros((0, 4))  # per edge row: min x, min y, max x, max y
         for v in ids:
-            self.xyz[v] = tuple(float(c) for c in points[v])
+            x, y, z = (float(c) for c in points[v])
+            self.xyz[v] = (x, y, z)
             self.out[v], self.inn[v] = [], []
         new_edges = []
         for ring in rings:
@@ -140,9 +141,9 @@ class _Graph:
         scale = max(float(np.abs(self._vertex_xy).max(initial=0.0)), 1.0)
         self.eps = 1e-9 * scale
         self.extent = float(np.ptp(self._vertex_xy, axis=0).max(initial=0.0)) * 1.5 + 1.0
-        a = np.array([self.xyz[a][:2] for a, _ in new_edges]).reshape(-1, 2)
-        b = np.array([self.xyz[b][:2] for _, b in new_edges]).reshape(-1, 2)
-        lengths = np.hypot(*(b - a).T)
+        starts = np.array([self.xyz[a][:2] for a, _ in new_edges]).reshape(-1, 2)
+        ends = np.array([self.xyz[b][:2] for _, b in new_edges]).reshape(-1, 2)
+        lengths = np.hypot(*(ends - starts).T)
         # First search window: a few typical edge lengths; the whole region when it is small.
         typical = 4.0 * float(np.median(lengths)) if len(lengths) else 1.0
         self.window = self.extent if len(ids) <= _WHOLE_REGION_VERTICES else min(typical, self.extent)
@@ -475,6 +476,7 @@ class _Graph:
         p = target.vertex
         touched = {v}
         if p is None:
+            assert target.edge is not None and target.point is not None  # a target is a vertex or a point on an edge
             a, b = target.edge
             p = self.next_id
             self.next_id += 1
@@ -536,7 +538,8 @@ class _Graph:
         Queued scores go stale as portals are laid: the best queued notch is scored afresh and laid
         only if it still beats the next one in the queue. A score taken since the last portal was
         laid is still fresh, and its target is laid without searching again."""
-        queue = [(0.0, k, notch, -1, None) for k, notch in enumerate(self.notches())]
+        queue: list[tuple[float, int, tuple[int, int, int], int, _Target | None]] = [
+            (0.0, k, notch, -1, None) for k, notch in enumerate(self.notches())]
         counter = len(queue)
         laid = 0
         for _ in range(8 * len(self.xyz) + 16):
@@ -553,6 +556,7 @@ class _Graph:
                 if queue and target.score > queue[0][0] + 1e-12:
                     heapq.heappush(queue, (target.score, order, notch, laid, target))
                     continue
+            assert target is not None  # a score taken since the last portal comes with its target
             for x in self._lay(notch[1], target):
                 for corner in self._reflex.get(x, ()):
                     heapq.heappush(queue, (0.0, counter, corner, -1, None))

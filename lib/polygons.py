@@ -15,6 +15,8 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+from collections.abc import Set as AbstractSet
+from typing import cast
 
 import numpy as np
 
@@ -124,10 +126,10 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
     so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
     repairs, that is narrower than `thin` and lies on the floor's edge (a spike of the outline, or
     the floor between two walls all but touching) is cut off: its neighbours see a wall there."""
-    polys: list[list[int] | None] = list(polys)
+    current: list[list[int] | None] = list(polys)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
     for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
-        poly = polys[s]
+        poly = current[s]
         if poly is None or not _is_sliver(xy[poly], thin):
             continue  # a repair of an earlier sliver took this one in
         edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))),
@@ -136,8 +138,10 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
         if len(groups) > 1:
             groups.append([g[0] for g in groups])
         for group in groups:
-            ring = _union_ring([poly] + [polys[n] for n in group])
-            found = None if ring is None else _decompose([ring], xy, maxv, thin)
+            ring = _union_ring([poly] + [_live(current, n) for n in group])
+            if ring is None:
+                continue
+            found = _decompose([ring], xy, maxv, thin)
             # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
             if (found is None or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
                     <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
@@ -146,14 +150,15 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
             pieces = found[0]
             slots = [s, *group]
             extra = max(len(pieces) - len(slots), 0)
-            slots += range(len(polys), len(polys) + extra)
-            polys.extend([None] * extra)
+            slots += range(len(current), len(current) + extra)
+            current.extend([None] * extra)
             for slot in slots:
-                for k in range(len(polys[slot] or ())):
-                    del owner[(polys[slot][k - 1], polys[slot][k])]
-                polys[slot] = None
+                old = current[slot] or []
+                for k in range(len(old)):
+                    del owner[(old[k - 1], old[k])]
+                current[slot] = None
             for slot, piece in zip(slots, pieces):
-                polys[slot] = piece
+                current[slot] = piece
                 for k in range(len(piece)):
                     owner[(piece[k - 1], piece[k])] = slot
             break
@@ -164,8 +169,15 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
             if narrower_than(xy[poly], thin) and at_wall:
                 for k in range(len(poly)):
                     del owner[(poly[k - 1], poly[k])]
-                polys[s] = None
-    return [poly for poly in polys if poly is not None]
+                current[s] = None
+    return [poly for poly in current if poly is not None]
+
+
+def _live(polys: list[list[int] | None], p: int) -> list[int]:
+    """Polygon p, which an edge owner names and so is still there."""
+    poly = polys[p]
+    assert poly is not None
+    return poly
 
 
 def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray, max_edge_len: float) -> list[list[int]]:
@@ -327,7 +339,7 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float,
         merged = _merge(tris, xy, maxv)
         attempt.at(0.9)
         key = _quality_key(merged, xy, thin)
-        if best is None or key < best_key:
+        if best_key is None or key < best_key:
             best, best_key = merged, key
     return None if best is None else (_regroup(best, xy, maxv, thin), np.zeros((0, 3)))
 
@@ -406,7 +418,7 @@ def _is_sliver(pts: np.ndarray, thin: float) -> bool:
     return _fatness(pts) <= NEEDLE_FATNESS or narrower_than(pts, thin)
 
 
-def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[int] = frozenset()) -> list[list[int]]:
+def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: AbstractSet[int] = frozenset()) -> list[list[int]]:
     """Hertel-Mehlhorn: remove diagonals (longest first) while the union stays convex and small.
 
     A vertex in `removable` (a Steiner vertex) that a union leaves straight and no other polygon
@@ -419,7 +431,7 @@ def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: set[in
         for j, v in enumerate(t):
             owner[(v, t[(j + 1) % len(t)])] = k
             uses[v] = uses.get(v, 0) + 1
-    heap = []
+    heap: list[tuple[float, int, int]] = []
     for a, b in owner:
         if a < b and (b, a) in owner:
             heapq.heappush(heap, (-float(np.hypot(*(xy[a] - xy[b]))), a, b))
@@ -454,7 +466,7 @@ def _rotate_min(poly: list[int]) -> list[int]:
 
 
 def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, maxv: int,
-               removable: set[int], uses: dict[int, int]) -> list[int] | None:
+               removable: AbstractSet[int], uses: dict[int, int]) -> list[int] | None:
     """Union of two polygons sharing edge a->b (in pp) / b->a (in qq), or None if not convex / too big."""
     i = pp.index(a)
     pp = pp[i:] + pp[:i]  # a, b, ...
@@ -546,7 +558,7 @@ def _fatness(pts: np.ndarray) -> float:
     return signed_area(pts) / max(perimeter * perimeter, 1e-300)
 
 
-def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, removable: set[int] = frozenset()) -> list[list[int]]:
+def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, removable: AbstractSet[int] = frozenset()) -> list[list[int]]:
     """Local search after merging: three adjacent polygons whose outline one chord cuts into two
     convex polygons (each within maxv) become those two, until no such triple is left."""
     polys: dict[int, list[int]] = dict(enumerate(pieces))
@@ -563,7 +575,7 @@ def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, re
         p = polys[k]
         found = {owner.get((p[(j + 1) % len(p)], v)) for j, v in enumerate(p)}
         found.discard(None)
-        return found
+        return cast(set[int], found)
 
     progress = True
     while progress:
@@ -579,7 +591,7 @@ def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, re
                 ring = _union_ring(group)
                 if ring is None:
                     continue
-                inside = {}
+                inside: dict[int, int] = {}
                 for p in group:
                     for v in p:
                         inside[v] = inside.get(v, 0) + 1

@@ -393,7 +393,7 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
     # Max-heap of (score, node) with lazy deletion: an entry is current while it matches score[node].
     heap = [(-s, -i) for i, s in score.items() if s is not None]
     heapq.heapify(heap)
-    tris = []
+    tris: list[list[int]] = []
     while len(alive) > 3:
         while heap and score.get(-heap[0][1]) != -heap[0][0]:
             heapq.heappop(heap)
@@ -411,9 +411,9 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
         del score[i]
         nxt[a], prv[c] = c, a
         for j in (a, c):
-            score[j] = ear_score(j)
-            if score[j] is not None:
-                heapq.heappush(heap, (-score[j], -j))
+            score[j] = new = ear_score(j)
+            if new is not None:
+                heapq.heappush(heap, (-new, -j))
     last = [ring[i] for i in _walk(next(iter(alive)), nxt, 3)]
     if turn(xy[last[0]], xy[last[1]], xy[last[2]]) > 0:
         tris.append(last)
@@ -451,10 +451,10 @@ def _split_at_straight_vertices(tris: list[list[int]], chain: list[int], xy: np.
 def delaunay_flips(tris: list[list[int]], xy: np.ndarray) -> list[list[int]]:
     """Flip inner diagonals until locally Delaunay (fat triangles; no slivers where avoidable)."""
     tris = [list(t) for t in tris]
-    owner = {}
-    for k, t in enumerate(tris):
+    owner: dict[tuple[int, int], int] = {}
+    for k, tri in enumerate(tris):
         for j in range(3):
-            owner[(t[j], t[(j + 1) % 3])] = k
+            owner[(tri[j], tri[(j + 1) % 3])] = k
     stack = list(owner)
     for _ in range(20 * len(tris) + 100):
         if not stack:
