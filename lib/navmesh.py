@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -242,79 +243,29 @@ class NavMesh:
     @classmethod
     def from_dict(cls, data: dict) -> "NavMesh":
         """Rebuild from `to_dict` output (Z-up or Y-up); every inconsistency is a NavMeshError naming it."""
-        if not isinstance(data, dict):
-            raise NavMeshError("navmesh JSON must be an object at the top level")
-        if data.get("format") != FORMAT_NAME:
-            raise NavMeshError(f"not a navmesh file: format is {data.get('format')!r}, expected {FORMAT_NAME!r}")
-        if data.get("version") != FORMAT_VERSION:
-            raise NavMeshError(f"unsupported navmesh version {data.get('version')!r}; this reader knows {FORMAT_VERSION}")
-        up_axis = data.get("up_axis", "Z")
-        if up_axis not in ("Z", "Y"):
-            raise NavMeshError(f"navmesh has up_axis {up_axis!r}; expected 'Z' or 'Y'")
-        if data.get("units", "meter") != "meter":
-            raise NavMeshError(f"navmesh has units {data.get('units')!r}; only 'meter' is supported")
-        for key in ("params", "vertices", "polygons", "neighbors", "regions", "areas"):
-            if key not in data:
-                raise NavMeshError(f"navmesh JSON is missing the field {key!r}")
-        if not isinstance(data["params"], dict):
-            raise NavMeshError("field 'params' must be an object of bake parameters")
+        up_axis = _read_header(data)
         params = BakeParams.from_dict(data["params"])
         vertices = _points(data["vertices"], "vertices")
-        polygons = data["polygons"]
-        if not isinstance(polygons, list) or not all(isinstance(p, list) and len(p) >= 3 for p in polygons):
-            raise NavMeshError("polygons must be a list of vertex-index lists with at least 3 entries each")
-        if any(len(set(map(repr, p))) != len(p) for p in polygons):
-            raise NavMeshError("a polygon lists the same vertex twice")
-        sizes = np.array([len(p) for p in polygons], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        poly_vertices = _flat_ints(polygons, "polygons")
-        if len(poly_vertices) and (poly_vertices.min() < 0 or poly_vertices.max() >= len(vertices)):
-            raise NavMeshError("polygons refer to vertex indices out of range")
-        neighbors = _per_edge(data["neighbors"], sizes, "neighbors", _int_in)
-        if len(neighbors) and (neighbors.min() < -1 or neighbors.max() >= len(sizes)):
-            raise NavMeshError("neighbors refer to polygon indices out of range")
-        regions = _array(data["regions"], np.int64, "regions")
-        areas = _array(data["areas"], np.int64, "areas")
-        if len(regions) != len(sizes) or len(areas) != len(sizes):
-            raise NavMeshError("regions and areas need one entry per polygon")
-        detail = data.get("detail") or {}
-        if not isinstance(detail, dict):
-            raise NavMeshError("field 'detail' must be an object with vertices, triangles and polygons")
-        detail_vertices = _points(detail.get("vertices", []), "detail.vertices")
-        detail_triangles = _array(detail.get("triangles", []), np.int64, "detail.triangles")
-        if detail_triangles.size % 3:
-            raise NavMeshError("field 'detail.triangles' must hold triples of vertex indices")
-        detail_triangles = detail_triangles.reshape(-1, 3)
-        detail_polygons = _array(detail.get("polygons", []), np.int64, "detail.polygons")
-        if len(detail_triangles) != len(detail_polygons):
-            raise NavMeshError("detail.polygons needs one entry per detail triangle")
-        if len(detail_polygons) and (detail_polygons.min() < 0 or detail_polygons.max() >= len(sizes)):
-            raise NavMeshError("detail.polygons refer to polygon indices out of range")
-        if len(detail_triangles) and (detail_triangles.min() < 0 or detail_triangles.max() >= len(detail_vertices)):
-            raise NavMeshError("detail.triangles refer to vertex indices out of range")
-        edge_clearance = None
-        if data.get("edge_clearance") is not None:
-            edge_clearance = _per_edge(data["edge_clearance"], sizes, "edge_clearance", _float_in)
-        cross_clearance = None
-        if data.get("cross_clearance") is not None:
-            cross_clearance = _per_edge(data["cross_clearance"], sizes**2, "cross_clearance", _float_in)
+        polys = _read_polygons(data, len(vertices))
+        detail_vertices, detail_triangles, detail_polygons = _read_detail(data, len(polys.sizes))
+        edge_clearance, cross_clearance = _read_clearance(data, polys.sizes)
         links = data.get("links") or []
         if not isinstance(links, list):
             raise NavMeshError("field 'links' must be a list")
-        links = [OffMeshLink.from_dict(link, k, up_axis == "Y", len(sizes)) for k, link in enumerate(links)]
+        links = [OffMeshLink.from_dict(link, k, up_axis == "Y", len(polys.sizes)) for k, link in enumerate(links)]
         costs = data.get("area_costs") or {}
         if not isinstance(costs, dict):
             raise NavMeshError("field 'area_costs' must be an object of area id -> cost")
         if up_axis == "Y":
             vertices, detail_vertices = from_y_up(vertices), from_y_up(detail_vertices)
-        check_convex(vertices, offsets, poly_vertices)
+        check_convex(vertices, polys.offsets, polys.vertices)
         return cls(
             vertices=vertices,
-            poly_offsets=offsets,
-            poly_vertices=poly_vertices,
-            neighbors=neighbors,
-            regions=regions,
-            areas=areas,
+            poly_offsets=polys.offsets,
+            poly_vertices=polys.vertices,
+            neighbors=polys.neighbors,
+            regions=polys.regions,
+            areas=polys.areas,
             params=params,
             detail_vertices=detail_vertices,
             detail_triangles=detail_triangles,
@@ -333,6 +284,92 @@ class NavMesh:
         except json.JSONDecodeError as exc:
             raise NavMeshError(f"navmesh file is not valid JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _read_header(data) -> str:
+    """Check what makes a dict a navmesh of this format (format, version, units, the required
+    fields); returns its up axis."""
+    if not isinstance(data, dict):
+        raise NavMeshError("navmesh JSON must be an object at the top level")
+    if data.get("format") != FORMAT_NAME:
+        raise NavMeshError(f"not a navmesh file: format is {data.get('format')!r}, expected {FORMAT_NAME!r}")
+    if data.get("version") != FORMAT_VERSION:
+        raise NavMeshError(f"unsupported navmesh version {data.get('version')!r}; this reader knows {FORMAT_VERSION}")
+    up_axis = data.get("up_axis", "Z")
+    if up_axis not in ("Z", "Y"):
+        raise NavMeshError(f"navmesh has up_axis {up_axis!r}; expected 'Z' or 'Y'")
+    if data.get("units", "meter") != "meter":
+        raise NavMeshError(f"navmesh has units {data.get('units')!r}; only 'meter' is supported")
+    for key in ("params", "vertices", "polygons", "neighbors", "regions", "areas"):
+        if key not in data:
+            raise NavMeshError(f"navmesh JSON is missing the field {key!r}")
+    if not isinstance(data["params"], dict):
+        raise NavMeshError("field 'params' must be an object of bake parameters")
+    return up_axis
+
+
+class _Polygons(NamedTuple):
+    """The polygon section of a navmesh dict as NavMesh's flat arrays."""
+
+    sizes: np.ndarray
+    offsets: np.ndarray
+    vertices: np.ndarray
+    neighbors: np.ndarray
+    regions: np.ndarray
+    areas: np.ndarray
+
+
+def _read_polygons(data: dict, vertex_count: int) -> _Polygons:
+    """Polygons, their neighbours, regions and areas, each checked against the others."""
+    polygons = data["polygons"]
+    if not isinstance(polygons, list) or not all(isinstance(p, list) and len(p) >= 3 for p in polygons):
+        raise NavMeshError("polygons must be a list of vertex-index lists with at least 3 entries each")
+    if any(len(set(map(repr, p))) != len(p) for p in polygons):
+        raise NavMeshError("a polygon lists the same vertex twice")
+    sizes = np.array([len(p) for p in polygons], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    poly_vertices = _flat_ints(polygons, "polygons")
+    if len(poly_vertices) and (poly_vertices.min() < 0 or poly_vertices.max() >= vertex_count):
+        raise NavMeshError("polygons refer to vertex indices out of range")
+    neighbors = _per_edge(data["neighbors"], sizes, "neighbors", _int_in)
+    if len(neighbors) and (neighbors.min() < -1 or neighbors.max() >= len(sizes)):
+        raise NavMeshError("neighbors refer to polygon indices out of range")
+    regions = _array(data["regions"], np.int64, "regions")
+    areas = _array(data["areas"], np.int64, "areas")
+    if len(regions) != len(sizes) or len(areas) != len(sizes):
+        raise NavMeshError("regions and areas need one entry per polygon")
+    return _Polygons(sizes, offsets, poly_vertices, neighbors, regions, areas)
+
+
+def _read_detail(data: dict, polygon_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The detail surface: (vertices, triangles, owning polygon per triangle), indices checked."""
+    detail = data.get("detail") or {}
+    if not isinstance(detail, dict):
+        raise NavMeshError("field 'detail' must be an object with vertices, triangles and polygons")
+    detail_vertices = _points(detail.get("vertices", []), "detail.vertices")
+    detail_triangles = _array(detail.get("triangles", []), np.int64, "detail.triangles")
+    if detail_triangles.size % 3:
+        raise NavMeshError("field 'detail.triangles' must hold triples of vertex indices")
+    detail_triangles = detail_triangles.reshape(-1, 3)
+    detail_polygons = _array(detail.get("polygons", []), np.int64, "detail.polygons")
+    if len(detail_triangles) != len(detail_polygons):
+        raise NavMeshError("detail.polygons needs one entry per detail triangle")
+    if len(detail_polygons) and (detail_polygons.min() < 0 or detail_polygons.max() >= polygon_count):
+        raise NavMeshError("detail.polygons refer to polygon indices out of range")
+    if len(detail_triangles) and (detail_triangles.min() < 0 or detail_triangles.max() >= len(detail_vertices)):
+        raise NavMeshError("detail.triangles refer to vertex indices out of range")
+    return detail_vertices, detail_triangles, detail_polygons
+
+
+def _read_clearance(data: dict, sizes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Edge clearance (one per polygon edge) and cross clearance (one per pair of a polygon's
+    edges), each None when the file has none."""
+    edge_clearance = cross_clearance = None
+    if data.get("edge_clearance") is not None:
+        edge_clearance = _per_edge(data["edge_clearance"], sizes, "edge_clearance", _float_in)
+    if data.get("cross_clearance") is not None:
+        cross_clearance = _per_edge(data["cross_clearance"], sizes**2, "cross_clearance", _float_in)
+    return edge_clearance, cross_clearance
 
 
 def _area_key(key) -> int:
