@@ -1,4 +1,4 @@
-"""Viewport overlay: the navmesh surface, portal and clearance lines, the test path and the clearance legend.
+"""Viewport overlay: the navmesh surface, boundary, portal and clearance lines, the test path and the clearance legend.
 
 Batches are built as plain arrays (testable without a GPU); `draw_view` and `draw_legend` turn them
 into GPU draws, for the viewport handlers and for off-screen images alike. Every line builder returns
@@ -23,6 +23,7 @@ from . import lib, mesh_write, operators_bake, operators_path
 PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colour is near it
 PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)
 PORTAL_COLOR = (0.2, 0.6, 1.0, 1.0)
+BOUNDARY_COLOR = (0.0, 0.07, 0.2, 1.0)  # dark navy: the outline reads on light floors and on the teal fill
 SHRUNK_PORTAL_COLOR = (0.3, 1.0, 1.0, 1.0)
 LINK_COLOR = (1.0, 0.55, 0.0, 1.0)  # orange: off-mesh links, always drawn
 BLOCKED_COLOR = (0.55, 0.08, 0.06, 0.45)  # dark red: navmesh the active agent type is too wide for
@@ -200,6 +201,16 @@ def portal_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return _segments(a, b, np.tile(PORTAL_COLOR, (len(slots), 1)))
 
 
+def boundary_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Every boundary edge (a wall or ledge: no polygon beyond it), so the navmesh's outline shows
+    where it ends on any floor."""
+    slots = np.flatnonzero(mesh.neighbors < 0)
+    if not len(slots):
+        return _empty()
+    a, b = mesh.vertices[mesh.poly_vertices[slots]], mesh.vertices[mesh.edge_next_vertex[slots]]
+    return _segments(a, b, np.tile(BOUNDARY_COLOR, (len(slots), 1)))
+
+
 def clearance_range(agent_radius: float) -> tuple[float, float]:
     """The clearances (m) drawn red and green: the bake radius and CLEARANCE_SPAN times it."""
     return agent_radius, CLEARANCE_SPAN * agent_radius
@@ -275,10 +286,13 @@ def link_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
 
 
 def scene_lines(meshes: list[lib.NavMesh], show_portals: bool, show_clearance: bool, path=None,
-                path_mesh: lib.NavMesh | None = None, path_radius: float = 0.0, show_path_portals: bool = False):
+                path_mesh: lib.NavMesh | None = None, path_radius: float = 0.0, show_path_portals: bool = False,
+                show_boundary: bool = False):
     """The depth-tested lines for the current toggles (the path itself is drawn apart, on top)."""
     parts = [link_lines(mesh) for mesh in meshes]
     for mesh in meshes:
+        if show_boundary:
+            parts.append(boundary_lines(mesh))
         if show_clearance:
             parts.append(clearance_lines(mesh))
         elif show_portals:
@@ -439,7 +453,7 @@ def scene_batches(context) -> ViewBatches | None:
     state = operators_path.STATE
     area_colors = {entry.area_id: tuple(entry.color) for entry in settings.area_types}
     key = (tuple(mesh_write.revision(obj) for obj in objects), settings.color_by, tuple(sorted(area_colors.items())),
-           settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key,
+           settings.show_boundary, settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key,
            None if agent is None else round(agent.radius, 6))
     if _batches is None or _batches[0] != key:
         try:
@@ -451,7 +465,8 @@ def scene_batches(context) -> ViewBatches | None:
         else:
             fill = _concatenate([reach_fill(mesh, agent.radius) for mesh in meshes])
         lines = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
-                            state.mesh, operators_path.path_target(context.scene)[1], settings.path_show_portals)
+                            state.mesh, operators_path.path_target(context.scene)[1], settings.path_show_portals,
+                            settings.show_boundary)
         path_points = None if state.result is None else state.result.points
         _batches = (key, ViewBatches(fill, lines, path_points))
     return _batches[1]

@@ -204,6 +204,7 @@ class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):
         settings = context.scene.navmesh
         layout.row(align=True).prop(settings, "color_by", expand=True)
         row = layout.row(align=True)
+        row.prop(settings, "show_boundary", toggle=True)
         row.prop(settings, "show_portals", toggle=True)
         row.prop(settings, "show_clearance", toggle=True)
 

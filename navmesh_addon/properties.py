@@ -112,6 +112,8 @@ class NavmeshSettings(bpy.types.PropertyGroup):
                                 description="Collection to bake when Source is Collection")
     color_by: EnumProperty(name="Color By", items=COLOR_BY, default="NAVMESH", update=_redraw,
                            description="How the overlay colours the navmesh surface")
+    show_boundary: BoolProperty(name="Boundary", default=True, update=_redraw,
+                                description="Draw the navmesh's boundary edges (walls and ledges) as lines")
     show_portals: BoolProperty(name="Portals", default=False, update=_redraw,
                                description="Draw the edges shared by neighbouring polygons")
     show_clearance: BoolProperty(name="Clearance", default=False, update=_redraw,

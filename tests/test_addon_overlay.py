@@ -102,6 +102,23 @@ def test_scene_lines_follow_the_toggles():
     np.testing.assert_array_equal(clearance[1], overlay.clearance_lines(mesh)[1])
     with_path = overlay.scene_lines([mesh], False, False, path, mesh, 0.4, show_path_portals=True)
     assert with_path[0].shape == (4, 3)  # the shrunk portals; the path itself is drawn apart, on top
+    with_boundary = overlay.scene_lines([mesh], False, False, show_boundary=True)
+    np.testing.assert_array_equal(with_boundary[0], overlay.boundary_lines(mesh)[0])
+
+
+@pytest.mark.parametrize("make", [navmeshes.l_corridor, navmeshes.mixed])
+def test_boundary_lines_trace_the_navmesh_outline_exactly(make):
+    """Against shapely: the boundary segments cover the outline of the union of the polygons, no
+    more (no portal among them) and no less."""
+    shapely = pytest.importorskip("shapely")
+    mesh = make()
+    coords, colors = overlay.boundary_lines(mesh)
+    np.testing.assert_allclose(colors, [overlay.BOUNDARY_COLOR] * len(colors))
+    np.testing.assert_allclose(coords[:, 2], np.repeat(mesh.vertices[:, 2].min(), len(coords)) + overlay.LIFT, atol=10)
+    floor = shapely.union_all([shapely.Polygon(mesh.vertices[mesh.polygon(p), :2]) for p in range(mesh.polygon_count)])
+    segments = shapely.MultiLineString([coords[k : k + 2, :2] for k in range(0, len(coords), 2)])
+    assert segments.length == pytest.approx(floor.boundary.length, rel=1e-9)
+    assert segments.buffer(1e-6).covers(floor.boundary)
 
 
 @pytest.mark.parametrize("projection", [

@@ -116,7 +116,7 @@ def test_panels_draw_parameters_bake_stats_path_and_export(blender):
     blender.view_layer.objects.active = obj
     log = draw_all(blender)
     props = [name for kind, name in log if kind == "prop"]
-    assert {"source", "color_by", "show_portals", "show_clearance", "path_radius"} <= set(props)
+    assert {"source", "color_by", "show_boundary", "show_portals", "show_clearance", "path_radius"} <= set(props)
     bake_props = [name for name in props if name in {p.name for p in lib.BAKE_PARAMETERS}]
     assert sorted(bake_props) == sorted(p.name for p in lib.BAKE_PARAMETERS)  # each exactly once
     operators = {name for kind, name in log if kind == "operator"}

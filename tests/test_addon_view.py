@@ -118,7 +118,28 @@ def test_the_path_is_visible_along_its_whole_length_from_above_and_across_the_st
         assert on_path.all(), f"{np.count_nonzero(~on_path)} of {len(on_path)} path samples hidden"
 
 
+def is_boundary_colored(pixels: np.ndarray) -> np.ndarray:
+    """Dark navy: the boundary lines (no floor, fill, portal or path pixel is this dark and blue)."""
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    return (r < 0.12) & (g < 0.2) & (b > r + 0.05) & (b < 0.4)
+
+
+def test_the_boundary_is_drawn_along_every_navmesh_edge_and_nowhere_inside(level, blender):
+    image = viewport_image.render(blender, TOP, PROJECTION, SIZE)
+    navy = is_boundary_colored(image[..., :3])
+    slots = np.flatnonzero(level.neighbors < 0)
+    ends = level.vertices[level.poly_vertices[slots]], level.vertices[level.edge_next_vertex[slots]]
+    samples = np.vstack([along(np.array([a, b])) for a, b in zip(*ends)]) + (0.0, 0.0, overlay.LIFT)
+    on_line = is_boundary_colored(pixels_at(image, samples, TOP, reach=1)[..., :3]).any(axis=1)
+    assert on_line.all(), f"{np.count_nonzero(~on_line)} of {len(on_line)} boundary samples not drawn"
+    assert not navy[polygon_mask(level, TOP, inset_px=4.0)].any(), "boundary colour inside the navmesh"
+    blender.scene.navmesh.show_boundary = False
+    hidden = is_boundary_colored(viewport_image.render(blender, TOP, PROJECTION, SIZE)[..., :3])
+    assert not hidden.any(), "the Boundary toggle turns the lines off"
+
+
 def test_the_navmesh_shows_on_every_step_seen_from_across_the_room(level, blender):
+    blender.scene.navmesh.show_boundary = False  # the fill alone: seen this low, a boundary line lies over a tread edge
     image = viewport_image.render(blender, OBLIQUE, PROJECTION, SIZE)
     teal = is_navmesh_colored(image[..., :3])
     inside = level.params.agent_radius + 0.3  # the erosion, and the rounding where the stairs meet the room
