@@ -13,6 +13,7 @@ test, so no wall, step or fill hides it.
 from __future__ import annotations
 
 import colorsys
+import math
 
 import bpy
 import numpy as np
@@ -22,6 +23,9 @@ from . import lib, mesh_write, operators_bake, operators_path
 
 PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colour is near it
 PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)
+PATH_BAND_COLOR = (1.0, 0.0, 0.85, 0.8)  # the path's colour: the edge of the ground the agent's body sweeps
+BAND_ARC_STEP = math.radians(10.0)  # round caps and outer corners of the band in steps of this angle
+BAND_MITER_LIMIT = 0.05  # an inner corner sharper than this (1 + cos of the turn) is cut, not mitred
 PORTAL_COLOR = (0.2, 0.6, 1.0, 1.0)
 BOUNDARY_COLOR = (0.0, 0.07, 0.2, 1.0)  # dark navy: the outline reads on light floors and on the teal fill
 SHRUNK_PORTAL_COLOR = (0.3, 1.0, 1.0, 1.0)
@@ -236,6 +240,65 @@ def clearance_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return _segments(a, b, heat(mesh.edge_clearance[slots], *clearance_range(mesh.params.agent_radius)))
 
 
+def _arc(centre: np.ndarray, start: np.ndarray, sweep: float, radius: float) -> np.ndarray:
+    """(K, 2) points on the circle about centre from direction `start` (a unit vector), turning
+    `sweep` radians (positive: counter-clockwise), both ends included."""
+    steps = max(int(math.ceil(abs(sweep) / BAND_ARC_STEP)), 1)
+    angles = math.atan2(start[1], start[0]) + np.linspace(0.0, sweep, steps + 1)
+    return centre + radius * np.column_stack([np.cos(angles), np.sin(angles)])
+
+
+def _band_side(xy: np.ndarray, normals: np.ndarray, radius: float) -> list[np.ndarray]:
+    """The left edge of the band along a polyline (its segments' left normals given), from the
+    first point's offset to the last's: mitred where the path turns left (the inner side), round
+    where it turns right."""
+    pieces = [xy[:1] + radius * normals[:1]]
+    for k in range(1, len(xy) - 1):
+        n_in, n_out = normals[k - 1], normals[k]
+        turn = n_in[0] * n_out[1] - n_in[1] * n_out[0]
+        cosine = float(n_in @ n_out)
+        if turn > 0 and 1.0 + cosine > BAND_MITER_LIMIT:
+            pieces.append(xy[k] + radius * (n_in + n_out) / (1.0 + cosine))
+        elif turn > 0:
+            pieces.append(np.vstack([xy[k] + radius * n_in, xy[k] + radius * n_out]))
+        else:
+            pieces.append(_arc(xy[k], n_in, -math.acos(max(-1.0, min(1.0, cosine))), radius))
+    pieces.append(xy[-1:] + radius * normals[-1:])
+    return [np.atleast_2d(piece) for piece in pieces]
+
+
+def path_band(points, radius: float, color=PATH_BAND_COLOR) -> tuple[np.ndarray, np.ndarray]:
+    """The outline of the ground an agent of `radius` sweeps along the path (seen from above: both
+    sides at `radius` from the path, round at its ends), as segments. Each outline point takes the
+    height of the path point it is offset from."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    if len(pts):
+        keep = np.concatenate([[True], np.hypot(*np.diff(pts[:, :2], axis=0).T) > 1e-9])
+        pts = pts[keep]
+    if radius <= 0.0 or len(pts) == 0:
+        return _empty()
+    xy = pts[:, :2]
+    if len(pts) == 1:
+        ring = _arc(xy[0], np.array([1.0, 0.0]), 2.0 * math.pi, radius)
+        heights = np.full(len(ring), pts[0, 2])
+    else:
+        d = np.diff(xy, axis=0)
+        d /= np.hypot(*d.T)[:, None]
+        normals = np.column_stack([-d[:, 1], d[:, 0]])
+        left = _band_side(xy, normals, radius)
+        right = _band_side(xy[::-1], -normals[::-1], radius)
+        end_cap = _arc(xy[-1], normals[-1], -math.pi, radius)
+        start_cap = _arc(xy[0], -normals[0], -math.pi, radius)
+        pieces = [*left, end_cap, *right, start_cap]
+        sources = ([0, *range(1, len(xy) - 1), len(xy) - 1] + [len(xy) - 1]
+                   + [len(xy) - 1, *range(len(xy) - 2, 0, -1), 0] + [0])
+        ring = np.vstack(pieces)
+        heights = np.concatenate([np.full(len(piece), pts[k, 2]) for piece, k in zip(pieces, sources)])
+    a = np.column_stack([ring, heights])
+    b = np.roll(a, -1, axis=0)
+    return _segments(a, b, np.tile(color, (len(a), 1)))
+
+
 def path_lines(points, color=PATH_COLOR) -> tuple[np.ndarray, np.ndarray]:
     """The path polyline as segments."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
@@ -345,7 +408,7 @@ def eye_pull(view_matrix: Matrix, projection_matrix: Matrix, fraction: float) ->
 class ViewBatches:
     """What the overlay draws, as GPU batches: surface triangles, depth-tested lines, the path."""
 
-    def __init__(self, fill, lines, path_points):
+    def __init__(self, fill, lines, path_points, path_radius: float = 0.0):
         import gpu  # imported here: the module's pure builders must load where no GPU exists
         from gpu_extras.batch import batch_for_shader
 
@@ -353,11 +416,14 @@ class ViewBatches:
         self.line_shader = gpu.shader.from_builtin("POLYLINE_SMOOTH_COLOR")
         self.fill = batch_for_shader(self.flat_shader, "TRIS", {"pos": fill[0], "color": fill[1]}) if len(fill[0]) else None
         self.lines = batch_for_shader(self.line_shader, "LINES", {"pos": lines[0], "color": lines[1]}) if len(lines[0]) else None
-        self.path = self.path_outline = None
+        self.path = self.path_outline = self.path_band = None
         if path_points is not None and len(path_points) >= 2:
             for name, color in (("path", PATH_COLOR), ("path_outline", PATH_OUTLINE_COLOR)):
                 coords, colors = path_lines(path_points, color)
                 setattr(self, name, batch_for_shader(self.line_shader, "LINES", {"pos": coords, "color": colors}))
+            band = path_band(path_points, path_radius)
+            if len(band[0]):
+                self.path_band = batch_for_shader(self.line_shader, "LINES", {"pos": band[0], "color": band[1]})
 
 
 def _draw_lines(batch, shader, viewport_size: tuple[int, int], width: float) -> None:
@@ -384,6 +450,8 @@ def draw_view(batches: ViewBatches, viewport_size: tuple[int, int]) -> None:
             gpu.matrix.multiply_matrix(eye_pull(view, projection, LINE_PULL))
             _draw_lines(batches.lines, batches.line_shader, viewport_size, 3.0)
     gpu.state.depth_test_set("NONE")
+    if batches.path_band is not None:
+        _draw_lines(batches.path_band, batches.line_shader, viewport_size, 2.0)
     if batches.path is not None:
         _draw_lines(batches.path_outline, batches.line_shader, viewport_size, 8.0)
         _draw_lines(batches.path, batches.line_shader, viewport_size, 4.0)
@@ -464,11 +532,11 @@ def scene_batches(context) -> ViewBatches | None:
             fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors) for mesh in meshes])
         else:
             fill = _concatenate([reach_fill(mesh, agent.radius) for mesh in meshes])
+        path_radius = operators_path.path_target(context.scene)[1]
         lines = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
-                            state.mesh, operators_path.path_target(context.scene)[1], settings.path_show_portals,
-                            settings.show_boundary)
+                            state.mesh, path_radius, settings.path_show_portals, settings.show_boundary)
         path_points = None if state.result is None else state.result.points
-        _batches = (key, ViewBatches(fill, lines, path_points))
+        _batches = (key, ViewBatches(fill, lines, path_points, path_radius))
     return _batches[1]
 
 

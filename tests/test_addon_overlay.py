@@ -83,6 +83,45 @@ def test_path_lines_join_consecutive_points():
     assert overlay.path_lines([(0, 0, 0)])[0].shape == (0, 3)
 
 
+def _random_path(seed: int, radius: float) -> np.ndarray:
+    """A path as queries make them: segments at least 3 radii long, turns up to 75 degrees and not
+    turning back on itself (150 degrees in all), so no part of it comes within 2 radii of another."""
+    rng = np.random.default_rng(seed)
+    start = rng.uniform(0, 2 * np.pi)
+    heading, points = start, [np.zeros(3)]
+    for _ in range(rng.integers(1, 7)):
+        step = rng.uniform(3.0, 10.0) * radius
+        points.append(points[-1] + (step * np.cos(heading), step * np.sin(heading), rng.uniform(-0.3, 0.3)))
+        heading = start + np.clip(heading + rng.uniform(-1.3, 1.3) - start, -2.6, 2.6)
+    return np.array(points)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_path_band_outlines_the_ground_the_agent_sweeps(seed):
+    """Against shapely: the band is the outline of the path buffered by the radius, to the arc's
+    chord error, and every point of it is the radius away from the path."""
+    shapely = pytest.importorskip("shapely")
+    radius = 0.4
+    points = _random_path(seed, radius)
+    coords, colors = overlay.path_band(points, radius)
+    np.testing.assert_allclose(colors, [overlay.PATH_BAND_COLOR] * len(colors))
+    ring = coords[0::2, :2]
+    path = shapely.LineString(points[:, :2])
+    distances = shapely.distance(shapely.points(ring), path)
+    np.testing.assert_allclose(distances, radius, atol=1e-5)  # float32 coordinates, as the GPU takes them
+    exact = path.buffer(radius, quad_segs=256).exterior
+    chord_error = radius * (1.0 - np.cos(overlay.BAND_ARC_STEP / 2))
+    assert shapely.hausdorff_distance(shapely.LinearRing(ring), exact) < chord_error + 1e-6
+    gaps = np.abs(coords[:, 2, None] - overlay.LIFT - points[None, :, 2]).min(axis=1)
+    assert gaps.max() < 1e-6, "every outline point has the height of a path point"
+
+
+def test_a_path_of_one_point_is_a_circle_and_no_radius_no_band():
+    coords, _ = overlay.path_band([(1.0, 2.0, 0.5), (1.0, 2.0, 0.5)], 0.5)
+    np.testing.assert_allclose(np.hypot(coords[:, 0] - 1.0, coords[:, 1] - 2.0), 0.5, atol=1e-6)
+    assert overlay.path_band([(0, 0, 0), (1, 0, 0)], 0.0)[0].shape == (0, 3)
+
+
 @pytest.mark.parametrize("radius, expected", [(0.4, 2.0), (0.9, 1.0), (5.0, 0.0)])
 def test_shrunk_portals_lose_the_extra_radius_at_both_ends(radius, expected):
     mesh = navmeshes.l_corridor()  # baked with radius 0.4; both portals are 2 m wide

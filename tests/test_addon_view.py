@@ -138,6 +138,25 @@ def test_the_boundary_is_drawn_along_every_navmesh_edge_and_nowhere_inside(level
     assert not hidden.any(), "the Boundary toggle turns the lines off"
 
 
+def test_the_agent_radius_is_drawn_along_both_sides_of_the_path(level, blender):
+    points = add_path(blender)
+    radius = blender.scene.navmesh.path_radius
+    image = viewport_image.render(blender, TOP, PROJECTION, SIZE)
+    checked = 0
+    for a, b in zip(points[:-1], points[1:]):
+        if np.linalg.norm((b - a)[:2]) < 4 * radius or abs(b[2] - a[2]) > 1e-6:
+            continue  # short, or climbing the stairs: the band is checked on the room's floor
+        checked += 1
+        middle, d = 0.5 * (a + b), (b - a) / np.linalg.norm(b - a)
+        normal = np.array([-d[1], d[0], 0.0])
+        sides = np.array([middle + radius * normal, middle - radius * normal]) + (0.0, 0.0, overlay.LIFT)
+        seen = is_path_colored(pixels_at(image, sides, TOP, reach=1)[..., :3]).any(axis=1)
+        assert seen.all(), f"the band at {radius} m is missing beside the segment {a} -> {b}"
+        between = np.array([middle + 0.5 * radius * normal]) + (0.0, 0.0, overlay.LIFT)
+        assert not is_path_colored(pixels_at(image, between, TOP)[..., :3]).any(), "the band is an outline"
+    assert checked >= 1
+
+
 def test_the_navmesh_shows_on_every_step_seen_from_across_the_room(level, blender):
     blender.scene.navmesh.show_boundary = False  # the fill alone: seen this low, a boundary line lies over a tread edge
     image = viewport_image.render(blender, OBLIQUE, PROJECTION, SIZE)
