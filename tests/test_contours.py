@@ -313,7 +313,7 @@ def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_bo
 def test_self_crossings_found_by_the_sweep_are_every_crossing_pair():
     """The sweep over edge boxes finds exactly the pairs an all-pairs test finds, in ring order,
     on random rings (integer grids make collinear and touching edges common)."""
-    from lib.contours import _crossing_pairs, _segments_meet
+    from lib.contours.rings import _crossing_pairs, _segments_meet
 
     rng = np.random.default_rng(5)
     for trial in range(300):

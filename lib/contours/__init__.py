@@ -1,0 +1,264 @@
+"""Contour stage: regions -> simplified outlines with holes (Recast: rcBuildContours).
+
+build_contours runs the stage's steps, one module each: trace (cell edges to traced rings),
+simplify (rings within the edge error), holes (wall-only holes with few corners), push (wall edges
+off the agent's band, without crossing another ring) and rings (the ring geometry and repair they
+share).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..boundary import FloorBoundary
+from ..heightfield import Heightfield
+from ..params import BakeParams
+from ..progress import SILENT, Progress
+from ..regions import RegionMap
+from .holes import _HOLE_REACH, _enclosing_hole
+from .push import _push_rings, _RingBoxes
+from .rings import _dedupe, _hole_inside, _signed_area, _split_at_crossings, _split_at_touches, _touches_itself
+from .simplify import _rdp, _section, _simplify
+from .trace import _boundary_edges, _cycles, _edge_points, _square_corners, _successors
+
+
+@dataclass
+class RegionOutline:
+    """One region's outline in the soup's local frame.
+
+    rings[0] is the outer boundary, counter-clockwise seen from +Z; rings[1:] are holes, clockwise.
+    Each ring is (n, 3) float64, not closed (the last point does not repeat the first).
+    ring_neighbors[k][i] is the region across edge i -> i+1 of ring k, or -1 for a wall/ledge.
+    Where two regions meet, both outlines hold bitwise-identical vertices along the shared border,
+    in opposite order, so polygons built from them weld without T-junctions.
+    """
+
+    region: int
+    area: int
+    rings: list[np.ndarray]
+    ring_neighbors: list[np.ndarray]
+
+
+# Rings with less area than this fraction of a cell are slivers and dropped.
+_MIN_RING_AREA = 1e-3
+# A ring whose simplified outline cannot be pushed off the walls is simplified again with the
+# tolerance divided by each of these in turn.
+_FINER_STEPS = (2, 4)
+# Traced points of the rings simplified together (bounds the time between progress reports).
+_BATCH_POINTS = 20_000
+
+
+def _simplification_tolerance(params) -> float:
+    """RDP tolerance: max_edge_error less the traced outline's own sub-cell error (about cs/4), so the
+    simplified outline stays within max(cell_size / 2, max_edge_error) of the true boundary."""
+    return max(params.max_edge_error - params.cell_size / 4, params.cell_size / 8)
+
+
+def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
+                   progress: Progress = SILENT) -> list[RegionOutline]:
+    """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
+
+    Each boundary edge of a region's cells gives one point: on a wall or ledge, where the linearly
+    interpolated distance field crosses agent_radius between the two cell centres (at the
+    heightfield's block fraction of the step when the erosion does not reach it); between two
+    regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
+    agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends,
+    and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
+    """
+    region = region_map.region
+    if region_map.region_count == 0:
+        return []
+    edges = _boundary_edges(hf, region)
+    if len(edges.span) == 0:
+        return []
+    points, labels = _edge_points(hf, region_map, params, edges)
+    successor = _successors(hf, edges)
+    centre = np.column_stack([hf.centers_xy(), hf.z])
+    tolerance = _simplification_tolerance(params)
+    boundary = FloorBoundary(hf, params)
+    traced_rings = []
+    for ring in _cycles(successor):
+        ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
+        traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
+    # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
+    # RC_AREA_BORDER points: a chord between a border's ends would move the painted area.
+    kept = _area_border_corners(traced_rings, region_map.region_area, tolerance)
+    tracing = progress.span(0.0, 0.5)
+    pieces = []
+    for first, last in _batches([len(ring_points) for _, ring_points, _ in traced_rings]):
+        tracing.at(first / len(traced_rings))
+        pieces += _outline_pieces([ring[1:] for ring in traced_rings[first:last]], tolerance, boundary, kept)
+    # A ring that cannot be simplified with its shared borders cut short to chords keeps those
+    # borders' points whole, and so does the ring on the other side of them.
+    whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
+             if any(simple is None for _, _, simple in ring_pieces) for key in _shared_keys(ring_points, ring_labels)}
+    if whole:
+        kept = kept | whole
+        again = [k for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
+                 if whole & _shared_keys(ring_points, ring_labels)]
+        for k, ring_pieces in zip(again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)):
+            pieces[k] = ring_pieces
+    # Per region: (simplified points, per-edge neighbour, per-point shared flag, traced points of a
+    # wall-only hole or None, the ring simplified ever finer: what the push falls back on).
+    rings_by_region: dict[int, list[tuple]] = {}
+    for (r, _, _), ring_pieces in zip(traced_rings, pieces):
+        for traced, traced_labels, simple in ring_pieces:
+            if simple is not None:
+                wall_hole = _signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
+                finer = _finer(traced, traced_labels, tolerance, kept, boundary)
+                rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None, finer))
+    min_area = _MIN_RING_AREA * hf.cell_size**2
+    outlines = []
+    pushing = progress.span(0.5, 1.0)
+    for done, r in enumerate(sorted(rings_by_region)):
+        pushing.at(done / len(rings_by_region))
+        rings = [ring for ring in rings_by_region[r] if abs(_signed_area(ring[0])) >= min_area]
+        outers = sorted((k for k, ring in enumerate(rings) if _signed_area(ring[0]) > 0),
+                        key=lambda k: _signed_area(rings[k][0]))
+        holes_of: dict[int, list[int]] = {k: [] for k in outers}
+        for h in (k for k, ring in enumerate(rings) if _signed_area(ring[0]) < 0):
+            # A hole belongs to the smallest outer ring around it.
+            owner = next((k for k in outers if _hole_inside(rings[k][0], rings[h][0])), None)
+            if owner is not None:
+                holes_of[owner].append(h)
+        for k in reversed(outers):
+            members = [k] + holes_of[k]
+            # Per ring, the outlines to try, best first: (points, neighbours, shared flags), and
+            # then finer simplifications, made only if those fail.
+            options = [[rings[m][:3], *rings[m][4]] for m in members]
+            placed = _RingBoxes([rings[m][0] for m in members])
+            for slot, h in enumerate(holes_of[k], start=1):
+                if rings[h][3] is not None:
+                    # The fewer-corner outline stays within tolerance of the traced one.
+                    others = placed.near(rings[h][3], skip=slot, margin=_HOLE_REACH * tolerance)
+                    fewer = _enclosing_hole(rings[h][3], len(placed.rings[slot]), tolerance, others)
+                    if fewer is not None:
+                        placed.replace(slot, fewer)
+                        no_border = np.full(len(fewer), -1, dtype=np.int64)
+                        options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
+            chosen, neighbours = _push_rings(options, boundary, pushing.part(done, len(rings_by_region)))
+            chosen, neighbours = map(list, zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len)
+                                                 for ring, nb in zip(chosen, neighbours))))
+            outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
+                                          ring_neighbors=neighbours))
+    return _drop_small_islands(outlines, params.region_min_area)
+
+
+def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
+    """(ring, neighbours) with every wall edge (nb < 0) longer than max_len (seen from above; 0: no
+    limit) cut into equal pieces by points on it (Recast's maxEdgeLen). Shared edges are left
+    whole: the region across must see the same points."""
+    if max_len <= 0:
+        return ring, nb
+    lengths = np.hypot(*(np.roll(ring[:, :2], -1, axis=0) - ring[:, :2]).T)
+    pieces = np.where(nb < 0, np.ceil(lengths / max_len), 1).astype(np.int64)
+    if (pieces == 1).all():
+        return ring, nb
+    start = np.repeat(np.arange(len(ring)), pieces)
+    step = np.arange(len(start)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    t = (step / np.repeat(pieces, pieces))[:, None]
+    split = ring[start] * (1 - t) + np.roll(ring, -1, axis=0)[start] * t
+    return split, nb[start]
+
+
+def _outline_pieces(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, boundary: FloorBoundary | None,
+                    whole: frozenset | set = frozenset()) -> list[list[tuple]]:
+    """Per traced ring (points, labels), its (traced points, traced labels, simplified or None)
+    pieces: the ring itself, or when it does not simplify into a simple ring, the loops it splits
+    into where it touches or crosses itself. Shared points in `whole` are all kept. The rings are
+    simplified together, then the loops of all the rings that split."""
+    simple = _simplify(rings, tolerance, whole, boundary)
+    out: list[list[tuple]] = []
+    loops = []
+    for (points, labels), ring_simple in zip(rings, simple):
+        if ring_simple is not None and not _touches_itself(ring_simple[0]):
+            out.append([(points, labels, ring_simple)])
+            continue
+        out.append([])
+        loops += [(len(out) - 1, piece) for touching in _split_at_touches(*_dedupe(points, labels))
+                  for piece in _split_at_crossings(*touching)]
+    for (k, piece), loop_simple in zip(loops, _simplify([piece for _, piece in loops], tolerance, whole, boundary)):
+        out[k].append((*piece, loop_simple))
+    return out
+
+
+def _batches(sizes: list[int]):
+    """(first, last) index ranges over rings of these point counts, about _BATCH_POINTS points each:
+    rings simplified together (one boundary measurement per generation), with progress between."""
+    first, total = 0, 0
+    for k, size in enumerate(sizes):
+        total += size
+        if total >= _BATCH_POINTS:
+            yield first, k + 1
+            first, total = k + 1, 0
+    if first < len(sizes):
+        yield first, len(sizes)
+
+
+def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boundary: FloorBoundary | None):
+    """Callables giving the ring simplified with the tolerance divided by each of _FINER_STEPS (None
+    if it degenerates): the fallbacks when the simplified ring cannot be pushed off the walls
+    without crossing another ring. Shared borders come out the same at every tolerance."""
+    return [lambda f=f: _simplify([(points, labels)], tolerance / f, whole, boundary)[0] for f in _FINER_STEPS]
+
+
+def _area_border_corners(traced_rings: list[tuple], region_area: np.ndarray, tolerance: float) -> set[tuple[float, float]]:
+    """Top-view positions of the points kept on borders between regions of different area ids:
+    each such run of a traced ring simplified with symmetric Ramer-Douglas-Peucker to the tolerance.
+
+    A run is walked from its lexicographically smaller end, so the ring on the other side, which
+    holds the same points in the opposite order, keeps the same ones. Rings shared whole with one
+    region keep all their corners already (_simplify) and are skipped.
+    """
+    kept: set[tuple[float, float]] = set()
+    for r, points, labels in traced_rings:
+        shared = labels >= 0
+        if shared.all() and (labels == labels[0]).all():
+            continue
+        across = np.where(shared, region_area[np.maximum(labels, 0)], -1)
+        run_start = np.flatnonzero(shared & (across != region_area[r]) & (labels != np.roll(labels, 1)))
+        for start in run_start:
+            around = _section(start, start, len(labels))[:-1]
+            run = around[: int(np.argmax(labels[around] != labels[start])) or len(around)]
+            if tuple(points[run[-1], :2]) < tuple(points[run[0], :2]):
+                run = run[::-1]
+            corners = run[_rdp([points[run]], tolerance, outside_share=1.0)[0]]
+            kept.update(map(tuple, points[corners, :2].tolist()))
+    return kept
+
+
+def _shared_keys(points: np.ndarray, labels: np.ndarray) -> set[tuple[float, float]]:
+    """The top-view positions of a ring's points on borders shared with other regions (both
+    sides compute them bitwise equal)."""
+    return set(map(tuple, points[labels >= 0, :2].tolist()))
+
+
+def _drop_small_islands(outlines: list[RegionOutline], min_area: float) -> list[RegionOutline]:
+    """Drop islands (outlines joined by shared borders) whose outlines cover less than min_area.
+
+    The region stage already dropped islands of too few cells; placed at sub-cell precision an
+    island's outline can be smaller than its cells, and what the user sees is the outline. A region
+    may hold several outlines, so outlines are joined by the bitwise-identical vertices of their
+    shared borders, not by region id.
+    """
+    parent = list(range(len(outlines)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[tuple[float, float], int] = {}
+    for i, outline in enumerate(outlines):
+        for ring, nb in zip(outline.rings, outline.ring_neighbors):
+            shared = np.flatnonzero(nb >= 0)
+            ends = np.unique(np.concatenate([shared, (shared + 1) % len(ring)]))
+            for key in map(tuple, ring[ends, :2].tolist()):
+                j = owner.setdefault(key, i)
+                parent[find(j)] = find(i)
+    island_area = np.zeros(len(outlines))
+    for i, outline in enumerate(outlines):
+        island_area[find(i)] += sum(_signed_area(ring) for ring in outline.rings)
+    return [o for i, o in enumerate(outlines) if island_area[find(i)] >= min_area]

@@ -1,0 +1,182 @@
+"""Wall edges pushed off the floor's boundary (a conservative outline: never in the agent's band),
+and the choice, per ring of a region, of the first outline that clears without crossing another."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..boundary import FloorBoundary
+from ..progress import SILENT, Progress
+from .rings import (
+    _box,
+    _contains,
+    _crossing_edges,
+    _crossing_pairs,
+    _crossing_rings,
+    _segments_meet,
+    _signed_area,
+    _split_at_crossings,
+)
+
+# Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
+# off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
+_PUSH_MARGIN = 1e-7
+# Rounds of pushing wall edges off the boundary (each moves vertices; the next one re-measures).
+_PUSH_PASSES = 8
+# Two consecutive edges whose turn has a sine below this are pushed by the same amount (pushed
+# apart, their nearly parallel lines would meet far away).
+_PUSH_STRAIGHT = 0.5
+# An edge with one end on a shared border turns about that end; its closest approach counts as at
+# least this fraction of its length from the fixed end, bounding how far the free end moves.
+_PUSH_MIN_LEVER = 0.25
+
+
+class _RingBoxes:
+    """A region's rings with their bounding boxes, kept as rings are replaced, so finding the rings
+    near one costs a comparison per ring instead of measuring every ring again."""
+
+    def __init__(self, rings: list[np.ndarray]):
+        self.rings = list(rings)
+        self.boxes = np.array([_box(ring) for ring in rings]).reshape(-1, 4)
+
+    def replace(self, k: int, ring: np.ndarray) -> None:
+        self.rings[k], self.boxes[k] = ring, _box(ring)
+
+    def near(self, ring: np.ndarray, skip: int, margin: float = 0.0) -> list[np.ndarray]:
+        """The rings but number `skip` whose boxes touch the ring's, widened by margin."""
+        box = _box(ring)
+        touch = np.all(self.boxes[:, :2] <= box[2:] + margin, axis=1) & np.all(self.boxes[:, 2:] >= box[:2] - margin, axis=1)
+        return [self.rings[k] for k in np.flatnonzero(touch) if k != skip]
+
+
+def _near(ring: np.ndarray, others: list[np.ndarray]) -> list[np.ndarray]:
+    """The other rings whose top-view bounding boxes touch the ring's (all at once)."""
+    if not others:
+        return []
+    boxes = np.array([np.concatenate([o[:, :2].min(axis=0), o[:, :2].max(axis=0)]) for o in others])
+    lo, hi = ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)
+    touch = np.all(boxes[:, :2] <= hi, axis=1) & np.all(boxes[:, 2:] >= lo, axis=1)
+    return [others[k] for k in np.flatnonzero(touch)]
+
+
+def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
+    """The ring neither meets any other ring's edges nor encloses another ring."""
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    for other in _near(ring, others):  # rings whose boxes are apart neither meet nor enclose
+        c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
+        if _segments_meet(a, b, c, d).any() or _contains(ring, other[0]):
+            return False
+    return True
+
+
+def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: Progress = SILENT):
+    """A region's (rings, neighbours): per ring the first of its options (points, neighbours,
+    shared flags, or a callable giving them or None) whose wall edges, pushed off the boundary
+    (_push_off_walls), clear the boundary and cross neither the ring itself (after _untangle) nor
+    the rings chosen so far; if none does, the finest option unpushed (or the first, when even that
+    crosses)."""
+    out = _RingBoxes([ring_options[0][0] for ring_options in options])
+    out_nb = [ring_options[0][1] for ring_options in options]
+    for k, ring_options in enumerate(options):
+        progress.at(k / len(options))
+
+        def fits(ring: np.ndarray) -> bool:
+            if _crossing_edges(ring[:, :2]).size:
+                return False
+            others = out.near(ring, skip=k)
+            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)
+
+        finest = None
+        for option in ring_options:
+            option = option() if callable(option) else option
+            if option is None:
+                continue
+            ring, nb, fixed = option
+            finest = ring, nb
+            pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
+            if cleared and not fits(pushed):
+                pushed, pushed_nb = _untangle(pushed, pushed_nb)
+            if cleared and len(pushed) and fits(pushed):
+                out.replace(k, pushed)
+                out_nb[k] = pushed_nb
+                break
+        else:
+            # Nothing pushes clear (the ring pinches against another): the finest outline, which
+            # follows the eroded boundary closest, unpushed.
+            if finest is not None and fits(finest[0]):
+                out.replace(k, finest[0])
+                out_nb[k] = finest[1]
+    return out.rings, out_nb
+
+
+def _untangle(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A pushed ring with the loops cut off where its wall edges cross: the two sides of a pocket
+    narrower than the push pass each other and leave a loop turning the other way, which is floor
+    given up. Empty when edges of a shared border cross, or the ring splits into several loops
+    turning its way (a pinch, not a pocket)."""
+    none = (ring[:0], nb[:0])
+    i, j = _crossing_pairs(ring[:, :2])
+    if len(i) == 0 or (nb[i] >= 0).any() or (nb[j] >= 0).any():
+        return none
+    turn = np.sign(_signed_area(ring))
+    kept = [(p, lab) for p, lab in _split_at_crossings(ring, nb) if np.sign(_signed_area(p)) == turn]
+    if len(kept) != 1 or _crossing_edges(kept[0][0][:, :2]).size:
+        return none
+    return kept[0]
+
+
+def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary):
+    """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
+    floor's boundary, but those between two shared points; cleared is False when the passes ran out
+    before that held.
+
+    Edges that come closer are pushed parallel onto the walkable side (left of the edge) by the
+    shortfall: a tangent to the eroded boundary's arcs instead of a chord across them. A free
+    vertex moves to where its two edges' lines meet after the push; shared points (fixed) never
+    move, and an edge with one fixed end turns about it. An edge the push would turn over is
+    dropped instead (its lines' neighbours meet directly). Repeated until every wall edge clears.
+    """
+    if not (nb < 0).any() or fixed.all():
+        return ring, nb, True
+    xy, z = ring[:, :2].copy(), ring[:, 2].copy()
+    cleared = False
+    for _ in range(_PUSH_PASSES):
+        wall, fixed_next = nb < 0, np.roll(fixed, -1)
+        a, b = xy, np.roll(xy, -1, axis=0)
+        dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
+        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], z[wall], np.roll(z, -1)[wall])
+        short = wall & (dist < boundary.radius - _PUSH_MARGIN) & ~(fixed & fixed_next)
+        if not short.any():
+            cleared = True
+            break
+        push = np.where(short, boundary.radius - dist + 2 * _PUSH_MARGIN, 0.0)
+        at_start = np.where(fixed_next & ~fixed, push / np.maximum(1.0 - t, _PUSH_MIN_LEVER), push)
+        at_end = np.where(fixed & ~fixed_next, push / np.maximum(t, _PUSH_MIN_LEVER), push)
+        edge = b - a
+        normal = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
+        # Vertex k joins edge k-1 (in) and edge k (out): it moves by d with n_in.d = o_in, n_out.d = o_out.
+        n1, n2 = np.roll(normal, 1, axis=0), normal
+        o1, o2 = np.roll(at_end, 1), at_start
+        sine = n1[:, 0] * n2[:, 1] - n1[:, 1] * n2[:, 0]
+        cosine = np.einsum("ij,ij->i", n1, n2)
+        straight = np.abs(sine) < _PUSH_STRAIGHT
+        with np.errstate(divide="ignore", invalid="ignore"):
+            general = np.column_stack([o1 * n2[:, 1] - o2 * n1[:, 1], n1[:, 0] * o2 - n2[:, 0] * o1]) / sine[:, None]
+            even = np.maximum(o1, o2)[:, None] * (n1 + n2) / (1.0 + cosine)[:, None]
+        d = np.where(straight[:, None], even, general)
+        # A fold back (a spike) has no place where both lines are pushed: leave it.
+        d[fixed | ((o1 == 0) & (o2 == 0)) | (straight & (cosine <= 0))] = 0.0
+        moved = xy + d
+        after = np.roll(moved, -1, axis=0) - moved
+        flipped = np.flatnonzero(np.einsum("ij,ij->i", after, edge) <= 0)
+        if flipped.size == 0:
+            xy = moved
+            continue
+        # Drop one free end of each edge that would turn over, then measure again.
+        drop = np.zeros(len(xy), dtype=bool)
+        drop[np.where(fixed[flipped], (flipped + 1) % len(xy), flipped)] = True
+        drop &= ~fixed
+        if not drop.any() or len(xy) - drop.sum() < 3:
+            break
+        nb = np.where(drop | np.roll(drop, -1), -1, nb)[~drop]
+        xy, z, fixed = xy[~drop], z[~drop], fixed[~drop]
+    return np.column_stack([xy, z]), nb, cleared

@@ -1,0 +1,200 @@
+"""Ring geometry and repair: crossing and touching edges, splitting a ring into simple loops,
+and the containment and meeting tests between rings."""
+from __future__ import annotations
+
+import numpy as np
+
+# Sine of the angle below which two edges count as straight (float noise, not geometry).
+_STRAIGHT = 1e-9
+# A ring is split at most into this many loops.
+_MAX_PIECES = 64
+
+
+def _dedupe(points: np.ndarray, labels: np.ndarray):
+    """Drop points equal in xy to their predecessor (a cell centre exactly at agent_radius, or two
+    stacked floors meeting in top view), keeping the one that borders a region if either does."""
+    drop = np.zeros(len(points), dtype=bool)
+    for i in np.flatnonzero((points[:, :2] == np.roll(points[:, :2], 1, axis=0)).all(axis=1)):
+        drop[i if labels[i] < 0 or labels[i - 1] >= 0 else i - 1] = True
+    if drop.all():
+        drop[0] = False
+    return points[~drop], labels[~drop]
+
+
+def _split_at_touches(points: np.ndarray, labels: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split a ring that visits a point twice (to 1e-9 m) into loops that do not touch themselves.
+
+    A region whose parts meet at a corner or along a line the erosion did not open traces one ring
+    through the meeting points; split there, it becomes simple outer rings and holes, instead of a
+    non-simple ring that would lose the whole region. Zero-area loops (slits) come out as slivers.
+    """
+    pieces, pending = [], [(points, labels)]
+    while pending:
+        p, lab = pending.pop()
+        seen: dict[tuple[float, float], int] = {}
+        touch = None
+        for i, key in enumerate(map(tuple, np.round(p[:, :2], 9).tolist())):
+            if key in seen:
+                touch = (seen[key], i)
+                break
+            seen[key] = i
+        if touch is None:
+            pieces.append((p, lab))
+            continue
+        i, j = touch
+        pending.append((p[i:j], lab[i:j]))
+        pending.append((np.concatenate([p[:i], p[j:]]), np.concatenate([lab[:i], lab[j:]])))
+    return [(p, lab) for p, lab in pieces if len(p) >= 3]
+
+
+def _touches_itself(ring: np.ndarray) -> bool:
+    """Whether the ring visits one point twice (to 1e-9 m, as _split_at_touches splits)."""
+    return len(np.unique(np.round(ring[:, :2], 9), axis=0)) < len(ring)
+
+
+def _split_at_crossings(points: np.ndarray, labels: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split a ring whose edges cross (two cells meeting only at a corner, where the squared-off
+    corner points of the two passes overlap) at each crossing into loops that do not, both
+    through the crossing point. Overlapping straight edges, which have no single crossing point,
+    are left as they are."""
+    pieces: list[tuple[np.ndarray, np.ndarray]] = []
+    pending = [(points, labels)]
+    while pending:
+        p, lab = pending.pop()
+        first, second = _crossing_pairs(p[:, :2])
+        at = _segment_intersection(p, int(first[0]), int(second[0])) if len(first) else None
+        if at is None or len(pieces) + len(pending) >= _MAX_PIECES:
+            pieces.append((p, lab))
+            continue
+        i, j = int(first[0]), int(second[0])
+        wall = np.array([-1], dtype=labels.dtype)
+        pending.append((np.vstack([at, p[i + 1 : j + 1]]), np.concatenate([wall, lab[i + 1 : j + 1]])))
+        pending.append((np.vstack([at, p[j + 1 :], p[: i + 1]]), np.concatenate([wall, lab[j + 1 :], lab[: i + 1]])))
+    return [(p, lab) for p, lab in pieces if len(p) >= 3]
+
+
+
+def _segment_intersection(p: np.ndarray, i: int, j: int) -> np.ndarray | None:
+    """The point (3,) where ring edges i and j cross, height taken along edge i; None if parallel."""
+    n = len(p)
+    a, b, c, d = p[i], p[(i + 1) % n], p[j], p[(j + 1) % n]
+    u, v, w = b[:2] - a[:2], d[:2] - c[:2], c[:2] - a[:2]
+    den = u[0] * v[1] - u[1] * v[0]
+    if abs(den) <= _STRAIGHT * float(np.hypot(*u) * np.hypot(*v)):
+        return None
+    t = float(np.clip((w[0] * v[1] - w[1] * v[0]) / den, 0.0, 1.0))
+    return a + t * (b - a)
+
+
+def _hole_inside(outer: np.ndarray, hole: np.ndarray) -> bool:
+    """Whether a hole lies inside an outer ring, judged at a hole point that is not on the outer
+    ring: a loop split off where the ring pinched starts at the pinch point, which is on both."""
+    if _boxes_apart(outer, hole):
+        return False
+    on_outer = {tuple(q) for q in np.round(outer[:, :2], 9).tolist()}
+    for point in hole:
+        if tuple(np.round(point[:2], 9).tolist()) not in on_outer:
+            return _contains(outer, point)
+    return _contains(outer, 0.5 * (hole[0] + hole[1]))
+
+
+def _contains(ring: np.ndarray, point: np.ndarray) -> bool:
+    """Even-odd test: whether the xy of point lies inside the ring (top view)."""
+    x, y = float(point[0]), float(point[1])
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    straddles = (a[:, 1] > y) != (b[:, 1] > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+    return bool(np.count_nonzero(straddles & (x < cross_x)) % 2)
+
+
+def _crossing_edges(p: np.ndarray) -> np.ndarray:
+    """Indices of ring edges (i -> i+1) that cross or touch a non-adjacent edge, or fold back
+    onto the next edge (a zero-width spike), with straightness judged to float noise."""
+    n = len(p)
+    if n < 3:
+        return np.zeros(0, dtype=np.int64)
+    edge = np.roll(p, -1, axis=0) - p
+    after = np.roll(edge, -1, axis=0)
+    turn = edge[:, 0] * after[:, 1] - edge[:, 1] * after[:, 0]
+    scale = np.hypot(*edge.T) * np.hypot(*after.T)
+    folds = np.flatnonzero((np.abs(turn) <= _STRAIGHT * scale) & (np.einsum("ij,ij->i", edge, after) < 0))
+    i, j = _crossing_pairs(p)
+    return np.unique(np.concatenate([i, j, folds, (folds + 1) % n]))
+
+
+def _crossing_pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j), i < j, sorted: the pairs of non-adjacent ring edges that cross or touch, with
+    straightness judged to float noise."""
+    n = len(p)
+    if n < 4:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    a, b = p[:, :2], np.roll(p[:, :2], -1, axis=0)
+    i, j = _overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
+    i, j = np.minimum(i, j), np.maximum(i, j)
+    apart = (j - i > 1) & (j - i != n - 1)
+    i, j = i[apart], j[apart]
+
+    def orient(o, u, v):
+        cross = (u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0])
+        size = np.hypot(*(u - o).T) * np.hypot(*(v - o).T)
+        return np.where(np.abs(cross) <= _STRAIGHT * size, 0.0, np.sign(cross))
+
+    o1, o2 = orient(a[i], b[i], a[j]), orient(a[i], b[i], b[j])
+    o3, o4 = orient(a[j], b[j], a[i]), orient(a[j], b[j], b[i])
+    # Collinear, non-overlapping pairs pass the sign test too; the boxes of the pairs overlap.
+    hit = np.flatnonzero((o1 * o2 <= 0) & (o3 * o4 <= 0))
+    hit = hit[np.lexsort((j[hit], i[hit]))]  # in ring order, as callers split at the first
+    return i[hit], j[hit]
+
+
+def _overlapping_boxes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j): every pair of boxes (lo, hi: (N, 2)) that overlap or touch, each pair once. A sweep
+    along x: each box meets only the boxes that start before it ends, not all N² pairs."""
+    order = np.argsort(lo[:, 0], kind="stable")
+    start = lo[order, 0]
+    count = np.searchsorted(start, hi[order, 0], side="right") - np.arange(1, len(order) + 1)
+    count = np.maximum(count, 0)
+    first = np.repeat(np.arange(len(order)), count)
+    second = first + 1 + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+    i, j = order[first], order[second]
+    keep = (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1])
+    return i[keep], j[keep]
+
+
+def _signed_area(p: np.ndarray) -> float:
+    x, y = p[:, 0], p[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+
+
+def _boxes_apart(ring: np.ndarray, other: np.ndarray) -> bool:
+    """Whether two rings' top-view bounding boxes do not even touch (so their edges cannot meet)."""
+    lo1, hi1 = ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)
+    lo2, hi2 = other[:, :2].min(axis=0), other[:, :2].max(axis=0)
+    return bool((lo1 > hi2).any() or (lo2 > hi1).any())
+
+
+def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
+    """Whether an edge of ring meets an edge of other."""
+    if _boxes_apart(ring, other):
+        return False
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
+    return bool(_segments_meet(a, b, c, d).any())
+
+
+def _box(ring: np.ndarray) -> np.ndarray:
+    """Top-view bounding box (min x, min y, max x, max y)."""
+    return np.concatenate([ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)])
+
+
+def _segments_meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(A, C): does segment a_i-b_i meet segment c_j-d_j (crossing or touching)?"""
+    def orient(o, u, v):
+        return np.sign((u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0]))
+
+    A, B, C, D = a[:, None], b[:, None], c[None], d[None]
+    hit = (orient(A, B, C) * orient(A, B, D) <= 0) & (orient(C, D, A) * orient(C, D, B) <= 0)
+    lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
+    lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
+    return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)

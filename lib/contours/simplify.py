@@ -1,0 +1,218 @@
+"""Ring simplification: one-sided Ramer-Douglas-Peucker on wall runs, shared borders kept as
+chords or whole, and repair of the crossings simplification makes."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..boundary import FloorBoundary
+from ..triangulate import segment_distances
+from .rings import _crossing_edges, _dedupe, _signed_area
+
+# Passes of the self-intersection repair before the unsimplified section is restored.
+_REPAIR_PASSES = 8
+# A ring that collapses under the simplification tolerance is retried with it halved this many times.
+_TOLERANCE_HALVINGS = 6
+# Simplification is lopsided: traced points may lie up to the tolerance on the walkable side of a
+# simplified wall edge, but at most this fraction of it beyond, toward the wall (the push below
+# then moves such an edge back off the wall, so the share trades area for corners).
+_OUTSIDE_SHARE = 0.3
+# Simplified wall edges are chosen so that none needs pushing by more than this fraction of the
+# tolerance where a passage is in front of it (longer pushes cut corners off doorways: at 1.0, the
+# widest agent through a 1.6 m door dropped from 0.77 to 0.68 m), and by more than _MAX_PUSH_OPEN
+# elsewhere, where a longer push costs walkable area but no passage width: a corner turning 90
+# degrees round an obstacle then takes two edges instead of three or four (on nav_test 251 -> 215
+# polygons, coverage of the free space on random levels 99.2% -> 99.1%).
+_MAX_PUSH = 0.5
+_MAX_PUSH_OPEN = 1.0
+# A wall edge faces a passage when the floor's boundary lies within agent_radius of the edge moved
+# this many agent radii onto its walkable side: a gap that agents up to 3 radii wide (the span of
+# the clearance view) need whole.
+_PASSAGE_REACH = 4.0
+
+
+def _simplify(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, whole: frozenset | set = frozenset(),
+              boundary: FloorBoundary | None = None) -> list[tuple | None]:
+    """Per ring (points, labels): simplified (ring points, per-edge neighbour, per-point shared
+    flag), or None if the ring degenerates.
+
+    The shared flag is True for points on borders shared with other regions (they never move).
+    Shared runs keep only their end points (a ring shared whole with one region keeps its corners),
+    and every shared point whose top-view position is in `whole` (the corners of borders between
+    area ids, and borders that must stay whole);
+    wall points next to a shared run stay; wall runs between kept points are reduced with
+    Ramer-Douglas-Peucker. If that makes the ring cross itself, dropped points come back on the
+    crossing edges; if that fails, or the ring lost half its area, the tolerance is halved and tried
+    again, and only when every try fails is every wall point kept.
+    A ring still not simple after that (zero-width pinches) is dropped.
+    The rings are reduced together, each try of the rings still left in one.
+    """
+    prepared = []
+    for points, labels in rings:
+        points, labels = _dedupe(points, labels)
+        prepared.append(_kept_points(points, labels, whole))
+    chosen: list[np.ndarray | None] = [None] * len(rings)
+    pending = [k for k, ring in enumerate(prepared) if ring is not None]
+    # Rings smaller than the tolerance (a pillar's hole) collapse under it: retry finer before
+    # falling back to every traced point, which would cost many polygons.
+    for halvings in range(_TOLERANCE_HALVINGS):
+        if not pending:
+            break
+        reduced = _reduce([prepared[k][:3] for k in pending], tolerance / 2**halvings, boundary)
+        left = []
+        for k, (idx, simple) in zip(pending, reduced):
+            points, full = prepared[k][0], prepared[k][3]
+            if len(idx) >= 3 and simple and abs(_signed_area(points[idx])) >= 0.5 * abs(_signed_area(points[full])):
+                chosen[k] = idx
+            else:
+                left.append(k)
+        pending = left
+    return [None if ring is None else _simplified(ring[0], ring[1], ring[3] if idx is None else idx, idx is None)
+            for ring, idx in zip(prepared, chosen)]
+
+
+def _kept_points(points: np.ndarray, labels: np.ndarray, whole: frozenset | set):
+    """(points, labels, keep, full) for _simplify, or None if the ring has under 3 points: keep marks
+    the points every simplification keeps, full the indices of every traced point but shared
+    points that may go."""
+    n = len(points)
+    if n < 3:
+        return None
+    prev_l, next_l = np.roll(labels, 1), np.roll(labels, -1)
+    shared = labels >= 0
+    if shared.all() and (labels == labels[0]).all():
+        keep = ~_collinear(points)
+        traced = keep.copy()
+    else:
+        # Shared run ends, and the wall points next to them so the wall keeps its place up to the border.
+        keep = (shared & ((labels != prev_l) | (labels != next_l))) | (~shared & ((prev_l >= 0) | (next_l >= 0)))
+        if not keep.any():
+            # Anchor a wall-only ring at two extreme points, which every simplification keeps:
+            # the farthest from its centroid, then the farthest from that.
+            first = int(np.argmax(np.hypot(*(points[:, :2] - points[:, :2].mean(axis=0)).T)))
+            keep[first] = True
+            keep[int(np.argmax(np.hypot(*(points[:, :2] - points[first, :2]).T)))] = True
+        traced = keep | ~shared
+    if whole:
+        forced = shared & np.array([key in whole for key in map(tuple, points[:, :2].tolist())], dtype=bool)
+        keep |= forced
+        traced |= forced
+    return points, labels, keep, np.flatnonzero(traced)
+
+
+def _simplified(points: np.ndarray, labels: np.ndarray, idx: np.ndarray, fallback: bool):
+    """(points, per-edge neighbour, per-point shared flag) of the ring kept at indices idx, or None
+    when the fallback to every traced point is not a simple ring."""
+    n = len(points)
+    if fallback and (len(idx) < 3 or _crossing_edges(points[idx, :2]).size):
+        return None  # only rings that pinch to zero width stay non-simple; they hold no area
+    nb = np.full(len(idx), -1, dtype=np.int64)
+    for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
+        span = _section(a, b, n)
+        if _is_shared_run(labels, span):
+            nb[k] = labels[a]
+    return points[idx], nb, labels[idx] >= 0
+
+
+def _reduce(rings: list[tuple[np.ndarray, np.ndarray, np.ndarray]], tolerance: float,
+            boundary: FloorBoundary | None = None) -> list[tuple[np.ndarray, bool]]:
+    """Per ring (points, labels, keep): RDP over the wall runs between the kept points (of all the
+    rings at once), then repair crossings: (kept indices, simple)."""
+    keeps = [keep.copy() for _, _, keep in rings]
+    runs = []
+    for k, (points, labels, keep) in enumerate(rings):
+        kept = np.flatnonzero(keep)
+        for a, b in zip(kept, np.roll(kept, -1)):
+            span = _section(a, b, len(points))
+            if not _is_shared_run(labels, span):
+                runs.append((k, span))
+    for (k, span), run_kept in zip(runs, _rdp([rings[k][0][span] for k, span in runs], tolerance, boundary)):
+        keeps[k][span[run_kept]] = True
+    return [_repair_crossings(points, labels, keep) for (points, labels, _), keep in zip(rings, keeps)]
+
+
+def _repair_crossings(points: np.ndarray, labels: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(kept indices, simple): where edges between kept points cross, the traced point farthest
+    from each crossing edge comes back, for up to _REPAIR_PASSES passes."""
+    n = len(points)
+    simple = False
+    for _ in range(_REPAIR_PASSES):
+        idx = np.flatnonzero(keep)
+        bad = _crossing_edges(points[idx, :2])
+        simple = not bad.size
+        if simple:
+            break
+        for k in bad:
+            a, b = idx[k], idx[(k + 1) % len(idx)]
+            span = _section(a, b, n)
+            if len(span) > 2 and not _is_shared_run(labels, span):
+                inner = span[1:-1]
+                dev = segment_distances(points[inner, :2], points[a, :2], points[b, :2])
+                keep[inner[int(np.argmax(dev))]] = True
+    return np.flatnonzero(keep), simple
+
+
+def _section(a: int, b: int, n: int) -> np.ndarray:
+    """Ring indices from a to b inclusive, going forward (the whole ring and back to a if a == b)."""
+    return np.arange(a, a + (b - a - 1) % n + 2) % n
+
+
+def _is_shared_run(labels: np.ndarray, span: np.ndarray) -> bool:
+    """The whole section a..b (inclusive) borders one other region."""
+    lab = labels[span]
+    return bool(lab[0] >= 0 and (lab == lab[0]).all())
+
+
+def _collinear(points: np.ndarray) -> np.ndarray:
+    p, q, r = np.roll(points[:, :2], 1, axis=0), points[:, :2], np.roll(points[:, :2], -1, axis=0)
+    cross = (q[:, 0] - p[:, 0]) * (r[:, 1] - q[:, 1]) - (q[:, 1] - p[:, 1]) * (r[:, 0] - q[:, 0])
+    return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
+
+
+def _rdp(runs: list[np.ndarray], tolerance: float, boundary: FloorBoundary | None = None,
+         outside_share: float = _OUTSIDE_SHARE) -> list[np.ndarray]:
+    """Per run of points (n, 3), the indices kept by one-sided Ramer-Douglas-Peucker (the two ends
+    always): points may lie `tolerance` left of a chord (the walkable side of a ring edge),
+    `outside_share` of it right of it (1: symmetric, for borders between regions). With a boundary,
+    a chord that comes closer to it than agent_radius by more than _MAX_PUSH_OPEN * tolerance (a
+    chord across an arc of the eroded boundary), or by more than _MAX_PUSH * tolerance in front of
+    a passage, is split as well, so the later push onto the walkable side stays short.
+    Chords of all the runs are split a generation at a time, so the boundary is measured for a
+    whole generation in one vectorised call, not once per run."""
+    if not runs:
+        return []
+    points = np.concatenate(runs)
+    p = points[:, :2]
+    ends = np.cumsum([len(run) for run in runs])
+    starts = ends - np.array([len(run) for run in runs])
+    keep = np.zeros(len(p), dtype=bool)
+    keep[starts] = keep[ends - 1] = True
+    chords = [(a, b - 1) for a, b in zip(starts.tolist(), ends.tolist()) if b - a > 2]
+    while chords:
+        farthest, close = [], []
+        for a, b in chords:
+            inner = p[a + 1 : b]
+            ab = p[b] - p[a]
+            right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
+            dev = segment_distances(inner, p[a], p[b])
+            dev = np.where(right, dev / outside_share, dev)
+            k = int(np.argmax(dev))
+            farthest.append(a + 1 + k)
+            close.append(bool(dev[k] <= tolerance))
+        split = ~np.array(close)
+        if boundary is not None and any(close):
+            chord_ends = np.array(chords)[close]
+            a, b = p[chord_ends[:, 0]], p[chord_ends[:, 1]]
+            za, zb = points[chord_ends[:, 0], 2], points[chord_ends[:, 1], 2]
+            push = boundary.radius - boundary.distance(a, b, za, zb)[0]
+            cut = push > _MAX_PUSH_OPEN * tolerance
+            doubt = np.flatnonzero(~cut & (push > _MAX_PUSH * tolerance))
+            if doubt.size:
+                cut[doubt] = boundary.faces_passage(a[doubt], b[doubt], za[doubt], zb[doubt], _PASSAGE_REACH)
+            split[np.flatnonzero(close)] = cut
+        next_chords = []
+        for (a, b), m, cut in zip(chords, farthest, split.tolist()):
+            if cut:
+                keep[m] = True
+                next_chords += [(c, d) for c, d in ((a, m), (m, b)) if d - c >= 2]
+        chords = next_chords
+    return [np.flatnonzero(keep[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]

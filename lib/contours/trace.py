@@ -1,0 +1,145 @@
+"""Contour tracing: every boundary edge of a region's cells gives one outline point (on the
+eroded boundary at walls and ledges, the midpoint between regions), chained into rings."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..heightfield import DIR_DX, DIR_DY, Heightfield
+from ..params import BakeParams
+from ..regions import ON_RADIUS, RegionMap
+
+# Where two storeys of one region sit in neighbouring columns, each outline stops this fraction
+# of a cell short of the edge between them.
+_STOREY_GAP = 1e-3
+
+
+@dataclass
+class _Edges:
+    """Boundary cell edges: span (E,) and direction (E,); `index` maps span*4+dir -> edge or -1."""
+
+    span: np.ndarray
+    dir: np.ndarray
+    index: np.ndarray
+
+
+def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:
+    links = hf.links
+    nreg = np.where(links >= 0, region[np.maximum(links, 0)], -1)
+    boundary = (region[:, None] >= 0) & (nreg != region[:, None])
+    span, d = np.nonzero(boundary)
+    index = np.full(hf.span_count * 4, -1, dtype=np.int64)
+    index[span * 4 + d] = np.arange(len(span))
+    return _Edges(span.astype(np.int64), d.astype(np.int64), index)
+
+
+def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edges: _Edges):
+    """(E, 3) point and (E,) neighbour region (-1 for wall/ledge) of every boundary edge."""
+    cs, radius = hf.cell_size, params.agent_radius
+    dist, region = region_map.distance, region_map.region
+    a, d = edges.span, edges.dir
+    b = hf.links[a, d]
+    has_b = b >= 0
+    bs = np.maximum(b, 0)
+    centre = hf.centers_xy()
+    step = np.stack([DIR_DX[d], DIR_DY[d]], axis=1) * cs
+    nreg = np.where(has_b, region[bs], -1)
+    shared = nreg >= 0
+    da = dist[a]
+    db = np.where(has_b, dist[bs], da - cs)
+    za = hf.z[a]
+    zb = np.where(has_b, hf.z[bs], za)
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf deep inside; those are shared edges
+        drop = da - db
+        t = np.where((drop > 0) & (db <= radius + ON_RADIUS * cs), (da - radius) / drop, 0.5)
+    # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
+    t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, hf.block_fraction()[a, d])
+    # Where the region also holds a span of the column across (another storey of it), the
+    # outline there stays in this column, a hair short of its edge: the two storeys' outlines
+    # would overlap, or meet at points of the same place and different heights.
+    t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5 - _STOREY_GAP, 1.0))
+    xy = centre[a] + t[:, None] * step
+    z = za + t * (zb - za)
+    # Between regions: the symmetric midpoint, bitwise equal from either side.
+    xy[shared] = (centre[a[shared]] + centre[bs[shared]]) * 0.5
+    z[shared] = (za[shared] + zb[shared]) * 0.5
+    return np.column_stack([xy, z]), nreg
+
+
+def _region_in_column_across(hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Per edge (span a, direction d): does the column across hold a span of a's region?"""
+    columns = hf.width * hf.height
+    held = region >= 0
+    keys = np.unique(region[held] * columns + (hf.y[held].astype(np.int64) * hf.width + hf.x[held]))
+    nx, ny = hf.x[a] + DIR_DX[d], hf.y[a] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < hf.width) & (ny >= 0) & (ny < hf.height)
+    query = region[a] * columns + (ny.astype(np.int64) * hf.width + nx)
+    at = np.minimum(np.searchsorted(keys, query), max(len(keys) - 1, 0))
+    return inside & (len(keys) > 0) & (keys[at] == query)
+
+
+def _square_corners(centre: np.ndarray, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
+    """Ring points with the sharp corner restored where two straight walls meet in one cell.
+
+    centre: (S, 3) column centre and floor height of every span.
+
+    Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
+    at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
+    so staircases of slanted walls are left alone.
+    """
+    span, d = edges.span[ring], edges.dir[ring]
+    nxt = np.roll(np.arange(len(ring)), -1)
+    left_turn = (span[nxt] == span) & (d[nxt] == (d + 1) % 4)
+    straight_in = np.roll(d, 1) == d
+    straight_out = d[np.roll(nxt, -1)] == d[nxt]
+    lab = labels[ring]
+    walls = (lab < 0) & (lab[nxt] < 0) & (np.roll(lab, 1) < 0) & (lab[np.roll(nxt, -1)] < 0)
+    at = np.flatnonzero(left_turn & straight_in & straight_out & walls)
+    pts = points[ring]
+    if len(at) == 0:
+        return pts, lab
+    corner = pts[at] + pts[nxt[at]] - centre[span[at]]
+    order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
+    return np.concatenate([pts, corner])[order], np.concatenate([lab, np.full(len(at), -1)])[order]
+
+
+def _successors(hf: Heightfield, edges: _Edges) -> np.ndarray:
+    """Next boundary edge walking with the region on the left (Recast's walkContour, vectorised).
+
+    From edge (s, d) turn left to (s, d+1); while that is not a boundary, step across it and turn
+    right. Around one grid corner this resolves within four steps; -1 where the links are too
+    irregular for that.
+    """
+    links = hf.links
+    s = edges.span.copy()
+    d = (edges.dir + 1) % 4
+    nxt = np.full(len(s), -1, dtype=np.int64)
+    pending = np.arange(len(s))
+    for _ in range(4):
+        e = edges.index[s[pending] * 4 + d[pending]]
+        done = e >= 0
+        nxt[pending[done]] = e[done]
+        pending = pending[~done]
+        if len(pending) == 0:
+            break
+        s[pending] = links[s[pending], d[pending]]
+        d[pending] = (d[pending] + 3) % 4
+    return nxt
+
+
+def _cycles(successor: np.ndarray):
+    """Yield each closed cycle of the successor map as an array of edge ids (open chains are skipped)."""
+    seen = np.zeros(len(successor), dtype=bool)
+    nxt = successor.tolist()
+    for start in range(len(nxt)):
+        if seen[start]:
+            continue
+        ring = []
+        e = start
+        while e >= 0 and not seen[e]:
+            seen[e] = True
+            ring.append(e)
+            e = nxt[e]
+        if e == start:
+            yield np.array(ring, dtype=np.int64)
