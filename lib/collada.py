@@ -127,7 +127,7 @@ def _asset(root: ET.Element, y_up: bool) -> None:
     asset = ET.SubElement(root, "asset")
     contributor = ET.SubElement(asset, "contributor")
     ET.SubElement(contributor, "authoring_tool").text = "Blender navmesh extension"
-    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = _dt.datetime.now(_dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
     ET.SubElement(asset, "created").text = now
     ET.SubElement(asset, "modified").text = now
     ET.SubElement(asset, "unit", {"name": "meter", "meter": "1"})

@@ -442,7 +442,7 @@ def _refine(poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, 
     return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64)
 
 
-def _locate(tin: "_Tin", samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
+def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
     """Assign samples `which` to their containing triangle among `cand`; update weights and errors.
 
     Written out component by component: this runs once per insertion on small arrays, where the

@@ -4,9 +4,8 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -297,7 +296,7 @@ def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid):
         i1 = np.minimum(np.floor((hi + tol - bx) / cs - 0.5), grid.width - 1)
         ok = np.isfinite(i0) & np.isfinite(i1) & (i1 >= i0)
         t, j, yc, i0 = t[ok], j[ok], yc[ok], i0[ok].astype(np.int64)
-        for row, local in _batches((i1[ok].astype(np.int64) - i0 + 1)):
+        for row, local in _batches(i1[ok].astype(np.int64) - i0 + 1):
             tt, i = t[row], i0[row] + local
             px = bx + (i + 0.5) * cs
             z = p[tt, 0, 2] + grad[tt, 0] * (px - p[tt, 0, 0]) + grad[tt, 1] * (yc[row] - p[tt, 0, 1])

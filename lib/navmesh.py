@@ -62,7 +62,7 @@ class OffMeshLink:
                 "area": self.area, "cost": self.cost, "name": self.name}
 
     @classmethod
-    def from_dict(cls, data, k: int, y_up: bool, polygon_count: int) -> "OffMeshLink":
+    def from_dict(cls, data, k: int, y_up: bool, polygon_count: int) -> OffMeshLink:
         """A link from its JSON object (number k in the list); NavMeshError naming what is wrong."""
         where = f"links[{k}]"
         if not isinstance(data, dict):
@@ -137,7 +137,7 @@ class NavMesh:
         object.__setattr__(self, "area_costs", _area_costs(self.area_costs))
 
     @classmethod
-    def empty(cls, params: BakeParams, reason: str) -> "NavMesh":
+    def empty(cls, params: BakeParams, reason: str) -> NavMesh:
         return cls(
             vertices=np.zeros((0, 3)),
             poly_offsets=np.zeros(1, dtype=np.int64),
@@ -241,7 +241,7 @@ class NavMesh:
         return json.dumps(self.to_dict(y_up=y_up), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "NavMesh":
+    def from_dict(cls, data: dict) -> NavMesh:
         """Rebuild from `to_dict` output (Z-up or Y-up); every inconsistency is a NavMeshError naming it."""
         up_axis = _read_header(data)
         params = BakeParams.from_dict(data["params"])
@@ -278,7 +278,7 @@ class NavMesh:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> "NavMesh":
+    def from_json(cls, text: str) -> NavMesh:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -155,7 +155,7 @@ class BakeParams:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "BakeParams":
+    def from_dict(cls, data: dict) -> BakeParams:
         """Build from a dict; unknown keys are an error so typos do not pass silently (LEGACY_KEYS are ignored)."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known - LEGACY_KEYS)

@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import auto_links, clearance, contours, detail, heightfield, links as offmesh, polygons, prune, regions
+from . import auto_links, clearance, contours, detail, heightfield, polygons, prune, regions
+from . import links as offmesh
 from .navmesh import NavMesh
 from .params import BakeParams
 from .progress import Progress, ProgressCallback

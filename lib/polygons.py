@@ -25,8 +25,21 @@ from .navmesh import NavMesh, assemble
 from .notch_portals import notch_cells
 from .params import BakeParams
 from .progress import SILENT, Progress
-from .triangulate import (NEEDLE_FATNESS, SLIVER_WIDTH, bridge_holes, cross_many, delaunay_flips, ear_clip,
-                          is_straight, min_width, narrower_than, segment_distances, signed_area, simple_hole, turn)
+from .triangulate import (
+    NEEDLE_FATNESS,
+    SLIVER_WIDTH,
+    bridge_holes,
+    cross_many,
+    delaunay_flips,
+    ear_clip,
+    is_straight,
+    min_width,
+    narrower_than,
+    segment_distances,
+    signed_area,
+    simple_hole,
+    turn,
+)
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ lib.errors.BakeCancelled to stop the bake there.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 ProgressCallback = Callable[[str, float], None]
 
@@ -43,12 +43,12 @@ class Progress:
         self.clock.done = max(self.clock.done, self.start + (self.end - self.start) * min(max(fraction, 0.0), 1.0))
         self.report(self.stage, self.clock.done)
 
-    def part(self, k: int | float, n: int | float) -> "Progress":
+    def part(self, k: int | float, n: int | float) -> Progress:
         """The k-th of n equal parts of this piece (k may be fractional: a share of the way)."""
         width = (self.end - self.start) / max(n, 1)
         return Progress(self.report, self.stage, self.start + k * width, self.start + (k + 1) * width, self.clock)
 
-    def span(self, begin: float, finish: float) -> "Progress":
+    def span(self, begin: float, finish: float) -> Progress:
         """The part of this piece from fraction `begin` to `finish`."""
         width = self.end - self.start
         return Progress(self.report, self.stage, self.start + begin * width, self.start + finish * width, self.clock)

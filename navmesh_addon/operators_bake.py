@@ -17,7 +17,6 @@ from bpy.app.handlers import persistent
 from . import agents, lib, mesh_write, scene_extract
 from .scene_extract import SceneArrays
 
-
 # Custom property on a navmesh object: why it no longer matches its sources (set when one changes).
 STALE_KEY = "navmesh_stale"
 

@@ -67,7 +67,7 @@ def path_key(scene) -> tuple | None:
             round(radius, 6), mesh_write.revision(nav))
 
 
-def navmesh_query(nav) -> "query.NavMeshQuery":
+def navmesh_query(nav) -> query.NavMeshQuery:
     """The query object for a navmesh object, decoded once per revision of its data."""
     key = (nav.name_full, mesh_write.revision(nav))
     if STATE.query is None or STATE.query_key != key:

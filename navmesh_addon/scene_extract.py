@@ -143,7 +143,7 @@ def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
     return co, tris, np.full(nt, walkable), _triangle_areas(obj, mat_index, costs)
 
 
-def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> "lib.AreaVolume":
+def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> lib.AreaVolume:
     """An area volume object as lib takes it: world triangles, its Area Type or None (no go)."""
     part = _object_triangles(obj, matrix, False, {})
     name = f"area volume {obj.original.name!r}"

@@ -20,21 +20,21 @@ class Scene:
     triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
     walkable: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
-    def add(self, vertices, triangles, walkable: bool = True) -> "Scene":
+    def add(self, vertices, triangles, walkable: bool = True) -> Scene:
         base = len(self.vertices)
         self.vertices = np.vstack([self.vertices, np.asarray(vertices, dtype=np.float64)])
         self.triangles = np.vstack([self.triangles, np.asarray(triangles, dtype=np.int64) + base])
         self.walkable = np.concatenate([self.walkable, np.full(len(triangles), walkable)])
         return self
 
-    def quad(self, a, b, c, d, walkable: bool = True) -> "Scene":
+    def quad(self, a, b, c, d, walkable: bool = True) -> Scene:
         """A planar quad a-b-c-d, counter-clockwise seen from the side its normal faces."""
         return self.add([a, b, c, d], [(0, 1, 2), (0, 2, 3)], walkable)
 
-    def floor(self, x0, y0, x1, y1, z=0.0, walkable: bool = True) -> "Scene":
+    def floor(self, x0, y0, x1, y1, z=0.0, walkable: bool = True) -> Scene:
         return self.quad((x0, y0, z), (x1, y0, z), (x1, y1, z), (x0, y1, z), walkable)
 
-    def box(self, center, size, yaw_deg: float = 0.0, walkable: bool = True) -> "Scene":
+    def box(self, center, size, yaw_deg: float = 0.0, walkable: bool = True) -> Scene:
         """A closed box; center is the centre of its bottom face."""
         cx, cy, cz = center
         sx, sy, sz = size
@@ -47,20 +47,20 @@ class Scene:
         tris = [(q[0], q[1], q[2]) for q in _BOX_QUADS] + [(q[0], q[2], q[3]) for q in _BOX_QUADS]
         return self.add(corners, tris, walkable)
 
-    def wall(self, x0, y0, x1, y1, height, thickness, z=0.0, walkable: bool = True) -> "Scene":
+    def wall(self, x0, y0, x1, y1, height, thickness, z=0.0, walkable: bool = True) -> Scene:
         """A wall box from (x0, y0) to (x1, y1) with the given thickness."""
         length = math.hypot(x1 - x0, y1 - y0)
         yaw = math.degrees(math.atan2(y1 - y0, x1 - x0))
         return self.box(((x0 + x1) / 2, (y0 + y1) / 2, z), (length, thickness, height), yaw, walkable)
 
-    def stairs(self, x0, y0, width, step_run, step_rise, steps, z0=0.0) -> "Scene":
+    def stairs(self, x0, y0, width, step_run, step_rise, steps, z0=0.0) -> Scene:
         """Solid steps climbing along +x from (x0, y0), each a closed box."""
         for k in range(steps):
             top = z0 + (k + 1) * step_rise
             self.box((x0 + (k + 0.5) * step_run, y0 + width / 2, z0), (step_run, width, top - z0))
         return self
 
-    def ramp(self, x0, y0, x1, y1, z0, z1) -> "Scene":
+    def ramp(self, x0, y0, x1, y1, z0, z1) -> Scene:
         """A sloped quad rising along +x from z0 at x0 to z1 at x1."""
         return self.quad((x0, y0, z0), (x1, y0, z1), (x1, y1, z1), (x0, y1, z0))
 
@@ -71,7 +71,8 @@ def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
     Returns (scene, exact_free(r)) where exact_free(r) is the exact walkable area for radius r:
     on the floor, floor.buffer(-r) minus boxes.buffer(r); on the (walkable) box tops, their union's buffer(-r).
     """
-    from shapely.geometry import Polygon, box as shapely_box
+    from shapely.geometry import Polygon
+    from shapely.geometry import box as shapely_box
     from shapely.ops import unary_union
 
     rng = np.random.default_rng(seed)

@@ -6,7 +6,8 @@ import math
 import bpy
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import lib
 from navmesh_addon.scene_extract import extract_scene

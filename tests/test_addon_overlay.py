@@ -6,9 +6,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from navmesh_addon import overlay, properties  # imports bpy, which provides mathutils
+
 from mathutils import Euler, Matrix, Vector  # noqa: E402  (isort: skip)
 from tests.fixtures.io import navmeshes
 

@@ -1,6 +1,6 @@
 """Clearance precompute: known answers on scenes whose walls are exactly known."""
-from dataclasses import replace
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest

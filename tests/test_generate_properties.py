@@ -12,8 +12,8 @@ from lib.polygons import build_polygons
 from lib.regions import build_regions
 from lib.soup import prepare_soup
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.soup_fuzz import KNOWN_GAPS
 from tests.scenes import Scene
+from tests.soup_fuzz import KNOWN_GAPS
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
                     region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)

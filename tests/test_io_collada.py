@@ -2,8 +2,8 @@
 polygons and edges, and on the real floor (the detail surface, not the flat polygons)."""
 from __future__ import annotations
 
-from pathlib import Path
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import collada
 import numpy as np

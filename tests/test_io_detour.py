@@ -13,8 +13,14 @@ from lib import detour
 from lib.detail import surface_height
 from lib.query import NavMeshQuery
 from tests.fixtures.io import navmeshes
-from tests.fixtures.io.detour_tools import (SECTION_SIZES, TILE_HEADER, detour_queries, read_tile_set, tile_offsets,
-                                            tile_polygons)
+from tests.fixtures.io.detour_tools import (
+    SECTION_SIZES,
+    TILE_HEADER,
+    detour_queries,
+    read_tile_set,
+    tile_offsets,
+    tile_polygons,
+)
 from tests.scenes import Scene
 
 # Detour's path length against ours. Ours is the shortest path draped over the detail surface;

@@ -35,8 +35,9 @@ def test_baked_mesh_json_is_schema_valid_and_lossless(baked, tmp_path, y_up):
 
 
 def test_baked_mesh_collada_keeps_every_polygon_of_a_flat_floor_whole(baked):
-    import collada
     import io
+
+    import collada
 
     dae = collada.Collada(io.BytesIO(to_collada(baked).encode("utf-8")))
     (prim,) = dae.geometries[0].primitives

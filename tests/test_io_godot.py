@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from lib import godot
+from lib.export_surface import UNLIMITED_CLEARANCE, corner_fans
 from lib.navmesh import NavMesh
 from lib.params import BakeParams
-from lib.export_surface import UNLIMITED_CLEARANCE, corner_fans
 from tests.fixtures.io import navmeshes, rolling
 from tests.fixtures.io.godot_tools import fan_triangles, godot_paths, read_tres
 

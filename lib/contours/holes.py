@@ -2,7 +2,7 @@
 simplification tolerance allows."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 
 import numpy as np
@@ -66,7 +66,7 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _combinations(n: int, k: int) -> np.ndarray:
     """(C(n, k), k) index combinations in lexicographic order."""
     return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(-1, k)

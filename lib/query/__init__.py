@@ -12,8 +12,8 @@ from .filter import QueryFilter
 from .index import Location
 from .navmesh_query import NavMeshQuery, PathResult, default_extent
 from .reach import ReachableSet
-from .surface import RaycastHit
 from .search import SlicedSearch
+from .surface import RaycastHit
 
 
 def _query(mesh_or_query) -> NavMeshQuery:

@@ -8,8 +8,9 @@ the path when it is provably the shortest; otherwise the shortest chain over cor
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 

@@ -275,7 +275,7 @@ class MeshIndex:
                 best, out = d, (qx, qy)
         return np.array([out[0], out[1], self.height(p, out)])
 
-    def locate(self, point, extent: tuple[float, float]) -> "Location":
+    def locate(self, point, extent: tuple[float, float]) -> Location:
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
         as Detour's findNearestPoly with its half-extents; polygon -1 when none is that close, with the
         distance to the nearest polygon anywhere."""

@@ -18,10 +18,10 @@ from ..components import connected_components
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
 from . import funnel, reach, refine, surface
+from .draw import PathDrawing
 from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
 from .graph import FITS_TOL, MeshGraph
 from .index import Location, MeshIndex, query_point, walk_segment
-from .draw import PathDrawing
 from .path import FOUND, PathPlan, PathResult, result, unreachable
 from .search import SlicedSearch, portal_ends
 
