@@ -7,6 +7,7 @@ interpreter and numpy included) belongs to that scene alone. The shared Recast d
 RecastDemo's parameters, and ../shared/bench/peers (Recast WASM, navcat) runs on the same scene,
 parameters and queries in the same run, so ratios compare like with like.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,14 +28,25 @@ PEERS_WORK = REPO / "bench" / "peers_work"
 
 # RecastDemo's defaults, as in ../shared/bench/peers/params-recastdemo.json.
 RECAST_DEMO = {
-    "cell_size": 0.3, "agent_height": 2.0, "agent_radius": 0.6, "agent_max_climb": 0.9,
-    "agent_max_slope": 45.0, "region_min_area": 8 * 8 * 0.3 * 0.3, "max_verts_per_poly": 6,
-    "max_edge_error": 1.3 * 0.3, "max_height_error": 0.2,
+    "cell_size": 0.3,
+    "agent_height": 2.0,
+    "agent_radius": 0.6,
+    "agent_max_climb": 0.9,
+    "agent_max_slope": 45.0,
+    "region_min_area": 8 * 8 * 0.3 * 0.3,
+    "max_verts_per_poly": 6,
+    "max_edge_error": 1.3 * 0.3,
+    "max_height_error": 0.2,
 }
 # Copies of a shared scene side by side (TILES x TILES) for query time against mesh size.
 TILES = 4
-OWN_SCENE_PARAMS = {"cell_size": 0.2, "agent_radius": 0.5, "agent_height": 2.0,
-                    "agent_max_climb": 0.5, "max_edge_error": 0.2}
+OWN_SCENE_PARAMS = {
+    "cell_size": 0.2,
+    "agent_radius": 0.5,
+    "agent_height": 2.0,
+    "agent_max_climb": 0.5,
+    "max_edge_error": 0.2,
+}
 
 
 def scene_arrays(name: str):
@@ -64,16 +76,25 @@ def bake_one(name: str, repeats: int) -> dict:
     for _ in range(repeats):
         reports = []
         t0 = time.perf_counter()
-        mesh = generate(vertices, triangles, params, walkable=walkable,
-                        progress=lambda stage, fraction: reports.append(time.perf_counter()))
+        mesh = generate(
+            vertices,
+            triangles,
+            params,
+            walkable=walkable,
+            progress=lambda stage, fraction: reports.append(time.perf_counter()),
+        )
         times.append(time.perf_counter() - t0)
         # The longest stretch without a progress report: how long the UI bar stands still, and
         # how long Esc can take to stop the bake.
         gaps.append(float(np.diff([t0, *reports, t0 + times[-1]]).max()))
     row = {
-        "scene": name, "triangles": int(len(triangles)), "bake_s": round(statistics.median(times), 4),
+        "scene": name,
+        "triangles": int(len(triangles)),
+        "bake_s": round(statistics.median(times), 4),
         "progress_gap_s": round(statistics.median(gaps), 3),
-        "polygons": mesh.polygon_count, "vertices": int(len(mesh.vertices)), "area": round(mesh.area_xy(), 3),
+        "polygons": mesh.polygon_count,
+        "vertices": int(len(mesh.vertices)),
+        "area": round(mesh.area_xy(), 3),
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     if queries is not None:
@@ -114,12 +135,16 @@ def query_figures(mesh, queries: np.ndarray) -> dict:
         hits.append(time.perf_counter() - t0)
     return {
         "query_setup_ms": round(1000 * setup, 2),
-        "query_ms_median": round(1000 * statistics.median(times), 4), "queries": len(queries),
+        "query_ms_median": round(1000 * statistics.median(times), 4),
+        "queries": len(queries),
         "query_ms_p90": round(1000 * float(np.percentile(times, 90)), 4),
         "cache_hit_ms_median": round(1000 * statistics.median(hits), 5),
         "cache_hit_speedup": round(statistics.median(times) / statistics.median(hits), 1),
-        "found": int(found), "reached": int(reached), "reached_on_floor": int(on_floor),
-        "mean_length": round(float(np.mean(lengths)), 3) if lengths else None, "paths": paths,
+        "found": int(found),
+        "reached": int(reached),
+        "reached_on_floor": int(on_floor),
+        "mean_length": round(float(np.mean(lengths)), 3) if lengths else None,
+        "paths": paths,
     }
 
 
@@ -149,13 +174,21 @@ def path_test_one(name: str, moves: int = 200) -> dict:
         bpy.context.view_layer.update()
         times.append(time.perf_counter() - t0)
         assert operators_path.STATE.key is not None
-    return {"scene": name, "path_test_moves": len(times), "path_test_ms_median": round(1000 * statistics.median(times), 3),
-            "path_test_ms_p90": round(1000 * float(np.percentile(times, 90)), 3)}
+    return {
+        "scene": name,
+        "path_test_moves": len(times),
+        "path_test_ms_median": round(1000 * statistics.median(times), 3),
+        "path_test_ms_p90": round(1000 * float(np.percentile(times, 90)), 3),
+    }
 
 
 def run_child(name: str, repeats: int, kind: str = "--child") -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.run", kind, name, "--repeats", str(repeats)],
-                         cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.run", kind, name, "--repeats", str(repeats)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         return {"scene": name, "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -195,7 +228,10 @@ def ratios(ours: dict, recast: dict, navcat: dict) -> dict:
         if both:
             row["length_vs_detour"] = round(sum(a["length"] for a, _ in both) / sum(b["length"] for _, b in both), 4)
             # Seen from above: ours follows the floor's slope changes, Detour's joins its corners.
-            theirs_xy = [float(np.linalg.norm(np.diff(np.asarray(b["points"])[:, [0, 2]], axis=0), axis=1).sum()) for _, b in both]
+            theirs_xy = [
+                float(np.linalg.norm(np.diff(np.asarray(b["points"])[:, [0, 2]], axis=0), axis=1).sum())
+                for _, b in both
+            ]
             row["length_xy_vs_detour"] = round(sum(a["length_xy"] for a, _ in both) / sum(theirs_xy), 4)
             row["length_pairs"] = len(both)
     return row
@@ -243,18 +279,31 @@ def main() -> None:
             print(json.dumps(row), flush=True)
             continue
         row, recast, navcat = rounds[-1]
-        row = {**row, "bake_s": round(statistics.median(r[0]["bake_s"] for r in rounds), 4),
-               "bake_s_rounds": [r[0]["bake_s"] for r in rounds],
-               "query_ms_median": round(statistics.median(r[0]["query_ms_median"] for r in rounds), 4)}
+        row = {
+            **row,
+            "bake_s": round(statistics.median(r[0]["bake_s"] for r in rounds), 4),
+            "bake_s_rounds": [r[0]["bake_s"] for r in rounds],
+            "query_ms_median": round(statistics.median(r[0]["query_ms_median"] for r in rounds), 4),
+        }
         print(json.dumps({k: v for k, v in row.items() if k != "paths"}), flush=True)
         for label, k in (("recast", 1), ("navcat", 2)):
             peer = rounds[-1][k]
-            print(json.dumps({"scene": name, "peer": label,
-                              "build_ms_median": round(statistics.median(r[k]["build_ms_median"] for r in rounds), 3),
-                              "build_ms_rounds": [round(r[k]["build_ms_median"], 1) for r in rounds],
-                              "polys": peer["polys"], "verts": peer["verts"], "area_xz": round(peer["area_xz"], 3),
-                              "query_ms_median": statistics.median(r[k].get("query_ms_median") or 0.0 for r in rounds),
-                              "reached": sum(p["reached"] for p in peer.get("paths", []))}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "scene": name,
+                        "peer": label,
+                        "build_ms_median": round(statistics.median(r[k]["build_ms_median"] for r in rounds), 3),
+                        "build_ms_rounds": [round(r[k]["build_ms_median"], 1) for r in rounds],
+                        "polys": peer["polys"],
+                        "verts": peer["verts"],
+                        "area_xz": round(peer["area_xz"], 3),
+                        "query_ms_median": statistics.median(r[k].get("query_ms_median") or 0.0 for r in rounds),
+                        "reached": sum(p["reached"] for p in peer.get("paths", [])),
+                    }
+                ),
+                flush=True,
+            )
         per_round = [ratios(*r) for r in rounds]
         summary = {**per_round[-1]}
         for key in ("bake_vs_navcat", "bake_vs_recast", "query_vs_navcat"):

@@ -1,4 +1,5 @@
 """Benchmark scenes: the shared Recast demo levels (when present) and levels generated here."""
+
 from __future__ import annotations
 
 import json

@@ -10,6 +10,7 @@ against the level's triangles at a few heights between a climb step and the agen
 closer than a step to one already kept (either way round) are dropped, so a ledge gets one link per
 step, not one per sample.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,14 @@ def jump_links(mesh: NavMesh, triangles: np.ndarray, params: BakeParams) -> list
             continue
         if any(_same_link(start, end, link, params.jump_step) for link in found):
             continue
-        found.append(LinkSpec(tuple(start.tolist()), tuple(end.tolist()), both_ways, name=f"auto {'jump' if both_ways else 'drop'} {len(found)}"))
+        found.append(
+            LinkSpec(
+                tuple(start.tolist()),
+                tuple(end.tolist()),
+                both_ways,
+                name=f"auto {'jump' if both_ways else 'drop'} {len(found)}",
+            )
+        )
     return found
 
 
@@ -63,8 +71,17 @@ def _ledge_samples(mesh: NavMesh, step: float):
             yield p + (k + 0.5) / count * (q - p), outward
 
 
-def _landing(index, start: np.ndarray, outward: np.ndarray, reach: float, up: float, drop: float, climb: float,
-             cs: float, r: float):
+def _landing(
+    index,
+    start: np.ndarray,
+    outward: np.ndarray,
+    reach: float,
+    up: float,
+    drop: float,
+    climb: float,
+    cs: float,
+    r: float,
+):
     """(end point, both ways) of the nearest floor straight out from start within reach, or None."""
     for distance in np.arange(2.0 * r + cs, reach + 1e-9, cs / 2.0):
         xy = start[:2] + distance * outward
@@ -119,5 +136,7 @@ def _same_link(start: np.ndarray, end: np.ndarray, link: LinkSpec, step: float) 
     """Is this link within a step of one already kept, either way round?"""
     near = 0.99 * step
     s, e = np.array(link.start), np.array(link.end)
-    return bool((np.linalg.norm(start - s) < near and np.linalg.norm(end - e) < near)
-                or (np.linalg.norm(start - e) < near and np.linalg.norm(end - s) < near))
+    return bool(
+        (np.linalg.norm(start - s) < near and np.linalg.norm(end - e) < near)
+        or (np.linalg.norm(start - e) < near and np.linalg.norm(end - s) < near)
+    )

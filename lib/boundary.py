@@ -1,6 +1,7 @@
 """The floor's boundary (Heightfield.boundary: where the floor ends at walls and ledges), binned by
 cell for the distance queries of the regions (exact erosion near the agent radius) and contours
 (pushing wall edges off it)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,9 @@ class FloorBoundary:
         self._measured: dict[bytes, tuple[float, float]] = {}
 
     def _cell(self, xy: np.ndarray) -> np.ndarray:
-        return np.clip(np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0,
-                       [self.cols - 1, self.rows - 1])
+        return np.clip(
+            np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0, [self.cols - 1, self.rows - 1]
+        )
 
     def _bin(self, xy: np.ndarray) -> np.ndarray:
         c = self._cell(xy)

@@ -9,6 +9,7 @@ such r (0 on boundary edges, inf when no boundary edge is ever reached).
 sides of polygon p between its edges i and j: min(edge_clearance[i], edge_clearance[j],
 r0 + half the distance between the boundary edges/corners of the two sides).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -72,7 +73,14 @@ def _paired_distances(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nd
 
 def _segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
     """(N,) distances between 3D segments a0[n]-a1[n] and b0[n]-b1[n] (endpoint + interior checks)."""
-    d = np.minimum.reduce([_paired_distances(a0[:, None], b0, b1)[:, 0], _paired_distances(a1[:, None], b0, b1)[:, 0], _paired_distances(b0[:, None], a0, a1)[:, 0], _paired_distances(b1[:, None], a0, a1)[:, 0]])
+    d = np.minimum.reduce(
+        [
+            _paired_distances(a0[:, None], b0, b1)[:, 0],
+            _paired_distances(a1[:, None], b0, b1)[:, 0],
+            _paired_distances(b0[:, None], a0, a1)[:, 0],
+            _paired_distances(b1[:, None], a0, a1)[:, 0],
+        ]
+    )
     # Interior-interior closest pair (segments crossing in projection or skew).
     u, v, w = a1 - a0, b1 - b0, a0 - b0
     A, B, C = (u * u).sum(axis=1), (u * v).sum(axis=1), (v * v).sum(axis=1)
@@ -128,7 +136,9 @@ def _segment_lower_bound(d0: float, dm: float, d1: float, half: float) -> float:
     return low if low > 0.0 else 0.0
 
 
-def _portal_candidates(start: list[int], ends: tuple[tuple, tuple, tuple], half: float, walls, boxes, bnd_by_poly, nbrs) -> tuple[list[int], float]:
+def _portal_candidates(
+    start: list[int], ends: tuple[tuple, tuple, tuple], half: float, walls, boxes, bnd_by_poly, nbrs
+) -> tuple[list[int], float]:
     """Boundary edges that may be nearest to some point of a portal, and an upper bound on the
     portal's max-min distance: flood polygons while they may hold a closer boundary edge.
 
@@ -159,7 +169,9 @@ def _portal_candidates(start: list[int], ends: tuple[tuple, tuple, tuple], half:
     return [col for col, near in edges if near <= upper], upper
 
 
-def _portals_max_min(p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], upper: np.ndarray, wa: np.ndarray, wb: np.ndarray) -> np.ndarray:
+def _portals_max_min(
+    p0: np.ndarray, p1: np.ndarray, cand: list[list[int]], upper: np.ndarray, wa: np.ndarray, wb: np.ndarray
+) -> np.ndarray:
     """(P,) max-min distance of each portal to its candidate walls (inf without any), in chunks
     that bound the (pairs, samples, 3) temporaries.
 
@@ -206,7 +218,10 @@ def compute_clearance(mesh: NavMesh, progress: Progress = SILENT) -> NavMesh:
     bnd_by_poly: list[list[int]] = [[] for _ in range(mesh.polygon_count)]
     for col, e in enumerate(edge_poly[bnd_slots].tolist()):
         bnd_by_poly[e].append(col)
-    nbrs = [[q for q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]].tolist() if q >= 0] for p in range(mesh.polygon_count)]
+    nbrs = [
+        [q for q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]].tolist() if q >= 0]
+        for p in range(mesh.polygon_count)
+    ]
     lo, hi = _poly_bounds(mesh)
     # Each undirected portal once: the twin slot gets the same value.
     twin = _twin_slots(mesh, edge_poly, nxt)
@@ -223,7 +238,9 @@ def compute_clearance(mesh: NavMesh, progress: Progress = SILENT) -> NavMesh:
     owners, others = edge_poly[portals].tolist(), mesh.neighbors[portals].tolist()
     for k, (a, m, b, half) in enumerate(zip(p0.tolist(), mids.tolist(), p1.tolist(), halves.tolist())):
         progress.at(0.5 * k / len(portals))
-        cols, up = _portal_candidates([owners[k], others[k]], (tuple(a), tuple(m), tuple(b)), half, walls, boxes, bnd_by_poly, nbrs)
+        cols, up = _portal_candidates(
+            [owners[k], others[k]], (tuple(a), tuple(m), tuple(b)), half, walls, boxes, bnd_by_poly, nbrs
+        )
         cand.append(cols)
         uppers.append(up)
     edge_clear[portals] = r0 + _portals_max_min(p0, p1, cand, np.array(uppers), wa, wb)
@@ -239,7 +256,9 @@ def compute_clearance(mesh: NavMesh, progress: Progress = SILENT) -> NavMesh:
     return replace(mesh, edge_clearance=edge_clear, cross_clearance=cross)
 
 
-def _cross_clearance(mesh: NavMesh, r0: float, edge_clear: np.ndarray, boundary: list[bool], is_bnd_vertex: list[bool]) -> np.ndarray:
+def _cross_clearance(
+    mesh: NavMesh, r0: float, edge_clear: np.ndarray, boundary: list[bool], is_bnd_vertex: list[bool]
+) -> np.ndarray:
     """Flat per-polygon n×n cross clearances; all side-gap segment pairs are measured in one batch."""
     cross = np.zeros(int(mesh.cross_offsets[-1]))
     offs, poly_offs = mesh.cross_offsets.tolist(), mesh.poly_offsets.tolist()
@@ -281,7 +300,16 @@ def _cross_clearance(mesh: NavMesh, r0: float, edge_clear: np.ndarray, boundary:
     return cross
 
 
-def _side_features(a: int, n: int, start: int, stop: int, boundary: list[bool], is_bnd_vertex: list[bool], pv: list[int], nxt: list[int]) -> list[tuple[int, int]]:
+def _side_features(
+    a: int,
+    n: int,
+    start: int,
+    stop: int,
+    boundary: list[bool],
+    is_bnd_vertex: list[bool],
+    pv: list[int],
+    nxt: list[int],
+) -> list[tuple[int, int]]:
     """Boundary edges and boundary corners (as degenerate segments) of the polygon chain strictly
     between edges start and stop, as vertex index pairs."""
     feats = []

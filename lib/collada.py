@@ -22,6 +22,7 @@ Per-polygon and per-edge data ride along in <extra><technique profile="navmesh">
   link_polygons, link_bidirectional,   per link: its start and end polygon, 1 if both ways, its
   link_areas, link_radii, link_costs   area id, widest agent radius and cost factor
 """
+
 from __future__ import annotations
 
 import datetime as _dt

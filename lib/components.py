@@ -1,4 +1,5 @@
 """Connected components of a graph given as edge arrays, vectorised (used by several stages)."""
+
 from __future__ import annotations
 
 import numpy as np

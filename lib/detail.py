@@ -7,6 +7,7 @@ neighbouring surfaces meet. Then the heightfield sample (span at a column centre
 polygon, on the polygon's own floor) farthest from the surface is inserted until every sample is
 within max_height_error or the per-polygon insertion cap is reached.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -28,8 +29,13 @@ _EDGE_EPS = 1e-9
 _VERTEX_REACH = 2
 
 
-def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region: np.ndarray | None = None,
-                 progress: Progress = SILENT) -> NavMesh:
+def build_detail(
+    mesh: NavMesh,
+    hf: Heightfield,
+    params: BakeParams,
+    span_region: np.ndarray | None = None,
+    progress: Progress = SILENT,
+) -> NavMesh:
     """The mesh with detail_* filled so the surface is within params.max_height_error of the sampled floor.
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
@@ -43,8 +49,9 @@ def build_detail(mesh: NavMesh, hf: Heightfield, params: BakeParams, span_region
     layer_tol = 0.5 * float(params.agent_height)
     sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region)
     progress.at(0.2)
-    vertices = _vertices_on_floor(mesh, sample_poly, samples, sample_span, hf, float(params.agent_max_climb),
-                                  0.5 * float(params.max_height_error))
+    vertices = _vertices_on_floor(
+        mesh, sample_poly, samples, sample_span, hf, float(params.agent_max_climb), 0.5 * float(params.max_height_error)
+    )
     mesh = replace(mesh, vertices=vertices)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
@@ -92,8 +99,15 @@ def surface_height(mesh: NavMesh, poly: int, xy) -> float:
     return float(w @ tri[k, :, 2])
 
 
-def _vertices_on_floor(mesh: NavMesh, sample_poly: np.ndarray, samples: np.ndarray, sample_span: np.ndarray,
-                       hf: Heightfield, climb: float, tol: float) -> np.ndarray:
+def _vertices_on_floor(
+    mesh: NavMesh,
+    sample_poly: np.ndarray,
+    samples: np.ndarray,
+    sample_span: np.ndarray,
+    hf: Heightfield,
+    climb: float,
+    tol: float,
+) -> np.ndarray:
     """The vertices, each moved up or down onto its polygons' floor where it is more than tol off it.
 
     Outline points take their height between two column centres and keep it when simplification
@@ -173,7 +187,9 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
     d = mesh.vertices[mesh.edge_next_vertex][:, :2] - a
     edge_eps = 1e-6 * cs * np.linalg.norm(d, axis=1)
     lo = np.maximum(np.floor((np.minimum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), 0)
-    hi = np.minimum(np.floor((np.maximum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), [hf.width - 1, hf.height - 1])
+    hi = np.minimum(
+        np.floor((np.maximum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), [hf.width - 1, hf.height - 1]
+    )
     width, height = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
     pairs = np.where((width > 0) & (height > 0), width * height, 0)
     plane = None if span_region is not None else _planes(corner, offs)
@@ -217,8 +233,9 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
     return np.concatenate(out_poly), np.concatenate(out_xyz), np.concatenate(out_span)
 
 
-def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None,
-                 max_error: float, climb: float) -> dict[int, np.ndarray]:
+def _edge_points(
+    mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, max_error: float, climb: float
+) -> dict[int, np.ndarray]:
     """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
     it, in the slot's direction, where the floor is farthest from the line through those kept so far
     (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
@@ -257,8 +274,10 @@ def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: 
         least = np.full(len(t), np.inf)
         np.minimum.at(least, sample, gap)
         near_line = (gap <= least[sample]) & (gap < 2.0 * layer_tol)
-        for region_of, accept in ((mesh.regions[owner[slots]], True),
-                                  (np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1), near_line)):
+        for region_of, accept in (
+            (mesh.regions[owner[slots]], True),
+            (np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1), near_line),
+        ):
             mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample]) & accept
             floor[sample[mine]] = hf.z[span[mine]]
     else:
@@ -271,7 +290,9 @@ def _edge_points(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: 
     off = np.zeros(len(slots))
     np.maximum.at(off, edge[known], np.abs(floor[known] - xyz[known, 2]))
     out: dict[int, np.ndarray] = {}
-    twins = {(int(x), int(y)): e for e, (x, y) in enumerate(zip(u.tolist(), w.tolist()))} if (off > max_error).any() else {}
+    twins = (
+        {(int(x), int(y)): e for e, (x, y) in enumerate(zip(u.tolist(), w.tolist()))} if (off > max_error).any() else {}
+    )
     cuts = np.concatenate([[0], np.cumsum(n)])
     for k in np.flatnonzero(off > max_error).tolist():
         sel = slice(cuts[k], cuts[k + 1])
@@ -370,7 +391,9 @@ def fan_apexes(mesh: NavMesh) -> np.ndarray:
     return apex
 
 
-def _fan_fits(mesh: NavMesh, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray, max_error: float) -> np.ndarray:
+def _fan_fits(
+    mesh: NavMesh, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray, max_error: float
+) -> np.ndarray:
     """Bool per polygon: its fan triangulation (from `apex`) is already within max_error of every
     sample (with a hair to spare), so refinement would insert nothing. All polygons at once."""
     offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
@@ -413,7 +436,9 @@ def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.stack([1.0 - w1 - w2, w1, w2], axis=-1)
 
 
-def _refine(poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list) -> tuple[np.ndarray, np.ndarray]:
+def _refine(
+    poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list
+) -> tuple[np.ndarray, np.ndarray]:
     """Fan triangulation of the polygon from `apex`, its edge points (on_edges[k]: points along edge
     k in order, or None), then inserted samples (Delaunay flips) until the error bound holds."""
     n = len(poly)

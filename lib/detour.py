@@ -7,6 +7,7 @@ A level that would overflow a tile's 16-bit indices (or any level, given tile_si
 of square tiles: polygons crossing a tile border are clipped there, their detail surface with them,
 and the clipped edges become portals (DT_EXT_LINK | side) that Detour links across when it loads.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -61,10 +62,19 @@ OFFMESH_POLY_TYPE = 1
 # DT_OFFMESH_CON_BIDIR, and the side code of an end inside the link's own tile.
 OFFMESH_BOTH_WAYS = 1
 OFFMESH_SAME_TILE = 0xFF
-_POLY = np.dtype([("first_link", "<u4"), ("verts", "<u2", 6), ("neis", "<u2", 6), ("flags", "<u2"),
-                  ("vert_count", "u1"), ("area_and_type", "u1")])
-_POLY_DETAIL = np.dtype([("vert_base", "<u4"), ("tri_base", "<u4"), ("vert_count", "u1"),
-                         ("tri_count", "u1"), ("pad", "V2")])
+_POLY = np.dtype(
+    [
+        ("first_link", "<u4"),
+        ("verts", "<u2", 6),
+        ("neis", "<u2", 6),
+        ("flags", "<u2"),
+        ("vert_count", "u1"),
+        ("area_and_type", "u1"),
+    ]
+)
+_POLY_DETAIL = np.dtype(
+    [("vert_base", "<u4"), ("tri_base", "<u4"), ("vert_count", "u1"), ("tri_count", "u1"), ("pad", "V2")]
+)
 _BV_NODE = np.dtype([("bmin", "<u2", 3), ("bmax", "<u2", 3), ("i", "<i4")])
 
 
@@ -86,8 +96,10 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None) -> bytes:
     if tile_size is not None:
         grid = level.grid_size(tile_size)
         if _bits(grid) > REFERENCE_BITS - MIN_POLYGON_BITS:
-            raise NavMeshError(f"tile_size {tile_size:g} m does not fit Detour: a grid of {grid} tiles leaves too few "
-                               f"bits of its 32-bit polygon references for the polygons (larger tiles need fewer)")
+            raise NavMeshError(
+                f"tile_size {tile_size:g} m does not fit Detour: a grid of {grid} tiles leaves too few "
+                f"bits of its 32-bit polygon references for the polygons (larger tiles need fewer)"
+            )
         tiles = level.tiles(tile_size)
         problem = _overflow(tiles, level.quant)
         if problem:
@@ -120,11 +132,15 @@ def _check_mesh(mesh: NavMesh) -> None:
         raise NavMeshError(f"the navmesh is empty{reason}: there is nothing to export to Detour")
     largest = int(mesh.polygon_sizes.max())
     if largest > VERTS_PER_POLYGON:
-        raise NavMeshError(f"the navmesh has polygons with {largest} vertices; Detour allows at most "
-                           f"{VERTS_PER_POLYGON}: re-bake with max_verts_per_poly <= {VERTS_PER_POLYGON}")
+        raise NavMeshError(
+            f"the navmesh has polygons with {largest} vertices; Detour allows at most "
+            f"{VERTS_PER_POLYGON}: re-bake with max_verts_per_poly <= {VERTS_PER_POLYGON}"
+        )
     if mesh.areas.min() < 0 or mesh.areas.max() > MAX_AREA:
-        raise NavMeshError(f"area ids must be 0..{MAX_AREA} for Detour, the navmesh has "
-                           f"{int(mesh.areas.min())}..{int(mesh.areas.max())}")
+        raise NavMeshError(
+            f"area ids must be 0..{MAX_AREA} for Detour, the navmesh has "
+            f"{int(mesh.areas.min())}..{int(mesh.areas.max())}"
+        )
 
 
 class _Tile:
@@ -197,8 +213,12 @@ class _Level:
         for p in np.flatnonzero(~whole):
             for ty in range(first[p, 1], last[p, 1] + 1):
                 for tx in range(first[p, 0], last[p, 0] + 1):
-                    box = (origin[0] + tx * size, origin[1] + ty * size, origin[0] + (tx + 1) * size,
-                           origin[1] + (ty + 1) * size)
+                    box = (
+                        origin[0] + tx * size,
+                        origin[1] + ty * size,
+                        origin[0] + (tx + 1) * size,
+                        origin[1] + (ty + 1) * size,
+                    )
                     cut = self.clipped(p, box)
                     if cut:
                         pieces.setdefault(ty * count[0] + tx, []).extend(cut)
@@ -207,8 +227,12 @@ class _Level:
         for t in sorted(set(tile_of[whole].tolist()) | set(pieces)):
             ty, tx = divmod(t, int(count[0]))
             own = np.flatnonzero(whole & (tile_of == t))
-            box = (origin[0] + tx * size, origin[1] + ty * size, origin[0] + (tx + 1) * size,
-                   origin[1] + (ty + 1) * size)
+            box = (
+                origin[0] + tx * size,
+                origin[1] + ty * size,
+                origin[0] + (tx + 1) * size,
+                origin[1] + (ty + 1) * size,
+            )
             corners, counts, polygons = self.corners[own], self.sizes[own], own
             labels = np.where(self.slots[own] >= 0, self.slots[own], _NO_EDGE)
             tri_sel = np.isin(tri_owner, own)
@@ -236,8 +260,12 @@ class _Level:
         points = [self.corners[p, k] for k in range(n)]
         labels = [int(self.slots[p, k]) for k in range(n)]
         x0, z0, x1, z1 = box
-        for axis, value, keep_below, side in ((0, x0, False, SIDE_X_MIN), (0, x1, True, SIDE_X_MAX),
-                                              (2, z0, False, SIDE_Z_MIN), (2, z1, True, SIDE_Z_MAX)):
+        for axis, value, keep_below, side in (
+            (0, x0, False, SIDE_X_MIN),
+            (0, x1, True, SIDE_X_MAX),
+            (2, z0, False, SIDE_Z_MIN),
+            (2, z1, True, SIDE_Z_MAX),
+        ):
             points, labels = _clip_to_plane(points, labels, axis, value, keep_below, _BORDER - side)
             if len(points) < 3:
                 return []
@@ -291,7 +319,9 @@ def _detail_triangles(mesh: NavMesh, corners: np.ndarray, sizes: np.ndarray) -> 
     bare = np.setdiff1d(np.arange(mesh.polygon_count), owners)
     if len(bare):
         fan_poly = np.repeat(bare, sizes[bare] - 2)
-        fan_k = np.arange(len(fan_poly)) - np.repeat(np.cumsum(sizes[bare] - 2) - (sizes[bare] - 2), sizes[bare] - 2) + 1
+        fan_k = (
+            np.arange(len(fan_poly)) - np.repeat(np.cumsum(sizes[bare] - 2) - (sizes[bare] - 2), sizes[bare] - 2) + 1
+        )
         fans = np.stack([corners[fan_poly, 0], corners[fan_poly, fan_k], corners[fan_poly, fan_k + 1]], axis=1)
         coords, owners = np.concatenate([coords, fans]), np.concatenate([owners, fan_poly])
     order = np.argsort(owners, kind="stable")
@@ -317,6 +347,7 @@ def _corner_heights(mesh: NavMesh, vertices: np.ndarray, corners: np.ndarray, de
 def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_below: bool, cut_label: int):
     """Sutherland-Hodgman: the convex polygon's part on one side of the plane coordinate[axis] = value.
     Edge k runs from point k with labels[k]; the new edge along the plane gets cut_label."""
+
     def inside(q):
         return q[axis] <= value if keep_below else q[axis] >= value
 
@@ -498,8 +529,10 @@ def _overflow(tiles: list[_Tile], quant: float) -> str:
             return f"a tile spans more than {MAX_QUANTISED} cells, the most Detour's bounding-volume tree quantises"
     bits = _bits(len(tiles)) + _bits(max(t.polygon_count for t in tiles))
     if bits > REFERENCE_BITS:
-        return (f"{len(tiles)} tiles of up to {max(t.polygon_count for t in tiles)} polygons need {bits} bits of "
-                f"Detour's 32-bit polygon references, at most {REFERENCE_BITS} are free (larger tiles need fewer)")
+        return (
+            f"{len(tiles)} tiles of up to {max(t.polygon_count for t in tiles)} polygons need {bits} bits of "
+            f"Detour's 32-bit polygon references, at most {REFERENCE_BITS} are free (larger tiles need fewer)"
+        )
     return ""
 
 
@@ -522,8 +555,11 @@ def _pack(tiles: list[_Tile], level: _Level, size: float) -> bytes:
     max_polygons = max(t.polygon_count + len(links) for t, links in zip(tiles, tile_links))
     tile_bits, poly_bits = _bits(len(tiles)), _bits(max_polygons)
     origin = level.origin
-    out = [_SET_HEADER.pack(SET_MAGIC, SET_VERSION, len(tiles), origin[0], origin[1], origin[2], size, size,
-                            len(tiles), max_polygons)]
+    out = [
+        _SET_HEADER.pack(
+            SET_MAGIC, SET_VERSION, len(tiles), origin[0], origin[1], origin[2], size, size, len(tiles), max_polygons
+        )
+    ]
     for index, (tile, links) in enumerate(zip(tiles, tile_links)):
         data = _tile_bytes(tile, level, links)
         # Salt 1 (a fresh navmesh's), tile slot `index`, polygon 0.
@@ -559,18 +595,52 @@ def _tile_bytes(tile: _Tile, level: _Level, links: list) -> bytes:
     connection_polys["flags"] = WALK_FLAG
     connection_polys["vert_count"] = 2
     connection_polys["area_and_type"] = [link.area | OFFMESH_POLY_TYPE << 6 for link in links]
-    connections = b"".join(_OFFMESH.pack(*ends[2 * i], *ends[2 * i + 1], link.radius, count + i,
-                                         OFFMESH_BOTH_WAYS if link.bidirectional else 0,
-                                         _outside_side(ends[2 * i + 1], low, high), i)
-                           for i, link in enumerate(links))
+    connections = b"".join(
+        _OFFMESH.pack(
+            *ends[2 * i],
+            *ends[2 * i + 1],
+            link.radius,
+            count + i,
+            OFFMESH_BOTH_WAYS if link.bidirectional else 0,
+            _outside_side(ends[2 * i + 1], low, high),
+            i,
+        )
+        for i, link in enumerate(links)
+    )
     header = _HEADER.pack(
-        TILE_MAGIC, TILE_VERSION, tile.tx, tile.ty, 0, 0, count + len(links), len(vertices), link_count, count,
-        len(detail_vertices), len(detail_tris), len(tree), len(links), count,
-        float(params.agent_height), float(params.agent_radius), float(params.agent_max_climb),
-        *low, *high, level.quant)
-    sections = [header, vertices.astype("<f4").tobytes(), polys.tobytes() + connection_polys.tobytes(),
-                bytes(_LINK_SIZE * link_count), details.tobytes(), detail_vertices.astype("<f4").tobytes(),
-                detail_tris.tobytes(), tree.tobytes(), connections]
+        TILE_MAGIC,
+        TILE_VERSION,
+        tile.tx,
+        tile.ty,
+        0,
+        0,
+        count + len(links),
+        len(vertices),
+        link_count,
+        count,
+        len(detail_vertices),
+        len(detail_tris),
+        len(tree),
+        len(links),
+        count,
+        float(params.agent_height),
+        float(params.agent_radius),
+        float(params.agent_max_climb),
+        *low,
+        *high,
+        level.quant,
+    )
+    sections = [
+        header,
+        vertices.astype("<f4").tobytes(),
+        polys.tobytes() + connection_polys.tobytes(),
+        bytes(_LINK_SIZE * link_count),
+        details.tobytes(),
+        detail_vertices.astype("<f4").tobytes(),
+        detail_tris.tobytes(),
+        tree.tobytes(),
+        connections,
+    ]
     return b"".join(s + bytes(-len(s) % 4) for s in sections)  # dtAlign4 after every section
 
 
@@ -579,9 +649,16 @@ def _outside_side(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:
     counter-clockwise in steps of 45 degrees to 7 = +x -z), OFFMESH_SAME_TILE when inside this one."""
     east, north = point[0] >= high[0], point[2] >= high[2]
     west, south = point[0] < low[0], point[2] < low[2]
-    code = {(True, False, False, False): 0, (True, True, False, False): 1, (False, True, False, False): 2,
-            (False, True, True, False): 3, (False, False, True, False): 4, (False, False, True, True): 5,
-            (False, False, False, True): 6, (True, False, False, True): 7}
+    code = {
+        (True, False, False, False): 0,
+        (True, True, False, False): 1,
+        (False, True, False, False): 2,
+        (False, True, True, False): 3,
+        (False, False, True, False): 4,
+        (False, False, True, True): 5,
+        (False, False, False, True): 6,
+        (True, False, False, True): 7,
+    }
     return code.get((bool(east), bool(north), bool(west), bool(south)), OFFMESH_SAME_TILE)
 
 
@@ -593,12 +670,16 @@ def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     tris, owner = tile.tri_coords[order], tile.tri_piece[order]
     corners, counts = tile.corners[owner], tile.counts[owner]
     gap = tris[:, :, None, :] - corners[:, None, :, :]
-    same = ((np.hypot(gap[..., 0], gap[..., 2]) < WELD) & (np.abs(gap[..., 1]) < WELD)
-            & (np.arange(VERTS_PER_POLYGON) < counts[:, None, None]))
+    same = (
+        (np.hypot(gap[..., 0], gap[..., 2]) < WELD)
+        & (np.abs(gap[..., 1]) < WELD)
+        & (np.arange(VERTS_PER_POLYGON) < counts[:, None, None])
+    )
     is_corner = same.any(axis=2)
     index = np.argmax(same, axis=2)
-    extra_keys = np.column_stack([np.repeat(owner, 3)[~is_corner.reshape(-1)],
-                                  np.round(tris[~is_corner] / WELD).astype(np.int64)])
+    extra_keys = np.column_stack(
+        [np.repeat(owner, 3)[~is_corner.reshape(-1)], np.round(tris[~is_corner] / WELD).astype(np.int64)]
+    )
     unique, first, inverse = np.unique(extra_keys, axis=0, return_index=True, return_inverse=True)
     extra_owner = unique[:, 0]
     piece_first = np.searchsorted(extra_owner, np.arange(tile.polygon_count))
@@ -609,8 +690,10 @@ def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     too_many = np.flatnonzero((tile.counts + extra_count > MAX_DETAIL_INDEX + 1) | (tri_count > MAX_DETAIL_INDEX))
     if len(too_many):
         p = int(tile.polygons[too_many[0]])
-        raise NavMeshError(f"polygon {p}'s detail surface has more vertices or triangles than Detour's byte indices "
-                           f"hold ({MAX_DETAIL_INDEX}); re-bake with a larger max_height_error")
+        raise NavMeshError(
+            f"polygon {p}'s detail surface has more vertices or triangles than Detour's byte indices "
+            f"hold ({MAX_DETAIL_INDEX}); re-bake with a larger max_height_error"
+        )
     details = np.zeros(tile.polygon_count, dtype=_POLY_DETAIL)
     details["vert_base"] = piece_first
     details["tri_base"] = np.concatenate([[0], np.cumsum(tri_count)[:-1]])
@@ -640,7 +723,7 @@ def _outline_flags(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) ->
     on = (dist < ON_EDGE) & (np.arange(VERTS_PER_POLYGON) < counts[:, None, None])
     flags = np.zeros(len(tris), dtype=np.uint8)
     for k in range(3):
-        flags |= (np.any(on[:, k] & on[:, (k + 1) % 3], axis=1).astype(np.uint8) << (2 * k))
+        flags |= np.any(on[:, k] & on[:, (k + 1) % 3], axis=1).astype(np.uint8) << (2 * k)
     return flags
 
 

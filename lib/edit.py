@@ -5,6 +5,7 @@ Adjacency and clearance are computed afresh from the edited polygons. A polygon 
 exactly those of a baked polygon keeps that polygon's detail surface; any other follows its own
 corners (a fan), since there is no heightfield to sample after the bake.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,16 +27,19 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
         return NavMesh.empty(baked.params, "every navmesh polygon was deleted by hand")
     for p, poly in enumerate(polygons):
         if len(poly) < 3 or len(set(poly)) < len(poly):
-            raise NavMeshError(f"edited navmesh polygon {p} has {len(set(poly))} distinct corners; "
-                               "a navmesh polygon needs at least 3")
+            raise NavMeshError(
+                f"edited navmesh polygon {p} has {len(set(poly))} distinct corners; a navmesh polygon needs at least 3"
+            )
     mesh = replace(assemble(polygons, regions, areas, vertices, baked.params), area_costs=baked.area_costs)
     try:
         check_convex(mesh.vertices, mesh.poly_offsets, mesh.poly_vertices)
     except NavMeshError as exc:
         raise NavMeshError(f"the edited navmesh cannot be used: {exc}; undo the edit or bake again") from None
     if np.any(np.bincount(_directed_edges(mesh), minlength=1) > 1):
-        raise NavMeshError("the edited navmesh cannot be used: two polygons overlap (they share an edge "
-                           "running the same way); undo the edit or bake again")
+        raise NavMeshError(
+            "the edited navmesh cannot be used: two polygons overlap (they share an edge "
+            "running the same way); undo the edit or bake again"
+        )
     return clearance.compute_clearance(_with_detail(mesh, baked))
 
 
@@ -80,12 +84,17 @@ def _with_detail(mesh: NavMesh, baked: NavMesh) -> NavMesh:
         out_triangles.append(local + base)
         out_polygons.append(np.full(len(local), p, dtype=np.int64))
         base += len(verts)
-    return replace(mesh, detail_vertices=np.concatenate(out_vertices), detail_triangles=np.concatenate(out_triangles),
-                   detail_polygons=np.concatenate(out_polygons))
+    return replace(
+        mesh,
+        detail_vertices=np.concatenate(out_vertices),
+        detail_triangles=np.concatenate(out_triangles),
+        detail_polygons=np.concatenate(out_polygons),
+    )
 
 
 def _unchanged_polygons(mesh: NavMesh, baked: NavMesh) -> dict[int, int]:
     """Polygon of mesh -> the baked polygon with exactly the same corners in the same order."""
+
     def key(m: NavMesh, p: int) -> tuple:
         corners = [tuple(c) for c in m.vertices[m.polygon(p)].tolist()]
         start = corners.index(min(corners))

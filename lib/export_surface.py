@@ -8,6 +8,7 @@ polygon whose detail is the fan from one of its corners is written whole, starti
 (an engine fanning it from its first corner then gets exactly the detail surface); any other polygon
 is written as its detail triangles.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,13 +68,12 @@ def export_surface(mesh: NavMesh) -> ExportSurface:
     # no kept triangle uses (all its triangles were degenerate) is added, at the polygon's height.
     slot_polygon = mesh.edge_polygon
     slot_xy = mesh.vertices[mesh.poly_vertices, :2]
-    keys = np.column_stack([np.concatenate([vertex_polygon, slot_polygon]),
-                            np.concatenate([vertices[:, :2], slot_xy])])
+    keys = np.column_stack([np.concatenate([vertex_polygon, slot_polygon]), np.concatenate([vertices[:, :2], slot_xy])])
     _, key_id = np.unique(keys, axis=0, return_inverse=True)
     key_id = key_id.ravel()
     vertex_of_key = np.full(int(key_id.max(initial=-1)) + 1, -1, dtype=np.int64)
     vertex_of_key[key_id[: len(vertices)]] = np.arange(len(vertices))
-    corner_vertex = vertex_of_key[key_id[len(vertices):]]
+    corner_vertex = vertex_of_key[key_id[len(vertices) :]]
     missing = np.flatnonzero(corner_vertex < 0)
     corner_vertex[missing] = len(vertices) + np.arange(len(missing))
     vertices = np.vstack([vertices, mesh.vertices[mesh.poly_vertices[missing]]])

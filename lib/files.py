@@ -1,5 +1,6 @@
 """All-or-nothing file writes: a full disk or a crash never leaves a half-written file, and an
 existing file is replaced only by a complete new one."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Plane geometry shared by the stages and the queries (XY, counter-clockwise is positive)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -26,6 +26,7 @@ The resource's metadata (`get_meta(name)`) carries what Godot has no place for:
   link_polygons, link_bidirectional,         per link its start and end polygon, 1 if both ways,
   link_areas, link_radii, link_costs         area id, widest agent radius and cost factor
 """
+
 from __future__ import annotations
 
 import numpy as np

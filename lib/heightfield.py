@@ -2,6 +2,7 @@
 
 (Recast: rcRasterizeTriangles + filters + rcBuildCompactHeightfield.)
 """
+
 from __future__ import annotations
 
 import os
@@ -118,11 +119,13 @@ def _check_memory(area: float, cs: float, width: int, height: int) -> None:
         raise NavMeshError(
             f"baking this level at cell size {cs:g} m needs about {need / 1e9:.3g} GB ({cells:.3g} cells of surface, "
             f"a {width} x {height} grid), more than this machine's {total / 1e9:.3g} GB allow: use a larger "
-            f"cell_size or bake a part of the level")
+            f"cell_size or bake a part of the level"
+        )
 
 
-def build_heightfield(soup: TriangleSoup, params: BakeParams, progress: Progress = SILENT,
-                      volumes: tuple = ()) -> Heightfield:
+def build_heightfield(
+    soup: TriangleSoup, params: BakeParams, progress: Progress = SILENT, volumes: tuple = ()
+) -> Heightfield:
     """Rasterise the soup and keep the walkable floor spans with their links.
 
     Walkable triangles are sampled exactly at column centres (unbiased floor coverage); all other
@@ -228,8 +231,17 @@ class _Grid:
 def _empty(grid: _Grid) -> Heightfield:
     f, i = np.zeros(0), np.zeros(0, dtype=np.int32)
     return Heightfield(
-        grid.cs, grid.bmin, grid.width, grid.height, i, i.copy(), f, f.copy(), i.copy(),
-        np.zeros((0, 4), dtype=np.int64), np.zeros((0, 4)),
+        grid.cs,
+        grid.bmin,
+        grid.width,
+        grid.height,
+        i,
+        i.copy(),
+        f,
+        f.copy(),
+        i.copy(),
+        np.zeros((0, 4), dtype=np.int64),
+        np.zeros((0, 4)),
     )
 
 

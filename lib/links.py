@@ -1,6 +1,7 @@
 """Off-mesh links placed by hand: each end snapped onto the navmesh, as Detour's off-mesh
 connections are, so a path query can cross from one floor to another where the floor does not
 connect them (a jump, a drop, a ladder)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -43,18 +44,33 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
         if not 0 <= int(spec.area) <= MAX_AREA or not (np.isfinite(spec.cost) and spec.cost > 0):
             raise NavMeshError(f"off-mesh link {spec.name!r}: area must be 0..{MAX_AREA} and cost > 0")
         ends = [index.locate(point, extent) for point in (spec.start, spec.end)]
-        far = [f"its {which} is {where.distance:.3g} m away" for which, where in zip(("start", "end"), ends)
-               if where.polygon < 0]
+        far = [
+            f"its {which} is {where.distance:.3g} m away"
+            for which, where in zip(("start", "end"), ends)
+            if where.polygon < 0
+        ]
         if far:
             missed.append(f"{spec.name!r} ({' and '.join(far)})")
             continue
         radius = float(mesh.params.agent_radius) if spec.radius is None else float(spec.radius)
-        links.append(OffMeshLink(tuple(ends[0].point.tolist()), tuple(ends[1].point.tolist()), ends[0].polygon,
-                                 ends[1].polygon, radius, bool(spec.bidirectional), int(spec.area), float(spec.cost),
-                                 spec.name))
+        links.append(
+            OffMeshLink(
+                tuple(ends[0].point.tolist()),
+                tuple(ends[1].point.tolist()),
+                ends[0].polygon,
+                ends[1].polygon,
+                radius,
+                bool(spec.bidirectional),
+                int(spec.area),
+                float(spec.cost),
+                spec.name,
+            )
+        )
     if missed:
-        raise NavMeshError(f"off-mesh link ends must lie on the navmesh (within {extent[0]:g} m across, "
-                           f"{extent[1]:g} m up or down): {'; '.join(missed)}")
+        raise NavMeshError(
+            f"off-mesh link ends must lie on the navmesh (within {extent[0]:g} m across, "
+            f"{extent[1]:g} m up or down): {'; '.join(missed)}"
+        )
     return replace(mesh, links=tuple(mesh.links) + tuple(links))
 
 
@@ -63,7 +79,9 @@ def link_columns(mesh: NavMesh) -> dict[str, np.ndarray]:
     end polygon (two entries), both ways (1) or not (0), area id, widest agent radius, cost factor."""
     links = mesh.links
     return {
-        "link_polygons": np.array([[link.start_polygon, link.end_polygon] for link in links], dtype=np.int64).reshape(-1),
+        "link_polygons": np.array([[link.start_polygon, link.end_polygon] for link in links], dtype=np.int64).reshape(
+            -1
+        ),
         "link_bidirectional": np.array([int(link.bidirectional) for link in links], dtype=np.int64),
         "link_areas": np.array([link.area for link in links], dtype=np.int64),
         "link_radii": np.array([link.radius for link in links], dtype=np.float64),

@@ -4,6 +4,7 @@ Storage is flat (CSR) so that queries can vectorise: polygon p owns the edge slo
 `poly_offsets[p]:poly_offsets[p+1]`. Edge k of a polygon runs from its vertex k to vertex k+1.
 Per-edge arrays (`poly_vertices`, `neighbors`, `edge_clearance`) share those slots.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,9 +58,17 @@ class OffMeshLink:
 
     def to_dict(self, y_up: bool = False) -> dict:
         points = to_y_up(np.array([self.start, self.end])) if y_up else np.array([self.start, self.end])
-        return {"start": points[0].tolist(), "end": points[1].tolist(), "start_polygon": self.start_polygon,
-                "end_polygon": self.end_polygon, "radius": self.radius, "bidirectional": self.bidirectional,
-                "area": self.area, "cost": self.cost, "name": self.name}
+        return {
+            "start": points[0].tolist(),
+            "end": points[1].tolist(),
+            "start_polygon": self.start_polygon,
+            "end_polygon": self.end_polygon,
+            "radius": self.radius,
+            "bidirectional": self.bidirectional,
+            "area": self.area,
+            "cost": self.cost,
+            "name": self.name,
+        }
 
     @classmethod
     def from_dict(cls, data, k: int, y_up: bool, polygon_count: int) -> OffMeshLink:
@@ -75,7 +84,11 @@ class OffMeshLink:
             ends = from_y_up(ends)
         try:
             polys = [_int_in(data["start_polygon"]), _int_in(data["end_polygon"])]
-            radius, cost, area = _float_in(data["radius"]), _float_in(data.get("cost", 1.0)), _int_in(data.get("area", 0))
+            radius, cost, area = (
+                _float_in(data["radius"]),
+                _float_in(data.get("cost", 1.0)),
+                _int_in(data.get("area", 0)),
+            )
         except ValueError as exc:
             raise NavMeshError(f"{where}: {exc.args[0]!r} is not a valid number there") from None
         if not all(0 <= p < polygon_count for p in polys):
@@ -84,8 +97,17 @@ class OffMeshLink:
             raise NavMeshError(f"{where}: radius must be finite and >= 0, cost finite and > 0")
         if not 0 <= area <= MAX_AREA:
             raise NavMeshError(f"{where}: area {area} must be from 0 to {MAX_AREA}")
-        return cls(tuple(ends[0].tolist()), tuple(ends[1].tolist()), polys[0], polys[1], radius,
-                   bool(data.get("bidirectional", True)), area, cost, str(data.get("name", "")))
+        return cls(
+            tuple(ends[0].tolist()),
+            tuple(ends[1].tolist()),
+            polys[0],
+            polys[1],
+            radius,
+            bool(data.get("bidirectional", True)),
+            area,
+            cost,
+            str(data.get("name", "")),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -386,7 +408,11 @@ def _area_costs(costs) -> tuple:
     for area, cost in pairs:
         if isinstance(area, bool) or not isinstance(area, (int, np.integer)) or not 0 <= int(area) <= MAX_AREA:
             raise NavMeshError(f"area_costs: area id {area!r} must be a whole number from 0 to {MAX_AREA}")
-        if isinstance(cost, bool) or not isinstance(cost, (int, float, np.number)) or not (math.isfinite(cost) and cost > 0):
+        if (
+            isinstance(cost, bool)
+            or not isinstance(cost, (int, float, np.number))
+            or not (math.isfinite(cost) and cost > 0)
+        ):
             raise NavMeshError(f"area_costs: area {int(area)} has cost {cost!r}; costs must be finite and > 0")
         if float(cost) != 1.0:
             out[int(area)] = float(cost)
@@ -456,8 +482,10 @@ def check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.nd
     owner = np.repeat(np.arange(len(sizes)), sizes)
     bad = np.flatnonzero(area <= 0)
     if len(bad):
-        raise NavMeshError(f"polygon {int(bad[0])} is clockwise or has no area seen from above; polygons must "
-                           f"be counter-clockwise seen from +Z")
+        raise NavMeshError(
+            f"polygon {int(bad[0])} is clockwise or has no area seen from above; polygons must "
+            f"be counter-clockwise seen from +Z"
+        )
     bad = owner[turn < -CONVEX_TOL * scale]
     if len(bad):
         raise NavMeshError(f"polygon {int(bad[0])} is not convex (or crosses itself); navmesh polygons must be convex")
@@ -525,6 +553,8 @@ def _per_edge(lists, sizes: np.ndarray, name: str, cast) -> np.ndarray:
             try:
                 flat.append(cast(x))
             except (TypeError, ValueError):
-                raise NavMeshError(f"field {name!r} has {x!r} for polygon {p}: "
-                                   f"{'a finite number or null' if cast is _float_in else 'a whole number'} is needed") from None
+                raise NavMeshError(
+                    f"field {name!r} has {x!r} for polygon {p}: "
+                    f"{'a finite number or null' if cast is _float_in else 'a whole number'} is needed"
+                ) from None
     return np.asarray(flat, dtype=np.float64 if cast is _float_in else np.int64)

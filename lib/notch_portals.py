@@ -10,6 +10,7 @@ border shared with another region, where the neighbour would see a T-junction.
 Cells may exceed the polygon vertex limit and some portals turn out inessential; the polygon stage
 splits and merges them (lib.polygons).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -55,8 +56,9 @@ class Cells:
     steiner: np.ndarray
 
 
-def notch_cells(rings: list[list[int]], points, fixed: set[tuple[int, int]], snap: float,
-                progress: Progress = SILENT) -> Cells | None:
+def notch_cells(
+    rings: list[list[int]], points, fixed: set[tuple[int, int]], snap: float, progress: Progress = SILENT
+) -> Cells | None:
     """Cut a region (outer ring counter-clockwise, holes clockwise, ids into `points`, N (x, y, z)
     rows: an array or a list, only the region's own rows are read) into convex cells; None when the
     outline defeats the construction (the caller falls back).
@@ -320,7 +322,9 @@ class _Graph:
         """Nothing lies between v and the point `length` along the unit direction d."""
         x, y = self.xyz[v][:2]
         ex, ey = x + d[0] * length, y + d[1] * length
-        rows = self._edges_meeting(min(x, ex) - self.eps, min(y, ey) - self.eps, max(x, ex) + self.eps, max(y, ey) + self.eps)
+        rows = self._edges_meeting(
+            min(x, ex) - self.eps, min(y, ey) - self.eps, max(x, ex) + self.eps, max(y, ey) + self.eps
+        )
         dist, _, _ = self._cast(v, d[None], rows)
         return not _blocked(dist, np.array([length]))[0]
 
@@ -342,7 +346,9 @@ class _Graph:
         angles += [_angle_between(back, e) for e in at_end]
         return max(min(min(angles) / (0.5 * math.pi), 1.0), _MIN_QUALITY)
 
-    def _vertex_targets(self, notch: tuple[int, int, int], two_notch_only: bool, radius: float) -> list[tuple[float, int]]:
+    def _vertex_targets(
+        self, notch: tuple[int, int, int], two_notch_only: bool, radius: float
+    ) -> list[tuple[float, int]]:
         """Visible vertices within `radius` in the notch's cone as (score, vertex), best first (only
         the best one unless two_notch_only, which keeps every partner: a taken best leaves the next)."""
         u, v, w = notch
@@ -387,7 +393,9 @@ class _Graph:
         d = -to_pts
         na, nb, nd = np.hypot(*a.T), np.hypot(*b.T), np.hypot(*d.T)
         tol = 1e-12 * nd
-        inside = (a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0] <= tol * na) & (d[:, 0] * b[:, 1] - d[:, 1] * b[:, 0] <= tol * nb)
+        inside = (a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0] <= tol * na) & (
+            d[:, 0] * b[:, 1] - d[:, 1] * b[:, 0] <= tol * nb
+        )
         return (inside & (na > 0) & (nb > 0)) | several
 
     def _vertex_score(self, notch, p: int, d: tuple[float, float], length: float, two_notch_only: bool) -> float | None:
@@ -498,8 +506,10 @@ class _Graph:
             self._edge_row[first] = row
             self._edge_ends[row] = first
             self._edge_a[row], self._edge_b[row] = self.xyz[first[0]][:2], self.xyz[first[1]][:2]
-            self._edge_box[row] = (*np.minimum(self._edge_a[row], self._edge_b[row]),
-                                   *np.maximum(self._edge_a[row], self._edge_b[row]))  # still in its bins
+            self._edge_box[row] = (
+                *np.minimum(self._edge_a[row], self._edge_b[row]),
+                *np.maximum(self._edge_a[row], self._edge_b[row]),
+            )  # still in its bins
             second = (min(b, p), max(b, p))
             self.kind[first] = self.kind[second] = kind
             self._add_edges([second])
@@ -539,7 +549,8 @@ class _Graph:
         only if it still beats the next one in the queue. A score taken since the last portal was
         laid is still fresh, and its target is laid without searching again."""
         queue: list[tuple[float, int, tuple[int, int, int], int, _Target | None]] = [
-            (0.0, k, notch, -1, None) for k, notch in enumerate(self.notches())]
+            (0.0, k, notch, -1, None) for k, notch in enumerate(self.notches())
+        ]
         counter = len(queue)
         laid = 0
         for _ in range(8 * len(self.xyz) + 16):
@@ -601,7 +612,7 @@ def _reserve(rows: np.ndarray, count: int) -> np.ndarray:
     if len(rows) >= count:
         return rows
     grown = np.zeros((max(count, 2 * len(rows)), *rows.shape[1:]), dtype=rows.dtype)
-    grown[:len(rows)] = rows
+    grown[: len(rows)] = rows
     return grown
 
 

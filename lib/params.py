@@ -3,6 +3,7 @@
 BAKE_PARAMETERS is the one list of them: BakeParams' defaults and checks, the add-on's settings,
 panel and command line, and the README's parameter table are all made from it.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,43 +51,142 @@ class BakeParameter:
             return f"must be in {low}{self.minimum:g}, {self.maximum:g}{high} {self.unit}, got {value}"
         if self.minimum_excluded:
             return f"must be greater than {self.minimum:g}, got {value}"
-        return f"must not be negative, got {value}" if self.minimum == 0 else f"must be at least {self.minimum:g}, got {value}"
+        return (
+            f"must not be negative, got {value}"
+            if self.minimum == 0
+            else f"must be at least {self.minimum:g}, got {value}"
+        )
 
 
 BAKE_PARAMETERS = (
-    BakeParameter("cell_size", "Cell Size", 0.2, "m", minimum_excluded=True, recast="cs",
-                  description="voxel size across; smaller is more accurate and slower"),
-    BakeParameter("agent_radius", "Agent Radius", 0.5, "m", recast="walkableRadius", recast_in_cells=True,
-                  description="erosion from walls, ledges and obstacles, honoured exactly (not rounded to cells)"),
-    BakeParameter("agent_height", "Agent Height", 2.0, "m", minimum_excluded=True,
-                  recast="walkableHeight", recast_in_cells=True,
-                  description="free space needed above a floor"),
-    BakeParameter("agent_max_climb", "Max Climb", 0.5, "m", recast="walkableClimb", recast_in_cells=True,
-                  description="largest step between neighbouring floor points; stairs below it connect"),
-    BakeParameter("agent_max_slope", "Max Slope", 45.0, "degrees", maximum=90.0, maximum_excluded=True,
-                  recast="walkableSlopeAngle", description="steepest walkable surface"),
-    BakeParameter("region_min_area", "Min Region Area", 1.0, "m²", recast="minRegionArea", recast_in_cells=True,
-                  description="islands whose navmesh would cover less than this, seen from above, are dropped"),
-    BakeParameter("max_verts_per_poly", "Max Polygon Vertices", 6, "count", minimum=3, maximum=32,
-                  recast="maxVertsPerPoly",
-                  description="at most this many vertices per polygon (Detour's limit is 6)"),
-    BakeParameter("max_edge_len", "Max Edge Length", 0.0, "m", recast="maxEdgeLen", recast_in_cells=True,
-                  description="wall and ledge edges of the outline longer than this are split evenly; 0: no limit"),
-    BakeParameter("max_edge_error", "Max Edge Error", 0.2, "m", minimum_excluded=True,
-                  recast="maxSimplificationError", recast_in_cells=True,
-                  description="how far a simplified outline may leave the voxel outline"),
-    BakeParameter("max_height_error", "Max Height Error", 0.2, "m", minimum_excluded=True,
-                  recast="detailSampleMaxError",
-                  description="how far the detail surface may leave the real floor"),
-    BakeParameter("jump_max_distance", "Max Jump Distance", 0.0, "m", recast="",
-                  description="automatic off-mesh links reach at most this far across a gap or off a ledge, "
-                              "seen from above; 0: none"),
-    BakeParameter("jump_max_up", "Max Jump Up", 0.0, "m", recast="",
-                  description="automatic jump links (both ways) join floors at most this much higher"),
-    BakeParameter("jump_max_drop", "Max Drop", 0.0, "m", recast="",
-                  description="automatic drop links (one way, down) leave a ledge for a floor at most this far below"),
-    BakeParameter("jump_step", "Jump Link Spacing", 1.0, "m", minimum_excluded=True, recast="",
-                  description="automatic links are sampled along ledges this far apart"),
+    BakeParameter(
+        "cell_size",
+        "Cell Size",
+        0.2,
+        "m",
+        minimum_excluded=True,
+        recast="cs",
+        description="voxel size across; smaller is more accurate and slower",
+    ),
+    BakeParameter(
+        "agent_radius",
+        "Agent Radius",
+        0.5,
+        "m",
+        recast="walkableRadius",
+        recast_in_cells=True,
+        description="erosion from walls, ledges and obstacles, honoured exactly (not rounded to cells)",
+    ),
+    BakeParameter(
+        "agent_height",
+        "Agent Height",
+        2.0,
+        "m",
+        minimum_excluded=True,
+        recast="walkableHeight",
+        recast_in_cells=True,
+        description="free space needed above a floor",
+    ),
+    BakeParameter(
+        "agent_max_climb",
+        "Max Climb",
+        0.5,
+        "m",
+        recast="walkableClimb",
+        recast_in_cells=True,
+        description="largest step between neighbouring floor points; stairs below it connect",
+    ),
+    BakeParameter(
+        "agent_max_slope",
+        "Max Slope",
+        45.0,
+        "degrees",
+        maximum=90.0,
+        maximum_excluded=True,
+        recast="walkableSlopeAngle",
+        description="steepest walkable surface",
+    ),
+    BakeParameter(
+        "region_min_area",
+        "Min Region Area",
+        1.0,
+        "m²",
+        recast="minRegionArea",
+        recast_in_cells=True,
+        description="islands whose navmesh would cover less than this, seen from above, are dropped",
+    ),
+    BakeParameter(
+        "max_verts_per_poly",
+        "Max Polygon Vertices",
+        6,
+        "count",
+        minimum=3,
+        maximum=32,
+        recast="maxVertsPerPoly",
+        description="at most this many vertices per polygon (Detour's limit is 6)",
+    ),
+    BakeParameter(
+        "max_edge_len",
+        "Max Edge Length",
+        0.0,
+        "m",
+        recast="maxEdgeLen",
+        recast_in_cells=True,
+        description="wall and ledge edges of the outline longer than this are split evenly; 0: no limit",
+    ),
+    BakeParameter(
+        "max_edge_error",
+        "Max Edge Error",
+        0.2,
+        "m",
+        minimum_excluded=True,
+        recast="maxSimplificationError",
+        recast_in_cells=True,
+        description="how far a simplified outline may leave the voxel outline",
+    ),
+    BakeParameter(
+        "max_height_error",
+        "Max Height Error",
+        0.2,
+        "m",
+        minimum_excluded=True,
+        recast="detailSampleMaxError",
+        description="how far the detail surface may leave the real floor",
+    ),
+    BakeParameter(
+        "jump_max_distance",
+        "Max Jump Distance",
+        0.0,
+        "m",
+        recast="",
+        description="automatic off-mesh links reach at most this far across a gap or off a ledge, "
+        "seen from above; 0: none",
+    ),
+    BakeParameter(
+        "jump_max_up",
+        "Max Jump Up",
+        0.0,
+        "m",
+        recast="",
+        description="automatic jump links (both ways) join floors at most this much higher",
+    ),
+    BakeParameter(
+        "jump_max_drop",
+        "Max Drop",
+        0.0,
+        "m",
+        recast="",
+        description="automatic drop links (one way, down) leave a ledge for a floor at most this far below",
+    ),
+    BakeParameter(
+        "jump_step",
+        "Jump Link Spacing",
+        1.0,
+        "m",
+        minimum_excluded=True,
+        recast="",
+        description="automatic links are sampled along ledges this far apart",
+    ),
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
 # Most vertices a Detour polygon holds (DT_VERTS_PER_POLYGON).
@@ -130,28 +230,40 @@ class BakeParams:
         out = []
         cs, r = self.cell_size, self.agent_radius
         if r > 0 and cs > r / 2:
-            out.append(f"cell_size {cs:g} m is more than half the agent radius ({r:g} m): walls and gaps are resolved to "
-                       f"{cs:g} m, so passages up to about 2 x radius + cell size close; Recast's guide is radius/3 to "
-                       f"radius/2 ({r / 3:.3g} to {r / 2:.3g} m)")
+            out.append(
+                f"cell_size {cs:g} m is more than half the agent radius ({r:g} m): walls and gaps are resolved to "
+                f"{cs:g} m, so passages up to about 2 x radius + cell size close; Recast's guide is radius/3 to "
+                f"radius/2 ({r / 3:.3g} to {r / 2:.3g} m)"
+            )
         rise = cs * math.tan(math.radians(self.agent_max_slope))
         if self.agent_max_climb < rise:
             steepest = math.degrees(math.atan2(self.agent_max_climb, cs))
-            out.append(f"agent_max_climb {self.agent_max_climb:g} m is below the rise of a {self.agent_max_slope:g}° "
-                       f"floor across one cell ({rise:.3g} m): floors steeper than {steepest:.3g}° break apart; raise "
-                       f"the climb to at least {rise:.3g} m or lower agent_max_slope")
+            out.append(
+                f"agent_max_climb {self.agent_max_climb:g} m is below the rise of a {self.agent_max_slope:g}° "
+                f"floor across one cell ({rise:.3g} m): floors steeper than {steepest:.3g}° break apart; raise "
+                f"the climb to at least {rise:.3g} m or lower agent_max_slope"
+            )
         if self.agent_height < self.agent_max_climb:
-            out.append(f"agent_height {self.agent_height:g} m is below agent_max_climb {self.agent_max_climb:g} m: "
-                       "the agent would climb steps taller than itself")
+            out.append(
+                f"agent_height {self.agent_height:g} m is below agent_max_climb {self.agent_max_climb:g} m: "
+                "the agent would climb steps taller than itself"
+            )
         if self.max_verts_per_poly > DETOUR_MAX_VERTS:
-            out.append(f"max_verts_per_poly {self.max_verts_per_poly} is above Detour's limit of {DETOUR_MAX_VERTS}: "
-                       "engines that load Detour navmeshes (Babylon.js, recast-navigation, DotRecast) cannot take it")
+            out.append(
+                f"max_verts_per_poly {self.max_verts_per_poly} is above Detour's limit of {DETOUR_MAX_VERTS}: "
+                "engines that load Detour navmeshes (Babylon.js, recast-navigation, DotRecast) cannot take it"
+            )
         if self.jump_max_distance > 0 and self.jump_max_up <= 0 and self.jump_max_drop <= 0:
-            out.append(f"jump_max_distance {self.jump_max_distance:g} m makes no links while jump_max_up and "
-                       "jump_max_drop are 0: set how high a jump reaches or how far a drop falls")
+            out.append(
+                f"jump_max_distance {self.jump_max_distance:g} m makes no links while jump_max_up and "
+                "jump_max_drop are 0: set how high a jump reaches or how far a drop falls"
+            )
         if self.max_edge_error < cs / 2:
-            out.append(f"max_edge_error {self.max_edge_error:g} m is below half a cell: outlines follow the voxel "
-                       f"staircase, with many more vertices and polygons; Recast's guide is 1.1 to 1.5 cells "
-                       f"({1.1 * cs:.3g} to {1.5 * cs:.3g} m)")
+            out.append(
+                f"max_edge_error {self.max_edge_error:g} m is below half a cell: outlines follow the voxel "
+                f"staircase, with many more vertices and polygons; Recast's guide is 1.1 to 1.5 cells "
+                f"({1.1 * cs:.3g} to {1.5 * cs:.3g} m)"
+            )
         return out
 
     @classmethod

@@ -1,4 +1,5 @@
 """The bake pipeline: triangle soup -> NavMesh, one stage after another (Recast's rcBuild* chain)."""
+
 from __future__ import annotations
 
 from dataclasses import replace

@@ -10,6 +10,7 @@ without T-junctions. Slivers (narrower than SLIVER_WIDTH cells, or needle-shaped
 throughout: wall corners thinner than that are cut off the outline first, decompositions compare
 by their slivers, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -145,8 +146,9 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
         poly = current[s]
         if poly is None or not _is_sliver(xy[poly], thin):
             continue  # a repair of an earlier sliver took this one in
-        edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))),
-                       key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]]))))
+        edges = sorted(
+            ((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]])))
+        )
         groups = [[n] for n in (owner.get((b, a)) for a, b in edges) if n is not None]
         if len(groups) > 1:
             groups.append([g[0] for g in groups])
@@ -156,9 +158,12 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
                 continue
             found = _decompose([ring], xy, maxv, thin)
             # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
-            if (found is None or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
-                    <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
-                    or any(_is_sliver(xy[piece], thin) for piece in found[0])):
+            if (
+                found is None
+                or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
+                <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
+                or any(_is_sliver(xy[piece], thin) for piece in found[0])
+            ):
                 continue
             pieces = found[0]
             slots = [s, *group]
@@ -224,8 +229,9 @@ def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray, max_edge_len
     return out
 
 
-def _keep_walls_short(ring: list[int], drop: list[bool], on_wall: list[bool], xy: np.ndarray,
-                      max_edge_len: float) -> list[bool]:
+def _keep_walls_short(
+    ring: list[int], drop: list[bool], on_wall: list[bool], xy: np.ndarray, max_edge_len: float
+) -> list[bool]:
     """`drop` (per vertex of `ring`) less the wall vertices (on_wall: between two wall edges)
     whose dropping would join wall edges into one longer than max_edge_len (0: no limit)."""
     if max_edge_len <= 0 or all(drop) or not any(d and w for d, w in zip(drop, on_wall)):
@@ -242,8 +248,9 @@ def _keep_walls_short(ring: list[int], drop: list[bool], on_wall: list[bool], xy
     return drop
 
 
-def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray,
-                         max_edge_len: float) -> list[int]:
+def _drop_free_collinear(
+    idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray, max_edge_len: float
+) -> list[int]:
     """Remove straight-angle vertices between two wall edges that nothing else uses, unless that
     would join them into a wall edge longer than max_edge_len.
 
@@ -262,7 +269,9 @@ def _drop_free_collinear(idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: n
     return [v for v, gone in zip(idx, drop) if not gone]
 
 
-def _trim_thin_corners(rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float) -> list[list[int]]:
+def _trim_thin_corners(
+    rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float
+) -> list[list[int]]:
     """The region's rings without the convex wall corners whose triangle with their two
     neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
     on its neighbours' line. Polygons at such corners tend to be slivers or needles (every triangle
@@ -331,8 +340,9 @@ def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
     return ring
 
 
-def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float,
-               progress: Progress = SILENT) -> tuple[list[list[int]], np.ndarray] | None:
+def _decompose(
+    rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float, progress: Progress = SILENT
+) -> tuple[list[list[int]], np.ndarray] | None:
     """Triangulate and merge: the fewest convex polygons (slivers first avoided) over a few
     triangulations of one region; None if no triangulation succeeds."""
     ring = bridge_holes(rings, xy, progress.span(0.0, 0.4))
@@ -357,8 +367,9 @@ def _decompose(rings: list[list[int]], xy: np.ndarray, maxv: int, thin: float,
     return None if best is None else (_regroup(best, xy, maxv, thin), np.zeros((0, 3)))
 
 
-def _decompose_by_portals(rings, points, xy, shared, maxv: int, snap: float, thin: float,
-                          progress: Progress = SILENT) -> tuple[list[list[int]], np.ndarray] | None:
+def _decompose_by_portals(
+    rings, points, xy, shared, maxv: int, snap: float, thin: float, progress: Progress = SILENT
+) -> tuple[list[list[int]], np.ndarray] | None:
     """Notch portals (lib.notch_portals), cells over the vertex limit split, then merged across
     inessential portals; Steiner vertices a merge leaves straight and unshared are dropped."""
     found = notch_cells(rings, points, shared, snap, progress)
@@ -431,7 +442,9 @@ def _is_sliver(pts: np.ndarray, thin: float) -> bool:
     return _fatness(pts) <= NEEDLE_FATNESS or narrower_than(pts, thin)
 
 
-def _merge(pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: AbstractSet[int] = frozenset()) -> list[list[int]]:
+def _merge(
+    pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: AbstractSet[int] = frozenset()
+) -> list[list[int]]:
     """Hertel-Mehlhorn: remove diagonals (longest first) while the union stays convex and small.
 
     A vertex in `removable` (a Steiner vertex) that a union leaves straight and no other polygon
@@ -478,8 +491,16 @@ def _rotate_min(poly: list[int]) -> list[int]:
     return poly[k:] + poly[:k]
 
 
-def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, maxv: int,
-               removable: AbstractSet[int], uses: dict[int, int]) -> list[int] | None:
+def _try_merge(
+    pp: list[int],
+    qq: list[int],
+    a: int,
+    b: int,
+    xy: np.ndarray,
+    maxv: int,
+    removable: AbstractSet[int],
+    uses: dict[int, int],
+) -> list[int] | None:
     """Union of two polygons sharing edge a->b (in pp) / b->a (in qq), or None if not convex / too big."""
     i = pp.index(a)
     pp = pp[i:] + pp[:i]  # a, b, ...
@@ -489,9 +510,15 @@ def _try_merge(pp: list[int], qq: list[int], a: int, b: int, xy: np.ndarray, max
     if len(set(merged)) != len(merged):
         return None
     if removable:
-        merged = [v for k, v in enumerate(merged)
-                  if not (v in removable and uses[v] == (v in pp) + (v in qq)
-                          and turn(xy[merged[k - 1]], xy[v], xy[merged[(k + 1) % len(merged)]]) == 0)]
+        merged = [
+            v
+            for k, v in enumerate(merged)
+            if not (
+                v in removable
+                and uses[v] == (v in pp) + (v in qq)
+                and turn(xy[merged[k - 1]], xy[v], xy[merged[(k + 1) % len(merged)]]) == 0
+            )
+        ]
     if len(merged) > maxv:
         return None
     n = len(merged)
@@ -548,9 +575,15 @@ def _split_in_two(ring: list[int], xy: np.ndarray, maxv: int, thin: float) -> li
         first, second = ring[i : j + 1], ring[j:] + ring[: i + 1]
         if len(first) > maxv or len(second) > maxv:
             continue
-        if not all(_convex_corner(*corner) for corner in (
-                (pts[j - 1], pts[j], pts[i]), (pts[j], pts[i], pts[i + 1]),
-                (pts[i - 1], pts[i], pts[j]), (pts[i], pts[j], pts[(j + 1) % n]))):
+        if not all(
+            _convex_corner(*corner)
+            for corner in (
+                (pts[j - 1], pts[j], pts[i]),
+                (pts[j], pts[i], pts[i + 1]),
+                (pts[i - 1], pts[i], pts[j]),
+                (pts[i], pts[j], pts[(j + 1) % n]),
+            )
+        ):
             continue
         fat = min(_fatness(xy[first]), _fatness(xy[second]))
         if fat > best_fat and not (_is_sliver(xy[first], thin) or _is_sliver(xy[second], thin)):
@@ -571,7 +604,9 @@ def _fatness(pts: np.ndarray) -> float:
     return signed_area(pts) / max(perimeter * perimeter, 1e-300)
 
 
-def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, removable: AbstractSet[int] = frozenset()) -> list[list[int]]:
+def _regroup(
+    pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, removable: AbstractSet[int] = frozenset()
+) -> list[list[int]]:
     """Local search after merging: three adjacent polygons whose outline one chord cuts into two
     convex polygons (each within maxv) become those two, until no such triple is left."""
     polys: dict[int, list[int]] = dict(enumerate(pieces))
@@ -608,9 +643,15 @@ def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, re
                 for p in group:
                     for v in p:
                         inside[v] = inside.get(v, 0) + 1
-                ring = [v for k, v in enumerate(ring)
-                        if not (v in removable and uses[v] == inside[v]
-                                and turn(xy[ring[k - 1]], xy[v], xy[ring[(k + 1) % len(ring)]]) == 0)]
+                ring = [
+                    v
+                    for k, v in enumerate(ring)
+                    if not (
+                        v in removable
+                        and uses[v] == inside[v]
+                        and turn(xy[ring[k - 1]], xy[v], xy[ring[(k + 1) % len(ring)]]) == 0
+                    )
+                ]
                 split = _split_in_two(ring, xy, maxv, thin)
                 if split is None:
                     continue
@@ -628,4 +669,3 @@ def _regroup(pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, re
                 progress = True
                 break
     return [_rotate_min(p) for p in polys.values()]
-

@@ -5,6 +5,7 @@ of its span to each piece of work (a region, a hole, a notch), and loops call `a
 report reaches the caller at most every REPORT_INTERVAL seconds, and may raise
 lib.errors.BakeCancelled to stop the bake there.
 """
+
 from __future__ import annotations
 
 import time
@@ -27,8 +28,14 @@ class _Clock:
 class Progress:
     """The fraction [start, end] of the whole bake that one piece of a stage covers."""
 
-    def __init__(self, report: ProgressCallback | None, stage: str, start: float = 0.0, end: float = 1.0,
-                 clock: _Clock | None = None):
+    def __init__(
+        self,
+        report: ProgressCallback | None,
+        stage: str,
+        start: float = 0.0,
+        end: float = 1.0,
+        clock: _Clock | None = None,
+    ):
         self.report, self.stage, self.start, self.end = report, stage, start, end
         self.clock = clock or _Clock()
 

@@ -5,6 +5,7 @@ unreachable island (the top of a crate, a ledge no stair leads to) are a classic
 seeds placed where agents must be able to go keep only the islands they stand on (Recast demo's
 "prune tool", recastnavigation#340).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -50,8 +51,10 @@ def keep_seeded(mesh: NavMesh, seeds) -> NavMesh:
     for k, seed in enumerate(seeds):
         where = index.locate(seed, extent)
         if where.polygon < 0:
-            raise NavMeshError(f"walkable seed {k + 1} at ({seed[0]:.3g}, {seed[1]:.3g}, {seed[2]:.3g}) is "
-                               f"{where.distance:.3g} m from the navmesh: move it onto a floor agents walk on")
+            raise NavMeshError(
+                f"walkable seed {k + 1} at ({seed[0]:.3g}, {seed[1]:.3g}, {seed[2]:.3g}) is "
+                f"{where.distance:.3g} m from the navmesh: move it onto a floor agents walk on"
+            )
         kept.add(int(label[where.polygon]))
     return select_polygons(mesh, np.isin(label, sorted(kept)))
 
@@ -74,8 +77,11 @@ def select_polygons(mesh: NavMesh, keep: np.ndarray) -> NavMesh:
     detail_used = np.zeros(len(mesh.detail_vertices), dtype=bool)
     detail_used[mesh.detail_triangles[detail_keep].ravel()] = True
     detail_id = np.cumsum(detail_used) - 1
-    links = tuple(replace(link, start_polygon=int(new_id[link.start_polygon]), end_polygon=int(new_id[link.end_polygon]))
-                  for link in mesh.links if keep[link.start_polygon] and keep[link.end_polygon])
+    links = tuple(
+        replace(link, start_polygon=int(new_id[link.start_polygon]), end_polygon=int(new_id[link.end_polygon]))
+        for link in mesh.links
+        if keep[link.start_polygon] and keep[link.end_polygon]
+    )
     cross = mesh.cross_clearance
     if cross is not None:
         block_keep = np.repeat(keep, mesh.polygon_sizes**2)
@@ -95,4 +101,3 @@ def select_polygons(mesh: NavMesh, keep: np.ndarray) -> NavMesh:
         cross_clearance=cross,
         links=links,
     )
-

@@ -1,5 +1,6 @@
 """Region stage: exact agent-radius erosion and region partition (Recast: rcErodeWalkableArea,
 rcBuildDistanceField, rcBuildRegions / layer merging), vectorised over the span graph."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

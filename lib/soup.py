@@ -4,6 +4,7 @@ Level geometry is a polygon soup. This stage turns whatever arrays the caller ha
 clean `TriangleSoup`: finite coordinates, valid indices, no degenerate triangles, and a local
 origin so that coordinates around 1e6 keep their precision in the later stages.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,12 +61,15 @@ def volume_triangles(volume: AreaVolume, origin: np.ndarray) -> np.ndarray:
     except (TypeError, ValueError):
         raise NavMeshError(f"{volume.name}: vertices must be (N, 3) numbers and triangles (M, 3) indices") from None
     if volume.area is not None and not (isinstance(volume.area, (int, np.integer)) and 0 <= volume.area <= MAX_AREA):
-        raise NavMeshError(f"{volume.name}: area {volume.area!r} must be a whole number from 0 to {MAX_AREA}, or None to remove the floor")
+        raise NavMeshError(
+            f"{volume.name}: area {volume.area!r} must be a whole number from 0 to {MAX_AREA}, or None to remove the floor"
+        )
     if not len(tris) or not np.isfinite(verts).all() or tris.min() < 0 or tris.max() >= len(verts):
         raise NavMeshError(f"{volume.name}: needs finite vertices and triangles indexing them")
     if not closed_shells(verts, tris).all():
-        raise NavMeshError(f"{volume.name} is not a closed mesh (a box or any watertight shell): "
-                           "what is inside it is undefined")
+        raise NavMeshError(
+            f"{volume.name} is not a closed mesh (a box or any watertight shell): what is inside it is undefined"
+        )
     return verts[tris] - origin
 
 

@@ -4,6 +4,7 @@ Holes are bridged into the outer ring through short, wide-angled bridges; ear cl
 the ears in a chosen order (fattest, first, or longest diagonal), and Delaunay flips fatten the
 triangles. Vertices that lie straight between two others are kept (a neighbour may use them).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -63,8 +64,10 @@ def turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
 def is_straight(a, v, b) -> bool:
     """Whether a -> v -> b goes straight on at v (within STRAIGHT_ANGLE), not back."""
     d1x, d1y, d2x, d2y = v[0] - a[0], v[1] - a[1], b[0] - v[0], b[1] - v[1]
-    return (abs(d1x * d2y - d1y * d2x) <= STRAIGHT_ANGLE * math.hypot(d1x, d1y) * math.hypot(d2x, d2y)
-            and d1x * d2x + d1y * d2y > 0)
+    return (
+        abs(d1x * d2y - d1y * d2x) <= STRAIGHT_ANGLE * math.hypot(d1x, d1y) * math.hypot(d2x, d2y)
+        and d1x * d2x + d1y * d2y > 0
+    )
 
 
 def min_width(pts) -> float:
@@ -233,16 +236,24 @@ class _EdgeIndex:
         ea, eb = self.xy[na], self.xy[nb]
         e_lo, e_hi = np.minimum(ea, eb), np.maximum(ea, eb)
         ends = np.asarray(m_ids)[:, None]
-        near = ((na != p_idx) & (nb != p_idx) & (na != ends) & (nb != ends)
-                & (e_lo[:, 0] <= hi[:, 0, None]) & (e_hi[:, 0] >= lo[:, 0, None])
-                & (e_lo[:, 1] <= hi[:, 1, None]) & (e_hi[:, 1] >= lo[:, 1, None]))
+        near = (
+            (na != p_idx)
+            & (nb != p_idx)
+            & (na != ends)
+            & (nb != ends)
+            & (e_lo[:, 0] <= hi[:, 0, None])
+            & (e_hi[:, 0] >= lo[:, 0, None])
+            & (e_lo[:, 1] <= hi[:, 1, None])
+            & (e_hi[:, 1] >= lo[:, 1, None])
+        )
         c, e = np.nonzero(near)
         hit = segments_meet(p, m[c], ea[e], eb[e])
         return np.bincount(c[hit], minlength=len(m_ids)) > 0
 
 
-def _best_bridge(outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.ndarray, pts: list,
-                 progress: Progress = SILENT) -> tuple[int, int] | None:
+def _best_bridge(
+    outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.ndarray, pts: list, progress: Progress = SILENT
+) -> tuple[int, int] | None:
     """(hole position, outer position) of the best visible bridge, or None if none is visible.
     pts: xy as a list, for the float arithmetic per candidate."""
     best, best_score = None, math.inf
@@ -274,8 +285,10 @@ def _best_bridge(outer: list[int], hole: list[int], edges: _EdgeIndex, xy: np.nd
                 m = pts[outer[k]]
                 prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
                 dx, dy = (m[0] - p[0]) / dist, (m[1] - p[1]) / dist
-                sines = [abs(dx * (q[1] - c[1]) - dy * (q[0] - c[0])) / max(math.hypot(q[0] - c[0], q[1] - c[1]), 1e-300)
-                         for c, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))]
+                sines = [
+                    abs(dx * (q[1] - c[1]) - dy * (q[0] - c[0])) / max(math.hypot(q[0] - c[0], q[1] - c[1]), 1e-300)
+                    for c, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))
+                ]
                 score = dist / max(min(sines), 1e-9)
                 if score < best_score:
                     best, best_score = (s, k), score
@@ -341,6 +354,7 @@ def _in_cone_many(prev: np.ndarray, m: np.ndarray, nxt: np.ndarray, p: np.ndarra
 
     Every vertex m_k (K, 2, with neighbours prev_k, nxt_k) against every point p_j (J, 2): (J, K).
     """
+
     def cross(o, a, b):
         return (a[..., 0] - o[..., 0]) * (b[..., 1] - o[..., 1]) - (a[..., 1] - o[..., 1]) * (b[..., 0] - o[..., 0])
 

@@ -1,4 +1,5 @@
 """Navmesh add-on: registration only; each module holds what one part of the UI does."""
+
 try:
     from .. import lib
 except ImportError:

@@ -1,5 +1,6 @@
 """The scene's agent types: how they share navmeshes (one per height, climb and slope, baked at the
 group's smallest radius; clearance serves the wider ones), and the list's add and remove."""
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,13 @@ def group_params(settings, group) -> lib.BakeParams:
     """The bake parameters of a group: the settings' with the group's height, climb and slope and its
     smallest radius (NavMeshError if out of range)."""
     height, climb, slope = group_key(group[0])
-    return replace(settings.to_bake_params(), agent_radius=round(min(a.radius for a in group), 6),
-                   agent_height=height, agent_max_climb=climb, agent_max_slope=slope)
+    return replace(
+        settings.to_bake_params(),
+        agent_radius=round(min(a.radius for a in group), 6),
+        agent_height=height,
+        agent_max_climb=climb,
+        agent_max_slope=slope,
+    )
 
 
 def navmesh_name(base: str, group) -> str:

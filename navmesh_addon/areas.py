@@ -1,5 +1,6 @@
 """The scene's table of named area types (mud, water, road): adding and removing entries, and
 the list the sidebar shows. Objects and materials pick an area by its id."""
+
 from __future__ import annotations
 
 import bpy
@@ -105,5 +106,11 @@ class NAVMESH_MT_area_types_material(NAVMESH_MT_area_types):
     for_material = True
 
 
-CLASSES = (NAVMESH_UL_area_types, NAVMESH_OT_area_type_add, NAVMESH_OT_area_type_remove, NAVMESH_OT_area_type_pick,
-           NAVMESH_MT_area_types, NAVMESH_MT_area_types_material)
+CLASSES = (
+    NAVMESH_UL_area_types,
+    NAVMESH_OT_area_type_add,
+    NAVMESH_OT_area_type_remove,
+    NAVMESH_OT_area_type_pick,
+    NAVMESH_MT_area_types,
+    NAVMESH_MT_area_types_material,
+)

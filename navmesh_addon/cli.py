@@ -10,6 +10,7 @@ Exit codes: 0 success; 1 the bake or a file write failed (nothing walkable, dege
 goal was not reached (without the flag such pairs are reported in the output file, exit code 0).
 Errors go to stderr as one line starting with "navmesh: error:".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,29 +70,58 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     bake = commands.add_parser("bake", help="bake a level (.blend, .obj, .gltf/.glb, .fbx) to navmesh files")
-    bake.add_argument("input", type=Path, nargs="?",
-                      help="the level: .blend, or a scene file to import (.obj, .gltf, .glb, .fbx); "
-                           "default: the .blend Blender has open (blender -b level.blend -c navmesh bake ...)")
-    bake.add_argument("--output", "-o", type=Path, required=True,
-                      help="output file; its extension picks the format unless --format is given")
+    bake.add_argument(
+        "input",
+        type=Path,
+        nargs="?",
+        help="the level: .blend, or a scene file to import (.obj, .gltf, .glb, .fbx); "
+        "default: the .blend Blender has open (blender -b level.blend -c navmesh bake ...)",
+    )
+    bake.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        required=True,
+        help="output file; its extension picks the format unless --format is given",
+    )
     bake.add_argument("--format", "-f", help=f"comma-separated formats ({', '.join(OUTPUT_FORMATS)}): one file each")
-    bake.add_argument("--preset", help="agent preset: human, child, large or a saved user preset; "
-                                       "the bake parameter options override it")
+    bake.add_argument(
+        "--preset",
+        help="agent preset: human, child, large or a saved user preset; the bake parameter options override it",
+    )
     for parameter in lib.BAKE_PARAMETERS:
-        bake.add_argument("--" + parameter.name.replace("_", "-"), *OPTION_ALIASES.get(parameter.name, ()),
-                          dest=parameter.name, type=int if parameter.unit == "count" else float,
-                          metavar=UNIT_METAVARS[parameter.unit], help=parameter.description)
-    bake.add_argument("--agent-type", help="bake only the navmesh of this agent type of the .blend's Agent Types "
-                                           "(default: one navmesh per group of types; without options for the "
-                                           "agent, a .blend's agent types are baked rather than its Agent fields)")
+        bake.add_argument(
+            "--" + parameter.name.replace("_", "-"),
+            *OPTION_ALIASES.get(parameter.name, ()),
+            dest=parameter.name,
+            type=int if parameter.unit == "count" else float,
+            metavar=UNIT_METAVARS[parameter.unit],
+            help=parameter.description,
+        )
+    bake.add_argument(
+        "--agent-type",
+        help="bake only the navmesh of this agent type of the .blend's Agent Types "
+        "(default: one navmesh per group of types; without options for the "
+        "agent, a .blend's agent types are baked rather than its Agent fields)",
+    )
     bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
-    bake.add_argument("--seed", action="append", type=_point, default=[], metavar="X,Y,Z",
-                      help="walkable seed in scene coordinates (repeatable): keep only the navmesh islands "
-                           "seeds stand on (seed empties saved in a .blend count too)")
+    bake.add_argument(
+        "--seed",
+        action="append",
+        type=_point,
+        default=[],
+        metavar="X,Y,Z",
+        help="walkable seed in scene coordinates (repeatable): keep only the navmesh islands "
+        "seeds stand on (seed empties saved in a .blend count too)",
+    )
     bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
-    bake.add_argument("--tile-size", type=float, metavar="M",
-                      help="bin (Detour): cut the navmesh into square tiles this many meters wide "
-                           "(default: one tile unless the level is too big for one)")
+    bake.add_argument(
+        "--tile-size",
+        type=float,
+        metavar="M",
+        help="bin (Detour): cut the navmesh into square tiles this many meters wide "
+        "(default: one tile unless the level is too big for one)",
+    )
 
     paths = commands.add_parser("paths", help="find paths on a baked navmesh for a list of start/goal pairs")
     paths.add_argument("navmesh", type=Path, help="navmesh .json, or a .blend holding a baked navmesh object")
@@ -99,15 +129,35 @@ def build_parser() -> argparse.ArgumentParser:
     paths.add_argument("--radius", type=float, help="agent radius (default: the navmesh's bake radius)")
     paths.add_argument("--output", "-o", type=Path, required=True, help="result JSON file")
     paths.add_argument("--object", help="in a .blend with several baked navmeshes, the object to use")
-    paths.add_argument("--extent", type=float, nargs=2, metavar=("ACROSS", "UP"),
-                       help="how far (m) a start or goal may lie from the navmesh, across and up or down "
-                            "(default: twice the bake radius plus a cell across, the agent height up)")
-    paths.add_argument("--area-cost", action="append", type=_area_cost, default=[], metavar="AREA=COST",
-                       help="travel cost factor of an area id (repeatable); overrides the cost baked into the navmesh")
-    paths.add_argument("--exclude-area", action="append", type=int, default=[], metavar="AREA",
-                       help="area id paths must not enter (repeatable): a closed door, deep water")
-    paths.add_argument("--fail-unreachable", action="store_true",
-                       help="exit with code 3 when some pair's goal is not reached (status other than 'found')")
+    paths.add_argument(
+        "--extent",
+        type=float,
+        nargs=2,
+        metavar=("ACROSS", "UP"),
+        help="how far (m) a start or goal may lie from the navmesh, across and up or down "
+        "(default: twice the bake radius plus a cell across, the agent height up)",
+    )
+    paths.add_argument(
+        "--area-cost",
+        action="append",
+        type=_area_cost,
+        default=[],
+        metavar="AREA=COST",
+        help="travel cost factor of an area id (repeatable); overrides the cost baked into the navmesh",
+    )
+    paths.add_argument(
+        "--exclude-area",
+        action="append",
+        type=int,
+        default=[],
+        metavar="AREA",
+        help="area id paths must not enter (repeatable): a closed door, deep water",
+    )
+    paths.add_argument(
+        "--fail-unreachable",
+        action="store_true",
+        help="exit with code 3 when some pair's goal is not reached (status other than 'found')",
+    )
     return parser
 
 
@@ -140,7 +190,9 @@ def bake_command(args: argparse.Namespace) -> int:
         collection = bpy.data.collections.get(args.collection)
         if collection is None:
             names = ", ".join(sorted(c.name for c in bpy.data.collections)) or "none"
-            raise UsageError(f"no collection named {args.collection!r} in {args.input or bpy.data.filepath} (collections: {names})")
+            raise UsageError(
+                f"no collection named {args.collection!r} in {args.input or bpy.data.filepath} (collections: {names})"
+            )
         settings.source, settings.collection = "COLLECTION", collection
     elif args.input is not None and args.input.suffix.lower() != ".blend":
         settings.source = "VISIBLE"  # an imported scene: everything in it
@@ -149,17 +201,24 @@ def bake_command(args: argparse.Namespace) -> int:
         settings.set_bake_parameter(name, value)
         stored = settings.bake_parameter(name)
         if not math.isclose(stored, value, rel_tol=1e-5, abs_tol=1e-6):
-            raise UsageError(f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})")
+            raise UsageError(
+                f"{name.replace('_', ' ')} {value} is outside the add-on's range (it would become {stored:g})"
+            )
     agent_options = preset is not None or any(name in values for name in AGENT_PARAMETERS)
     if args.agent_type is not None:
         if agent_options:
-            raise UsageError("--agent-type picks one of a .blend's agent types: leave out --preset and the agent options")
+            raise UsageError(
+                "--agent-type picks one of a .blend's agent types: leave out --preset and the agent options"
+            )
         if args.agent_type not in settings.agent_types:
             names = ", ".join(settings.agent_types.keys()) or "none"
             raise UsageError(f"no agent type named {args.agent_type!r} (agent types: {names})")
     # A .blend's agent types, unless the command line sets the agent.
-    targets = ([operators_bake.BakeTarget(operators_bake.result_name(context.scene, settings), settings.to_bake_params())]
-               if agent_options else operators_bake.bake_targets(context.scene, settings, args.agent_type or ""))
+    targets = (
+        [operators_bake.BakeTarget(operators_bake.result_name(context.scene, settings), settings.to_bake_params())]
+        if agent_options
+        else operators_bake.bake_targets(context.scene, settings, args.agent_type or "")
+    )
     for target in targets:
         for warning in target.params.warnings():
             print(f"navmesh: warning: {warning}", file=sys.stderr)
@@ -180,7 +239,9 @@ def bake_command(args: argparse.Namespace) -> int:
                 path = path.with_name(f"{path.stem}_{served[0]}{path.suffix}")
             if fmt != "blend":
                 path.parent.mkdir(parents=True, exist_ok=True)
-                io_formats.write_navmesh_file(mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context)
+                io_formats.write_navmesh_file(
+                    mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context
+                )
             who = f" for {', '.join(served)}" if served else ""
             print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable{who} -> {path}")
     for fmt, path in outputs:
@@ -236,7 +297,9 @@ class ProgressPrinter:
         if self.terminal:
             filled = round(self.WIDTH * fraction)
             end = "\n" if fraction >= 1.0 else ""
-            self.stream.write(f"\rnavmesh: baking [{'#' * filled}{' ' * (self.WIDTH - filled)}] {fraction:4.0%} {stage:<12}{end}")
+            self.stream.write(
+                f"\rnavmesh: baking [{'#' * filled}{' ' * (self.WIDTH - filled)}] {fraction:4.0%} {stage:<12}{end}"
+            )
             self.open_line = not end
         elif stage != self.stage:
             self.stream.write(f"navmesh: baking: {stage} ({fraction:.0%})\n")
@@ -266,16 +329,18 @@ def paths_command(args: argparse.Namespace) -> int:
     results = []
     for pair in pairs:
         found = nav_query.find_path(pair[:3], pair[3:], radius=args.radius)
-        results.append({
-            "start": pair[:3],
-            "goal": pair[3:],
-            "status": str(found.status),
-            "points": [[float(c) for c in p] for p in found.points],
-            "length": float(found.length),
-            "start_distance": float(found.start_distance),
-            "goal_distance": float(found.goal_distance),
-            "reason": found.reason,
-        })
+        results.append(
+            {
+                "start": pair[:3],
+                "goal": pair[3:],
+                "status": str(found.status),
+                "points": [[float(c) for c in p] for p in found.points],
+                "length": float(found.length),
+                "start_distance": float(found.start_distance),
+                "goal_distance": float(found.goal_distance),
+                "reason": found.reason,
+            }
+        )
     missed = [i for i, r in enumerate(results) if r["status"] != "found"]
     report = {
         "navmesh": str(args.navmesh),
@@ -291,7 +356,9 @@ def paths_command(args: argparse.Namespace) -> int:
     print(f"navmesh: {len(results) - len(missed)} of {len(results)} paths found -> {args.output}")
     if missed and args.fail_unreachable:
         why = "; ".join(f"pair {i}: {results[i]['status']}, {results[i]['reason']}" for i in missed[:5])
-        return _fail(EXIT_UNREACHABLE, f"goal not reached for pair(s) {', '.join(map(str, missed))} (see {args.output}): {why}")
+        return _fail(
+            EXIT_UNREACHABLE, f"goal not reached for pair(s) {', '.join(map(str, missed))} (see {args.output}): {why}"
+        )
     return EXIT_OK
 
 
@@ -300,16 +367,20 @@ def output_paths(output: Path, formats: str | None) -> list[tuple[str, Path]]:
     if formats is None:
         fmt = output.suffix.lower().lstrip(".")
         if fmt not in OUTPUT_FORMATS:
-            raise UsageError(f"cannot tell the format from {str(output)!r}: use an extension "
-                             f"({', '.join(OUTPUT_FORMATS)}) or --format")
+            raise UsageError(
+                f"cannot tell the format from {str(output)!r}: use an extension "
+                f"({', '.join(OUTPUT_FORMATS)}) or --format"
+            )
         return [(fmt, output)]
     names = [f.strip().lower().lstrip(".") for f in formats.split(",") if f.strip()]
     unknown = [f for f in names if f not in OUTPUT_FORMATS]
     if unknown or not names:
         raise UsageError(f"unknown --format {', '.join(unknown) or formats!r}; choose from {', '.join(OUTPUT_FORMATS)}")
     if "gltf" in names and "bin" in names:
-        raise UsageError("--format gltf writes its buffer to <name>.bin, where the Detour navmesh (bin) would go: "
-                         "use glb with bin, or write them in two runs")
+        raise UsageError(
+            "--format gltf writes its buffer to <name>.bin, where the Detour navmesh (bin) would go: "
+            "use glb with bin, or write them in two runs"
+        )
     stem = output.with_suffix("") if output.suffix.lower().lstrip(".") in OUTPUT_FORMATS else output
     return [(fmt, stem.with_name(f"{stem.name}.{fmt}")) for fmt in dict.fromkeys(names)]
 
@@ -391,7 +462,9 @@ def check_obj(path: Path) -> None:
             try:
                 xyz = [float(c) for c in parts[1:4]]
             except ValueError:
-                raise UsageError(f"{path.name}:{number}: vertex coordinates are not numbers: {line.strip()!r}") from None
+                raise UsageError(
+                    f"{path.name}:{number}: vertex coordinates are not numbers: {line.strip()!r}"
+                ) from None
             if len(xyz) < 3 or not all(math.isfinite(c) for c in xyz):
                 raise UsageError(f"{path.name}:{number}: vertex needs three finite coordinates: {line.strip()!r}")
             vertices += 1
@@ -402,8 +475,9 @@ def check_obj(path: Path) -> None:
                 except ValueError:
                     raise UsageError(f"{path.name}:{number}: face index {corner!r} is not a number") from None
                 if index == 0 or not -vertices <= index <= vertices:
-                    raise UsageError(f"{path.name}:{number}: face index {index} is out of range "
-                                     f"({vertices} vertices so far)")
+                    raise UsageError(
+                        f"{path.name}:{number}: face index {index} is out of range ({vertices} vertices so far)"
+                    )
 
 
 def load_navmesh(path: Path, object_name: str | None) -> lib.NavMesh:
@@ -423,8 +497,11 @@ def load_navmesh(path: Path, object_name: str | None) -> lib.NavMesh:
         ours = [o for o in ours if o.name == object_name]
     if len(ours) != 1:
         names = ", ".join(o.name for o in bpy.data.objects if o.get(mesh_write.TAG)) or "none"
-        what = f"no baked navmesh object named {object_name!r}" if object_name else (
-            "no baked navmesh object" if not ours else "several baked navmesh objects, pick one with --object")
+        what = (
+            f"no baked navmesh object named {object_name!r}"
+            if object_name
+            else ("no baked navmesh object" if not ours else "several baked navmesh objects, pick one with --object")
+        )
         raise UsageError(f"{path.name}: {what} (baked navmeshes: {names})")
     try:
         return mesh_write.read_navmesh_object(ours[0])
@@ -443,8 +520,11 @@ def load_queries(path: Path) -> list[list[float]]:
         raise UsageError(f"{path.name} must hold a non-empty JSON list of [sx, sy, sz, gx, gy, gz]")
     pairs = []
     for i, entry in enumerate(data):
-        ok = isinstance(entry, list) and len(entry) == 6 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in entry)
+        ok = (
+            isinstance(entry, list)
+            and len(entry) == 6
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in entry)
+        )
         if not ok:
             raise UsageError(f"{path.name}: entry {i} must be 6 finite numbers [sx, sy, sz, gx, gy, gz], got {entry!r}")
         pairs.append([float(v) for v in entry])

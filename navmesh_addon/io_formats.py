@@ -5,6 +5,7 @@ Used by the File > Import/Export operators and by the command line (`--format js
 JSON, COLLADA, Detour and Godot are written by lib (no bpy needed); glTF goes through Blender's bundled
 exporter. Every format but JSON and Detour carries the detail surface as its geometry (lib.export_surface).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -147,7 +148,9 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
     try:
         import bpy
     except ImportError:
-        raise lib.NavMeshError("glTF export runs Blender's exporter: run it inside Blender (or with the bpy module)") from None
+        raise lib.NavMeshError(
+            "glTF export runs Blender's exporter: run it inside Blender (or with the bpy module)"
+        ) from None
 
     context = context or bpy.context
     data = bpy.data.meshes.new(name)

@@ -3,6 +3,7 @@
 Exports act on the active navmesh object, or on the only one in the scene. Import reads and checks
 the whole file before touching the scene, so a bad file leaves nothing behind.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """NavMesh -> Blender mesh object (faces = navigation polygons, attributes per the design) and back."""
+
 from __future__ import annotations
 
 import hashlib
@@ -125,8 +126,9 @@ def read_navmesh_object(obj) -> lib.NavMesh:
     co, corners, starts = _faces(data)
     polygons = [part.tolist() for part in np.split(corners, starts[1:])] if len(starts) else []
     try:
-        return edit.from_edited_polygons(baked, co.reshape(-1, 3), polygons, _face_ints(data, "nav_area"),
-                                         _face_ints(data, "nav_region"))
+        return edit.from_edited_polygons(
+            baked, co.reshape(-1, 3), polygons, _face_ints(data, "nav_area"), _face_ints(data, "nav_region")
+        )
     except lib.NavMeshError as exc:
         raise lib.NavMeshError(f"navmesh {obj.name!r} was edited by hand: {exc}") from None
 

@@ -4,6 +4,7 @@ EXEC bakes synchronously (scripts, CLI). INVOKE extracts on the main thread, run
 worker thread and polls it from a modal timer, so Blender stays responsive; Esc cancels and leaves
 the scene as it was. The scene is only written on the main thread, once the worker has finished.
 """
+
 from __future__ import annotations
 
 import threading
@@ -54,8 +55,10 @@ def bake_targets(scene, settings, agent_type: str = "") -> list[BakeTarget]:
         groups = [group for group in groups if agent_type in {a.name for a in group}]
         if not groups:
             raise lib.NavMeshError(f"no agent type named {agent_type!r}")
-    return [BakeTarget(agents.navmesh_name(base, group), agents.group_params(settings, group),
-                       tuple(a.name for a in group)) for group in groups]
+    return [
+        BakeTarget(agents.navmesh_name(base, group), agents.group_params(settings, group), tuple(a.name for a in group))
+        for group in groups
+    ]
 
 
 def agent_navmesh(scene, agent) -> bpy.types.Object | None:
@@ -99,10 +102,20 @@ class BakeJob:
         a = self.arrays
         try:
             for target in self.targets:
-                self.results.append(lib.generate(
-                    a.vertices, a.triangles, target.params, a.walkable, a.areas, self._progress,
-                    seeds=a.seeds if len(a.seeds) else None, area_costs=a.area_costs, volumes=a.volumes,
-                    links=a.links))
+                self.results.append(
+                    lib.generate(
+                        a.vertices,
+                        a.triangles,
+                        target.params,
+                        a.walkable,
+                        a.areas,
+                        self._progress,
+                        seeds=a.seeds if len(a.seeds) else None,
+                        area_costs=a.area_costs,
+                        volumes=a.volumes,
+                        links=a.links,
+                    )
+                )
         except lib.BakeCancelled:
             self.cancelled = True
             self.results = []
@@ -148,8 +161,10 @@ def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list
     for target, mesh in zip(job.targets, job.results):
         if mesh.is_empty:
             who = f" for {', '.join(target.agent_types)}" if target.agent_types else ""
-            raise lib.NavMeshError(f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
-                                   "lower Agent Radius or Min Region Area, or raise Max Slope")
+            raise lib.NavMeshError(
+                f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
+                "lower Agent Radius or Min Region Area, or raise Max Slope"
+            )
     base = result_name(context.scene, settings)
     objects = []
     for target, mesh in zip(job.targets, job.results):
@@ -196,8 +211,11 @@ class NAVMESH_OT_bake(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     agent_type: bpy.props.StringProperty(
-        name="Agent Type", default="", options={"SKIP_SAVE"},
-        description="Bake only the navmesh of this agent type (and the types sharing it); empty: every navmesh")
+        name="Agent Type",
+        default="",
+        options={"SKIP_SAVE"},
+        description="Bake only the navmesh of this agent type (and the types sharing it); empty: every navmesh",
+    )
 
     _job: BakeJob | None = None
     _timer = None
@@ -323,8 +341,9 @@ def out_of_date(obj, settings) -> str | None:
     group = None
     if served:
         base = result_name(settings.id_data, settings)
-        group = next((g for g in agents.agent_groups(settings) if agents.navmesh_name(base, g) == obj.get(mesh_write.TAG)),
-                     None)
+        group = next(
+            (g for g in agents.agent_groups(settings) if agents.navmesh_name(base, g) == obj.get(mesh_write.TAG)), None
+        )
         if group is None:
             return "no agent type bakes to it any more"
         if [a.name for a in group] != served:
@@ -344,8 +363,11 @@ def out_of_date(obj, settings) -> str | None:
 @persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
     """Mark a navmesh out of date when one of its source objects is moved or its geometry edited."""
-    changed = {update.id.original.name for update in depsgraph.updates
-               if isinstance(update.id, bpy.types.Object) and (update.is_updated_geometry or update.is_updated_transform)}
+    changed = {
+        update.id.original.name
+        for update in depsgraph.updates
+        if isinstance(update.id, bpy.types.Object) and (update.is_updated_geometry or update.is_updated_transform)
+    }
     if not changed:
         return
     for nav in mesh_write.find_navmesh_objects(scene):

@@ -1,4 +1,5 @@
 """Viewport path test: Start/Goal handles on the navmesh, a path recomputed when they move, Path to Curve."""
+
 from __future__ import annotations
 
 import importlib
@@ -41,8 +42,9 @@ def navmesh_for_path(context) -> bpy.types.Object:
         return active
     found = mesh_write.find_navmesh_objects(context.scene)
     if len(found) != 1:
-        raise lib.NavMeshError("bake a navmesh first" if not found else
-                               "several navmesh objects: make the one to test active")
+        raise lib.NavMeshError(
+            "bake a navmesh first" if not found else "several navmesh objects: make the one to test active"
+        )
     return found[0]
 
 
@@ -63,8 +65,12 @@ def path_key(scene) -> tuple | None:
     start, goal = settings.path_start, settings.path_goal
     if nav is None or start is None or goal is None or nav.type != "MESH":
         return None
-    return (tuple(start.matrix_world.translation), tuple(goal.matrix_world.translation),
-            round(radius, 6), mesh_write.revision(nav))
+    return (
+        tuple(start.matrix_world.translation),
+        tuple(goal.matrix_world.translation),
+        round(radius, 6),
+        mesh_write.revision(nav),
+    )
 
 
 def navmesh_query(nav) -> query.NavMeshQuery:

@@ -10,6 +10,7 @@ screen). The detail surface can dip below the real floor at step edges (up to a 
 pull keeps it in front of the floor there without floating it. The path is drawn last without depth
 test, so no wall, step or fill hides it.
 """
+
 from __future__ import annotations
 
 import colorsys
@@ -94,7 +95,9 @@ def surface_triangles(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return mesh.vertices[mesh.poly_vertices[corners]], owner
 
 
-def surface_fill(mesh: lib.NavMesh, mode: str = "NAVMESH", area_colors: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def surface_fill(
+    mesh: lib.NavMesh, mode: str = "NAVMESH", area_colors: dict | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Triangle batch of the navmesh surface: coords (3T, 3) and colours (3T, 4), semi-transparent."""
     triangles, owner = surface_triangles(mesh)
     if not len(triangles):
@@ -119,8 +122,9 @@ def _subdivide(triangles: np.ndarray, spacing: float) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _near_segments(points: np.ndarray, a: np.ndarray, b: np.ndarray, margin: float, cell: float,
-                   batch: int = 1 << 20) -> np.ndarray:
+def _near_segments(
+    points: np.ndarray, a: np.ndarray, b: np.ndarray, margin: float, cell: float, batch: int = 1 << 20
+) -> np.ndarray:
     """(N,) True where a point is closer than `margin` (3D) to some segment a[k]-b[k]. Segments are
     binned on an XY grid of `cell` (their boxes grown by margin), so each point only meets those of
     its own cell; at most `batch` point-segment pairs are measured at once."""
@@ -151,8 +155,11 @@ def _near_segments(points: np.ndarray, a: np.ndarray, b: np.ndarray, margin: flo
         offset = np.arange(len(pair_point)) - np.repeat(np.cumsum(counts[idx]) - counts[idx], counts[idx])
         k = segment[first[pair_point] + offset]
         ab = b[k] - a[k]
-        t = np.clip(np.einsum("nd,nd->n", points[pair_point] - a[k], ab) / np.maximum(np.einsum("nd,nd->n", ab, ab), 1e-18),
-                    0.0, 1.0)
+        t = np.clip(
+            np.einsum("nd,nd->n", points[pair_point] - a[k], ab) / np.maximum(np.einsum("nd,nd->n", ab, ab), 1e-18),
+            0.0,
+            1.0,
+        )
         close = np.linalg.norm(points[pair_point] - (a[k] + t[:, None] * ab), axis=1) < margin
         near[pair_point[close]] = True
         start = stop
@@ -290,8 +297,12 @@ def path_band(points, radius: float, color=PATH_BAND_COLOR) -> tuple[np.ndarray,
         end_cap = _arc(xy[-1], normals[-1], -math.pi, radius)
         start_cap = _arc(xy[0], -normals[0], -math.pi, radius)
         pieces = [*left, end_cap, *right, start_cap]
-        sources = ([0, *range(1, len(xy) - 1), len(xy) - 1] + [len(xy) - 1]
-                   + [len(xy) - 1, *range(len(xy) - 2, 0, -1), 0] + [0])
+        sources = (
+            [0, *range(1, len(xy) - 1), len(xy) - 1]
+            + [len(xy) - 1]
+            + [len(xy) - 1, *range(len(xy) - 2, 0, -1), 0]
+            + [0]
+        )
         ring = np.vstack(pieces)
         heights = np.concatenate([np.full(len(piece), pts[k, 2]) for piece, k in zip(pieces, sources)])
     a = np.column_stack([ring, heights])
@@ -348,9 +359,16 @@ def link_lines(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
     return _segments(a, b, np.tile(LINK_COLOR, (len(a), 1)))
 
 
-def scene_lines(meshes: list[lib.NavMesh], show_portals: bool, show_clearance: bool, path=None,
-                path_mesh: lib.NavMesh | None = None, path_radius: float = 0.0, show_path_portals: bool = False,
-                show_boundary: bool = False):
+def scene_lines(
+    meshes: list[lib.NavMesh],
+    show_portals: bool,
+    show_clearance: bool,
+    path=None,
+    path_mesh: lib.NavMesh | None = None,
+    path_radius: float = 0.0,
+    show_path_portals: bool = False,
+    show_boundary: bool = False,
+):
     """The depth-tested lines for the current toggles (the path itself is drawn apart, on top)."""
     parts = [link_lines(mesh) for mesh in meshes]
     for mesh in meshes:
@@ -386,10 +404,12 @@ def legend(agent_radius: float, scale: float = 1.0, left: float = 10.0, bottom: 
         coords += _quad(xs[i], bar_bottom, xs[i + 1], bar_bottom + bar_height)
         colors += [shades[i], shades[i + 1], shades[i + 1], shades[i], shades[i + 1], shades[i]]
     text_bottom = bottom + 10.0 * scale
-    labels = [(bar_left, text_bottom, f"{low:.2f} m", 0.0),
-              (bar_left + bar_width / 2, text_bottom, f"{(low + high) / 2:.2f} m", 0.5),
-              (bar_left + bar_width, text_bottom, f"{high:.2f} m+", 1.0),
-              (bar_left, bar_bottom + bar_height + 8.0 * scale, "Clearance (agent radius)", 0.0)]
+    labels = [
+        (bar_left, text_bottom, f"{low:.2f} m", 0.0),
+        (bar_left + bar_width / 2, text_bottom, f"{(low + high) / 2:.2f} m", 0.5),
+        (bar_left + bar_width, text_bottom, f"{high:.2f} m+", 1.0),
+        (bar_left, bar_bottom + bar_height + 8.0 * scale, "Clearance (agent radius)", 0.0),
+    ]
     return np.array(coords, dtype=np.float32), np.array(colors, dtype=np.float32), labels
 
 
@@ -414,8 +434,12 @@ class ViewBatches:
 
         self.flat_shader = gpu.shader.from_builtin("SMOOTH_COLOR")
         self.line_shader = gpu.shader.from_builtin("POLYLINE_SMOOTH_COLOR")
-        self.fill = batch_for_shader(self.flat_shader, "TRIS", {"pos": fill[0], "color": fill[1]}) if len(fill[0]) else None
-        self.lines = batch_for_shader(self.line_shader, "LINES", {"pos": lines[0], "color": lines[1]}) if len(lines[0]) else None
+        self.fill = (
+            batch_for_shader(self.flat_shader, "TRIS", {"pos": fill[0], "color": fill[1]}) if len(fill[0]) else None
+        )
+        self.lines = (
+            batch_for_shader(self.line_shader, "LINES", {"pos": lines[0], "color": lines[1]}) if len(lines[0]) else None
+        )
         self.path = self.path_outline = self.path_band = None
         if path_points is not None and len(path_points) >= 2:
             for name, color in (("path", PATH_COLOR), ("path_outline", PATH_OUTLINE_COLOR)):
@@ -520,9 +544,17 @@ def scene_batches(context) -> ViewBatches | None:
         objects = [obj for obj in objects if obj == nav]
     state = operators_path.STATE
     area_colors = {entry.area_id: tuple(entry.color) for entry in settings.area_types}
-    key = (tuple(mesh_write.revision(obj) for obj in objects), settings.color_by, tuple(sorted(area_colors.items())),
-           settings.show_boundary, settings.show_portals, settings.show_clearance, settings.path_show_portals, state.key,
-           None if agent is None else round(agent.radius, 6))
+    key = (
+        tuple(mesh_write.revision(obj) for obj in objects),
+        settings.color_by,
+        tuple(sorted(area_colors.items())),
+        settings.show_boundary,
+        settings.show_portals,
+        settings.show_clearance,
+        settings.path_show_portals,
+        state.key,
+        None if agent is None else round(agent.radius, 6),
+    )
     if _batches is None or _batches[0] != key:
         try:
             meshes = [MESHES.get(obj) for obj in objects]
@@ -533,8 +565,16 @@ def scene_batches(context) -> ViewBatches | None:
         else:
             fill = _concatenate([reach_fill(mesh, agent.radius) for mesh in meshes])
         path_radius = operators_path.path_target(context.scene)[1]
-        lines = scene_lines(meshes, settings.show_portals, settings.show_clearance, state.result,
-                            state.mesh, path_radius, settings.path_show_portals, settings.show_boundary)
+        lines = scene_lines(
+            meshes,
+            settings.show_portals,
+            settings.show_clearance,
+            state.result,
+            state.mesh,
+            path_radius,
+            settings.path_show_portals,
+            settings.show_boundary,
+        )
         path_points = None if state.result is None else state.result.points
         _batches = (key, ViewBatches(fill, lines, path_points, path_radius))
     return _batches[1]

@@ -1,4 +1,5 @@
 """3D Viewport sidebar, tab "Navmesh": agent, agent types, sources, advanced, bake, statistics, display, path test, export."""
+
 from __future__ import annotations
 
 import bpy
@@ -110,7 +111,9 @@ class VIEW3D_PT_navmesh_agents(_Sidebar, bpy.types.Panel):
         if not 0 <= settings.agent_types_index < len(settings.agent_types):
             return
         agent = settings.agent_types[settings.agent_types_index]
-        layout.operator("navmesh.bake", text=f"Bake {agent.name}'s Navmesh", icon="MOD_MESHDEFORM").agent_type = agent.name
+        layout.operator(
+            "navmesh.bake", text=f"Bake {agent.name}'s Navmesh", icon="MOD_MESHDEFORM"
+        ).agent_type = agent.name
         nav = operators_bake.agent_navmesh(context.scene, agent)
         box = layout.box()
         if nav is None:

@@ -1,4 +1,5 @@
 """Agent presets: three built in (Human, Child, Large creature) plus user presets via Blender's preset system."""
+
 from __future__ import annotations
 
 import bpy
@@ -12,12 +13,27 @@ MENU_TITLE = "Agent Presets"
 # Bake parameters by their lib names and in lib's units (slope in degrees). Cell sizes follow
 # Recast's advice of about half the agent radius.
 BUILTIN = {
-    "HUMAN": {"agent_radius": 0.4, "agent_height": 1.8, "agent_max_climb": 0.4, "agent_max_slope": 45.0,
-              "cell_size": 0.2},
-    "CHILD": {"agent_radius": 0.25, "agent_height": 1.1, "agent_max_climb": 0.25, "agent_max_slope": 45.0,
-              "cell_size": 0.1},
-    "LARGE": {"agent_radius": 1.2, "agent_height": 3.5, "agent_max_climb": 0.8, "agent_max_slope": 35.0,
-              "cell_size": 0.4},
+    "HUMAN": {
+        "agent_radius": 0.4,
+        "agent_height": 1.8,
+        "agent_max_climb": 0.4,
+        "agent_max_slope": 45.0,
+        "cell_size": 0.2,
+    },
+    "CHILD": {
+        "agent_radius": 0.25,
+        "agent_height": 1.1,
+        "agent_max_climb": 0.25,
+        "agent_max_slope": 45.0,
+        "cell_size": 0.1,
+    },
+    "LARGE": {
+        "agent_radius": 1.2,
+        "agent_height": 3.5,
+        "agent_max_climb": 0.8,
+        "agent_max_slope": 35.0,
+        "cell_size": 0.4,
+    },
 }
 BUILTIN_ITEMS = (
     ("HUMAN", "Human", "Radius 0.4 m, height 1.8 m, climb 0.4 m, slope 45°"),
@@ -74,7 +90,9 @@ def menu_label() -> str:
 def active_user_preset() -> str | None:
     """The saved user preset the menu shows, which "-" removes; None for a built-in one or none."""
     label = NAVMESH_MT_agent_presets.bl_label
-    found = bpy.utils.preset_find(label, PRESET_SUBDIR) or bpy.utils.preset_find(label, PRESET_SUBDIR, display_name=True)
+    found = bpy.utils.preset_find(label, PRESET_SUBDIR) or bpy.utils.preset_find(
+        label, PRESET_SUBDIR, display_name=True
+    )
     return label if found else None
 
 

@@ -1,4 +1,5 @@
 """Settings the user edits: bake parameters and display toggles per scene, role and area per object/material."""
+
 from __future__ import annotations
 
 import math
@@ -32,12 +33,23 @@ ROLES = (
     ("WALKABLE", "Walkable", "Agents walk on this object's upward faces; it also blocks"),
     ("OBSTACLE", "Obstacle Only", "Blocks agents but is never walked on"),
     ("IGNORE", "Ignored", "Left out of the navmesh bake"),
-    ("AREA_VOLUME", "Area Volume", "A closed mesh that marks the walkable floor inside it with its Area Type "
-                                   "(mud, water, a road); it is neither walked on nor blocks"),
-    ("NO_GO_VOLUME", "Not Walkable Volume", "A closed mesh that removes the walkable floor inside it "
-                                            "(a no-go zone); it is neither walked on nor blocks"),
-    ("OFF_MESH_LINK", "Off-Mesh Link", "A curve or edge whose first and last points are a jump, drop or ladder "
-                                       "between two places on the navmesh (its Area Type and Cost apply)"),
+    (
+        "AREA_VOLUME",
+        "Area Volume",
+        "A closed mesh that marks the walkable floor inside it with its Area Type "
+        "(mud, water, a road); it is neither walked on nor blocks",
+    ),
+    (
+        "NO_GO_VOLUME",
+        "Not Walkable Volume",
+        "A closed mesh that removes the walkable floor inside it (a no-go zone); it is neither walked on nor blocks",
+    ),
+    (
+        "OFF_MESH_LINK",
+        "Off-Mesh Link",
+        "A curve or edge whose first and last points are a jump, drop or ladder "
+        "between two places on the navmesh (its Area Type and Cost apply)",
+    ),
 )
 PARAMETER_BY_NAME = {p.name: p for p in lib.BAKE_PARAMETERS}
 # How far inside an excluded bound of a bake parameter its setting stops: meters (m²) above an
@@ -54,8 +66,16 @@ def _redraw(self, context) -> None:
 
 
 def _distance(name: str, default: float, description: str, minimum: float = 0.0) -> FloatProperty:
-    return FloatProperty(name=name, description=description, default=default, min=minimum, soft_max=10.0,
-                         subtype="DISTANCE", unit="LENGTH", precision=3)
+    return FloatProperty(
+        name=name,
+        description=description,
+        default=default,
+        min=minimum,
+        soft_max=10.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=3,
+    )
 
 
 def _bake_property(parameter: lib.params.BakeParameter):
@@ -66,8 +86,13 @@ def _bake_property(parameter: lib.params.BakeParameter):
     low = parameter.minimum + (_INSIDE_MINIMUM if parameter.minimum_excluded else 0.0)
     if parameter.unit == "degrees":
         high = parameter.maximum - (_INSIDE_MAXIMUM_DEG if parameter.maximum_excluded else 0.0)
-        return FloatProperty(**common, default=math.radians(parameter.default), min=math.radians(low),
-                             max=math.radians(high), subtype="ANGLE")
+        return FloatProperty(
+            **common,
+            default=math.radians(parameter.default),
+            min=math.radians(low),
+            max=math.radians(high),
+            subtype="ANGLE",
+        )
     if parameter.unit == "m²":
         return FloatProperty(**common, default=parameter.default, min=low, unit="AREA", precision=3)
     return FloatProperty(**common, default=parameter.default, min=low, subtype="DISTANCE", unit="LENGTH", precision=3)
@@ -85,30 +110,71 @@ class NavmeshAreaType(bpy.types.PropertyGroup):
     whose Area Type is its id take its cost, the overlay its colour; not walkable removes that floor."""
 
     area_id: IntProperty(name="Id", default=1, min=0, max=63, description="The area id objects and materials use")
-    cost: FloatProperty(name="Cost", default=1.0, min=0.01, soft_max=10.0,
-                        description="Travel cost factor of this area type (it overrides the objects' own)")
-    color: FloatVectorProperty(name="Color", subtype="COLOR", size=3, min=0.0, max=1.0, default=(0.8, 0.5, 0.2),
-                               update=_redraw, description="How Color By Area draws this area type")
-    walkable: BoolProperty(name="Walkable", default=True,
-                           description="Off: faces of this area type are not walked on (they still block)")
+    cost: FloatProperty(
+        name="Cost",
+        default=1.0,
+        min=0.01,
+        soft_max=10.0,
+        description="Travel cost factor of this area type (it overrides the objects' own)",
+    )
+    color: FloatVectorProperty(
+        name="Color",
+        subtype="COLOR",
+        size=3,
+        min=0.0,
+        max=1.0,
+        default=(0.8, 0.5, 0.2),
+        update=_redraw,
+        description="How Color By Area draws this area type",
+    )
+    walkable: BoolProperty(
+        name="Walkable", default=True, description="Off: faces of this area type are not walked on (they still block)"
+    )
 
 
 class NavmeshAgentType(bpy.types.PropertyGroup):
     """One agent of the scene's list (its `name` is the item's name). Types sharing height, climb and
     slope share one navmesh baked at their smallest radius; each queries it at its own radius."""
 
-    radius: FloatProperty(name="Radius", default=PARAMETER_BY_NAME["agent_radius"].default, min=0.001, soft_max=10.0,
-                          subtype="DISTANCE", unit="LENGTH", precision=3, update=_redraw,
-                          description="How close to walls the agent's centre may come")
-    height: FloatProperty(name="Height", default=PARAMETER_BY_NAME["agent_height"].default, min=0.001,
-                          soft_max=10.0, subtype="DISTANCE", unit="LENGTH", precision=3,
-                          description="Headroom the agent needs")
-    max_climb: FloatProperty(name="Max Climb", default=PARAMETER_BY_NAME["agent_max_climb"].default, min=0.0,
-                             soft_max=10.0, subtype="DISTANCE", unit="LENGTH", precision=3,
-                             description="Highest step the agent walks up")
-    max_slope: FloatProperty(name="Max Slope", default=math.radians(PARAMETER_BY_NAME["agent_max_slope"].default),
-                             min=0.0, max=math.radians(90.0 - _INSIDE_MAXIMUM_DEG), subtype="ANGLE",
-                             description="Steepest floor the agent walks on")
+    radius: FloatProperty(
+        name="Radius",
+        default=PARAMETER_BY_NAME["agent_radius"].default,
+        min=0.001,
+        soft_max=10.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=3,
+        update=_redraw,
+        description="How close to walls the agent's centre may come",
+    )
+    height: FloatProperty(
+        name="Height",
+        default=PARAMETER_BY_NAME["agent_height"].default,
+        min=0.001,
+        soft_max=10.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=3,
+        description="Headroom the agent needs",
+    )
+    max_climb: FloatProperty(
+        name="Max Climb",
+        default=PARAMETER_BY_NAME["agent_max_climb"].default,
+        min=0.0,
+        soft_max=10.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        precision=3,
+        description="Highest step the agent walks up",
+    )
+    max_slope: FloatProperty(
+        name="Max Slope",
+        default=math.radians(PARAMETER_BY_NAME["agent_max_slope"].default),
+        min=0.0,
+        max=math.radians(90.0 - _INSIDE_MAXIMUM_DEG),
+        subtype="ANGLE",
+        description="Steepest floor the agent walks on",
+    )
 
 
 @_with_bake_parameters
@@ -116,44 +182,79 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     """Scene-level navmesh settings (bpy.types.Scene.navmesh); the bake parameters are added from lib."""
 
     source: EnumProperty(name="Source", items=SOURCES, default="SELECTED", description="Which objects to bake")
-    collection: PointerProperty(name="Collection", type=bpy.types.Collection,
-                                description="Collection to bake when Source is Collection")
-    color_by: EnumProperty(name="Color By", items=COLOR_BY, default="NAVMESH", update=_redraw,
-                           description="How the overlay colours the navmesh surface")
-    show_boundary: BoolProperty(name="Boundary", default=True, update=_redraw,
-                                description="Draw the navmesh's boundary edges (walls and ledges) as lines")
-    show_portals: BoolProperty(name="Portals", default=False, update=_redraw,
-                               description="Draw the edges shared by neighbouring polygons")
-    show_clearance: BoolProperty(name="Clearance", default=False, update=_redraw,
-                                 description="Portals coloured by clearance, red where only the baked agent fits, green from 3x its radius")
+    collection: PointerProperty(
+        name="Collection", type=bpy.types.Collection, description="Collection to bake when Source is Collection"
+    )
+    color_by: EnumProperty(
+        name="Color By",
+        items=COLOR_BY,
+        default="NAVMESH",
+        update=_redraw,
+        description="How the overlay colours the navmesh surface",
+    )
+    show_boundary: BoolProperty(
+        name="Boundary",
+        default=True,
+        update=_redraw,
+        description="Draw the navmesh's boundary edges (walls and ledges) as lines",
+    )
+    show_portals: BoolProperty(
+        name="Portals", default=False, update=_redraw, description="Draw the edges shared by neighbouring polygons"
+    )
+    show_clearance: BoolProperty(
+        name="Clearance",
+        default=False,
+        update=_redraw,
+        description="Portals coloured by clearance, red where only the baked agent fits, green from 3x its radius",
+    )
 
     area_types: CollectionProperty(type=NavmeshAreaType, name="Area Types")
     area_types_index: IntProperty(name="Active Area Type", default=0)
 
     agent_types: CollectionProperty(type=NavmeshAgentType, name="Agent Types")
-    agent_types_index: IntProperty(name="Active Agent Type", default=0, update=_redraw,
-                                  description="The agent type whose reach the overlay shows")
-    show_agent_reach: BoolProperty(name="Show Reach", default=True, update=_redraw,
-                                   description="Draw only where the active agent type fits; the rest of its "
-                                               "navmesh is drawn red")
+    agent_types_index: IntProperty(
+        name="Active Agent Type", default=0, update=_redraw, description="The agent type whose reach the overlay shows"
+    )
+    show_agent_reach: BoolProperty(
+        name="Show Reach",
+        default=True,
+        update=_redraw,
+        description="Draw only where the active agent type fits; the rest of its navmesh is drawn red",
+    )
 
     bake_stage: StringProperty(name="Bake Stage", default="", options={"SKIP_SAVE"})
-    bake_progress: FloatProperty(name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR", options={"SKIP_SAVE"})
+    bake_progress: FloatProperty(
+        name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR", options={"SKIP_SAVE"}
+    )
 
-    path_radius: _distance("Path Radius", PARAMETER_BY_NAME["agent_radius"].default,
-                           "Radius of the agent the test path is planned for")
-    path_agent: StringProperty(name="Agent Type", default="",
-                               description="Agent type the path is planned for, on its navmesh at its radius; "
-                                           "empty: the Navmesh and Path Radius below")
-    path_show_portals: BoolProperty(name="Show Portals", default=False, update=_redraw,
-                                    description="Draw the portals the path crosses, shrunk by the agent radius")
-    path_navmesh: PointerProperty(name="Navmesh", type=bpy.types.Object, description="Navmesh object the path test runs on")
+    path_radius: _distance(
+        "Path Radius", PARAMETER_BY_NAME["agent_radius"].default, "Radius of the agent the test path is planned for"
+    )
+    path_agent: StringProperty(
+        name="Agent Type",
+        default="",
+        description="Agent type the path is planned for, on its navmesh at its radius; "
+        "empty: the Navmesh and Path Radius below",
+    )
+    path_show_portals: BoolProperty(
+        name="Show Portals",
+        default=False,
+        update=_redraw,
+        description="Draw the portals the path crosses, shrunk by the agent radius",
+    )
+    path_navmesh: PointerProperty(
+        name="Navmesh", type=bpy.types.Object, description="Navmesh object the path test runs on"
+    )
     path_start: PointerProperty(name="Start", type=bpy.types.Object, description="Path test start handle")
     path_goal: PointerProperty(name="Goal", type=bpy.types.Object, description="Path test goal handle")
     path_status: StringProperty(name="Status", default="", options={"SKIP_SAVE"})
     path_length: FloatProperty(name="Length", default=0.0, subtype="DISTANCE", unit="LENGTH", options={"SKIP_SAVE"})
-    path_polygons: IntProperty(name="Search Nodes", default=0, options={"SKIP_SAVE"},
-                               description="Portal crossings the path search expanded (0 when the goal was in plain sight)")
+    path_polygons: IntProperty(
+        name="Search Nodes",
+        default=0,
+        options={"SKIP_SAVE"},
+        description="Portal crossings the path search expanded (0 when the goal was in plain sight)",
+    )
     path_time_ms: FloatProperty(name="Query Time (ms)", default=0.0, options={"SKIP_SAVE"})
 
     def to_bake_params(self) -> lib.BakeParams:
@@ -175,7 +276,6 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         """Set one bake parameter given in lib's units (degrees, not radians)."""
         setattr(self, name, math.radians(value) if PARAMETER_BY_NAME[name].unit == "degrees" else value)
 
-
     def area_type(self, area_id: int):
         """The table's entry for an area id, or None."""
         return next((entry for entry in self.area_types if entry.area_id == area_id), None)
@@ -186,28 +286,49 @@ CLASSES = (NavmeshAreaType, NavmeshAgentType, NavmeshSettings)
 
 def register_properties() -> None:
     bpy.types.Scene.navmesh = PointerProperty(type=NavmeshSettings)
-    bpy.types.Object.navmesh_role = EnumProperty(name="Navmesh Role", items=ROLES, default="WALKABLE",
-                                                 description="How this object takes part in navmesh bakes")
-    bpy.types.Object.navmesh_area = IntProperty(name="Area Type", default=0, min=0, max=63,
-                                                description="Area id of this object's faces (0 = ground)")
-    bpy.types.Object.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.01, soft_max=10.0,
-                                                       description="Travel cost factor of this area type")
+    bpy.types.Object.navmesh_role = EnumProperty(
+        name="Navmesh Role", items=ROLES, default="WALKABLE", description="How this object takes part in navmesh bakes"
+    )
+    bpy.types.Object.navmesh_area = IntProperty(
+        name="Area Type", default=0, min=0, max=63, description="Area id of this object's faces (0 = ground)"
+    )
+    bpy.types.Object.navmesh_area_cost = FloatProperty(
+        name="Area Cost", default=1.0, min=0.01, soft_max=10.0, description="Travel cost factor of this area type"
+    )
     bpy.types.Object.navmesh_link_bidirectional = BoolProperty(
-        name="Both Ways", default=True, description="Off-mesh link: agents may cross it from its end to its start too")
+        name="Both Ways", default=True, description="Off-mesh link: agents may cross it from its end to its start too"
+    )
     bpy.types.Object.navmesh_link_radius = FloatProperty(
-        name="Link Radius", default=0.0, min=0.0, subtype="DISTANCE", unit="LENGTH",
-        description="Off-mesh link: the widest agent radius that may use it; 0: the bake radius")
-    bpy.types.Material.navmesh_area = IntProperty(name="Area Type", default=-1, min=-1, max=63,
-                                                  description="Area id of faces with this material; -1 uses the object's")
-    bpy.types.Material.navmesh_area_cost = FloatProperty(name="Area Cost", default=1.0, min=0.01, soft_max=10.0,
-                                                         description="Travel cost factor of this material's area type")
+        name="Link Radius",
+        default=0.0,
+        min=0.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+        description="Off-mesh link: the widest agent radius that may use it; 0: the bake radius",
+    )
+    bpy.types.Material.navmesh_area = IntProperty(
+        name="Area Type",
+        default=-1,
+        min=-1,
+        max=63,
+        description="Area id of faces with this material; -1 uses the object's",
+    )
+    bpy.types.Material.navmesh_area_cost = FloatProperty(
+        name="Area Cost",
+        default=1.0,
+        min=0.01,
+        soft_max=10.0,
+        description="Travel cost factor of this material's area type",
+    )
 
 
 def unregister_properties() -> None:
     for owner, names in (
         (bpy.types.Scene, ("navmesh",)),
-        (bpy.types.Object, ("navmesh_role", "navmesh_area", "navmesh_area_cost", "navmesh_link_bidirectional",
-                            "navmesh_link_radius")),
+        (
+            bpy.types.Object,
+            ("navmesh_role", "navmesh_area", "navmesh_area_cost", "navmesh_link_bidirectional", "navmesh_link_radius"),
+        ),
         (bpy.types.Material, ("navmesh_area", "navmesh_area_cost")),
     ):
         for name in names:

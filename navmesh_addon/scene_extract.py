@@ -3,6 +3,7 @@
 Objects are read evaluated (modifiers applied, collection and geometry-node instances realised)
 through the depsgraph, so parenting, linked duplicates and negative scale come out in world space.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -43,13 +44,17 @@ def source_objects(context, source: str, collection=None) -> set:
     if source == "SELECTED":
         picked = set(context.selected_objects)
         if not picked:
-            raise lib.NavMeshError("nothing is selected: select the objects to bake, or set Source to Collection or Visible")
+            raise lib.NavMeshError(
+                "nothing is selected: select the objects to bake, or set Source to Collection or Visible"
+            )
     elif source == "COLLECTION":
         if collection is None:
             raise lib.NavMeshError("no collection chosen: pick the collection to bake in the Sources panel")
         picked = set(collection.all_objects)
         if not picked:
-            raise lib.NavMeshError(f"collection {collection.name!r} is empty: add objects to it or pick another collection")
+            raise lib.NavMeshError(
+                f"collection {collection.name!r} is empty: add objects to it or pick another collection"
+            )
     elif source == "VISIBLE":
         picked = {obj for obj in context.view_layer.objects if obj.visible_get()}
         if not picked:
@@ -93,8 +98,10 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
             parts.append(part)
             names.append(owner.name)
     if not parts:
-        raise lib.NavMeshError("the source objects have no faces to bake (all ignored, volumes, empty or not geometry): "
-                               "add mesh objects or set their Navmesh role to Walkable")
+        raise lib.NavMeshError(
+            "the source objects have no faces to bake (all ignored, volumes, empty or not geometry): "
+            "add mesh objects or set their Navmesh role to Walkable"
+        )
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
     arrays = SceneArrays(
         vertices=np.concatenate([p[0] for p in parts]),
@@ -110,13 +117,16 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     # Faces of an area type the table marks not walkable still block, as Recast's null area does.
     arrays.walkable &= ~np.isin(arrays.areas, list(not_walkable))
     if not arrays.walkable.any():
-        raise lib.NavMeshError("nothing walkable: every source object is Obstacle Only; "
-                               "set the floor objects' Navmesh role to Walkable")
+        raise lib.NavMeshError(
+            "nothing walkable: every source object is Obstacle Only; set the floor objects' Navmesh role to Walkable"
+        )
     corners = arrays.vertices[arrays.triangles[arrays.walkable]]
     doubled_area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
     if not np.any(doubled_area > 1e-12):
-        raise lib.NavMeshError("degenerate input: every walkable face has zero area; fix the geometry "
-                               "(Mesh > Clean Up > Degenerate Dissolve) or apply the objects' scale")
+        raise lib.NavMeshError(
+            "degenerate input: every walkable face has zero area; fix the geometry "
+            "(Mesh > Clean Up > Degenerate Dissolve) or apply the objects' scale"
+        )
     return arrays
 
 
@@ -170,9 +180,15 @@ def _link(obj, matrix: np.ndarray, costs: dict):
         raise lib.NavMeshError(f"off-mesh link {original.name!r} needs two points (a two-point curve or an edge)")
     ends = co.reshape(-1, 3)[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
     _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
-    return offmesh.LinkSpec(tuple(ends[0].tolist()), tuple(ends[1].tolist()), original.navmesh_link_bidirectional,
-                                 original.navmesh_link_radius or None, int(original.navmesh_area),
-                                 float(original.navmesh_area_cost), original.name)
+    return offmesh.LinkSpec(
+        tuple(ends[0].tolist()),
+        tuple(ends[1].tolist()),
+        original.navmesh_link_bidirectional,
+        original.navmesh_link_radius or None,
+        int(original.navmesh_area),
+        float(original.navmesh_area_cost),
+        original.name,
+    )
 
 
 def _area_table(settings) -> tuple[dict, set]:
@@ -181,8 +197,10 @@ def _area_table(settings) -> tuple[dict, set]:
     costs, not_walkable, names = {}, set(), {}
     for entry in settings.area_types:
         if entry.area_id in names:
-            raise lib.NavMeshError(f"area id {entry.area_id} is named twice in the area types table "
-                                   f"({names[entry.area_id]!r} and {entry.name!r}): give each type its own id")
+            raise lib.NavMeshError(
+                f"area id {entry.area_id} is named twice in the area types table "
+                f"({names[entry.area_id]!r} and {entry.name!r}): give each type its own id"
+            )
         names[entry.area_id] = entry.name
         costs[entry.area_id] = (round(float(entry.cost), 6), f"area type {entry.name!r}")
         if not entry.walkable:
@@ -198,8 +216,9 @@ def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:
     if known[1].startswith("area type "):
         return
     if known[0] != cost:
-        raise lib.NavMeshError(f"area {area} has cost {known[0]:g} on {known[1]} and {cost:g} on {who}: "
-                               "give each area id one cost")
+        raise lib.NavMeshError(
+            f"area {area} has cost {known[0]:g} on {known[1]} and {cost:g} on {who}: give each area id one cost"
+        )
 
 
 def _triangle_areas(obj, mat_index: np.ndarray, costs: dict) -> np.ndarray:

@@ -10,6 +10,7 @@ with its material, then the overlay), headless via bpy:
 
     .venv/bin/python scripts/render_readme.py [--output-dir docs]
 """
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """Small Blender scenes with known geometry for the add-on tests (built from data, no viewport needed)."""
+
 from __future__ import annotations
 
 import bpy
@@ -18,7 +19,16 @@ def grid_object(name: str, size_x: float, size_y: float, location=(0.0, 0.0, 0.0
 def box_object(name: str, lo, hi, collection=None) -> bpy.types.Object:
     """An axis-aligned closed box from corner lo to corner hi (world space, outward faces)."""
     (x0, y0, z0), (x1, y1, z1) = lo, hi
-    verts = [(x0, y0, z0), (x1, y0, z0), (x1, y1, z0), (x0, y1, z0), (x0, y0, z1), (x1, y0, z1), (x1, y1, z1), (x0, y1, z1)]
+    verts = [
+        (x0, y0, z0),
+        (x1, y0, z0),
+        (x1, y1, z0),
+        (x0, y1, z0),
+        (x0, y0, z1),
+        (x1, y0, z1),
+        (x1, y1, z1),
+        (x0, y1, z1),
+    ]
     faces = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
     mesh = bpy.data.meshes.new(name)
     mesh.from_pydata(verts, [], faces)

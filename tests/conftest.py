@@ -1,4 +1,5 @@
 """Shared pytest settings, and fixtures for tests that drive real Blender (bpy 5.0 as a module)."""
+
 from __future__ import annotations
 
 import os

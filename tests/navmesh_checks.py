@@ -1,4 +1,5 @@
 """Checks of NavMesh invariants and geometry helpers shared by the generator and query tests."""
+
 from __future__ import annotations
 
 from collections import deque
@@ -33,7 +34,9 @@ def navmesh_violations(mesh) -> list[tuple[str, str]]:
     if np.any(sizes < 3):
         out.append(("structure", f"polygon {int(np.argmin(sizes))} has fewer than 3 vertices"))
     if np.any(sizes > mesh.params.max_verts_per_poly):
-        out.append(("max_verts", f"polygon {int(np.argmax(sizes))} has {int(sizes.max())} vertices, over max_verts_per_poly"))
+        out.append(
+            ("max_verts", f"polygon {int(np.argmax(sizes))} has {int(sizes.max())} vertices, over max_verts_per_poly")
+        )
     used = np.zeros(len(mesh.vertices), dtype=bool)
     used[mesh.poly_vertices] = True
     if not used.all():
@@ -58,10 +61,14 @@ def navmesh_violations(mesh) -> list[tuple[str, str]]:
         elif area <= 1e-12 * scale * scale:
             out.append(("zero_area", f"polygon {p} has no area"))
         elif area / np.linalg.norm(d1, axis=1).sum() ** 2 <= NEEDLE_FATNESS:
-            out.append(("needle", f"polygon {p} is a needle (area {area:.3g}, perimeter² {np.linalg.norm(d1, axis=1).sum() ** 2:.3g})"))
+            out.append(
+                (
+                    "needle",
+                    f"polygon {p} is a needle (area {area:.3g}, perimeter² {np.linalg.norm(d1, axis=1).sum() ** 2:.3g})",
+                )
+            )
         elif (width := min_width(xy)) < SLIVER_WIDTH * cell:
-            out.append(("sliver", f"polygon {p} is a sliver: {width:.3g} m wide, under "
-                                  f"{SLIVER_WIDTH} cells"))
+            out.append(("sliver", f"polygon {p} is a sliver: {width:.3g} m wide, under {SLIVER_WIDTH} cells"))
         for k in range(len(poly)):
             a, b = int(poly[k]), int(poly[(k + 1) % len(poly)])
             if (a, b) in edges:
@@ -108,7 +115,9 @@ def unneeded_straight_vertices(mesh) -> list[str]:
     d_out = mesh.vertices[mesh.edge_next_vertex, :2] - here
     cross = d_in[:, 0] * d_out[:, 1] - d_in[:, 1] * d_out[:, 0]
     dot = (d_in * d_out).sum(1)
-    straight = (np.abs(cross) <= STRAIGHT_ANGLE * np.linalg.norm(d_in, axis=1) * np.linalg.norm(d_out, axis=1)) & (dot > 0)
+    straight = (np.abs(cross) <= STRAIGHT_ANGLE * np.linalg.norm(d_in, axis=1) * np.linalg.norm(d_out, axis=1)) & (
+        dot > 0
+    )
     needs = ~straight | (mesh.neighbors[prev_slot] != mesh.neighbors)
     if mesh.params.max_edge_len > 0:
         joined = np.linalg.norm(d_in + d_out, axis=1)
@@ -126,8 +135,10 @@ def long_wall_edges(mesh) -> list[str]:
         return []
     length = np.linalg.norm(mesh.vertices[mesh.edge_next_vertex, :2] - mesh.vertices[mesh.poly_vertices, :2], axis=1)
     long = np.flatnonzero((mesh.neighbors < 0) & (length > limit * (1 + 1e-9)))
-    return [f"wall edge of polygon {int(mesh.edge_polygon[s])} is {length[s]:.4g} m long, over max_edge_len {limit:g}"
-            for s in long]
+    return [
+        f"wall edge of polygon {int(mesh.edge_polygon[s])} is {length[s]:.4g} m long, over max_edge_len {limit:g}"
+        for s in long
+    ]
 
 
 def assert_no_t_junctions(mesh, tol: float = 1e-7) -> None:
@@ -152,12 +163,18 @@ def t_junctions(mesh, tol: float = 1e-7) -> list[str]:
         inside = (t > 1e-6) & (t < 1 - 1e-6) & (dist < tol)
         for e, k in zip(*np.nonzero(inside)):
             vertex = start + int(k)
-            ends = np.concatenate([mesh.edge_next_vertex[mesh.poly_vertices == vertex],
-                                   mesh.poly_vertices[mesh.edge_next_vertex == vertex]])
+            ends = np.concatenate(
+                [
+                    mesh.edge_next_vertex[mesh.poly_vertices == vertex],
+                    mesh.poly_vertices[mesh.edge_next_vertex == vertex],
+                ]
+            )
             rel = mesh.vertices[ends] - a[e]
             off_line = np.linalg.norm(rel - np.outer(rel @ d[e] / length_sq[e], d[e]), axis=1)
             if (off_line < tol).any():
-                out.append(f"vertex {vertex} lies inside edge {int(e)} and an edge at it runs along that edge (T-junction)")
+                out.append(
+                    f"vertex {vertex} lies inside edge {int(e)} and an edge at it runs along that edge (T-junction)"
+                )
     return out
 
 

@@ -5,6 +5,7 @@ rotated boxes, thin walls and polygonal pillars, taller than the agent. The free
 agent of radius r is the floor shrunk by r minus the obstacles grown by r. A path query is judged
 against that exact free space and against the shortest path inside the baked navmesh.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -83,7 +84,9 @@ def random_level(seed: int, extent: float = 40.0, count: int = 18, height: float
             local = [(-sx / 2, -sy / 2), (sx / 2, -sy / 2), (sx / 2, sy / 2), (-sx / 2, sy / 2)]
         else:
             sides, rad = int(rng.integers(5, 12)), rng.uniform(0.3, 1.2)
-            local = [(rad * math.cos(2 * math.pi * i / sides), rad * math.sin(2 * math.pi * i / sides)) for i in range(sides)]
+            local = [
+                (rad * math.cos(2 * math.pi * i / sides), rad * math.sin(2 * math.pi * i / sides)) for i in range(sides)
+            ]
         c, s = math.cos(yaw), math.sin(yaw)
         ring = [(cx + c * x - s * y, cy + s * x + c * y) for x, y in local]
         _prism(scene, ring, height)

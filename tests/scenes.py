@@ -3,6 +3,7 @@
 Each builder returns a `Scene`: a world-space triangle soup (Z-up, meters) with optional
 per-triangle walkable flags. Geometry is closed and outward-facing like modelled levels.
 """
+
 from __future__ import annotations
 
 import math
@@ -84,8 +85,10 @@ def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
         yaw = float(rng.uniform(0, 180))
         scene.box((cx, cy, 0.0), (sx, sy, 1.5), yaw)
         c, s = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
-        pts = [(cx + c * dx - s * dy, cy + s * dx + c * dy) for dx, dy in
-               ((-sx / 2, -sy / 2), (sx / 2, -sy / 2), (sx / 2, sy / 2), (-sx / 2, sy / 2))]
+        pts = [
+            (cx + c * dx - s * dy, cy + s * dx + c * dy)
+            for dx, dy in ((-sx / 2, -sy / 2), (sx / 2, -sy / 2), (sx / 2, sy / 2), (-sx / 2, sy / 2))
+        ]
         footprints.append(Polygon(pts))
     floor = shapely_box(0, 0, extent, extent)
     obstacles = unary_union(footprints)

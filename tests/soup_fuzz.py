@@ -15,6 +15,7 @@ Families, each a way a modelled level is messy:
 - scales: a furniture or storeys level scaled from 1/50 to 50 times, parameters with it, and far
   from the origin.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,19 +75,24 @@ def make_case(number: int, family: str | None = None) -> Case:
         scale = float(np.exp(rng.uniform(math.log(1 / 50), math.log(50))))
         offset = rng.uniform(-1e5, 1e5, 3) * scale * (rng.random() < 0.5)
         scene.vertices = scene.vertices * scale + offset
-        lengths = ("cell_size", "agent_radius", "agent_height", "agent_max_climb",
-                   "max_edge_error", "max_height_error")
-        params = replace(params, region_min_area=params.region_min_area * scale**2,
-                         **{k: getattr(params, k) * scale for k in lengths})
+        lengths = ("cell_size", "agent_radius", "agent_height", "agent_max_climb", "max_edge_error", "max_height_error")
+        params = replace(
+            params,
+            region_min_area=params.region_min_area * scale**2,
+            **{k: getattr(params, k) * scale for k in lengths},
+        )
     # Automatic jump and drop links in a quarter of the cases, drawn from their own stream so a case
     # number keeps the soup and parameters it always had.
     jumps = np.random.default_rng([number, 13])
     if jumps.random() < 0.25:
         unit = params.agent_height
-        params = replace(params, jump_max_distance=float(jumps.uniform(0.5, 3.0) * unit),
-                         jump_max_up=float(jumps.uniform(0.0, 0.5) * unit),
-                         jump_max_drop=float(jumps.uniform(0.0, 2.0) * unit),
-                         jump_step=float(jumps.uniform(0.3, 1.5) * unit))
+        params = replace(
+            params,
+            jump_max_distance=float(jumps.uniform(0.5, 3.0) * unit),
+            jump_max_up=float(jumps.uniform(0.0, 0.5) * unit),
+            jump_max_drop=float(jumps.uniform(0.0, 2.0) * unit),
+            jump_step=float(jumps.uniform(0.3, 1.5) * unit),
+        )
     return Case(number, family, scene, params)
 
 
@@ -94,10 +100,14 @@ def _params(rng) -> BakeParams:
     cs = float(rng.uniform(0.1, 0.35))
     height_step = float(rng.uniform(0.05, 0.2))  # still drawn, so case k keeps its soup
     return BakeParams(
-        cell_size=cs, agent_radius=float(rng.choice([0.0, rng.uniform(0.1, 0.8)], p=[0.1, 0.9])),
-        agent_height=float(rng.uniform(1.0, 2.2)), agent_max_climb=float(rng.uniform(0.1, 0.6)),
-        agent_max_slope=float(rng.uniform(25, 60)), region_min_area=float(rng.uniform(0, 3)),
-        max_verts_per_poly=int(rng.integers(3, 7)), max_edge_error=float(rng.uniform(0.5, 2.0) * cs),
+        cell_size=cs,
+        agent_radius=float(rng.choice([0.0, rng.uniform(0.1, 0.8)], p=[0.1, 0.9])),
+        agent_height=float(rng.uniform(1.0, 2.2)),
+        agent_max_climb=float(rng.uniform(0.1, 0.6)),
+        agent_max_slope=float(rng.uniform(25, 60)),
+        region_min_area=float(rng.uniform(0, 3)),
+        max_verts_per_poly=int(rng.integers(3, 7)),
+        max_edge_error=float(rng.uniform(0.5, 2.0) * cs),
         max_height_error=float(rng.uniform(1.0, 3.0) * height_step),
     )
 
@@ -108,8 +118,12 @@ def _furniture(rng) -> Scene:
     z0 = float(scene.vertices[0, 2])
     for _ in range(int(rng.integers(0, 9))):
         cx, cy = rng.uniform(0, size, 2)
-        scene.box((cx, cy, z0 + rng.uniform(-0.3, 0.2)), (*rng.uniform(0.2, 3.0, 2), rng.uniform(0.1, 3.0)),
-                  float(rng.uniform(0, 180)), walkable=bool(rng.random() < 0.8))
+        scene.box(
+            (cx, cy, z0 + rng.uniform(-0.3, 0.2)),
+            (*rng.uniform(0.2, 3.0, 2), rng.uniform(0.1, 3.0)),
+            float(rng.uniform(0, 180)),
+            walkable=bool(rng.random() < 0.8),
+        )
     for _ in range(int(rng.integers(0, 4))):
         x0, y0, x1, y1 = rng.uniform(0, size, 4)
         scene.wall(x0, y0, x1, y1, rng.uniform(0.5, 3), rng.uniform(0.05, 0.4), z=z0)
@@ -118,8 +132,9 @@ def _furniture(rng) -> Scene:
         scene.ramp(x0, y0, x0 + rng.uniform(1, 4), y0 + rng.uniform(1, 3), z0, z0 + rng.uniform(0, 3))
     if rng.random() < 0.4:
         x0, y0 = rng.uniform(0, size - 3, 2)
-        scene.stairs(x0, y0, rng.uniform(0.8, 2.5), rng.uniform(0.2, 0.5), rng.uniform(0.1, 0.35),
-                     int(rng.integers(2, 8)), z0=z0)
+        scene.stairs(
+            x0, y0, rng.uniform(0.8, 2.5), rng.uniform(0.2, 0.5), rng.uniform(0.1, 0.35), int(rng.integers(2, 8)), z0=z0
+        )
     return scene
 
 
@@ -184,12 +199,20 @@ def _storeys(rng) -> Scene:
         else:
             x0, y0 = rng.uniform(0, size - 4, 2)
             steps = int(rng.integers(4, 12))
-            scene.stairs(x0, y0, rng.uniform(0.8, 2), rng.uniform(0.2, 0.4), rng.uniform(1.5, 4) / steps, steps,
-                         z0=z - rng.uniform(1.5, 4))
+            scene.stairs(
+                x0,
+                y0,
+                rng.uniform(0.8, 2),
+                rng.uniform(0.2, 0.4),
+                rng.uniform(1.5, 4) / steps,
+                steps,
+                z0=z - rng.uniform(1.5, 4),
+            )
     return scene
 
 
 # -- the checks ----------------------------------------------------------------------------------
+
 
 def surface_gaps(mesh, scene: Scene) -> np.ndarray:
     """Per navmesh vertex, the height gap to the nearest upward-facing input triangle near it seen
@@ -267,8 +290,13 @@ def check_case(case: Case) -> list[tuple[str, str]]:
     bad = np.flatnonzero(gaps > case.params.max_height_error * (1 + 1e-6))
     if len(bad):
         worst = int(bad[np.argmax(gaps[bad])])
-        found.append(("off_surface", f"{len(bad)} vertices off the input surface by more than max_height_error "
-                                     f"{case.params.max_height_error:.3g} m, worst vertex {worst} by {gaps[worst]:.3g} m"))
+        found.append(
+            (
+                "off_surface",
+                f"{len(bad)} vertices off the input surface by more than max_height_error "
+                f"{case.params.max_height_error:.3g} m, worst vertex {worst} by {gaps[worst]:.3g} m",
+            )
+        )
     return found
 
 
@@ -276,6 +304,7 @@ def shrink(case: Case, kind: str) -> Case:
     """Drop triangles (halves, then quarters, ... then single ones) while the case still fails with
     `kind`. Each try bakes only the vertices its triangles use, as the saved reproducer will (unused
     vertices would widen the bounds, and so move the voxel grid)."""
+
     def compact(tris: np.ndarray) -> Case:
         used, inverse = np.unique(case.scene.triangles[tris], return_inverse=True)
         return replace(case, scene=Scene(case.scene.vertices[used], inverse.reshape(-1, 3), case.scene.walkable[tris]))
@@ -288,7 +317,7 @@ def shrink(case: Case, kind: str) -> Case:
     while True:
         start, changed = 0, False
         while start < len(keep):
-            trial = np.concatenate([keep[:start], keep[start + chunk:]])
+            trial = np.concatenate([keep[:start], keep[start + chunk :]])
             if len(trial) and fails(trial):
                 keep, changed = trial, True
             else:
@@ -331,21 +360,35 @@ def main(argv: list[str] | None = None) -> int:
         by_kind.update(kinds)
         if kinds:
             by_family[family] += 1
-            print(f"case {number} ({family}): " + "; ".join(f"{k}: {next(m for kk, m in found if kk == k)}" for k in kinds),
-                  flush=True)
+            print(
+                f"case {number} ({family}): "
+                + "; ".join(f"{k}: {next(m for kk, m in found if kk == k)}" for k in kinds),
+                flush=True,
+            )
             if args.shrink:
                 small = shrink(make_case(number, args.family), kinds[0])
                 path = pathlib.Path(args.shrink) / f"case{number}_{kinds[0]}.json"
-                path.write_text(json.dumps({
-                    "case": number, "family": family, "kind": kinds[0], "params": small.params.to_dict(),
-                    "vertices": small.scene.vertices.tolist(), "triangles": small.scene.triangles.tolist(),
-                    "walkable": small.scene.walkable.tolist()}))
+                path.write_text(
+                    json.dumps(
+                        {
+                            "case": number,
+                            "family": family,
+                            "kind": kinds[0],
+                            "params": small.params.to_dict(),
+                            "vertices": small.scene.vertices.tolist(),
+                            "triangles": small.scene.triangles.tolist(),
+                            "walkable": small.scene.walkable.tolist(),
+                        }
+                    )
+                )
                 print(f"  minimal reproducer, {len(small.scene.triangles)} triangles: {path}", flush=True)
     if pool:
         pool.close()
-    print(f"{len(seconds)} cases, {sum(by_family.values())} failing; by kind {dict(sorted(by_kind.items()))}; "
-          f"by family {dict(sorted(by_family.items()))}; median {1000 * float(np.median(seconds)):.0f} ms per case, "
-          f"max {max(seconds):.1f} s")
+    print(
+        f"{len(seconds)} cases, {sum(by_family.values())} failing; by kind {dict(sorted(by_kind.items()))}; "
+        f"by family {dict(sorted(by_family.items()))}; median {1000 * float(np.median(seconds)):.0f} ms per case, "
+        f"max {max(seconds):.1f} s"
+    )
     return 1 if by_kind else 0
 
 

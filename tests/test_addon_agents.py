@@ -4,6 +4,7 @@ the chosen type's radius.
 
 The level: a 10 m x 10 m floor with a 2 m x 2 m crate (1.5 m high) in the middle.
 """
+
 from __future__ import annotations
 
 import bpy
@@ -155,7 +156,8 @@ def test_the_overlay_shows_where_the_active_type_fits(level, blender):
         expected = (10 - 2 * radius) ** 2 - (2 + 2 * radius) ** 2 + (4 - np.pi) * radius**2
         assert panels.reach_area(human, radius) == pytest.approx(expected, rel=0.03)
     assert panels.reach_area(human, 0.8) / coverage["Ogre"] == pytest.approx(
-        panels.reach_area(human, 0.3) / coverage["Human"], rel=0.05)  # pixels and m² agree
+        panels.reach_area(human, 0.3) / coverage["Human"], rel=0.05
+    )  # pixels and m² agree
 
 
 def test_without_agent_types_the_settings_agent_bakes_as_before(blender):
@@ -181,7 +183,10 @@ def test_the_panel_lists_the_types_and_reports_the_active_ones_navmesh_and_reach
     assert "Serves: Human, Ogre" in labels and "On Scene_navmesh_Human at radius 0.80 m" in labels
     reach = next(text for text in labels if text.startswith("Ogre reaches "))
     usable = panels.reach_area(navmesh(blender.scene, "Ogre"), 0.8)
-    assert reach.startswith(f"Ogre reaches {usable:.1f} of ") and usable < 0.8 * navmesh(blender.scene, "Ogre")["navmesh"]["area"]
+    assert (
+        reach.startswith(f"Ogre reaches {usable:.1f} of ")
+        and usable < 0.8 * navmesh(blender.scene, "Ogre")["navmesh"]["area"]
+    )
 
 
 def test_a_rebake_after_renaming_or_regrouping_types_leaves_one_navmesh_per_group(level, blender):
@@ -205,7 +210,9 @@ def test_baking_one_type_keeps_the_other_groups_navmeshes_even_when_renamed(leve
     assert bpy.ops.navmesh.bake(agent_type="Giant") == {"FINISHED"}
     # Only a bake of every type clears what no type bakes to any more.
     assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
-        "Scene_navmesh_Giant", "Scene_navmesh_Human"]
+        "Scene_navmesh_Giant",
+        "Scene_navmesh_Human",
+    ]
 
 
 def test_undo_of_a_types_bake_restores_the_other_navmeshes(level, blender):
@@ -217,11 +224,16 @@ def test_undo_of_a_types_bake_restores_the_other_navmeshes(level, blender):
     assert navmesh(blender.scene, "Ogre") is None  # its group is now its own, not baked yet
     bpy.ops.navmesh.bake("EXEC_DEFAULT", True)
     assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
-        "Scene_navmesh_Giant", "Scene_navmesh_Human", "Scene_navmesh_Ogre"]
+        "Scene_navmesh_Giant",
+        "Scene_navmesh_Human",
+        "Scene_navmesh_Ogre",
+    ]
     assert navmesh(blender.scene, "Ogre")["navmesh"]["params"]["agent_radius"] == pytest.approx(0.8)
     bpy.ops.ed.undo()
     assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
-        "Scene_navmesh_Giant", "Scene_navmesh_Human"]
+        "Scene_navmesh_Giant",
+        "Scene_navmesh_Human",
+    ]
     assert mesh_write.revision(navmesh(blender.scene, "Giant")) == giant_revision
     bpy.ops.ed.undo()
     bpy.ops.ed.undo()
@@ -243,7 +255,9 @@ def test_the_modal_bake_writes_every_group_and_names_the_one_it_is_on(level, ble
     assert outcome == {"FINISHED"}
     assert stages <= {"Scene_navmesh_Human", "Scene_navmesh_Giant", "starting"}
     assert sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene)) == [
-        "Scene_navmesh_Giant", "Scene_navmesh_Human"]
+        "Scene_navmesh_Giant",
+        "Scene_navmesh_Human",
+    ]
     assert [kind for kind, _ in harness.reports] == ["INFO", "INFO"]
 
 

@@ -1,4 +1,5 @@
 """Bake operator end to end in real Blender: result object, sources untouched, re-bake, undo, cancel, errors."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -45,8 +46,13 @@ def test_bake_writes_a_navmesh_around_the_obstacle(level):
     assert obj["navmesh"]["bake_time"] > 0
     centres = np.array([p.center for p in obj.data.polygons])
     assert not np.any(np.all((centres[:, :2] > 4.2) & (centres[:, :2] < 5.8), axis=1))
-    for name, domain in [("nav_clearance", "EDGE"), ("nav_portal", "EDGE"), ("nav_neighbor", "CORNER"),
-                         ("nav_region", "FACE"), ("nav_area", "FACE")]:
+    for name, domain in [
+        ("nav_clearance", "EDGE"),
+        ("nav_portal", "EDGE"),
+        ("nav_neighbor", "CORNER"),
+        ("nav_region", "FACE"),
+        ("nav_area", "FACE"),
+    ]:
         assert obj.data.attributes[name].domain == domain
     assert (mesh_snapshot(floor), mesh_snapshot(crate)) == before
 

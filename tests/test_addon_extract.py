@@ -1,4 +1,5 @@
 """Scene -> arrays: evaluated, world-space triangles with roles and areas, and clear errors."""
+
 from __future__ import annotations
 
 import math
@@ -251,7 +252,9 @@ def test_an_area_id_named_twice_in_the_table_is_an_error(blender):
         entry = settings.area_types.add()
         entry.name, entry.area_id = name, 5
     grid_object("Floor", 4.0, 4.0)
-    with pytest.raises(lib.NavMeshError, match="area id 5 is named twice in the area types table \\('Mud' and 'Swamp'\\)"):
+    with pytest.raises(
+        lib.NavMeshError, match="area id 5 is named twice in the area types table \\('Mud' and 'Swamp'\\)"
+    ):
         extract_scene(blender, "VISIBLE")
 
 

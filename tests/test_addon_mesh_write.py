@@ -1,4 +1,5 @@
 """NavMesh -> Blender object: faces, attribute domains and values, stored JSON, replacement rules."""
+
 from __future__ import annotations
 
 from dataclasses import replace

@@ -1,4 +1,5 @@
 """Overlay batches are plain arrays: check their geometry and colours without a GPU."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -41,9 +42,13 @@ def test_clearance_heat_map_spans_the_bake_radius_to_three_times_it():
 
 def test_no_overlay_colour_is_near_the_path_colour():
     ids = np.arange(500)
-    others = np.vstack([overlay.distinct_colors(ids), overlay.heat(np.linspace(0, 2, 50), 0.4, 1.2),
-                        [overlay.PORTAL_COLOR, overlay.SHRUNK_PORTAL_COLOR, overlay.LINK_COLOR,
-                         overlay.mesh_write.NAVMESH_COLOR]])
+    others = np.vstack(
+        [
+            overlay.distinct_colors(ids),
+            overlay.heat(np.linspace(0, 2, 50), 0.4, 1.2),
+            [overlay.PORTAL_COLOR, overlay.SHRUNK_PORTAL_COLOR, overlay.LINK_COLOR, overlay.mesh_write.NAVMESH_COLOR],
+        ]
+    )
     distance = np.linalg.norm(others[:, :3] - np.array(overlay.PATH_COLOR[:3]), axis=1)
     assert distance.min() > 0.5
 
@@ -59,15 +64,24 @@ def test_surface_fill_covers_every_polygon_in_its_mode_colour(mode):
     expected = overlay.polygon_colors(mesh, mode)[np.repeat(owner, 3)]
     np.testing.assert_allclose(colors[:, :3], expected[:, :3], atol=1e-6)
     if mode == "NAVMESH":
-        np.testing.assert_allclose(colors[:, :3], np.tile(overlay.mesh_write.NAVMESH_COLOR[:3], (len(colors), 1)), atol=1e-6)
+        np.testing.assert_allclose(
+            colors[:, :3], np.tile(overlay.mesh_write.NAVMESH_COLOR[:3], (len(colors), 1)), atol=1e-6
+        )
 
 
 def test_polygon_fans_stand_in_when_there_is_no_detail_mesh():
-    mesh = replace(navmeshes.l_corridor(), detail_vertices=np.zeros((0, 3)), detail_triangles=np.zeros((0, 3), dtype=np.int64),
-                   detail_polygons=np.zeros(0, dtype=np.int64))
+    mesh = replace(
+        navmeshes.l_corridor(),
+        detail_vertices=np.zeros((0, 3)),
+        detail_triangles=np.zeros((0, 3), dtype=np.int64),
+        detail_polygons=np.zeros(0, dtype=np.int64),
+    )
     triangles, owner = overlay.surface_triangles(mesh)
     assert len(triangles) == int(np.sum(mesh.polygon_sizes - 2))
-    area = 0.5 * np.abs(np.cross(triangles[:, 1, :2] - triangles[:, 0, :2], triangles[:, 2, :2] - triangles[:, 0, :2])).sum()
+    area = (
+        0.5
+        * np.abs(np.cross(triangles[:, 1, :2] - triangles[:, 0, :2], triangles[:, 2, :2] - triangles[:, 0, :2])).sum()
+    )
     assert area == pytest.approx(mesh.area_xy())
 
 
@@ -136,7 +150,9 @@ def test_shrunk_portals_lose_the_extra_radius_at_both_ends(radius, expected):
 
 def test_scene_lines_follow_the_toggles():
     mesh = navmeshes.l_corridor()
-    path = SimpleNamespace(points=np.array([(1, 1, 0.5), (8, 2, 0.5), (9, 9, 0.5)]), polygons=[0, 1, 2], corridor=[0, 1, 2])
+    path = SimpleNamespace(
+        points=np.array([(1, 1, 0.5), (8, 2, 0.5), (9, 9, 0.5)]), polygons=[0, 1, 2], corridor=[0, 1, 2]
+    )
     assert overlay.scene_lines([mesh], False, False)[0].shape == (0, 3)
     assert overlay.scene_lines([mesh], True, False)[0].shape == (4, 3)
     clearance = overlay.scene_lines([mesh], True, True)
@@ -162,10 +178,14 @@ def test_boundary_lines_trace_the_navmesh_outline_exactly(make):
     assert segments.buffer(1e-6).covers(floor.boundary)
 
 
-@pytest.mark.parametrize("projection", [
-    Matrix(((1.5, 0, 0, 0), (0, 2.0, 0, 0), (0, 0, -1.002, -0.2002), (0, 0, -1, 0))),  # perspective
-    Matrix(((0.1, 0, 0, 0), (0, 0.1, 0, 0), (0, 0, -0.01, -1.0), (0, 0, 0, 1))),  # orthographic
-], ids=["perspective", "orthographic"])
+@pytest.mark.parametrize(
+    "projection",
+    [
+        Matrix(((1.5, 0, 0, 0), (0, 2.0, 0, 0), (0, 0, -1.002, -0.2002), (0, 0, -1, 0))),  # perspective
+        Matrix(((0.1, 0, 0, 0), (0, 0.1, 0, 0), (0, 0, -0.01, -1.0), (0, 0, 0, 1))),  # orthographic
+    ],
+    ids=["perspective", "orthographic"],
+)
 def test_eye_pull_brings_geometry_closer_without_moving_it_on_screen(projection):
     eye = Vector((3.0, -8.0, 6.0))
     view = (Matrix.Translation(eye) @ Euler((1.0, 0.0, 0.3)).to_matrix().to_4x4()).inverted()

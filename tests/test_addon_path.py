@@ -1,4 +1,5 @@
 """Viewport path test: handles on the navmesh, cached recompute on moves, status fields, Path to Curve."""
+
 from __future__ import annotations
 
 import math

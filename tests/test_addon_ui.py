@@ -1,4 +1,5 @@
 """Agent presets and sidebar panels: presets set the documented values; panels only name real properties and operators."""
+
 from __future__ import annotations
 
 import math
@@ -120,9 +121,16 @@ def test_panels_draw_parameters_bake_stats_path_and_export(blender):
     bake_props = [name for name in props if name in {p.name for p in lib.BAKE_PARAMETERS}]
     assert sorted(bake_props) == sorted(p.name for p in lib.BAKE_PARAMETERS)  # each exactly once
     operators = {name for kind, name in log if kind == "operator"}
-    assert {"navmesh.bake", "navmesh.add_path_test", "navmesh.path_to_curve", "export_scene.navmesh_json",
-            "export_scene.navmesh_dae", "export_scene.navmesh_glb", "export_scene.navmesh_detour",
-            "export_scene.navmesh_godot"} <= operators
+    assert {
+        "navmesh.bake",
+        "navmesh.add_path_test",
+        "navmesh.path_to_curve",
+        "export_scene.navmesh_json",
+        "export_scene.navmesh_dae",
+        "export_scene.navmesh_glb",
+        "export_scene.navmesh_detour",
+        "export_scene.navmesh_godot",
+    } <= operators
     labels = [text for kind, text in log if kind == "label"]
     assert "Polygons: 3" in labels and "Area: 36.0 m²" in labels and "Bake time: 0.25 s" in labels
 

@@ -4,6 +4,7 @@ through the overlay's own drawing code), with assertions on the pixels.
 The level: a 10 m x 10 m room with an obstacle crate, and six 0.2 m steps up to a landing at 1.2 m;
 the test path runs from the room's corner up the stairs.
 """
+
 from __future__ import annotations
 
 import bpy
@@ -164,8 +165,12 @@ def test_the_navmesh_shows_on_every_step_seen_from_across_the_room(level, blende
     inside = level.params.agent_radius + 0.3  # the erosion, and the rounding where the stairs meet the room
     for i, (lo, hi) in enumerate(STEPS):
         # Each whole tread across the navmesh: its near edge is where the detail surface dips most.
-        tread = [(lo[0], lo[1] + inside, hi[2]), (hi[0], lo[1] + inside, hi[2]), (hi[0], hi[1] - inside, hi[2]),
-                 (lo[0], hi[1] - inside, hi[2])]
+        tread = [
+            (lo[0], lo[1] + inside, hi[2]),
+            (hi[0], lo[1] + inside, hi[2]),
+            (hi[0], hi[1] - inside, hi[2]),
+            (lo[0], hi[1] - inside, hi[2]),
+        ]
         seen = screen_quad_mask(tread, OBLIQUE, inset_px=1.5)
         assert seen.sum() > 100
         assert teal[seen].mean() > 0.97, f"step {i}: navmesh colour on {teal[seen].mean():.0%} of its tread"

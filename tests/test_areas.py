@@ -7,6 +7,7 @@ within max_edge_error of the exact boundary (contours.py simplifies to max_edge_
 raster's own cs/4, and max_edge_error >= cs/2 here), so the area between the two outlines is at
 most max_edge_error x the exact shape's perimeter.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,15 @@ from lib import BakeParams, generate
 from lib.query import QueryFilter, find_path
 from tests.navmesh_checks import assert_valid_navmesh, polygon_xy
 
-PARAMS = BakeParams(cell_size=0.2, agent_radius=0.0, agent_height=2.0, agent_max_climb=0.4,
-                    region_min_area=0.1, max_edge_error=0.2, max_height_error=0.2)
+PARAMS = BakeParams(
+    cell_size=0.2,
+    agent_radius=0.0,
+    agent_height=2.0,
+    agent_max_climb=0.4,
+    region_min_area=0.1,
+    max_edge_error=0.2,
+    max_height_error=0.2,
+)
 MUD = 5
 FLOOR = box(0, 0, 20, 10)
 
@@ -82,7 +90,8 @@ def assert_areas_match(mesh, floor: Polygon, patches: list[tuple[int, Polygon]],
     for area, exact in expected_areas(floor, patches, params.agent_radius).items():
         tolerance = params.max_edge_error * exact.length
         assert got.get(area, 0.0) == pytest.approx(exact.area, abs=tolerance), (
-            f"area {area}: navmesh {got.get(area, 0.0):.3f} m², exact {exact.area:.3f} m² (tolerance {tolerance:.3f})")
+            f"area {area}: navmesh {got.get(area, 0.0):.3f} m², exact {exact.area:.3f} m² (tolerance {tolerance:.3f})"
+        )
 
 
 PATCHES = {

@@ -1,6 +1,7 @@
 """Automatic jump and drop links (issue 15 item 3), known-answer scenes: a ledge above a floor gets
 drops down, a gap between platforms gets jumps both ways, and a gap too wide, a drop too high or a
 wall in the way gets none."""
+
 from __future__ import annotations
 
 import pytest
@@ -47,12 +48,15 @@ def test_a_ledge_above_a_floor_gets_drops_down_only():
     assert query.find_path((10.0, 3.0, 0.0), (3.0, 3.0, 2.0)).status == "partial"  # but not back up
 
 
-@pytest.mark.parametrize("scene, why", [
-    (gap(3.5), "a gap wider than the jump distance"),
-    (gap(1.0, rise=1.5), "a rise higher than a jump, a drop the other way round is fine"),
-    (Scene().floor(0, 0, 12, 6).box((3.0, 3.0, 0.0), (4.0, 4.0, 4.0)), "a drop higher than the max drop"),
-    (gap(1.0).box((7.0, 2.0, -1.0), (0.4, 6.0, 4.0)), "a wall in the gap"),
-])
+@pytest.mark.parametrize(
+    "scene, why",
+    [
+        (gap(3.5), "a gap wider than the jump distance"),
+        (gap(1.0, rise=1.5), "a rise higher than a jump, a drop the other way round is fine"),
+        (Scene().floor(0, 0, 12, 6).box((3.0, 3.0, 0.0), (4.0, 4.0, 4.0)), "a drop higher than the max drop"),
+        (gap(1.0).box((7.0, 2.0, -1.0), (0.4, 6.0, 4.0)), "a wall in the gap"),
+    ],
+)
 def test_no_link_where_the_agent_cannot_go(scene, why):
     mesh = bake(scene)
     if "rise" in why:

@@ -1,4 +1,5 @@
 """Bad input gets a NavMeshError naming the problem, or an empty NavMesh with a reason (issue 2)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -72,8 +73,12 @@ def test_mismatched_flags_are_named():
 
 @pytest.mark.parametrize(
     "field, value, message",
-    [("cell_size", 0, "cell_size"), ("agent_max_slope", 90, "agent_max_slope"),
-     ("max_verts_per_poly", 2, "max_verts_per_poly"), ("agent_radius", float("nan"), "agent_radius")],
+    [
+        ("cell_size", 0, "cell_size"),
+        ("agent_max_slope", 90, "agent_max_slope"),
+        ("max_verts_per_poly", 2, "max_verts_per_poly"),
+        ("agent_radius", float("nan"), "agent_radius"),
+    ],
 )
 def test_bad_parameters_are_named(field, value, message):
     with pytest.raises(NavMeshError, match=message):

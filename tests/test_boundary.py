@@ -5,6 +5,7 @@ never reaches more than 2 cm into the band of width r0 around the obstacles and 
 and the navmesh still covers at least 98% of the exact free space (floor shrunk by r0 minus
 obstacles grown by r0).
 """
+
 from __future__ import annotations
 
 import sys
@@ -48,8 +49,9 @@ def boundary_figures(name: str, seed: int) -> tuple[float, float, float]:
 PINCHED = {("r0.6", 10)}
 
 
-@pytest.mark.parametrize("name, seed", [(name, seed) for seed in range(20) for name in sorted(PARAMS)
-                                        if (name, seed) not in PINCHED])
+@pytest.mark.parametrize(
+    "name, seed", [(name, seed) for seed in range(20) for name in sorted(PARAMS) if (name, seed) not in PINCHED]
+)
 def test_boundary_keeps_the_bake_radius_off_the_geometry(name, seed):
     depth, band, coverage = boundary_figures(name, seed)
     assert depth <= MAX_INTRUSION, f"the boundary reaches {depth:.3f} m into the band"
@@ -57,8 +59,11 @@ def test_boundary_keeps_the_bake_radius_off_the_geometry(name, seed):
     assert coverage >= MIN_COVERAGE
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: an outline that cannot be pushed off its walls without "
-                   "crossing another ring of its region (two bands pinching the floor to a point) stays unpushed")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: an outline that cannot be pushed off its walls without "
+    "crossing another ring of its region (two bands pinching the floor to a point) stays unpushed",
+)
 @pytest.mark.parametrize("name, seed", sorted(PINCHED))
 def test_boundary_where_two_bands_pinch_the_floor(name, seed):
     depth, _, _ = boundary_figures(name, seed)

@@ -1,4 +1,5 @@
 """Clearance precompute: known answers on scenes whose walls are exactly known."""
+
 import math
 from dataclasses import replace
 
@@ -91,7 +92,10 @@ def _brute_portal_clearance(mesh, e, samples=1001):
 
 
 @settings(max_examples=8, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(1, 3), st.integers(1, 3)), max_size=4), st.sampled_from([0.0, 0.3]))
+@given(
+    st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(1, 3), st.integers(1, 3)), max_size=4),
+    st.sampled_from([0.0, 0.3]),
+)
 def test_portal_clearance_matches_brute_force_on_one_floor(boxes, r0):
     # On one floor the nearest wall of any portal point is always graph-reachable (the straight
     # line to it stays in free space), so the definition reduces to all walls of the mesh.

@@ -1,6 +1,7 @@
 """The headless CLI (`python -m navmesh_addon`, same code as `blender -c navmesh`): bakes the bundled
 demo level to every format, answers path queries for CI, and turns bad input into exit code 2 (bad
 command line or file), 1 (the bake failed) or 3 (--fail-unreachable) with one clear stderr line."""
+
 from __future__ import annotations
 
 import json
@@ -27,16 +28,23 @@ STAGE_TOP = [14.5, 1.5, 1.0]
 
 def run_cli(*args) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, "-m", "navmesh_addon", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "navmesh_addon", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
     """The demo level baked once with the Human preset to json, dae, glb, Detour bin in 4 m tiles and Godot tres."""
     out = tmp_path_factory.mktemp("demo") / "nested" / "demo_level.json"
-    result = run_cli("bake", DEMO, "--output", out, "--format", "json,dae,glb,bin,tres", "--preset", "human",
-                     "--tile-size", "4")
+    result = run_cli(
+        "bake", DEMO, "--output", out, "--format", "json,dae,glb,bin,tres", "--preset", "human", "--tile-size", "4"
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
@@ -45,7 +53,9 @@ def test_bake_obj_writes_one_file_per_format(demo):
     mesh = lib.load(demo)
     assert mesh.polygon_count >= 5
     p = mesh.params
-    assert (p.agent_radius, p.agent_height, p.agent_max_climb, p.agent_max_slope) == pytest.approx((0.4, 1.8, 0.4, 45.0))
+    assert (p.agent_radius, p.agent_height, p.agent_max_climb, p.agent_max_slope) == pytest.approx(
+        (0.4, 1.8, 0.4, 45.0)
+    )
     # The Y-up OBJ came in Z-up: floors inside the 16 m x 6 m building, the balcony at 1.6 m walkable.
     lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
     assert lo[0] > 0 and hi[0] < 16 and lo[1] > 0 and hi[1] < 6
@@ -60,7 +70,7 @@ def test_bake_obj_writes_one_file_per_format(demo):
     glb = demo.with_suffix(".glb").read_bytes()
     magic, _, _, chunk_length, chunk_type = struct.unpack_from("<4sIII4s", glb)
     assert magic == b"glTF" and chunk_type == b"JSON"
-    gltf = json.loads(glb[20:20 + chunk_length])
+    gltf = json.loads(glb[20 : 20 + chunk_length])
     assert [m["name"] for m in gltf["meshes"]] == ["demo_level-navmesh"]
 
     tile_set = read_tile_set(demo.with_suffix(".bin").read_bytes())
@@ -166,10 +176,22 @@ def test_y_up_json_reads_back_as_the_same_z_up_navmesh(blender, tmp_path):
 def test_bake_takes_every_bake_parameter_by_its_lib_name_and_the_old_spellings():
     from navmesh_addon import cli
 
-    given = {"cell_size": 0.25, "agent_radius": 0.3, "agent_height": 1.7, "agent_max_climb": 0.35,
-             "agent_max_slope": 40.0, "region_min_area": 2.0, "max_verts_per_poly": 5, "max_edge_len": 3.0,
-             "max_edge_error": 0.3, "max_height_error": 0.15, "jump_max_distance": 2.5, "jump_max_up": 0.5,
-             "jump_max_drop": 2.0, "jump_step": 1.5}
+    given = {
+        "cell_size": 0.25,
+        "agent_radius": 0.3,
+        "agent_height": 1.7,
+        "agent_max_climb": 0.35,
+        "agent_max_slope": 40.0,
+        "region_min_area": 2.0,
+        "max_verts_per_poly": 5,
+        "max_edge_len": 3.0,
+        "max_edge_error": 0.3,
+        "max_height_error": 0.15,
+        "jump_max_distance": 2.5,
+        "jump_max_up": 0.5,
+        "jump_max_drop": 2.0,
+        "jump_step": 1.5,
+    }
     assert set(given) == {p.name for p in lib.BAKE_PARAMETERS}
     argv = ["bake", "level.obj", "--output", "x.json"]
     for name, value in given.items():
@@ -183,8 +205,25 @@ def test_bake_with_parameter_options_writes_them_into_the_navmesh(blender, tmp_p
     from navmesh_addon import cli
 
     out = tmp_path / "level.json"
-    assert cli.main(["bake", str(DEMO), "--output", str(out), "--preset", "human", "--max-edge-len", "2.5",
-                     "--max-verts-per-poly", "5", "--agent-max-slope", "40"]) == 0
+    assert (
+        cli.main(
+            [
+                "bake",
+                str(DEMO),
+                "--output",
+                str(out),
+                "--preset",
+                "human",
+                "--max-edge-len",
+                "2.5",
+                "--max-verts-per-poly",
+                "5",
+                "--agent-max-slope",
+                "40",
+            ]
+        )
+        == 0
+    )
     mesh = lib.load(out)
     assert (mesh.params.max_edge_len, mesh.params.max_verts_per_poly, mesh.params.agent_max_slope) == (2.5, 5, 40.0)
     assert mesh.params.agent_radius == pytest.approx(0.4)  # from the preset
@@ -208,16 +247,23 @@ def test_module_entry_point_reports_errors_on_stderr_without_traceback(tmp_path)
     assert not (tmp_path / "x.json").exists()
 
 
-@pytest.mark.parametrize("output, formats, expected", [
-    ("out/level.json", None, [("json", "out/level.json")]),
-    ("out/level.GLB", None, [("glb", "out/level.GLB")]),
-    ("out/level.json", "json, dae,glb,dae", [("json", "out/level.json"), ("dae", "out/level.dae"), ("glb", "out/level.glb")]),
-    ("out/level", "blend", [("blend", "out/level.blend")]),
-    ("out/level.v2", "json", [("json", "out/level.v2.json")]),
-    ("out/level.bin", None, [("bin", "out/level.bin")]),
-    ("out/level", "json,bin", [("json", "out/level.json"), ("bin", "out/level.bin")]),
-    ("out/level.tres", None, [("tres", "out/level.tres")]),
-])
+@pytest.mark.parametrize(
+    "output, formats, expected",
+    [
+        ("out/level.json", None, [("json", "out/level.json")]),
+        ("out/level.GLB", None, [("glb", "out/level.GLB")]),
+        (
+            "out/level.json",
+            "json, dae,glb,dae",
+            [("json", "out/level.json"), ("dae", "out/level.dae"), ("glb", "out/level.glb")],
+        ),
+        ("out/level", "blend", [("blend", "out/level.blend")]),
+        ("out/level.v2", "json", [("json", "out/level.v2.json")]),
+        ("out/level.bin", None, [("bin", "out/level.bin")]),
+        ("out/level", "json,bin", [("json", "out/level.json"), ("bin", "out/level.bin")]),
+        ("out/level.tres", None, [("tres", "out/level.tres")]),
+    ],
+)
 def test_output_paths_follow_the_extension_or_format_list(output, formats, expected):
     from navmesh_addon import cli
 
@@ -233,26 +279,58 @@ def _bad_obj(tmp_path) -> Path:
 
 BAD_BAKES = {
     "unsupported input": (["bake", "{tmp}/level.txt", "--output", "{tmp}/x.json"], 2, "use a .blend, .obj"),
-    "gltf buffer and detour": (["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "gltf,bin"], 2,
-                                "gltf writes its buffer to <name>.bin"),
-    "unknown format": (["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "json,usd"], 2, "unknown --format 'usd'"),
+    "gltf buffer and detour": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "gltf,bin"],
+        2,
+        "gltf writes its buffer to <name>.bin",
+    ),
+    "unknown format": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "json,usd"],
+        2,
+        "unknown --format 'usd'",
+    ),
     "no format": (["bake", "{demo}", "--output", "{tmp}/x.nav"], 2, "cannot tell the format"),
-    "unknown preset": (["bake", "{demo}", "--output", "{tmp}/x.json", "--preset", "elephant"], 2, "choose from child, human, large"),
-    "negative radius": (["bake", "{demo}", "--output", "{tmp}/x.json", "--agent-radius", "-1"], 2, "agent_radius must not be negative"),
-    "nan slope": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-slope", "nan"], 2, "agent_max_slope must be a finite number"),
-    "negative edge length": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-edge-len", "-2"], 2,
-                             "max_edge_len must not be negative"),
-    "fractional vertex limit": (["bake", "{demo}", "--output", "{tmp}/x.json", "--max-verts-per-poly", "5.5"], 2,
-                                "--max-verts-per-poly: invalid int value"),
-    "missing collection": (["bake", "{demo}", "--output", "{tmp}/x.json", "--collection", "Props"], 2, "no collection named 'Props'"),
+    "unknown preset": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--preset", "elephant"],
+        2,
+        "choose from child, human, large",
+    ),
+    "negative radius": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--agent-radius", "-1"],
+        2,
+        "agent_radius must not be negative",
+    ),
+    "nan slope": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--max-slope", "nan"],
+        2,
+        "agent_max_slope must be a finite number",
+    ),
+    "negative edge length": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--max-edge-len", "-2"],
+        2,
+        "max_edge_len must not be negative",
+    ),
+    "fractional vertex limit": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--max-verts-per-poly", "5.5"],
+        2,
+        "--max-verts-per-poly: invalid int value",
+    ),
+    "missing collection": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--collection", "Props"],
+        2,
+        "no collection named 'Props'",
+    ),
     "no output": (["bake", "{demo}"], 2, "--output"),
     "no input and no open file": (["bake", "--output", "{tmp}/x.json"], 2, "no level to bake"),
     "no command": ([], 2, "required"),
     "nothing walkable": (["bake", "{wall}", "--output", "{tmp}/x.json"], 1, "nothing walkable"),
     "folder as input": (["bake", "{tmp}", "--output", "{tmp}/x.json"], 2, "is a folder, not a file"),
     "NaN in the OBJ": (["bake", "{nan_obj}", "--output", "{tmp}/x.json"], 2, "nan.obj:2: vertex needs three finite"),
-    "face index beyond the OBJ's vertices": (["bake", "{far_obj}", "--output", "{tmp}/x.json"], 2,
-                                             "far.obj:5: face index 9 is out of range (4 vertices so far)"),
+    "face index beyond the OBJ's vertices": (
+        ["bake", "{far_obj}", "--output", "{tmp}/x.json"],
+        2,
+        "far.obj:5: face index 9 is out of range (4 vertices so far)",
+    ),
 }
 
 
@@ -264,8 +342,13 @@ def test_bad_bake_input_exits_with_a_clear_message(blender, tmp_path, capsys, ca
     (tmp_path / "level.txt").write_text("not a level")
     (tmp_path / "nan.obj").write_text("v 0 0 0\nv 1 nan 0\nv 0 1 0\nf 1 2 3\n")
     (tmp_path / "far.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 9\n")
-    names = {"tmp": tmp_path, "demo": DEMO, "wall": _bad_obj(tmp_path),
-             "nan_obj": tmp_path / "nan.obj", "far_obj": tmp_path / "far.obj"}
+    names = {
+        "tmp": tmp_path,
+        "demo": DEMO,
+        "wall": _bad_obj(tmp_path),
+        "nan_obj": tmp_path / "nan.obj",
+        "far_obj": tmp_path / "far.obj",
+    }
     assert cli.main([a.format(**names) for a in argv]) == code
     lines = capsys.readouterr().err.splitlines()
     # Progress lines may come first; the error is one line, the last.
@@ -282,8 +365,18 @@ BAD_QUERIES = {
     "queries not json": ("{tmp}/mesh.json", "[[0,0,0,", [], "is not valid JSON"),
     "empty queries": ("{tmp}/mesh.json", "[]", [], "non-empty JSON list"),
     "short pair": ("{tmp}/mesh.json", "[[0,0,0,1,1,0],[1,2,3]]", [], "entry 1 must be 6 finite numbers"),
-    "negative radius": ("{tmp}/mesh.json", "[[0,0,0,1,1,0]]", ["--radius", "-0.5"], "--radius must be a finite number >= 0"),
-    "radius below the bake radius": ("{tmp}/small.json", "[[0,0,0,1,1,0]]", ["--radius", "0.1"], "below the bake radius 0.4"),
+    "negative radius": (
+        "{tmp}/mesh.json",
+        "[[0,0,0,1,1,0]]",
+        ["--radius", "-0.5"],
+        "--radius must be a finite number >= 0",
+    ),
+    "radius below the bake radius": (
+        "{tmp}/small.json",
+        "[[0,0,0,1,1,0]]",
+        ["--radius", "0.1"],
+        "below the bake radius 0.4",
+    ),
 }
 
 
@@ -297,12 +390,19 @@ def test_bad_paths_input_exits_2_with_a_clear_message(blender, tmp_path, capsys,
     empty = lib.NavMesh.empty(lib.BakeParams(), "nothing to bake")
     lib.save(empty, tmp_path / "mesh.json")
     lib.save(navmeshes.l_corridor(), tmp_path / "small.json")
-    (tmp_path / "garbage.json").write_text("{\"format\": 3}")
+    (tmp_path / "garbage.json").write_text('{"format": 3}')
     (tmp_path / "level.dae").write_text("<COLLADA/>")
     if case == "blend without navmesh":
         bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "empty.blend"), copy=True)
     (tmp_path / "queries.json").write_text(queries)
-    argv = ["paths", navmesh.format(tmp=tmp_path), str(tmp_path / "queries.json"), "--output", str(tmp_path / "out.json"), *extra]
+    argv = [
+        "paths",
+        navmesh.format(tmp=tmp_path),
+        str(tmp_path / "queries.json"),
+        "--output",
+        str(tmp_path / "out.json"),
+        *extra,
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("navmesh: error:") and message in err
@@ -328,7 +428,10 @@ def test_bake_progress_is_one_line_per_stage_in_a_log():
         progress(stage, fraction)
     progress.close()
     assert log.getvalue().splitlines() == [
-        "navmesh: baking: input (0%)", "navmesh: baking: heightfield (5%)", "navmesh: baking: done (100%)"]
+        "navmesh: baking: input (0%)",
+        "navmesh: baking: heightfield (5%)",
+        "navmesh: baking: done (100%)",
+    ]
 
 
 def test_bake_progress_is_a_bar_redrawn_in_place_on_a_terminal():
@@ -355,7 +458,11 @@ def test_bake_progress_is_a_bar_redrawn_in_place_on_a_terminal():
 def test_cli_bake_reports_each_stage_on_stderr(tmp_path):
     result = run_cli("bake", DEMO, "--output", tmp_path / "level.json")
     assert result.returncode == 0, result.stderr[-3000:]
-    stages = [line.split(": ")[2].split(" (")[0] for line in result.stderr.splitlines() if line.startswith("navmesh: baking: ")]
+    stages = [
+        line.split(": ")[2].split(" (")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("navmesh: baking: ")
+    ]
     assert stages == ["input", "heightfield", "regions", "contours", "polygons", "detail", "clearance", "done"]
 
 
@@ -392,10 +499,13 @@ def test_seeds_prune_the_islands_and_the_bake_reports_them(tmp_path):
     assert len(set(kept.islands().tolist())) == 1 and kept.area_xy() < lib.load(tmp_path / "full.json").area_xy()
 
 
-@pytest.mark.parametrize("seed, code, message", [
-    ("1,2", 2, "'1,2' is not X,Y,Z"),
-    ("500,500,0", 1, "walkable seed 1 at (500, 500, 0) is"),
-])
+@pytest.mark.parametrize(
+    "seed, code, message",
+    [
+        ("1,2", 2, "'1,2' is not X,Y,Z"),
+        ("500,500,0", 1, "walkable seed 1 at (500, 500, 0) is"),
+    ],
+)
 def test_bad_seeds_are_named(tmp_path, seed, code, message):
     result = run_cli("bake", DEMO, "--output", tmp_path / "x.json", "--seed", seed)
     assert result.returncode == code and message in result.stderr and "Traceback" not in result.stderr
@@ -411,8 +521,13 @@ def test_paths_weigh_areas_by_the_baked_costs_unless_told_otherwise(tmp_path):
     scene.floor(9, 0, 11, 8, z=0.0)
     areas = np.zeros(len(scene.triangles), dtype=np.int64)
     areas[2:] = 5
-    mesh = lib.generate(scene.vertices, scene.triangles, lib.BakeParams(cell_size=0.2, agent_radius=0.3),
-                        areas=areas, area_costs={5: 10.0})
+    mesh = lib.generate(
+        scene.vertices,
+        scene.triangles,
+        lib.BakeParams(cell_size=0.2, agent_radius=0.3),
+        areas=areas,
+        area_costs={5: 10.0},
+    )
     assert dict(mesh.area_costs) == {5: 10.0}
     navmesh = tmp_path / "mud.json"
     lib.save(mesh, navmesh)

@@ -1,4 +1,5 @@
 """Contour stage: sub-cell eroded outlines checked against exact shapely offsets, shared borders."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -68,7 +69,9 @@ def assert_well_formed(outlines) -> None:
 @settings(max_examples=6, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.floats(-0.5, 0.5), st.floats(-0.5, 0.5), st.floats(0.4, 2.2), st.floats(0.4, 2.2), st.floats(10, 80)),
+        st.tuples(
+            st.floats(-0.5, 0.5), st.floats(-0.5, 0.5), st.floats(0.4, 2.2), st.floats(0.4, 2.2), st.floats(10, 80)
+        ),
         min_size=9,
         max_size=9,
     ),
@@ -87,9 +90,13 @@ def test_rotated_boxes_match_the_exact_offset(boxes, present, setting):
     size = 19.2
     n = int(round(size / cs))
     floor = box(0, 0, size, size)
-    sites = [(4.8 + 4.8 * (k % 3) + dx, 4.8 + 4.8 * (k // 3) + dy, a, b, ang) for k, (dx, dy, a, b, ang) in enumerate(boxes)]
+    sites = [
+        (4.8 + 4.8 * (k % 3) + dx, 4.8 + 4.8 * (k // 3) + dy, a, b, ang) for k, (dx, dy, a, b, ang) in enumerate(boxes)
+    ]
     obstacles = [
-        affinity.rotate(box(x - a / 2, y - b / 2, x + a / 2, y + b / 2), ang) for (x, y, a, b, ang), on in zip(sites, present) if on
+        affinity.rotate(box(x - a / 2, y - b / 2, x + a / 2, y + b / 2), ang)
+        for (x, y, a, b, ang), on in zip(sites, present)
+        if on
     ]
     if not obstacles:
         obstacles = [affinity.rotate(box(9, 9, 10.5, 10), 30)]
@@ -248,7 +255,8 @@ def test_random_layered_floors_give_well_formed_outlines(masks, radius, err):
 @given(
     st.integers(4, 14).flatmap(
         lambda w: st.tuples(
-            st.lists(st.booleans(), min_size=w * w, max_size=w * w), st.lists(st.booleans(), min_size=w * w, max_size=w * w)
+            st.lists(st.booleans(), min_size=w * w, max_size=w * w),
+            st.lists(st.booleans(), min_size=w * w, max_size=w * w),
         )
     ),
     st.sampled_from([0.0, 0.1, 0.15, 0.25]),
@@ -288,21 +296,55 @@ def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_bo
     """A floor cut by a box and a ramp running off its corner (a level the property tests found):
     the floor's border with a sliver of ramp curves, and cut to a chord it crosses the floor's
     own outline. Both rings then keep that border's points whole, so the floor stays."""
-    vertices = np.array([
-        [0, 0, 0.0949179], [10, 0, 0.0949179], [10, 10, 0.0949179], [0, 10, 0.0949179],
-        [4.61748007, -1.48466568, 0.04011139], [6.31675067, -0.12108108, 0.04011139],
-        [3.08026549, 0.43097897, 0.04011139], [4.7795361, 1.79456357, 0.04011139],
-        [4.61748007, -1.48466568, 2.82122677], [6.31675067, -0.12108108, 2.82122677],
-        [3.08026549, 0.43097897, 2.82122677], [4.7795361, 1.79456357, 2.82122677],
-        [7.08861073, 7.79760266, 0], [10.20710724, 7.79760266, 2.67645157],
-        [10.20710724, 10.61292088, 2.67645157], [7.08861073, 10.61292088, 0],
-    ])
-    triangles = np.array([
-        [0, 1, 2], [0, 2, 3], [4, 6, 7], [8, 9, 11], [4, 5, 9], [6, 10, 11], [4, 8, 10], [5, 7, 11],
-        [4, 7, 5], [8, 11, 10], [4, 9, 8], [6, 11, 7], [4, 10, 6], [5, 11, 9], [12, 13, 14], [12, 14, 15],
-    ])
-    params = BakeParams(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
-                        region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)
+    vertices = np.array(
+        [
+            [0, 0, 0.0949179],
+            [10, 0, 0.0949179],
+            [10, 10, 0.0949179],
+            [0, 10, 0.0949179],
+            [4.61748007, -1.48466568, 0.04011139],
+            [6.31675067, -0.12108108, 0.04011139],
+            [3.08026549, 0.43097897, 0.04011139],
+            [4.7795361, 1.79456357, 0.04011139],
+            [4.61748007, -1.48466568, 2.82122677],
+            [6.31675067, -0.12108108, 2.82122677],
+            [3.08026549, 0.43097897, 2.82122677],
+            [4.7795361, 1.79456357, 2.82122677],
+            [7.08861073, 7.79760266, 0],
+            [10.20710724, 7.79760266, 2.67645157],
+            [10.20710724, 10.61292088, 2.67645157],
+            [7.08861073, 10.61292088, 0],
+        ]
+    )
+    triangles = np.array(
+        [
+            [0, 1, 2],
+            [0, 2, 3],
+            [4, 6, 7],
+            [8, 9, 11],
+            [4, 5, 9],
+            [6, 10, 11],
+            [4, 8, 10],
+            [5, 7, 11],
+            [4, 7, 5],
+            [8, 11, 10],
+            [4, 9, 8],
+            [6, 11, 7],
+            [4, 10, 6],
+            [5, 11, 9],
+            [12, 13, 14],
+            [12, 14, 15],
+        ]
+    )
+    params = BakeParams(
+        cell_size=0.2,
+        agent_radius=0.3,
+        agent_height=1.8,
+        agent_max_climb=0.4,
+        region_min_area=0.3,
+        max_edge_error=0.15,
+        max_height_error=0.15,
+    )
     hf = build_heightfield(prepare_soup(vertices, triangles), params)
     rm = build_regions(hf, params)
     outlines = build_contours(hf, rm, params)

@@ -1,4 +1,5 @@
 """Detail stage: the per-polygon triangulated surface follows the floor within max_height_error."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,16 @@ def heightfield(floors, width: int = 40, height: int = 40, cs: float = 0.2) -> H
     order = np.lexsort((z, xs, ys))
     n = len(z)
     return Heightfield(
-        cs, np.zeros(2), width, height, xs[order].astype(np.int32), ys[order].astype(np.int32), z[order],
-        np.full(n, np.inf), np.zeros(n, dtype=np.int32), np.full((n, 4), -1, dtype=np.int64),
+        cs,
+        np.zeros(2),
+        width,
+        height,
+        xs[order].astype(np.int32),
+        ys[order].astype(np.int32),
+        z[order],
+        np.full(n, np.inf),
+        np.zeros(n, dtype=np.int32),
+        np.full((n, 4), -1, dtype=np.int64),
     )
 
 
@@ -60,7 +69,9 @@ def test_sine_floor_is_followed_within_max_height_error(tolerance):
     assert max_error(mesh, hf, sine) <= tolerance
     # Every detail triangle is counter-clockwise with positive area.
     t = mesh.detail_vertices[mesh.detail_triangles]
-    cross = (t[:, 1, 0] - t[:, 0, 0]) * (t[:, 2, 1] - t[:, 0, 1]) - (t[:, 1, 1] - t[:, 0, 1]) * (t[:, 2, 0] - t[:, 0, 0])
+    cross = (t[:, 1, 0] - t[:, 0, 0]) * (t[:, 2, 1] - t[:, 0, 1]) - (t[:, 1, 1] - t[:, 0, 1]) * (
+        t[:, 2, 0] - t[:, 0, 0]
+    )
     assert np.all(cross > 0)
     assert 0.5 * cross.sum() == pytest.approx(mesh.area_xy())
 

@@ -1,5 +1,6 @@
 """A navmesh edited by hand (issue 15 item 5): polygons deleted, moved or repainted become the
 navmesh, with adjacency and clearance rebuilt; untouched polygons keep their baked surface."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,7 +30,9 @@ def test_an_unedited_navmesh_comes_back_as_baked(baked):
     again = from_edited_polygons(baked, vertices, polygons, areas, regions)
     np.testing.assert_array_equal(again.vertices, baked.vertices)
     np.testing.assert_array_equal(again.neighbors, baked.neighbors)
-    np.testing.assert_array_equal(again.detail_vertices[again.detail_triangles], baked.detail_vertices[baked.detail_triangles])
+    np.testing.assert_array_equal(
+        again.detail_vertices[again.detail_triangles], baked.detail_vertices[baked.detail_triangles]
+    )
     np.testing.assert_allclose(again.edge_clearance, baked.edge_clearance)
 
 
@@ -37,13 +40,17 @@ def test_deleted_polygons_turn_their_neighbours_edges_into_walls(baked):
     vertices, polygons, areas, regions = as_blender(baked)
     centres = np.array([baked.vertices[poly, :2].mean(axis=0) for poly in polygons])
     keep = np.flatnonzero(centres[:, 0] < 10.0)  # delete everything east of x = 10
-    edited = from_edited_polygons(baked, vertices, [polygons[k] for k in keep], [areas[k] for k in keep],
-                                  [regions[k] for k in keep])
+    edited = from_edited_polygons(
+        baked, vertices, [polygons[k] for k in keep], [areas[k] for k in keep], [regions[k] for k in keep]
+    )
     assert_valid_navmesh(edited)
     assert edited.polygon_count == len(keep) < baked.polygon_count
     assert edited.area_xy() == pytest.approx(baked.polygon_areas()[keep].sum())
     walls = edited.neighbors < 0
-    assert walls.sum() > (baked.neighbors[np.repeat(np.isin(np.arange(baked.polygon_count), keep), baked.polygon_sizes)] < 0).sum()
+    assert (
+        walls.sum()
+        > (baked.neighbors[np.repeat(np.isin(np.arange(baked.polygon_count), keep), baked.polygon_sizes)] < 0).sum()
+    )
     np.testing.assert_array_equal(edited.edge_clearance[walls], 0.0)
     query = NavMeshQuery(edited)
     assert query.find_path((2.0, 2.0, 0.0), (18.0, 6.0, 0.0)).status == "unreachable"  # on a deleted polygon
@@ -63,7 +70,9 @@ def test_a_raised_corner_moves_only_the_polygons_around_it(baked):
         if p in touched:
             assert tris[:, :, 2].max() == pytest.approx(float(baked.vertices[corner, 2]) + 0.3, abs=1e-6)
         else:
-            np.testing.assert_array_equal(tris, baked.detail_vertices[baked.detail_triangles[baked.detail_polygons == p]])
+            np.testing.assert_array_equal(
+                tris, baked.detail_vertices[baked.detail_triangles[baked.detail_polygons == p]]
+            )
 
 
 def test_a_repainted_polygon_keeps_its_shape_and_takes_the_area(baked):
@@ -74,12 +83,15 @@ def test_a_repainted_polygon_keeps_its_shape_and_takes_the_area(baked):
     assert edited.areas[3] == 7 and edited.polygon_count == baked.polygon_count
 
 
-@pytest.mark.parametrize("edit, message", [
-    ("fold", "is not convex|is clockwise"),
-    ("flip", "is clockwise"),
-    ("collapse", "distinct corners"),
-    ("duplicate", "two polygons overlap"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        ("fold", "is not convex|is clockwise"),
+        ("flip", "is clockwise"),
+        ("collapse", "distinct corners"),
+        ("duplicate", "two polygons overlap"),
+    ],
+)
 def test_an_edit_that_breaks_the_navmesh_is_named(baked, edit, message):
     vertices, polygons, areas, regions = as_blender(baked)
     polygons = [list(p) for p in polygons]

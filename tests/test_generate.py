@@ -1,4 +1,5 @@
 """The generator on scenes whose answer is known (issue 2)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,8 +23,14 @@ from tests.navmesh_checks import (
 from tests.scenes import Scene, rotated_boxes_scene
 
 PARAMS = BakeParams(
-    cell_size=0.1, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.4,
-    agent_max_slope=45.0, region_min_area=0.5, max_edge_error=0.1, max_height_error=0.1,
+    cell_size=0.1,
+    agent_radius=0.4,
+    agent_height=2.0,
+    agent_max_climb=0.4,
+    agent_max_slope=45.0,
+    region_min_area=0.5,
+    max_edge_error=0.1,
+    max_height_error=0.1,
 )
 
 
@@ -114,8 +121,7 @@ def test_two_disjoint_rooms_are_two_regions():
 def test_islands_smaller_than_region_min_area_are_dropped_by_their_outline_area():
     """Box tops around the threshold, at RecastDemo's cell size and radius: an island is kept when
     the navmesh over it covers at least region_min_area, whatever its raster cells add up to."""
-    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76,
-                                 max_edge_error=0.3)
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76, max_edge_error=0.3)
     sides = np.arange(2.9, 4.0, 0.02)
     spacing = 5.0
     centres = [(spacing * (k + 0.5) + 0.031 * k, 5 + 0.017 * k) for k in range(len(sides))]
@@ -186,9 +192,12 @@ def test_storeys_of_one_region_abutting_in_top_view_keep_the_floor():
     assert not [v for v in navmesh_violations(mesh) if v[0] != "t_junction"]
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: where a region's two storeys meet another region's in "
-                   "neighbouring columns, both outlines can follow the same wall past the end of their shared "
-                   "border, leaving a T-junction")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: where a region's two storeys meet another region's in "
+    "neighbouring columns, both outlines can follow the same wall past the end of their shared "
+    "border, leaving a T-junction",
+)
 def test_the_demo_level_at_a_childs_size_has_no_t_junction():
     vertices, triangles = _demo_level_z_up()
     child = BakeParams(agent_radius=0.25, agent_height=1.1, agent_max_climb=0.25, cell_size=0.1)
@@ -198,8 +207,7 @@ def test_the_demo_level_at_a_childs_size_has_no_t_junction():
 def test_floor_pinched_to_single_points_between_boxes_and_its_edges_is_kept():
     """Boxes leave strips about one agent wide along a floor's edges, so the floor's outline
     touches itself at single points: it is split there, not dropped whole."""
-    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76,
-                                 max_edge_error=0.3)
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76, max_edge_error=0.3)
     sides = np.arange(2.9, 3.6, 0.02)
     scene = Scene().floor(0, 0, 5.0 * len(sides), 6)
     for k, side in enumerate(sides):
@@ -212,8 +220,7 @@ def test_obstacles_whose_eroded_outlines_meet_at_a_point_give_valid_polygons():
     """Box sizes drift against the grid, so some boxes' eroded outlines meet at single points,
     there computed from either side to within float noise: the meeting points weld into one vertex
     (they once made a zero-area polygon)."""
-    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76,
-                                 max_edge_error=0.3)
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_radius=0.6, region_min_area=5.76, max_edge_error=0.3)
     scene = Scene().floor(0, 0, 152, 8)
     for k, side in enumerate(np.arange(2.9, 3.5, 0.02)):
         scene.box((5.0 * (k + 0.5) + 0.031 * k, 4 + 0.011 * k, 0), (side, side, 1.0))
@@ -237,9 +244,11 @@ def test_rotated_boxes_match_the_exact_free_space(seed):
     assert coverage >= 0.98, f"covers only {coverage:.2%} of the exact free space"
     assert spill < 0.01, f"spills {spill:.2%} outside the exact free space"
     tolerance = max(PARAMS.cell_size / 2, PARAMS.max_edge_error) + 1e-6
-    samples = MultiPoint(list(ours.boundary.segmentize(PARAMS.cell_size / 4).coords)
-                         if ours.boundary.geom_type == "LineString"
-                         else [c for line in ours.boundary.geoms for c in line.segmentize(PARAMS.cell_size / 4).coords])
+    samples = MultiPoint(
+        list(ours.boundary.segmentize(PARAMS.cell_size / 4).coords)
+        if ours.boundary.geom_type == "LineString"
+        else [c for line in ours.boundary.geoms for c in line.segmentize(PARAMS.cell_size / 4).coords]
+    )
     distances = np.array([exact.boundary.distance(point) for point in samples.geoms])
     outside = np.array([not exact.contains(point) for point in samples.geoms])
     within = np.mean(distances <= tolerance)
@@ -264,15 +273,26 @@ def test_coordinates_around_a_million_keep_their_precision():
     scene.vertices = scene.vertices + offset
     far = bake(scene)
     assert far.polygon_count == near.polygon_count
-    assert np.allclose(np.sort(far.vertices - offset, axis=0), np.sort(near.vertices, axis=0), atol=PARAMS.cell_size / 10)
+    assert np.allclose(
+        np.sort(far.vertices - offset, axis=0), np.sort(near.vertices, axis=0), atol=PARAMS.cell_size / 10
+    )
 
 
 def test_json_round_trip_is_lossless():
     scene, _ = rotated_boxes_scene(4, count=4, extent=12)
     mesh = bake(scene)
     again = NavMesh.from_json(mesh.to_json())
-    for name in ("vertices", "poly_offsets", "poly_vertices", "neighbors", "regions", "areas",
-                 "detail_vertices", "detail_triangles", "detail_polygons"):
+    for name in (
+        "vertices",
+        "poly_offsets",
+        "poly_vertices",
+        "neighbors",
+        "regions",
+        "areas",
+        "detail_vertices",
+        "detail_triangles",
+        "detail_polygons",
+    ):
         assert np.array_equal(getattr(mesh, name), getattr(again, name)), name
     for name in ("edge_clearance", "cross_clearance"):
         a, b = getattr(mesh, name), getattr(again, name)
@@ -312,8 +332,11 @@ def test_a_passage_2r_plus_one_and_a_half_cells_wide_stays_open(seed):
     assert status == "found" and length < 8.5
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (issue 13, item 6): a gap narrower than 2r + 1.5 cells "
-                   "may hold no cell centre farther than r from both walls, so the regions close it")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (issue 13, item 6): a gap narrower than 2r + 1.5 cells "
+    "may hold no cell centre farther than r from both walls, so the regions close it",
+)
 @pytest.mark.parametrize("angle", [0.0, 17.0, 45.0, 72.6, 120.0])
 def test_a_passage_2r_plus_half_a_cell_wide_stays_open(angle):
     status, length = _crossing_through_a_gap(0.5, angle)

@@ -1,4 +1,5 @@
 """Property tests: random polygon soups through the whole generator (issue 2)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,15 @@ from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 from tests.soup_fuzz import KNOWN_GAPS
 
-PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4,
-                    region_min_area=0.3, max_edge_error=0.15, max_height_error=0.15)
+PARAMS = BakeParams(
+    cell_size=0.2,
+    agent_radius=0.3,
+    agent_height=1.8,
+    agent_max_climb=0.4,
+    region_min_area=0.3,
+    max_edge_error=0.15,
+    max_height_error=0.15,
+)
 
 
 @st.composite
@@ -27,8 +35,12 @@ def level_soups(draw) -> Scene:
     scene = Scene().floor(0, 0, size, size, z=float(rng.uniform(-1, 1)))
     for _ in range(draw(st.integers(0, 6))):
         cx, cy = rng.uniform(0, size, 2)
-        scene.box((cx, cy, rng.uniform(-0.5, 0.5)), (*rng.uniform(0.2, 3.0, 2), rng.uniform(0.1, 3.0)),
-                  float(rng.uniform(0, 180)), walkable=bool(rng.random() < 0.8))
+        scene.box(
+            (cx, cy, rng.uniform(-0.5, 0.5)),
+            (*rng.uniform(0.2, 3.0, 2), rng.uniform(0.1, 3.0)),
+            float(rng.uniform(0, 180)),
+            walkable=bool(rng.random() < 0.8),
+        )
     for _ in range(draw(st.integers(0, 2))):
         x0, y0 = rng.uniform(0, size - 2, 2)
         scene.ramp(x0, y0, x0 + rng.uniform(1, 4), y0 + rng.uniform(1, 3), 0.0, rng.uniform(0, 3))
@@ -59,7 +71,9 @@ def test_random_levels_bake_into_valid_meshes(scene):
     assert np.all(covered > 0), "every polygon needs its height detail"
     clearance = mesh.edge_clearance
     assert clearance is not None and np.all(clearance[mesh.neighbors < 0] == 0)
-    assert np.all(clearance[mesh.neighbors >= 0] >= PARAMS.agent_radius - 1e-9), "a portal narrower than the bake radius"
+    assert np.all(clearance[mesh.neighbors >= 0] >= PARAMS.agent_radius - 1e-9), (
+        "a portal narrower than the bake radius"
+    )
     again = NavMesh.from_json(mesh.to_json())
     assert np.array_equal(again.vertices, mesh.vertices) and np.array_equal(again.neighbors, mesh.neighbors)
 
@@ -67,12 +81,28 @@ def test_random_levels_bake_into_valid_meshes(scene):
 def test_crate_whose_cut_ends_on_a_straight_vertex_has_no_t_junction():
     """Found by the property test above: a cell with a vertex straight between two others was
     triangulated without it, leaving a T-junction against the cell next door."""
-    box = np.array([[8.66414196, 2.39316454], [9.86407448, 2.82824282], [7.9891729, 4.25470848], [9.18910541, 4.68978676]])
+    box = np.array(
+        [[8.66414196, 2.39316454], [9.86407448, 2.82824282], [7.9891729, 4.25470848], [9.18910541, 4.68978676]]
+    )
     corners = np.vstack([np.column_stack([box, np.full(4, -0.39526358)]), np.column_stack([box, np.full(4, 0.371329)])])
     floor = [[0, 0, -0.33573393], [14, 0, -0.33573393], [14, 14, -0.33573393], [0, 14, -0.33573393]]
     vertices = np.vstack([floor, corners])
-    triangles = [[0, 1, 2], [0, 2, 3], [4, 6, 7], [8, 9, 11], [4, 5, 9], [6, 10, 11], [4, 8, 10], [5, 7, 11],
-                 [4, 7, 5], [8, 11, 10], [4, 9, 8], [6, 11, 7], [4, 10, 6], [5, 11, 9]]
+    triangles = [
+        [0, 1, 2],
+        [0, 2, 3],
+        [4, 6, 7],
+        [8, 9, 11],
+        [4, 5, 9],
+        [6, 10, 11],
+        [4, 8, 10],
+        [5, 7, 11],
+        [4, 7, 5],
+        [8, 11, 10],
+        [4, 9, 8],
+        [6, 11, 7],
+        [4, 10, 6],
+        [5, 11, 9],
+    ]
     assert_valid_navmesh(generate(vertices, np.array(triangles), PARAMS))
 
 

@@ -1,4 +1,5 @@
 """Walkable heightfield: known-answer scenes and property tests for build_heightfield."""
+
 from __future__ import annotations
 
 import math
@@ -237,10 +238,14 @@ def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
     east, west = 0, 2
     assert DIR_DX[east] == 1 and DIR_DX[west] == -1
     expected = {
-        (4.25, 0.0, east): 0.76, (6.25, 0.0, west): 1.24,  # obstacle faces, walls
-        (7.25, 0.0, east): 1.24, (9.25, 0.0, west): 0.76,  # platform sides from the ground, walls
-        (8.25, 1.0, west): 0.76, (8.75, 1.0, east): 0.24,  # platform edges from its top, ledges
-        (0.25, 0.0, west): 0.5, (9.75, 0.0, east): 0.5,  # the floor's edges
+        (4.25, 0.0, east): 0.76,
+        (6.25, 0.0, west): 1.24,  # obstacle faces, walls
+        (7.25, 0.0, east): 1.24,
+        (9.25, 0.0, west): 0.76,  # platform sides from the ground, walls
+        (8.25, 1.0, west): 0.76,
+        (8.75, 1.0, east): 0.24,  # platform edges from its top, ledges
+        (0.25, 0.0, west): 0.5,
+        (9.75, 0.0, east): 0.5,  # the floor's edges
     }
     for (x, z, d), fraction in expected.items():
         got, was_found = at(x, z, d)

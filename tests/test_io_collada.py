@@ -1,5 +1,6 @@
 """COLLADA 1.4.1 export: valid against the official schema, readable by pycollada, faithful to the
 polygons and edges, and on the real floor (the detail surface, not the flat polygons)."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET

@@ -1,5 +1,6 @@
 """Detour .bin export: the file's layout, and Detour itself (recast-navigation, Node) loading it and
 finding the paths our query finds, about as long as ours and at our surface's heights, in one tile or many."""
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,9 @@ LENGTH_TOLERANCE = 0.02
 SHARE_WITHIN_TOLERANCE = 0.85
 LONGEST_RATIO = 1.2
 
-PARAMS = lib.BakeParams(cell_size=0.2, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.5,
-                        max_edge_error=0.2, max_height_error=0.1)
+PARAMS = lib.BakeParams(
+    cell_size=0.2, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.5, max_edge_error=0.2, max_height_error=0.1
+)
 
 
 def _bake(scene: Scene) -> lib.NavMesh:
@@ -67,8 +69,12 @@ def big_grid(cells: int = 200, step: float = 0.5, seed: int = 0) -> lib.NavMesh:
     x, y = np.meshgrid(np.arange(cells + 1) * step, np.arange(cells + 1) * step, indexing="ij")
     vertices = np.column_stack([x.ravel(), y.ravel(), 0.02 * x.ravel()])
     holes = set(map(tuple, np.random.default_rng(seed).integers(0, cells, size=(1500, 2)).tolist()))
-    polygons = [[ids[i, j], ids[i + 1, j], ids[i + 1, j + 1], ids[i, j + 1]]
-                for i in range(cells) for j in range(cells) if (i, j) not in holes]
+    polygons = [
+        [ids[i, j], ids[i + 1, j], ids[i + 1, j + 1], ids[i, j + 1]]
+        for i in range(cells)
+        for j in range(cells)
+        if (i, j) not in holes
+    ]
     return navmeshes.from_polygons(vertices, polygons)
 
 

@@ -1,4 +1,5 @@
 """Exports of a baked navmesh (lib.generate): JSON, COLLADA and glTF agree with the bake."""
+
 from __future__ import annotations
 
 import json
@@ -45,12 +46,17 @@ def test_baked_mesh_collada_keeps_every_polygon_of_a_flat_floor_whole(baked):
     for face, polygon in zip(prim, baked.polygons):
         corners = baked.vertices[polygon]
         start = int(np.argmin(np.abs(corners - face.vertices[0]).max(axis=1)))
-        np.testing.assert_allclose(face.vertices, np.roll(corners, -start, axis=0), atol=1e-6,
-                                   err_msg="the same corners in the same order, from the fan's apex")
+        np.testing.assert_allclose(
+            face.vertices,
+            np.roll(corners, -start, axis=0),
+            atol=1e-6,
+            err_msg="the same corners in the same order, from the fan's apex",
+        )
 
 
 def test_loaded_file_answers_path_queries_like_the_bake(baked, tmp_path):
     from lib import query
+
     lib.save(baked, tmp_path / "baked.json", y_up=True)
     loaded = lib.load(tmp_path / "baked.json")
     a = query.find_path(baked, np.array(START), np.array(GOAL))

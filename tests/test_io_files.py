@@ -1,5 +1,6 @@
 """Writes are all or nothing: a full disk while writing leaves an existing file as it was, no
 partial file beside it, and a clear error naming the path."""
+
 from __future__ import annotations
 
 import errno
@@ -16,10 +17,14 @@ def _disk_full(*_args):
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
-@pytest.mark.parametrize("write", [
-    lambda mesh, path: lib.save(mesh, path),
-    lambda mesh, path: collada.write_collada(mesh, path),
-], ids=["json", "dae"])
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda mesh, path: lib.save(mesh, path),
+        lambda mesh, path: collada.write_collada(mesh, path),
+    ],
+    ids=["json", "dae"],
+)
 def test_a_full_disk_leaves_the_existing_file_whole(tmp_path, monkeypatch, write):
     path = tmp_path / "level.out"
     path.write_text("the good file from yesterday")
@@ -98,10 +103,14 @@ def test_a_gltf_exporter_failure_is_one_clear_error(tmp_path, monkeypatch, fmt):
     from navmesh_addon import io_formats
 
     def fail(*_args):
-        raise RuntimeError("Error: Python: Traceback (most recent call last):\n  ...\nPermissionError: [Errno 13] denied")
+        raise RuntimeError(
+            "Error: Python: Traceback (most recent call last):\n  ...\nPermissionError: [Errno 13] denied"
+        )
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     monkeypatch.setattr(io_formats, "_run_gltf_exporter", fail)
-    with pytest.raises(lib.NavMeshError, match=r"cannot write .*level\.%s.*PermissionError: \[Errno 13\] denied$" % fmt):
+    with pytest.raises(
+        lib.NavMeshError, match=r"cannot write .*level\.%s.*PermissionError: \[Errno 13\] denied$" % fmt
+    ):
         io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / f"level.{fmt}", fmt, context=bpy.context)
     assert list(tmp_path.iterdir()) == [] and len(bpy.data.objects) == 0

@@ -1,4 +1,5 @@
 """io_formats.write_navmesh_file / read_navmesh_file: the entry point shared by operators and CLI."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """glTF export through Blender's exporter: the detail surface with its polygons in vertex attributes, read
 back by assimp and pathed on by three-pathfinding (Node)."""
+
 from __future__ import annotations
 
 import shutil
@@ -30,8 +31,9 @@ def _surface(path):
     (prim,) = doc["meshes"][doc["nodes"][0]["mesh"]]["primitives"]
     positions = from_y_up(accessor(doc, binary, prim["attributes"]["POSITION"]).astype(np.float64))
     triangles = accessor(doc, binary, prim["indices"]).reshape(-1, 3).astype(np.int64)
-    attributes = {name: accessor(doc, binary, index).ravel() for name, index in prim["attributes"].items()
-                  if name.startswith("_")}
+    attributes = {
+        name: accessor(doc, binary, index).ravel() for name, index in prim["attributes"].items() if name.startswith("_")
+    }
     return positions, triangles, attributes
 
 
@@ -96,8 +98,11 @@ def test_glb_surface_lies_on_the_real_floor_without_degenerate_triangles(empty_b
 def test_detail_triangles_without_area_are_left_out(empty_blender, tmp_path):
     mesh = navmeshes.l_corridor()
     sliver = np.array([[0, 1, 1]])  # a triangle over two corners: no area
-    mesh = replace(mesh, detail_triangles=np.vstack([mesh.detail_triangles, sliver]),
-                   detail_polygons=np.append(mesh.detail_polygons, 0))
+    mesh = replace(
+        mesh,
+        detail_triangles=np.vstack([mesh.detail_triangles, sliver]),
+        detail_polygons=np.append(mesh.detail_polygons, 0),
+    )
     _, triangles, _ = _surface(io_formats.write_navmesh_file(mesh, tmp_path / "l.glb", "glb"))
     assert len(triangles) == len(mesh.detail_triangles) - 1
 
@@ -106,8 +111,9 @@ def test_detail_triangles_without_area_are_left_out(empty_blender, tmp_path):
 def test_assimp_converts_the_glb(empty_blender, tmp_path):
     mesh = rolling.navmesh()
     path = io_formats.write_navmesh_file(mesh, tmp_path / "hills.glb", "glb")
-    done = subprocess.run(["assimp", "export", str(path), str(tmp_path / "hills.obj")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["assimp", "export", str(path), str(tmp_path / "hills.obj")], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     faces = [line for line in (tmp_path / "hills.obj").read_text().splitlines() if line.startswith("f ")]
     assert len(faces) == len(mesh.detail_triangles)
@@ -133,6 +139,7 @@ def test_three_pathfinding_finds_the_known_shortest_path(empty_blender, tmp_path
 
 def test_three_pathfinding_agrees_with_our_query_within_two_percent(empty_blender, tmp_path):
     from lib import query
+
     mesh = navmeshes.l_corridor()
     path = io_formats.write_navmesh_file(mesh, tmp_path / "l.glb", "glb")
     theirs = three_pathfinding_path(path, navmeshes.L_START, navmeshes.L_GOAL)

@@ -1,6 +1,7 @@
 """Godot 3 NavigationMesh (.tres) export: the file keeps the convex polygons where the floor is flat and
 the detail triangles where it is not, on the real floor; Godot 3 (headless) loads it, imports the .glb's
 "-navmesh" node too, and finds the paths our query finds, about as long, on the floor."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,12 @@ def test_tres_is_a_navigation_mesh_of_y_up_clockwise_faces_covering_the_polygons
     text = godot.to_tres(mesh)
     assert text.startswith('[gd_resource type="NavigationMesh" format=2]\n\n[resource]\n')
     tres = read_tres(text)
-    np.testing.assert_allclose(np.sort(tres["vertices"], axis=0), np.sort(np.unique(mesh.detail_vertices, axis=0), axis=0),
-                               atol=1e-12, err_msg="the vertices are the detail surface's, shared between faces")
+    np.testing.assert_allclose(
+        np.sort(tres["vertices"], axis=0),
+        np.sort(np.unique(mesh.detail_vertices, axis=0), axis=0),
+        atol=1e-12,
+        err_msg="the vertices are the detail surface's, shared between faces",
+    )
     areas = _signed_areas(tres["vertices"], tres["polygons"])
     assert np.all(areas < 0), "clockwise seen from above (+Y in Godot), as Godot's own baker writes them"
     assert -areas.sum() == pytest.approx(mesh.area_xy())
@@ -65,7 +70,9 @@ def test_tres_surface_lies_on_the_real_floor_within_max_height_error():
     tres = read_tres(godot.to_tres(mesh))
     meta = tres["meta"]
     gaps = rolling.gap_to_floor(tres["vertices"], fan_triangles(tres["polygons"]))
-    assert gaps.max() <= mesh.params.max_height_error + rolling.SAMPLING_SLACK, "Godot fans each face from its first vertex"
+    assert gaps.max() <= mesh.params.max_height_error + rolling.SAMPLING_SLACK, (
+        "Godot fans each face from its first vertex"
+    )
     assert rolling.gap_to_floor(mesh.vertices, corner_fans(mesh)[0]).max() > 3 * mesh.params.max_height_error
     faces_per_polygon = np.bincount(meta["face_polygons"].astype(int), minlength=mesh.polygon_count)
     assert faces_per_polygon.min() >= 1 and (faces_per_polygon == 1).any() and (faces_per_polygon > 1).any()
@@ -122,7 +129,9 @@ def test_godot_imports_the_glb_as_a_navigation_mesh_and_finds_our_paths(hills_pa
     path = io_formats.write_navmesh_file(mesh, tmp_path / "hills.glb", "glb")
     found = godot_paths(path, pairs, tmp_path / "project")
     assert len(found["polygons"]) == len(mesh.detail_triangles), "Godot's importer makes one polygon per triangle"
-    assert np.all(_signed_areas(found["vertices"], found["polygons"]) < 0), "wound clockwise seen from above, as the .tres"
+    assert np.all(_signed_areas(found["vertices"], found["polygons"]) < 0), (
+        "wound clockwise seen from above, as the .tres"
+    )
     _check_godot(mesh, pairs, found)
 
 

@@ -1,4 +1,5 @@
 """The navmesh JSON format: lossless round trips (Z-up and Y-up), the schema, and bad files."""
+
 from __future__ import annotations
 
 import json
@@ -104,9 +105,15 @@ BAD_FILES = {
     "newer version": (_with(version=2), "unsupported navmesh version 2"),
     "missing polygons": (_with(polygons=KeyError), "missing the field 'polygons'"),
     "missing params": (_with(params=KeyError), "missing the field 'params'"),
-    "polygon index out of range": (_with(polygons=[[0, 1, 2, 3], [1, 4, 99], [5, 6, 7, 8, 9, 10]]), "vertex indices out of range"),
+    "polygon index out of range": (
+        _with(polygons=[[0, 1, 2, 3], [1, 4, 99], [5, 6, 7, 8, 9, 10]]),
+        "vertex indices out of range",
+    ),
     "repeated polygon vertex": (_with(polygons=[[0, 1, 2, 3], [1, 1, 2], [5, 6, 7, 8, 9, 10]]), "same vertex twice"),
-    "neighbour out of range": (_with(neighbors=[[-1, 7, -1, -1], [-1, -1, 0], [-1] * 6]), "polygon indices out of range"),
+    "neighbour out of range": (
+        _with(neighbors=[[-1, 7, -1, -1], [-1, -1, 0], [-1] * 6]),
+        "polygon indices out of range",
+    ),
     "neighbour list too short": (_with(neighbors=[[-1, 1, -1], [-1, -1, 0], [-1] * 6]), "wrong length"),
     "detail triangle out of range": (
         _with(detail={"vertices": [[0, 0, 0]] * 3, "triangles": [[0, 1, 5]], "polygons": [0]}),
@@ -128,7 +135,10 @@ BAD_FILES = {
     "links not a list": (_with(links="none"), "'links' must be a list"),
     "clockwise polygon": (_with(polygons=[[0, 1, 2, 3], [1, 2, 4], [5, 6, 7, 8, 9, 10]]), "polygon 1 is clockwise"),
     "polygon not convex": (_with(polygons=[[0, 1, 2, 3], [1, 4, 2], [5, 6, 8, 7, 9, 10]]), "polygon 2 is not convex"),
-    "fractional vertex index": (_with(polygons=[[0, 1, 2, 3], [1, 4, 2.5], [5, 6, 7, 8, 9, 10]]), "whole numbers, got 2.5"),
+    "fractional vertex index": (
+        _with(polygons=[[0, 1, 2, 3], [1, 4, 2.5], [5, 6, 7, 8, 9, 10]]),
+        "whole numbers, got 2.5",
+    ),
     "fractional neighbour": (_with(neighbors=[[-1, 1.5, -1, -1], [-1, -1, 0], [-1] * 6]), "1.5 for polygon 0"),
     "fractional region": (_with(regions=[0, 0.5, 1]), "'regions' entry 1 is 0.5"),
     "NaN clearance": (_with(edge_clearance=[[0, float("nan"), 0, 0], [0, 0, 0], [0] * 6]), "nan for polygon 0"),
@@ -161,8 +171,15 @@ def test_area_costs_round_trip_and_costs_of_one_are_left_out(tmp_path):
 
 
 def test_schema_rejects_what_the_reader_rejects():
-    for name in ("newer version", "other format", "missing polygons", "unknown up axis", "vertices not triples",
-                 "area id too large", "area cost not positive"):
+    for name in (
+        "newer version",
+        "other format",
+        "missing polygons",
+        "unknown up axis",
+        "vertices not triples",
+        "area id too large",
+        "area cost not positive",
+    ):
         with pytest.raises(jsonschema.ValidationError):
             validate(json.loads(BAD_FILES[name][0]))
 

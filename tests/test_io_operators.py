@@ -1,4 +1,5 @@
 """File > Import/Export operators on navmesh objects: lossless round trips and clean failures."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """lib/ must run in plain Python with numpy only: no Blender modules, no test-only packages."""
+
 from __future__ import annotations
 
 import ast

@@ -1,6 +1,7 @@
 """Off-mesh links placed by hand (issue 15): a jump across a gap the floor does not bridge. Each end
 snaps onto the navmesh; queries cross links (one way or both, within their radius and area), and the
 path marks the link segment, where a game plays the jump."""
+
 from __future__ import annotations
 
 import math
@@ -69,8 +70,15 @@ def test_link_ends_off_the_navmesh_are_named_with_their_distance(platforms):
 
 
 def test_links_round_trip_through_the_json_file(platforms, tmp_path):
-    mesh = attach_links(platforms, [JUMP, LinkSpec((1.0, 1.0, 0.0), (12.0, 7.0, 1.0), bidirectional=False,
-                                                   radius=0.5, area=4, cost=2.0, name="zip line")])
+    mesh = attach_links(
+        platforms,
+        [
+            JUMP,
+            LinkSpec(
+                (1.0, 1.0, 0.0), (12.0, 7.0, 1.0), bidirectional=False, radius=0.5, area=4, cost=2.0, name="zip line"
+            ),
+        ],
+    )
     for y_up in (False, True):
         save(mesh, tmp_path / "links.json", y_up=y_up)
         again = load(tmp_path / "links.json")
@@ -79,7 +87,14 @@ def test_links_round_trip_through_the_json_file(platforms, tmp_path):
             np.testing.assert_allclose(a.start, b.start, atol=1e-12)
             np.testing.assert_allclose(a.end, b.end, atol=1e-12)
             assert (a.start_polygon, a.end_polygon, a.radius, a.bidirectional, a.area, a.cost, a.name) == (
-                b.start_polygon, b.end_polygon, b.radius, b.bidirectional, b.area, b.cost, b.name)
+                b.start_polygon,
+                b.end_polygon,
+                b.radius,
+                b.bidirectional,
+                b.area,
+                b.cost,
+                b.name,
+            )
 
 
 def test_the_schema_describes_files_with_links(platforms, tmp_path):

@@ -1,4 +1,5 @@
 """The invariant checks the generator tests rely on, on meshes built by hand."""
+
 from __future__ import annotations
 
 import numpy as np

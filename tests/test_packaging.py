@@ -1,5 +1,6 @@
 """The extension as a user gets it: built and validated by Blender's extension tool, installed with
 "Install from Disk" (extensions.package_install_files) into a fresh user folder, enabled, and baking."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -32,7 +33,8 @@ def extension_zip(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     result = subprocess.run(
         [sys.executable, str(extension_tool()), "build", "--source-dir", str(ROOT), "--output-dir", str(out)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     zips = list(out.glob("*.zip"))
@@ -41,12 +43,16 @@ def extension_zip(tmp_path_factory) -> Path:
 
 
 def test_manifest_validates():
-    result = subprocess.run([sys.executable, str(extension_tool()), "validate", str(ROOT)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(extension_tool()), "validate", str(ROOT)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_zip_validates_and_holds_only_the_extension(extension_zip):
-    result = subprocess.run([sys.executable, str(extension_tool()), "validate", str(extension_zip)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(extension_tool()), "validate", str(extension_zip)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     names = zipfile.ZipFile(extension_zip).namelist()
     tops = {name.split("/")[0] for name in names}
@@ -90,11 +96,15 @@ def test_install_from_disk_enables_and_bakes(extension_zip, tmp_path):
     env["BLENDER_USER_RESOURCES"] = str(user)
     run = subprocess.run(
         [sys.executable, str(script), str(extension_zip), str(DEMO), str(out)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
     assert run.returncode == 0 and lines, run.stdout[-3000:] + run.stderr[-3000:]
-    report = json.loads(lines[-1][len("RESULT "):])
+    report = json.loads(lines[-1][len("RESULT ") :])
     assert report["install"] == ["FINISHED"]
     assert report["enabled"]
     assert Path(report["user_dir"]).resolve().is_relative_to(user.resolve())

@@ -1,5 +1,6 @@
 """Bake parameters: one list (lib.BAKE_PARAMETERS) behind BakeParams, the README table and the JSON
 schema; their checks and messages; the legacy cell_height key; max_edge_len splits long walls."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def readme_table_row(parameter) -> str:
-    recast = (f"`{parameter.recast}`" if parameter.recast else "—") + (" (in cells)" if parameter.recast_in_cells else "")
+    recast = (f"`{parameter.recast}`" if parameter.recast else "—") + (
+        " (in cells)" if parameter.recast_in_cells else ""
+    )
     return f"| `{parameter.name}` | {parameter.default:g} | {parameter.unit} | {parameter.description} | {recast} |"
 
 
@@ -52,11 +55,14 @@ def test_schema_params_are_the_list_plus_legacy_keys_with_the_same_bounds():
             assert entry["exclusiveMaximum" if parameter.maximum_excluded else "maximum"] == parameter.maximum
 
 
-@pytest.mark.parametrize("value, message", [
-    (-1.0, "parameter max_edge_len must not be negative, got -1.0"),
-    (float("inf"), "parameter max_edge_len must be a finite number, got inf"),
-    ("5", "parameter max_edge_len must be a finite number, got '5'"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (-1.0, "parameter max_edge_len must not be negative, got -1.0"),
+        (float("inf"), "parameter max_edge_len must be a finite number, got inf"),
+        ("5", "parameter max_edge_len must be a finite number, got '5'"),
+    ],
+)
 def test_max_edge_len_is_checked_with_a_message_naming_it(value, message):
     with pytest.raises(NavMeshError, match=re.escape(message)):
         BakeParams(max_edge_len=value)
@@ -129,8 +135,13 @@ def test_only_wall_edges_are_split_evenly_and_the_corners_stay_bitwise():
     assert _split_long_wall_edges(ring, nb, 0.0)[0] is ring
 
 
-RECAST_DEMO = {"cell_size": 0.3, "agent_radius": 0.6, "agent_height": 2.0, "agent_max_climb": 0.9,
-               "max_edge_error": 0.39}
+RECAST_DEMO = {
+    "cell_size": 0.3,
+    "agent_radius": 0.6,
+    "agent_height": 2.0,
+    "agent_max_climb": 0.9,
+    "max_edge_error": 0.39,
+}
 
 
 @pytest.mark.parametrize("values", [{}, RECAST_DEMO], ids=["defaults", "recast_demo"])
@@ -138,15 +149,18 @@ def test_sensible_settings_have_no_warnings(values):
     assert BakeParams(**values).warnings() == []
 
 
-@pytest.mark.parametrize("values, parameter, hint", [
-    ({"cell_size": 0.3, "agent_radius": 0.4}, "cell_size", "0.133 to 0.2 m"),
-    ({"agent_max_climb": 0.0}, "agent_max_climb", "at least 0.2 m"),
-    ({"cell_size": 0.2, "agent_max_climb": 0.1, "agent_max_slope": 45.0}, "agent_max_climb", "26.6°"),
-    ({"agent_height": 0.01}, "agent_height", "taller than itself"),
-    ({"max_verts_per_poly": 32}, "max_verts_per_poly", "Detour's limit of 6"),
-    ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),
-    ({"jump_max_distance": 2.0}, "jump_max_distance", "makes no links"),
-])
+@pytest.mark.parametrize(
+    "values, parameter, hint",
+    [
+        ({"cell_size": 0.3, "agent_radius": 0.4}, "cell_size", "0.133 to 0.2 m"),
+        ({"agent_max_climb": 0.0}, "agent_max_climb", "at least 0.2 m"),
+        ({"cell_size": 0.2, "agent_max_climb": 0.1, "agent_max_slope": 45.0}, "agent_max_climb", "26.6°"),
+        ({"agent_height": 0.01}, "agent_height", "taller than itself"),
+        ({"max_verts_per_poly": 32}, "max_verts_per_poly", "Detour's limit of 6"),
+        ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),
+        ({"jump_max_distance": 2.0}, "jump_max_distance", "makes no links"),
+    ],
+)
 def test_settings_that_make_little_sense_are_warned_about_by_name(values, parameter, hint):
     (warning,) = BakeParams(**values).warnings()
     assert warning.startswith(f"{parameter} ") and hint in warning

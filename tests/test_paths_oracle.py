@@ -6,6 +6,7 @@ stated figures of the shortest path inside the navmesh shrunk by r - r0; and eve
 navmesh connects at that radius must be found. Then the same on two storeys joined by a ramp,
 where the upper floor has a hole in it.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,8 +103,10 @@ def _two_storeys() -> Scene:
 
 def test_paths_over_two_storeys_stay_on_the_surface_and_never_cross_the_hole():
     r0 = 0.3
-    mesh = generate(*(lambda s: (s.vertices, s.triangles))(_two_storeys()),
-                    BakeParams(cell_size=0.15, agent_radius=r0, max_edge_error=0.195, region_min_area=1.44))
+    mesh = generate(
+        *(lambda s: (s.vertices, s.triangles))(_two_storeys()),
+        BakeParams(cell_size=0.15, agent_radius=r0, max_edge_error=0.195, region_min_area=1.44),
+    )
     query = NavMeshQuery(mesh)
     hole = box(4.0, 4.0, 8.0, 7.0)
     rng = np.random.default_rng(7)

@@ -1,4 +1,5 @@
 """Polygon stage: region outlines with holes -> few convex polygons, welded across regions."""
+
 from __future__ import annotations
 
 import math
@@ -102,8 +103,10 @@ def test_no_new_vertex_on_a_border_shared_with_another_region():
     l_region = [(0, 0), (3, 0), (6, 0), (6, 2), (2, 2), (2, 6), (0, 6)]
     below = [(0, 0), (0, -3), (6, -3), (6, 0), (3, 0)]
     mesh = build_polygons(
-        [outline([l_region], region=0, neighbors=[[1, 1, -1, -1, -1, -1, -1]]),
-         outline([below], region=1, neighbors=[[-1, -1, -1, 0, 0]])],
+        [
+            outline([l_region], region=0, neighbors=[[1, 1, -1, -1, -1, -1, -1]]),
+            outline([below], region=1, neighbors=[[-1, -1, -1, 0, 0]]),
+        ],
         BakeParams(),
     )
     assert_valid_navmesh(mesh)
@@ -142,7 +145,16 @@ def test_triangulating_keeps_vertices_that_lie_straight_between_others(mode):
     must stay in the triangles, or the polygon next door sees a T-junction."""
     from lib.triangulate import ear_clip
 
-    ring = [(8.279, 0.3), (8.279, 2.3), (7.6, 4.3), (7.3, 4.7), (6.8, 5.3 + 0.2 / 3), (0.5, 13.7), (0.3, 13.51), (0.3, 0.3)]
+    ring = [
+        (8.279, 0.3),
+        (8.279, 2.3),
+        (7.6, 4.3),
+        (7.3, 4.7),
+        (6.8, 5.3 + 0.2 / 3),
+        (0.5, 13.7),
+        (0.3, 13.51),
+        (0.3, 0.3),
+    ]
     xy = np.array(ring, dtype=float)
     tris = ear_clip(list(range(len(ring))), xy, mode)
     assert {v for t in tris for v in t} == set(range(len(ring)))
@@ -187,8 +199,10 @@ def test_collinear_wall_vertices_are_dropped_but_where_a_portal_ends_kept():
     mesh = build_polygons([outline([ring])], BakeParams())
     assert mesh.polygon_count == 1 and mesh.polygon_sizes.tolist() == [4]
     below = [(1, 0), (1, -1), (2, -1), (2, 0)]
-    mesh = build_polygons([outline([ring], neighbors=[[-1, 7, -1, -1, -1, -1]]),
-                           outline([below], region=7, neighbors=[[-1, -1, -1, 0]])], BakeParams())
+    mesh = build_polygons(
+        [outline([ring], neighbors=[[-1, 7, -1, -1, -1, -1]]), outline([below], region=7, neighbors=[[-1, -1, -1, 0]])],
+        BakeParams(),
+    )
     assert_valid_navmesh(mesh)
     assert {(1.0, 0.0), (2.0, 0.0)} <= set(map(tuple, mesh.vertices[:, :2].tolist()))
 
@@ -226,7 +240,9 @@ def polygon_with_holes(draw):
     max_verts_per_poly >= 4 here: with triangles only, finely sampled arcs force needle triangles.
     """
     n = draw(st.integers(3, 24))
-    angles = np.sort(np.array(draw(st.lists(st.floats(0, 2 * np.pi, exclude_max=True), min_size=n, max_size=n, unique=True))))
+    angles = np.sort(
+        np.array(draw(st.lists(st.floats(0, 2 * np.pi, exclude_max=True), min_size=n, max_size=n, unique=True)))
+    )
     gaps = np.diff(np.concatenate([angles, [angles[0] + 2 * np.pi]]))
     if gaps.min() < 1e-2 or gaps.max() > 1.4:  # keep the holes' disc (radius 3) inside the ring
         angles = np.linspace(0, 2 * np.pi, n, endpoint=False)

@@ -1,6 +1,7 @@
 """Bake progress: each stage reports how far it is from inside its loops (so a UI bar moves and Esc
 stops a long stage), never backwards, throttled to REPORT_INTERVAL; the time between reports on a
 large level is measured by the benchmark, not here."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,7 +36,11 @@ def test_a_span_hands_out_its_parts_and_never_moves_back(every_report):
     whole.part(1, 4).at(0.5)
     whole.span(0.5, 1.0).at(0.0)
     whole.part(0, 4).at(1.0)  # behind the furthest point so far: reported there, not back
-    assert seen == [("polygons", pytest.approx(0.675)), ("polygons", pytest.approx(0.7)), ("polygons", pytest.approx(0.7))]
+    assert seen == [
+        ("polygons", pytest.approx(0.675)),
+        ("polygons", pytest.approx(0.7)),
+        ("polygons", pytest.approx(0.7)),
+    ]
 
 
 def test_reports_closer_together_than_the_interval_are_skipped(monkeypatch):
@@ -50,8 +55,12 @@ def test_reports_closer_together_than_the_interval_are_skipped(monkeypatch):
 def test_every_stage_reports_from_inside_its_share_of_the_bar_in_order(every_report):
     scene = crates_level()
     seen = []
-    mesh = generate(scene.vertices, scene.triangles, BakeParams(cell_size=0.3, agent_radius=0.4),
-                    progress=lambda stage, f: seen.append((stage, f)))
+    mesh = generate(
+        scene.vertices,
+        scene.triangles,
+        BakeParams(cell_size=0.3, agent_radius=0.4),
+        progress=lambda stage, f: seen.append((stage, f)),
+    )
     assert mesh.polygon_count > 0
     assert [stage for k, (stage, _) in enumerate(seen) if k == 0 or seen[k - 1][0] != stage] == list(STAGES)
     fractions = [f for _, f in seen]

@@ -1,6 +1,7 @@
 """Islands and walkable seeds (issue 15): a crate top, a platform no stair reaches and the main floor
 are three islands; seeds keep only the ones they stand on, whole and valid; without seeds nothing
 is pruned."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,12 +42,15 @@ def test_islands_are_reported_largest_first_with_their_areas(whole):
     assert len(np.unique(whole.islands())) == 3
 
 
-@pytest.mark.parametrize("seeds, kept", [
-    ([FLOOR], ["floor"]),
-    ([CRATE_TOP], ["crate"]),
-    ([FLOOR, PLATFORM], ["floor", "platform"]),
-    ([FLOOR, (18.0, 18.0, 0.0)], ["floor"]),  # two seeds on one island keep it once
-])
+@pytest.mark.parametrize(
+    "seeds, kept",
+    [
+        ([FLOOR], ["floor"]),
+        ([CRATE_TOP], ["crate"]),
+        ([FLOOR, PLATFORM], ["floor", "platform"]),
+        ([FLOOR, (18.0, 18.0, 0.0)], ["floor"]),  # two seeds on one island keep it once
+    ],
+)
 def test_seeds_keep_only_the_islands_they_stand_on(whole, seeds, kept):
     scene = level()
     pruned = generate(scene.vertices, scene.triangles, PARAMS, seeds=seeds)
@@ -65,7 +69,9 @@ def test_pruning_keeps_every_polygon_array_in_step(whole):
     np.testing.assert_array_equal(pruned.edge_clearance, whole.edge_clearance[kept_slots])
     assert len(pruned.cross_clearance) == pruned.cross_offsets[-1]
     # The same polygons, corner for corner, and the same detail surface under them.
-    np.testing.assert_array_equal(pruned.vertices[pruned.poly_vertices], whole.vertices[whole.poly_vertices[kept_slots]])
+    np.testing.assert_array_equal(
+        pruned.vertices[pruned.poly_vertices], whole.vertices[whole.poly_vertices[kept_slots]]
+    )
     tris = whole.detail_vertices[whole.detail_triangles[keep[whole.detail_polygons]]]
     np.testing.assert_array_equal(pruned.detail_vertices[pruned.detail_triangles], tris)
     assert pruned.area_xy() == pytest.approx(whole.polygon_areas()[keep].sum())

@@ -1,4 +1,5 @@
 """Path queries on hand-built meshes with exactly known free space (shapely is the referee)."""
+
 from dataclasses import replace
 
 import numpy as np
@@ -223,4 +224,3 @@ def test_multi_floor_paths_climb_the_ramp_and_never_jump():
     mesh = replace(mesh, areas=np.where(ramp, 2, mesh.areas))
     only_lower = reachable(mesh, [1.0, 1.0, 0.0], filter=QueryFilter(excluded={2}))
     assert only_lower.area == pytest.approx(24.0)
-

@@ -1,6 +1,7 @@
 """What a NavMeshQuery promises beyond path shape: honest statuses for points off the navmesh and
 agents too wide to fit, clear errors for bad input, state that follows filter and flag changes,
 and caches that stay bounded and never outlive their mesh."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,12 +49,15 @@ def test_a_baked_navmesh_cannot_change_under_its_queries(baked):
     assert NavMeshQuery(baked).locate([101.0, 1.0, 0.0]).polygon == -1
 
 
-@pytest.mark.parametrize("goal, far", [
-    ([1.0, 9.0, 12.0], 12.0),   # 12 m above the floor
-    ([1.0, 9.0, -12.0], 12.0),  # 12 m below it
-    ([40.0, 5.0, 0.0], 30.0),   # 30 m beyond its edge
-    ([5.0, 5.5, 0.0], 1.5),     # inside the 4 x 4 m crate, 1.5 m from its navmesh edge
-])
+@pytest.mark.parametrize(
+    "goal, far",
+    [
+        ([1.0, 9.0, 12.0], 12.0),  # 12 m above the floor
+        ([1.0, 9.0, -12.0], 12.0),  # 12 m below it
+        ([40.0, 5.0, 0.0], 30.0),  # 30 m beyond its edge
+        ([5.0, 5.5, 0.0], 1.5),  # inside the 4 x 4 m crate, 1.5 m from its navmesh edge
+    ],
+)
 def test_a_goal_off_the_navmesh_is_unreachable_and_says_how_far(goal, far):
     query = NavMeshQuery(grid_mesh(ROOM, [(3.0, 3.0, 7.0, 7.0)], r0=0.3))
     res = query.find_path(START, goal)
@@ -143,8 +147,7 @@ def test_a_cache_hit_returns_the_stored_path_itself(query):
 
 
 def test_caches_stay_bounded_over_ten_thousand_queries_with_random_radii():
-    query = NavMeshQuery(grid_mesh((0.0, 0.0, 6.0, 6.0), [(2.0, 2.0, 4.0, 4.0)], r0=0.2, step=2.0),
-                         path_cache_size=256)
+    query = NavMeshQuery(grid_mesh((0.0, 0.0, 6.0, 6.0), [(2.0, 2.0, 4.0, 4.0)], r0=0.2, step=2.0), path_cache_size=256)
     rng = np.random.default_rng(5)
     for _ in range(10_000):
         s, g = rng.uniform(0.5, 5.5, size=(2, 2))

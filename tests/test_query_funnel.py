@@ -1,5 +1,6 @@
 """The taut string at the bake radius: funnel known answers, the certificate that it is the shortest
 path, corridor rerouting, and agreement with the visibility-graph chain it replaces."""
+
 import math
 
 import numpy as np
@@ -33,15 +34,22 @@ def _string_length(string) -> float:
 
 
 def test_string_through_a_straight_corridor_has_no_bend():
-    string = funnel.pull_string((0.5, 0.5), (3.5, 0.5), [(1.0, 1.0, 11, 1.0, 0.0, 10), (2.0, 1.0, 21, 2.0, 0.0, 20),
-                                                        (3.0, 1.0, 31, 3.0, 0.0, 30)])
+    string = funnel.pull_string(
+        (0.5, 0.5),
+        (3.5, 0.5),
+        [(1.0, 1.0, 11, 1.0, 0.0, 10), (2.0, 1.0, 21, 2.0, 0.0, 20), (3.0, 1.0, 31, 3.0, 0.0, 30)],
+    )
     assert string == [(0.5, 0.5, funnel.START), (3.5, 0.5, funnel.GOAL)]
 
 
 def test_string_round_a_corner_bends_at_the_inner_vertex():
     # Corridor east along y 0..1, then north through x 2..3: the string wraps the inner corner (2, 1).
-    portals = [(1.0, 1.0, 11, 1.0, 0.0, 10), (2.0, 1.0, 21, 2.0, 0.0, 20), (2.0, 1.0, 21, 3.0, 1.0, 31),
-               (2.0, 2.0, 22, 3.0, 2.0, 32)]
+    portals = [
+        (1.0, 1.0, 11, 1.0, 0.0, 10),
+        (2.0, 1.0, 21, 2.0, 0.0, 20),
+        (2.0, 1.0, 21, 3.0, 1.0, 31),
+        (2.0, 2.0, 22, 3.0, 2.0, 32),
+    ]
     string = funnel.pull_string((0.5, 0.5), (2.5, 3.0), portals)
     assert [vid for _, _, vid in string] == [funnel.START, 21, funnel.GOAL]
     assert _string_length(string) == pytest.approx(math.hypot(1.5, 0.5) + math.hypot(0.5, 2.0))
@@ -55,13 +63,18 @@ def block_room():
 def test_certificate_accepts_a_string_wrapping_a_wall_with_no_hole_near(block_room):
     q = block_room
     result = q.find_path((2.0, 2.0, 0.0), (8.0, 2.0, 0.0))
-    assert result.length == pytest.approx(visibility_shortest(ROOM, BLOCK, np.array([2.0, 2.0, 0]),
-                                                              np.array([8.0, 2.0, 0])))
+    assert result.length == pytest.approx(
+        visibility_shortest(ROOM, BLOCK, np.array([2.0, 2.0, 0]), np.array([8.0, 2.0, 0]))
+    )
     cert = funnel.PlanarCertificate(q.mesh)
     string = [(2.0, 2.0, funnel.START), (4.0, 6.0, q.locate((4.0, 6.0, 0.0)).polygon), (8.0, 2.0, funnel.GOAL)]
     vertex = {tuple(v[:2]): k for k, v in enumerate(q.mesh.vertices.tolist())}
-    string = [(2.0, 2.0, funnel.START), (4.0, 6.0, vertex[(4.0, 6.0)]), (6.0, 6.0, vertex[(6.0, 6.0)]),
-              (8.0, 2.0, funnel.GOAL)]
+    string = [
+        (2.0, 2.0, funnel.START),
+        (4.0, 6.0, vertex[(4.0, 6.0)]),
+        (6.0, 6.0, vertex[(6.0, 6.0)]),
+        (8.0, 2.0, funnel.GOAL),
+    ]
     assert cert.loose_bend(string) == -1  # both bends wrap the wall's corners
     assert cert.nothing_inside(string, q.locate((2.0, 2.0, 0.0)).polygon)
 
@@ -79,8 +92,12 @@ def test_certificate_refuses_when_a_hole_lies_inside_the_ellipse():
     cert = funnel.PlanarCertificate(q.mesh)
     vertex = {tuple(v[:2]): k for k, v in enumerate(q.mesh.vertices.tolist())}
     # Passing south of the pillar: a path north of it would be as short, so nothing is proven.
-    south = [(2.0, 5.0, funnel.START), (4.0, 4.0, vertex[(4.0, 4.0)]), (6.0, 4.0, vertex[(6.0, 4.0)]),
-             (8.0, 5.0, funnel.GOAL)]
+    south = [
+        (2.0, 5.0, funnel.START),
+        (4.0, 4.0, vertex[(4.0, 4.0)]),
+        (6.0, 4.0, vertex[(6.0, 4.0)]),
+        (8.0, 5.0, funnel.GOAL),
+    ]
     assert cert.loose_bend(south) == -1
     assert not cert.nothing_inside(south, q.locate((2.0, 5.0, 0.0)).polygon)
     # A straight string far from the pillar proves itself.
@@ -123,8 +140,10 @@ def test_reroute_takes_the_short_way_round_an_open_vertex():
     assert loose == vertex[(5.0, 5.0)]
     short = funnel.reroute(q.graph, long_way, loose, q.r0)
     assert short == [_portal(q, a, b)]
-    assert funnel.pull_string((4.2, 4.8), (5.8, 4.8), _ports(q, short)) == [(4.2, 4.8, funnel.START),
-                                                                           (5.8, 4.8, funnel.GOAL)]
+    assert funnel.pull_string((4.2, 4.8), (5.8, 4.8), _ports(q, short)) == [
+        (4.2, 4.8, funnel.START),
+        (5.8, 4.8, funnel.GOAL),
+    ]
 
 
 def test_reroute_refuses_a_way_round_that_a_wall_closes():

@@ -1,4 +1,5 @@
 """End-to-end: bake with lib.generate at radius r0, then query for larger radii."""
+
 import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import unary_union
@@ -25,8 +26,11 @@ def test_generated_doorway_admits_only_agents_narrower_than_the_door():
 
 
 def _floor_outline(mesh):
-    polys = [Polygon(mesh.vertices[mesh.polygon(p)][:, :2]) for p in range(mesh.polygon_count)
-             if mesh.vertices[mesh.polygon(p)][:, 2].max() < 0.5]
+    polys = [
+        Polygon(mesh.vertices[mesh.polygon(p)][:, :2])
+        for p in range(mesh.polygon_count)
+        if mesh.vertices[mesh.polygon(p)][:, 2].max() < 0.5
+    ]
     return unary_union(polys)
 
 

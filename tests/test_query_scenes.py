@@ -4,6 +4,7 @@ A scene is a rectangular floor minus axis-aligned rectangular obstacles; the mes
 rectangles cut by every obstacle coordinate (plus a regular split), so it covers the free space
 exactly, has no T-junctions and is CCW seen from +Z.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -132,9 +133,19 @@ def combine(meshes: list[NavMesh], r0: float = 0.0) -> NavMesh:
     nxt = np.arange(1, len(poly_vertices) + 1)
     nxt[offsets[1:] - 1] = offsets[:-1]
     edge = {(int(u), int(w)): int(owner[e]) for e, (u, w) in enumerate(zip(poly_vertices, poly_vertices[nxt]))}
-    neighbors = np.array([edge.get((int(w), int(u)), -1) for u, w in zip(poly_vertices, poly_vertices[nxt])], dtype=np.int64)
+    neighbors = np.array(
+        [edge.get((int(w), int(u)), -1) for u, w in zip(poly_vertices, poly_vertices[nxt])], dtype=np.int64
+    )
     P = len(sizes)
-    mesh = NavMesh(key, offsets, poly_vertices, neighbors, np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64), BakeParams(agent_radius=r0))
+    mesh = NavMesh(
+        key,
+        offsets,
+        poly_vertices,
+        neighbors,
+        np.zeros(P, dtype=np.int64),
+        np.zeros(P, dtype=np.int64),
+        BakeParams(agent_radius=r0),
+    )
     return compute_clearance(mesh)
 
 

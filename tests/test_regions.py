@@ -1,4 +1,5 @@
 """Region stage: exact erosion distance, components, single-storey split, small-island drop."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,7 +36,11 @@ def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield
     links = np.full((len(z), 4), -1, dtype=np.int64)
     for k in range(len(z)):
         for d in range(4):
-            cands = [n for n in by_column.get((int(x[k] + DIR_DX[d]), int(y[k] + DIR_DY[d])), []) if abs(z[n] - z[k]) <= climb]
+            cands = [
+                n
+                for n in by_column.get((int(x[k] + DIR_DX[d]), int(y[k] + DIR_DY[d])), [])
+                if abs(z[n] - z[k]) <= climb
+            ]
             if cands:
                 links[k, d] = min(cands, key=lambda n: abs(z[n] - z[k]))
     # Links are mutual, as build_heightfield makes them.
@@ -43,7 +48,16 @@ def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield
         if links[links[k, d], (d + 2) % 4] != k:
             links[k, d] = -1
     return Heightfield(
-        cs, np.zeros(2), w, h, x.astype(np.int32), y.astype(np.int32), z, np.full(len(z), np.inf), area.astype(np.int32), links
+        cs,
+        np.zeros(2),
+        w,
+        h,
+        x.astype(np.int32),
+        y.astype(np.int32),
+        z,
+        np.full(len(z), np.inf),
+        area.astype(np.int32),
+        links,
     )
 
 

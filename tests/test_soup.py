@@ -1,4 +1,5 @@
 """Input stage: which triangles form closed shells (solids whose inside is never a floor)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,8 +56,12 @@ def test_no_floor_inside_a_crate_duplicated_in_place():
     crate = Scene().box((5, 5, 0), (4, 4, 3))
     scene.add(crate.vertices, crate.triangles)
     mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3, cell_size=0.2))
-    inside = [p for p in range(mesh.polygon_count) if mesh.vertices[mesh.polygon(p)][:, 2].max() < 0.5
-              and np.all(np.abs(mesh.vertices[mesh.polygon(p)][:, :2] - 5.0) < 1.9)]
+    inside = [
+        p
+        for p in range(mesh.polygon_count)
+        if mesh.vertices[mesh.polygon(p)][:, 2].max() < 0.5
+        and np.all(np.abs(mesh.vertices[mesh.polygon(p)][:, :2] - 5.0) < 1.9)
+    ]
     assert inside == [], "a floor polygon inside the duplicated crate"
 
 
@@ -73,7 +78,10 @@ def test_crates_sharing_a_face_are_solid():
 def test_no_floor_inside_crates_that_touch_or_overlap(layout):
     from lib import BakeParams, generate
 
-    first, second = (4.0, 4.0, 0.0), {"stacked": (4.0, 4.0, 3.0), "beside": (8.0, 4.0, 0.0), "overlapping": (6.0, 5.0, 0.0)}[layout]
+    first, second = (
+        (4.0, 4.0, 0.0),
+        {"stacked": (4.0, 4.0, 3.0), "beside": (8.0, 4.0, 0.0), "overlapping": (6.0, 5.0, 0.0)}[layout],
+    )
     scene = Scene().floor(0, 0, 12, 12).box(first, (4, 4, 3)).box(second, (4, 4, 3))
     mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3, cell_size=0.2))
     for p in range(mesh.polygon_count):
@@ -81,4 +89,6 @@ def test_no_floor_inside_crates_that_touch_or_overlap(layout):
         x, y = corners[:, :2].mean(axis=0)
         if corners[:, 2].max() < 0.5:
             for cx, cy, _ in (first, second):
-                assert not (abs(x - cx) < 1.7 and abs(y - cy) < 1.7), f"floor polygon {p} inside a crate at ({x:.2f}, {y:.2f})"
+                assert not (abs(x - cx) < 1.7 and abs(y - cy) < 1.7), (
+                    f"floor polygon {p} inside a crate at ({x:.2f}, {y:.2f})"
+                )

@@ -1,6 +1,7 @@
 """The generator fuzzer's derandomised short run (issue 12): random soups in five families, every
 invariant of tests.navmesh_checks plus vertex heights against the input surface. The long run is
 `python -m tests.soup_fuzz --cases 10000 --jobs 2`."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,10 @@ REPRODUCERS = sorted((pathlib.Path(__file__).parent / "fixtures" / "fuzz").glob(
 @pytest.mark.parametrize("first", range(0, CASES, 20))
 def test_random_soups_bake_into_valid_meshes(first):
     found = {k: check_case(make_case(k)) for k in range(first, first + 20)}
-    broken = {k: [(kind, m) for kind, m in v if kind not in KNOWN_GAPS and kind != KNOWN_CASES.get(k)]
-              for k, v in found.items()}
+    broken = {
+        k: [(kind, m) for kind, m in v if kind not in KNOWN_GAPS and kind != KNOWN_CASES.get(k)]
+        for k, v in found.items()
+    }
     broken = {k: v for k, v in broken.items() if v}
     assert not broken, f"case {next(iter(broken))}: {next(iter(broken.values()))[0]}"
 
@@ -38,8 +41,11 @@ def test_every_family_is_drawn():
 
 def load_reproducer(path: pathlib.Path) -> tuple[Case, str]:
     data = json.loads(path.read_text())
-    scene = Scene(np.array(data["vertices"], dtype=float), np.array(data["triangles"], dtype=np.int64),
-                  np.array(data["walkable"], dtype=bool))
+    scene = Scene(
+        np.array(data["vertices"], dtype=float),
+        np.array(data["triangles"], dtype=np.int64),
+        np.array(data["walkable"], dtype=bool),
+    )
     return Case(data["case"], data["family"], scene, BakeParams.from_dict(data["params"])), data["kind"]
 
 

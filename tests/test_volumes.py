@@ -1,5 +1,6 @@
 """Area volumes (issue 15, like Unity's NavMeshModifierVolume): a closed mesh marks the walkable
 floor inside it with an area id, or removes it, without touching the level mesh."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -5,6 +5,7 @@ top, drawn by the overlay's own code (overlay.draw_view, overlay.draw_legend).
 Background bpy refuses the gpu module until a render has set up the GPU, so `enable_gpu` runs one
 tiny Workbench render first (software OpenGL is enough).
 """
+
 from __future__ import annotations
 
 import math
@@ -54,8 +55,14 @@ def look_at(eye, target, up=(0.0, 1.0, 0.0)) -> Matrix:
 def perspective(fov_y_deg: float, aspect: float, near: float = 0.1, far: float = 200.0) -> Matrix:
     """OpenGL perspective projection."""
     f = 1.0 / math.tan(math.radians(fov_y_deg) / 2.0)
-    return Matrix(((f / aspect, 0, 0, 0), (0, f, 0, 0), (0, 0, (far + near) / (near - far), 2 * far * near / (near - far)),
-                   (0, 0, -1, 0)))
+    return Matrix(
+        (
+            (f / aspect, 0, 0, 0),
+            (0, f, 0, 0),
+            (0, 0, (far + near) / (near - far), 2 * far * near / (near - far)),
+            (0, 0, -1, 0),
+        )
+    )
 
 
 def project(points, view: Matrix, projection: Matrix, size: tuple[int, int]) -> np.ndarray:
@@ -107,15 +114,17 @@ def _draw_scene_meshes(context) -> None:
         gpu.state.depth_mask_set(bool(color[3] >= 1.0))
         shade = 0.55 + 0.45 * np.abs(normals @ LIGHT)
         colors = np.repeat(np.column_stack([color[:3] * shade[:, None], np.full(len(shade), color[3])]), 3, axis=0)
-        batch = batch_for_shader(shader, "TRIS", {"pos": triangles.reshape(-1, 3).astype(np.float32),
-                                                  "color": colors.astype(np.float32)})
+        batch = batch_for_shader(
+            shader, "TRIS", {"pos": triangles.reshape(-1, 3).astype(np.float32), "color": colors.astype(np.float32)}
+        )
         batch.draw(shader)
     gpu.state.depth_mask_set(True)
     gpu.state.blend_set("NONE")
 
 
-def render(context, view: Matrix, projection: Matrix, size: tuple[int, int] = (400, 400),
-           ui_scale: float = 1.0) -> np.ndarray:
+def render(
+    context, view: Matrix, projection: Matrix, size: tuple[int, int] = (400, 400), ui_scale: float = 1.0
+) -> np.ndarray:
     """(H, W, 4) float image, row 0 at the bottom: the scene's meshes, then the add-on's overlay
     (surface, lines, path) and, when clearance is shown, its legend at Blender's UI scale `ui_scale`."""
     import gpu
@@ -138,8 +147,9 @@ def render(context, view: Matrix, projection: Matrix, size: tuple[int, int] = (4
             if radius is not None:
                 with gpu.matrix.push_pop(), gpu.matrix.push_pop_projection():
                     gpu.matrix.load_matrix(Matrix.Identity(4))
-                    gpu.matrix.load_projection_matrix(Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1),
-                                                              (0, 0, 1, 0), (0, 0, 0, 1))))
+                    gpu.matrix.load_projection_matrix(
+                        Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1)))
+                    )
                     overlay.draw_legend(radius, ui_scale)
             pixels = framebuffer.read_color(0, 0, width, height, 4, 0, "FLOAT")
     finally:
@@ -158,4 +168,3 @@ def save_png(image: np.ndarray, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     picture.save()
     bpy.data.images.remove(picture)
-

@@ -5,6 +5,7 @@ simplify (rings within the edge error), holes (wall-only holes with few corners)
 off the agent's band, without crossing another ring) and rings (the ring geometry and repair they
 share).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,8 +56,9 @@ def _simplification_tolerance(params) -> float:
     return max(params.max_edge_error - params.cell_size / 4, params.cell_size / 8)
 
 
-def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
-                   progress: Progress = SILENT) -> list[RegionOutline]:
+def build_contours(
+    hf: Heightfield, region_map: RegionMap, params: BakeParams, progress: Progress = SILENT
+) -> list[RegionOutline]:
     """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
 
     Each boundary edge of a region's cells gives one point: on a wall or ledge, where the linearly
@@ -91,13 +93,22 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
         pieces += _outline_pieces([ring[1:] for ring in traced_rings[first:last]], tolerance, boundary, kept)
     # A ring that cannot be simplified with its shared borders cut short to chords keeps those
     # borders' points whole, and so does the ring on the other side of them.
-    whole = {key for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
-             if any(simple is None for _, _, simple in ring_pieces) for key in _shared_keys(ring_points, ring_labels)}
+    whole = {
+        key
+        for (_, ring_points, ring_labels), ring_pieces in zip(traced_rings, pieces)
+        if any(simple is None for _, _, simple in ring_pieces)
+        for key in _shared_keys(ring_points, ring_labels)
+    }
     if whole:
         kept = kept | whole
-        again = [k for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
-                 if whole & _shared_keys(ring_points, ring_labels)]
-        for k, ring_pieces in zip(again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)):
+        again = [
+            k
+            for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
+            if whole & _shared_keys(ring_points, ring_labels)
+        ]
+        for k, ring_pieces in zip(
+            again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
+        ):
             pieces[k] = ring_pieces
     # Per region: (simplified points, per-edge neighbour, per-point shared flag, traced points of a
     # wall-only hole or None, the ring simplified ever finer: what the push falls back on).
@@ -114,8 +125,9 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
     for done, r in enumerate(sorted(rings_by_region)):
         pushing.at(done / len(rings_by_region))
         rings = [ring for ring in rings_by_region[r] if abs(_signed_area(ring[0])) >= min_area]
-        outers = sorted((k for k, ring in enumerate(rings) if _signed_area(ring[0]) > 0),
-                        key=lambda k: _signed_area(rings[k][0]))
+        outers = sorted(
+            (k for k, ring in enumerate(rings) if _signed_area(ring[0]) > 0), key=lambda k: _signed_area(rings[k][0])
+        )
         holes_of: dict[int, list[int]] = {k: [] for k in outers}
         for h in (k for k, ring in enumerate(rings) if _signed_area(ring[0]) < 0):
             # A hole belongs to the smallest outer ring around it.
@@ -138,10 +150,13 @@ def build_contours(hf: Heightfield, region_map: RegionMap, params: BakeParams,
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours = _push_rings(options, boundary, pushing.part(done, len(rings_by_region)))
-            chosen, neighbours = map(list, zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len)
-                                                 for ring, nb in zip(chosen, neighbours))))
-            outlines.append(RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen,
-                                          ring_neighbors=neighbours))
+            chosen, neighbours = map(
+                list,
+                zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
+            )
+            outlines.append(
+                RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen, ring_neighbors=neighbours)
+            )
     return _drop_small_islands(outlines, params.region_min_area)
 
 
@@ -162,8 +177,12 @@ def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
     return split, nb[start]
 
 
-def _outline_pieces(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, boundary: FloorBoundary | None,
-                    whole: frozenset | set = frozenset()) -> list[list[tuple]]:
+def _outline_pieces(
+    rings: list[tuple[np.ndarray, np.ndarray]],
+    tolerance: float,
+    boundary: FloorBoundary | None,
+    whole: frozenset | set = frozenset(),
+) -> list[list[tuple]]:
     """Per traced ring (points, labels), its (traced points, traced labels, simplified or None)
     pieces: the ring itself, or when it does not simplify into a simple ring, the loops it splits
     into where it touches or crosses itself. Shared points in `whole` are all kept. The rings are
@@ -176,8 +195,11 @@ def _outline_pieces(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float
             out.append([(points, labels, ring_simple)])
             continue
         out.append([])
-        loops += [(len(out) - 1, piece) for touching in _split_at_touches(*_dedupe(points, labels))
-                  for piece in _split_at_crossings(*touching)]
+        loops += [
+            (len(out) - 1, piece)
+            for touching in _split_at_touches(*_dedupe(points, labels))
+            for piece in _split_at_crossings(*touching)
+        ]
     for (k, piece), loop_simple in zip(loops, _simplify([piece for _, piece in loops], tolerance, whole, boundary)):
         out[k].append((*piece, loop_simple))
     return out
@@ -203,7 +225,9 @@ def _finer(points: np.ndarray, labels: np.ndarray, tolerance: float, whole, boun
     return [lambda f=f: _simplify([(points, labels)], tolerance / f, whole, boundary)[0] for f in _FINER_STEPS]
 
 
-def _area_border_corners(traced_rings: list[tuple], region_area: np.ndarray, tolerance: float) -> set[tuple[float, float]]:
+def _area_border_corners(
+    traced_rings: list[tuple], region_area: np.ndarray, tolerance: float
+) -> set[tuple[float, float]]:
     """Top-view positions of the points kept on borders between regions of different area ids:
     each such run of a traced ring simplified with symmetric Ramer-Douglas-Peucker to the tolerance.
 

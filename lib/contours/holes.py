@@ -1,5 +1,6 @@
 """Hole outlines: a wall-only hole (a pillar, a crate) enclosed by as few corners as the
 simplification tolerance allows."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -53,7 +54,9 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
         if not ok.any():
             continue
         combos, n1, n2, c1, c2, det = combos[ok], n1[ok], n2[ok], c1[ok], c2[ok], det[ok]
-        corner = np.stack([(c1 * n2[..., 1] - c2 * n1[..., 1]) / det, (n1[..., 0] * c2 - n2[..., 0] * c1) / det], axis=-1)
+        corner = np.stack(
+            [(c1 * n2[..., 1] - c2 * n1[..., 1]) / det, (n1[..., 0] * c2 - n2[..., 0] * c1) / det], axis=-1
+        )
         reach = _point_segment_distances(corner.reshape(-1, 2), a, b).min(axis=1).reshape(len(combos), k)
         fits = np.flatnonzero(reach.max(axis=1) <= tolerance)
         start, end = corner[fits], np.roll(corner[fits], -1, axis=1)

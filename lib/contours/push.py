@@ -1,5 +1,6 @@
 """Wall edges pushed off the floor's boundary (a conservative outline: never in the agent's band),
 and the choice, per ring of a region, of the first outline that clears without crossing another."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +45,9 @@ class _RingBoxes:
     def near(self, ring: np.ndarray, skip: int, margin: float = 0.0) -> list[np.ndarray]:
         """The rings but number `skip` whose boxes touch the ring's, widened by margin."""
         box = _box(ring)
-        touch = np.all(self.boxes[:, :2] <= box[2:] + margin, axis=1) & np.all(self.boxes[:, 2:] >= box[:2] - margin, axis=1)
+        touch = np.all(self.boxes[:, :2] <= box[2:] + margin, axis=1) & np.all(
+            self.boxes[:, 2:] >= box[:2] - margin, axis=1
+        )
         return [self.rings[k] for k in np.flatnonzero(touch) if k != skip]
 
 

@@ -1,5 +1,6 @@
 """Ring geometry and repair: crossing and touching edges, splitting a ring into simple loops,
 and the containment and meeting tests between rings."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -71,7 +72,6 @@ def _split_at_crossings(points: np.ndarray, labels: np.ndarray) -> list[tuple[np
         pending.append((np.vstack([at, p[i + 1 : j + 1]]), np.concatenate([wall, lab[i + 1 : j + 1]])))
         pending.append((np.vstack([at, p[j + 1 :], p[: i + 1]]), np.concatenate([wall, lab[j + 1 :], lab[: i + 1]])))
     return [(p, lab) for p, lab in pieces if len(p) >= 3]
-
 
 
 def _segment_intersection(p: np.ndarray, i: int, j: int) -> np.ndarray | None:
@@ -190,8 +190,11 @@ def _box(ring: np.ndarray) -> np.ndarray:
 
 def _segments_meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(A, C): does segment a_i-b_i meet segment c_j-d_j (crossing or touching)?"""
+
     def orient(o, u, v):
-        return np.sign((u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0]))
+        return np.sign(
+            (u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0])
+        )
 
     A, B, C, D = a[:, None], b[:, None], c[None], d[None]
     hit = (orient(A, B, C) * orient(A, B, D) <= 0) & (orient(C, D, A) * orient(C, D, B) <= 0)

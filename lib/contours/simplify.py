@@ -1,5 +1,6 @@
 """Ring simplification: one-sided Ramer-Douglas-Peucker on wall runs, shared borders kept as
 chords or whole, and repair of the crossings simplification makes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,12 @@ _MAX_PUSH_OPEN = 1.0
 _PASSAGE_REACH = 4.0
 
 
-def _simplify(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, whole: frozenset | set = frozenset(),
-              boundary: FloorBoundary | None = None) -> list[tuple | None]:
+def _simplify(
+    rings: list[tuple[np.ndarray, np.ndarray]],
+    tolerance: float,
+    whole: frozenset | set = frozenset(),
+    boundary: FloorBoundary | None = None,
+) -> list[tuple | None]:
     """Per ring (points, labels): simplified (ring points, per-edge neighbour, per-point shared
     flag), or None if the ring degenerates.
 
@@ -66,8 +71,10 @@ def _simplify(rings: list[tuple[np.ndarray, np.ndarray]], tolerance: float, whol
             else:
                 left.append(k)
         pending = left
-    return [None if ring is None else _simplified(ring[0], ring[1], ring[3] if idx is None else idx, idx is None)
-            for ring, idx in zip(prepared, chosen)]
+    return [
+        None if ring is None else _simplified(ring[0], ring[1], ring[3] if idx is None else idx, idx is None)
+        for ring, idx in zip(prepared, chosen)
+    ]
 
 
 def _kept_points(points: np.ndarray, labels: np.ndarray, whole: frozenset | set):
@@ -113,8 +120,9 @@ def _simplified(points: np.ndarray, labels: np.ndarray, idx: np.ndarray, fallbac
     return points[idx], nb, labels[idx] >= 0
 
 
-def _reduce(rings: list[tuple[np.ndarray, np.ndarray, np.ndarray]], tolerance: float,
-            boundary: FloorBoundary | None = None) -> list[tuple[np.ndarray, bool]]:
+def _reduce(
+    rings: list[tuple[np.ndarray, np.ndarray, np.ndarray]], tolerance: float, boundary: FloorBoundary | None = None
+) -> list[tuple[np.ndarray, bool]]:
     """Per ring (points, labels, keep): RDP over the wall runs between the kept points (of all the
     rings at once), then repair crossings: (kept indices, simple)."""
     keeps = [keep.copy() for _, _, keep in rings]
@@ -168,8 +176,12 @@ def _collinear(points: np.ndarray) -> np.ndarray:
     return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
 
 
-def _rdp(runs: list[np.ndarray], tolerance: float, boundary: FloorBoundary | None = None,
-         outside_share: float = _OUTSIDE_SHARE) -> list[np.ndarray]:
+def _rdp(
+    runs: list[np.ndarray],
+    tolerance: float,
+    boundary: FloorBoundary | None = None,
+    outside_share: float = _OUTSIDE_SHARE,
+) -> list[np.ndarray]:
     """Per run of points (n, 3), the indices kept by one-sided Ramer-Douglas-Peucker (the two ends
     always): points may lie `tolerance` left of a chord (the walkable side of a ring edge),
     `outside_share` of it right of it (1: symmetric, for borders between regions). With a boundary,

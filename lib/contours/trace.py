@@ -1,5 +1,6 @@
 """Contour tracing: every boundary edge of a region's cells gives one outline point (on the
 eroded boundary at walls and ledges, the midpoint between regions), chained into rings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

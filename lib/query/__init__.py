@@ -4,6 +4,7 @@ In a game loop or any code that queries one mesh repeatedly, make one `NavMeshQu
 its methods: it keeps the spatial index, the search graph and the caches. The functions here are
 for one-off use: each accepts a NavMesh (and builds a throwaway query) or a NavMeshQuery.
 """
+
 from __future__ import annotations
 
 from . import batch

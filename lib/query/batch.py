@@ -1,4 +1,5 @@
 """Batch API: many path queries at once, as arrays, through one NavMeshQuery and its path cache."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ At the bake radius with every polygon allowed at one cost, the corridor's taut s
 the path when it is provably the shortest; otherwise the shortest chain over corner points
 (`refine`) is, searched with the string (or the search's own polyline) as the length to beat.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,6 +45,7 @@ class PathDrawing:
     _vertex_xy: list[tuple[float, float]]
 
     if TYPE_CHECKING:
+
         def _walker(self, passable: list[bool] | None) -> Callable: ...
 
         def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None: ...
@@ -52,8 +54,16 @@ class PathDrawing:
 
         def _radius_data(self, d: float) -> Any: ...
 
-    def _draw(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
-              known: tuple[float, tuple], jumps: list, crossings: list[int]) -> PathResult:
+    def _draw(
+        self,
+        plan: PathPlan,
+        corridor: list[int],
+        partial: bool,
+        nodes_expanded: int,
+        known: tuple[float, tuple],
+        jumps: list,
+        crossings: list[int],
+    ) -> PathResult:
         """The path along the corridor the search chose: the string pulled taut through its portals
         when that is provably the shortest path (bake radius, every polygon allowed at one cost,
         one floor), else the shortest chain over corner points whose every segment walks over the
@@ -71,8 +81,9 @@ class PathDrawing:
             else:
                 goal_poly, goal = cleared
         if partial and math.dist(goal, plan.start) <= 1e-12:
-            return result(PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan,
-                                PARTIAL_REASON)
+            return result(
+                PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan, PARTIAL_REASON
+            )
         if jumps:
             return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
@@ -85,20 +96,31 @@ class PathDrawing:
                 draped = refine.drape(self.index, walk, taut[0], taut[1], self.drape_step, self.climb, strict=True)
                 if draped is not None:
                     return result(status, draped[0], draped[1], nodes_expanded, tuple(corridor), plan, reason)
-            elif all(refine.segment_ok(self.index, walk, polys, a, b, 0.0, self.climb)
-                     for a, b, polys in zip(taut[0], taut[0][1:], taut[1])):
+            elif all(
+                refine.segment_ok(self.index, walk, polys, a, b, 0.0, self.climb)
+                for a, b, polys in zip(taut[0], taut[0][1:], taut[1])
+            ):
                 # A valid path: only shorter chains are looked for.
                 drawn = self._chain(plan, corridor, goal, goal_poly, drawn=taut)
         if drawn is None:
             drawn = self._chain(plan, corridor, goal, goal_poly, bound)
         if drawn is None:
-            return unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge",
-                                     nodes_expanded)
+            return unreachable(
+                f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded
+            )
         points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.drape_step, self.climb)
         return result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
-    def _draw_with_links(self, plan: PathPlan, corridor: list[int], partial: bool, nodes_expanded: int,
-                         goal: tuple, goal_poly: int, jumps: list) -> PathResult:
+    def _draw_with_links(
+        self,
+        plan: PathPlan,
+        corridor: list[int],
+        partial: bool,
+        nodes_expanded: int,
+        goal: tuple,
+        goal_poly: int,
+        jumps: list,
+    ) -> PathResult:
         """The path along a corridor that crosses off-mesh links: the floor between links drawn as
         any path is (each piece from the last link's far end, cleared of the walls, to the next
         link's near end), each link a straight segment between its ends."""
@@ -114,24 +136,30 @@ class PathDrawing:
                 near_end = self._clear(corridor[position - 1], near, plan.d, reach, plan.passable)
                 far_end = self._clear(corridor[position], far, plan.d, reach, plan.passable)
                 if near_end is None or far_end is None:
-                    return unreachable(f"off-mesh link {link.name or k!r} ends too close to a wall for an "
-                                             f"agent of radius {plan.radius:g} m", nodes_expanded)
+                    return unreachable(
+                        f"off-mesh link {link.name or k!r} ends too close to a wall for an "
+                        f"agent of radius {plan.radius:g} m",
+                        nodes_expanded,
+                    )
                 (there_poly, there), (after_poly, after) = near_end, far_end
             piece = replace(plan, start=here, start_poly=here_poly, goal=there, goal_poly=there_poly)
             drawn = self._chain(piece, corridor[begin:position], there, there_poly)
             if drawn is None:
-                return unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's "
-                                         "edge", nodes_expanded)
-            piece_points, piece_polys = refine.drape(self.index, self._walker(plan.passable), drawn[0], drawn[1],
-                                                     self.drape_step, self.climb)
+                return unreachable(
+                    f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded
+                )
+            piece_points, piece_polys = refine.drape(
+                self.index, self._walker(plan.passable), drawn[0], drawn[1], self.drape_step, self.climb
+            )
             points += piece_points
             polys += piece_polys
             if after is not None:
                 link_segments.append(len(points) - 1)
                 here, here_poly, begin = after, after_poly, position
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
-        return replace(result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason),
-                       links=tuple(link_segments))
+        return replace(
+            result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason), links=tuple(link_segments)
+        )
 
     def _taut(self, plan: PathPlan, portals: list[int], goal: tuple, goal_poly: int):
         """((points, candidate polygons of each), proven) of the string pulled taut through these
@@ -162,8 +190,15 @@ class PathDrawing:
         right, left = self.graph.poly_vertices_l[e], self.graph.nxt_l[e]
         return (*self._vertex_xy[left], left, *self._vertex_xy[right], right)
 
-    def _chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, known: float = math.inf,
-               drawn: tuple | None = None):
+    def _chain(
+        self,
+        plan: PathPlan,
+        corridor: list[int],
+        goal: tuple,
+        goal_poly: int,
+        known: float = math.inf,
+        drawn: tuple | None = None,
+    ):
         """(points, polygons) of the shortest valid chain start -> bend points -> goal: first over the
         corners near the corridor (or `drawn`, a valid path already known, such as the taut string);
         then, with uniform costs, over every corner a shorter path could bend at (inside the ellipse
@@ -200,13 +235,25 @@ class PathDrawing:
         bound = math.inf if best is None else path_length(best[0]) - LENGTH_TOL
         reach = refine.arc_reach(plan.d)
         wider = refine.ellipse_vertices(self.graph.reflex_ids, self.graph.reflex_xy, plan.start, goal, bound, reach)
-        wider_extra = [] if border is None else refine.ellipse_vertices(border[1], border[2], plan.start, goal, bound, 0.0)
+        wider_extra = (
+            [] if border is None else refine.ellipse_vertices(border[1], border[2], plan.start, goal, bound, 0.0)
+        )
         if set(wider) <= set(corners) and set(wider_extra) <= set(extra):
             return best  # every corner a shorter path could bend at was already tried
         return self._chain_over(plan, wider, wider_extra, allowed, walk, goal, goal_poly, bound, seen) or best
 
-    def _chain_over(self, plan: PathPlan, corners: list[int], extra: list[int], allowed: list[bool], walk, goal: tuple,
-                    goal_poly: int, bound: float, seen: dict):
+    def _chain_over(
+        self,
+        plan: PathPlan,
+        corners: list[int],
+        extra: list[int],
+        allowed: list[bool],
+        walk,
+        goal: tuple,
+        goal_poly: int,
+        bound: float,
+        seen: dict,
+    ):
         """The shortest chain over the bend points of these reflex corners and extra vertices; `seen`
         keeps the links tested so far in this query, so a later pass does not walk them again."""
         data = self._radius_data(plan.d)
@@ -226,16 +273,30 @@ class PathDrawing:
                 vertices = self.mesh.vertices
                 hit = data.corners[c] = (
                     refine.corner_pull(self.graph, vertices, c, plan.d),
-                    refine.corner_points(self.index, self.graph, vertices, c, plan.d, self._walker(None),
-                                         refine.arc_step(self.graph, c, plan.radius, plan.d)),
+                    refine.corner_points(
+                        self.index,
+                        self.graph,
+                        vertices,
+                        c,
+                        plan.d,
+                        self._walker(None),
+                        refine.arc_step(self.graph, c, plan.radius, plan.d),
+                    ),
                 )
             points = hit[1]
             for end in ends_near.get(c, ()):
                 # A start or goal inside the polygon drawn about this corner's arc is reached
                 # through points of its own (per query, so not kept with the corner's).
-                points = points + refine.end_points(self.index, self.graph, self.mesh.vertices, c, plan.d,
-                                                    self._walker(None), refine.arc_step(self.graph, c, plan.radius,
-                                                                                        plan.d), end)
+                points = points + refine.end_points(
+                    self.index,
+                    self.graph,
+                    self.mesh.vertices,
+                    c,
+                    plan.d,
+                    self._walker(None),
+                    refine.arc_step(self.graph, c, plan.radius, plan.d),
+                    end,
+                )
             for xyz, polys, cone in points:
                 if allowed[polys[0]]:
                     nodes.append((xyz, polys))

@@ -1,4 +1,5 @@
 """Query filter, as Detour's dtQueryFilter: per-area costs, excluded areas, polygon flag masks."""
+
 from __future__ import annotations
 
 import math

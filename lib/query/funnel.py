@@ -16,6 +16,7 @@ not needed:
   part of the floor a shorter path could use is flat; stacked floors elsewhere in the ellipse,
   reached only outside it, do not matter), and no off-mesh link ends there, no shorter path exists.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,11 +103,13 @@ class PlanarCertificate:
         self._layer_center, self._layer_radius, self._layer_pairs = overlaps(mesh)
         lo = np.minimum.reduceat(v[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
         hi = np.maximum.reduceat(v[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
-        self._poly_circle = [(x, y, 0.5 * math.hypot(w, h)) for x, y, w, h in
-                             np.concatenate([0.5 * (lo + hi), hi - lo], axis=1).tolist()]
+        self._poly_circle = [
+            (x, y, 0.5 * math.hypot(w, h)) for x, y, w, h in np.concatenate([0.5 * (lo + hi), hi - lo], axis=1).tolist()
+        ]
         self._offs, self._neighbors = mesh.poly_offsets.tolist(), mesh.neighbors.tolist()
-        self._link_ends = np.array([end[:2] for link in mesh.links for end in (link.start, link.end)],
-                                   dtype=np.float64).reshape(-1, 2)
+        self._link_ends = np.array(
+            [end[:2] for link in mesh.links for end in (link.start, link.end)], dtype=np.float64
+        ).reshape(-1, 2)
 
     def loose_bend(self, string: list[tuple[float, float, int]]) -> int:
         """The first vertex where this string (from `pull_string`) bends without a wall inside the
@@ -216,7 +219,9 @@ def reroute(graph, portals: list[int], v: int, r: float) -> list[int] | None:
 def _arcs_overlap(a0: float, a1: float, b0: float, b1: float) -> bool:
     """Do the counterclockwise arcs a0 -> a1 and b0 -> b1 share more than ANGLE_TOL?"""
     la, lb = (a1 - a0) % TAU, (b1 - b0) % TAU
-    return (la > ANGLE_TOL and (a0 - b0) % TAU < lb - ANGLE_TOL) or (lb > ANGLE_TOL and (b0 - a0) % TAU < la - ANGLE_TOL)
+    return (la > ANGLE_TOL and (a0 - b0) % TAU < lb - ANGLE_TOL) or (
+        lb > ANGLE_TOL and (b0 - a0) % TAU < la - ANGLE_TOL
+    )
 
 
 def _possible_holes(xy: np.ndarray, tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -301,5 +306,6 @@ def _box_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pair = np.unique(i * len(lo) + j)
     i, j = pair // len(lo), pair % len(lo)
     meet = (np.minimum(hi[i, 1], hi[j, 1]) - np.maximum(lo[i, 1], lo[j, 1]) > OVERLAP_TOL) & (
-        np.minimum(hi[i, 0], hi[j, 0]) - np.maximum(lo[i, 0], lo[j, 0]) > OVERLAP_TOL)
+        np.minimum(hi[i, 0], hi[j, 0]) - np.maximum(lo[i, 0], lo[j, 0]) > OVERLAP_TOL
+    )
     return i[meet], j[meet]

@@ -1,4 +1,5 @@
 """The polygon graph the searches walk: portal twins, clearances, wall corners, as per-mesh arrays."""
+
 from __future__ import annotations
 
 import math
@@ -21,11 +22,16 @@ class MeshGraph:
         nxt = mesh.edge_next_vertex
         key = {(int(u), int(w)): e for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))}
         self.twin = np.array(
-            [key.get((int(w), int(u)), -1) if mesh.neighbors[e] >= 0 else -1 for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))],
+            [
+                key.get((int(w), int(u)), -1) if mesh.neighbors[e] >= 0 else -1
+                for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))
+            ],
             dtype=np.int64,
         )
         inf = np.full(E, math.inf)
-        self.edge_clear = mesh.edge_clearance if mesh.edge_clearance is not None else np.where(mesh.neighbors >= 0, inf, 0.0)
+        self.edge_clear = (
+            mesh.edge_clearance if mesh.edge_clearance is not None else np.where(mesh.neighbors >= 0, inf, 0.0)
+        )
         self.cross = mesh.cross_clearance if mesh.cross_clearance is not None and len(mesh.cross_clearance) else None
         self.nxt = nxt
         self.sizes = mesh.polygon_sizes
@@ -79,7 +85,9 @@ class MeshGraph:
         for k, link in enumerate(mesh.links):
             self.links_from.setdefault(link.start_polygon, []).append((k, True, link.start, link.end, link.end_polygon))
             if link.bidirectional:
-                self.links_from.setdefault(link.end_polygon, []).append((k, False, link.end, link.start, link.start_polygon))
+                self.links_from.setdefault(link.end_polygon, []).append(
+                    (k, False, link.end, link.start, link.start_polygon)
+                )
 
     def cross_ok(self, p: int, i: int, j: int, r: float) -> bool:
         """Can an agent of radius r enter polygon p by its edge i and leave by edge j?"""

@@ -1,4 +1,5 @@
 """Spatial index over polygon bounding boxes (uniform XY grid) and point location on the mesh."""
+
 from __future__ import annotations
 
 import math
@@ -119,7 +120,11 @@ class MeshIndex:
         lists built once."""
         if self._walk is None:
             ex = np.concatenate([self.edge_a[:, :2], self.edge_b[:, :2] - self.edge_a[:, :2]], axis=1)
-            self._walk = (self.mesh.poly_offsets.tolist(), self.mesh.neighbors.tolist(), [tuple(r) for r in ex.tolist()])
+            self._walk = (
+                self.mesh.poly_offsets.tolist(),
+                self.mesh.neighbors.tolist(),
+                [tuple(r) for r in ex.tolist()],
+            )
         return self._walk
 
     def edge_boxes(self) -> list[tuple]:
@@ -154,7 +159,9 @@ class MeshIndex:
         den = e1[:, 0] * e2[:, 1] - e2[:, 0] * e1[:, 1]
         # A triangle with no area seen from above holds no point: it never wins, and were it the only
         # one its height would be its mean, not an extrapolation.
-        flat = np.abs(den) <= SLIVER_TOL * (np.einsum("ij,ij->i", e1[:, :2], e1[:, :2]) + np.einsum("ij,ij->i", e2[:, :2], e2[:, :2]))
+        flat = np.abs(den) <= SLIVER_TOL * (
+            np.einsum("ij,ij->i", e1[:, :2], e1[:, :2]) + np.einsum("ij,ij->i", e2[:, :2], e2[:, :2])
+        )
         den = np.where(flat, 1.0, den)
         # u = ((x - ax) e2y - e2x (y - ay)) / den,  w = (e1x (y - ay) - (x - ax) e1y) / den
         ux, uy = np.where(flat, 0.0, e2[:, 1] / den), np.where(flat, 0.0, -e2[:, 0] / den)
@@ -168,7 +175,9 @@ class MeshIndex:
         bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1)  # (T, 3, 3)
         rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
         planes = np.stack([z0, zx, zy], axis=1)
-        self._detail = [(bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly]
+        self._detail = [
+            (bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly
+        ]
         count = np.array([len(tri) for tri in self.detail_by_poly], dtype=np.int64)
         grouped = np.concatenate([np.zeros(0, dtype=np.int64), *self.detail_by_poly])
         maps = np.stack([u0, ux, uy, w0, wx, wy])[:, grouped].copy()
@@ -200,12 +209,18 @@ class MeshIndex:
     def heights(self, polys: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """`height` at many points at once, point k on polygon polys[k]: each point against every
         detail triangle of its polygon in one vectorised pass."""
-        polys, x, y = np.asarray(polys, dtype=np.int64), np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        polys, x, y = (
+            np.asarray(polys, dtype=np.int64),
+            np.asarray(x, dtype=np.float64),
+            np.asarray(y, dtype=np.float64),
+        )
         maps, planes, first, count = self._detail_arrays()
         z = np.empty(len(polys))
         flat = count[polys] == 0
         if flat.any():
-            z[flat] = [self.height(p, (u, v)) for p, u, v in zip(polys[flat].tolist(), x[flat].tolist(), y[flat].tolist())]
+            z[flat] = [
+                self.height(p, (u, v)) for p, u, v in zip(polys[flat].tolist(), x[flat].tolist(), y[flat].tolist())
+            ]
         pts = np.flatnonzero(~flat)
         if len(pts):
             n = count[polys[pts]]
@@ -234,7 +249,9 @@ class MeshIndex:
         bary, rows, _ = self._detail_planes(p)
         x, y = float(xy[0]), float(xy[1])
         if len(rows) > _FEW_DETAIL_TRIANGLES:
-            _, _, _, _, _, _, z0, zx, zy = rows[int(np.argmax((bary @ np.array((1.0, x, y))).reshape(-1, 3).min(axis=1)))]
+            _, _, _, _, _, _, z0, zx, zy = rows[
+                int(np.argmax((bary @ np.array((1.0, x, y))).reshape(-1, 3).min(axis=1)))
+            ]
             return self._within_box(p, z0 + zx * x + zy * y)
         if rows:
             best, z = math.inf, 0.0
@@ -268,7 +285,9 @@ class MeshIndex:
         best, out = math.inf, (x, y)
         for ax, ay, az, bx, by, bz in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
             ux, uy, uz = bx - ax, by - ay, bz - az
-            t = min(max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, 1e-18), 0.0), 1.0)
+            t = min(
+                max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, 1e-18), 0.0), 1.0
+            )
             qx, qy, qz = ax + t * ux, ay + t * uy, az + t * uz
             d = (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2
             if d < best:

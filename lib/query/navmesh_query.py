@@ -6,6 +6,7 @@ none of that can go stale; polygon flags and the default filter live here and ta
 next query. Every cache is bounded. Keep one query per mesh in a game loop; the module-level
 functions in `lib.query` build a throwaway query per call.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,8 +59,13 @@ class NavMeshQuery(PathDrawing):
     by default the navmesh's own area costs (NavMesh.area_costs).
     """
 
-    def __init__(self, mesh: NavMesh, filter: QueryFilter | None = None, extent: tuple[float, float] | None = None,
-                 path_cache_size: int = PATH_CACHE_SIZE):
+    def __init__(
+        self,
+        mesh: NavMesh,
+        filter: QueryFilter | None = None,
+        extent: tuple[float, float] | None = None,
+        path_cache_size: int = PATH_CACHE_SIZE,
+    ):
         self.mesh = mesh
         self.index = MeshIndex(mesh)
         self.graph = MeshGraph(mesh)
@@ -112,7 +118,9 @@ class NavMeshQuery(PathDrawing):
         if not math.isfinite(r):
             raise NavMeshError(f"agent radius must be a finite number of meters, got {radius}")
         if r < self.r0 - FITS_TOL:
-            raise NavMeshError(f"agent radius {radius} is below the bake radius {self.r0}; rebake with a smaller radius")
+            raise NavMeshError(
+                f"agent radius {radius} is below the bake radius {self.r0}; rebake with a smaller radius"
+            )
         # A radius that is the bake radius up to float32 rounding (a Blender property) is the bake radius.
         return self.r0 if abs(r - self.r0) <= SAME_RADIUS * max(1.0, self.r0) else r
 
@@ -163,27 +171,43 @@ class NavMeshQuery(PathDrawing):
         everywhere = self._cached(("everywhere", state), lambda: all(passable))
         costs = [f.cost(a) for a in range(self._area_count)]
         data = self._radius_data(d)
-        plan = PathPlan(r, d, passable, costs, f.uniform(), lambda e: self._portal(data, e, d), state, everywhere,
-                        hscale=f.min_cost(), link_costs=self._link_costs(r, f))
+        plan = PathPlan(
+            r,
+            d,
+            passable,
+            costs,
+            f.uniform(),
+            lambda e: self._portal(data, e, d),
+            state,
+            everywhere,
+            hscale=f.min_cost(),
+            link_costs=self._link_costs(r, f),
+        )
         across = self.extent[0]
         ends = []
         for name, xyz in (("start", s), ("goal", g)):
             loc = self.index.locate(xyz, self.extent)
             if loc.polygon < 0:
                 far = unreachable(self._too_far(name, loc))
-                plan.result = (replace(far, start_distance=loc.distance) if name == "start"
-                               else replace(far, goal_distance=loc.distance))
+                plan.result = (
+                    replace(far, start_distance=loc.distance)
+                    if name == "start"
+                    else replace(far, goal_distance=loc.distance)
+                )
                 return plan
             if not passable[loc.polygon]:
                 p = loc.polygon
-                plan.result = unreachable(f"{name} lies on polygon {p} (area {int(self.mesh.areas[p])}, flags "
-                                                f"{self._flags[p]:#x}), which the filter excludes")
+                plan.result = unreachable(
+                    f"{name} lies on polygon {p} (area {int(self.mesh.areas[p])}, flags "
+                    f"{self._flags[p]:#x}), which the filter excludes"
+                )
                 return plan
             ends.append(loc)
         start = self._clear(ends[0].polygon, tuple(ends[0].point.tolist()), d, across + d, passable)
         if start is None:
-            plan.result = unreachable(f"no point within {across + d:g} m of the start keeps an agent of radius "
-                                            f"{r:g} m off the navmesh's edge")
+            plan.result = unreachable(
+                f"no point within {across + d:g} m of the start keeps an agent of radius {r:g} m off the navmesh's edge"
+            )
             return plan
         piece = self._piece(r, f, passable)
         goal_poly, goal_xyz = ends[1].polygon, tuple(ends[1].point.tolist())
@@ -194,8 +218,9 @@ class NavMeshQuery(PathDrawing):
             goal_xyz = tuple(q.tolist())
         goal = self._clear(goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, passable)
         if goal is None:
-            plan.result = unreachable(f"no point within {across + d:g} m of the goal keeps an agent of radius "
-                                            f"{r:g} m off the navmesh's edge")
+            plan.result = unreachable(
+                f"no point within {across + d:g} m of the goal keeps an agent of radius {r:g} m off the navmesh's edge"
+            )
             return plan
         plan.start_poly, plan.start = start
         plan.goal_poly, plan.goal = goal
@@ -208,11 +233,18 @@ class NavMeshQuery(PathDrawing):
 
     def _straight(self, plan: PathPlan) -> PathResult | None:
         """The segment itself when the goal is in plain sight and the segment keeps d from walls."""
-        if not refine.segment_ok(self.index, self._walker(plan.passable), [plan.start_poly], plan.start, plan.goal,
-                                 plan.d, self.climb):
+        if not refine.segment_ok(
+            self.index, self._walker(plan.passable), [plan.start_poly], plan.start, plan.goal, plan.d, self.climb
+        ):
             return None
-        points, polys = refine.drape(self.index, self._walker(plan.passable), [plan.start, plan.goal],
-                                     [[plan.start_poly], [plan.goal_poly]], self.drape_step, self.climb)
+        points, polys = refine.drape(
+            self.index,
+            self._walker(plan.passable),
+            [plan.start, plan.goal],
+            [[plan.start_poly], [plan.goal_poly]],
+            self.drape_step,
+            self.climb,
+        )
         return result(FOUND, points, polys, 0, (plan.start_poly,), plan)
 
     # -- reachability ----------------------------------------------------------------------------
@@ -234,7 +266,9 @@ class NavMeshQuery(PathDrawing):
         moveAlongSurface); the point reached and the polygons from start to it."""
         return surface.move_along_surface(self, start, target, filter)
 
-    def random_point(self, rng: np.random.Generator | None = None, filter: QueryFilter | None = None) -> tuple[int, np.ndarray]:
+    def random_point(
+        self, rng: np.random.Generator | None = None, filter: QueryFilter | None = None
+    ) -> tuple[int, np.ndarray]:
         """A uniformly random point (by area seen from above) on the polygons the filter allows."""
         return surface.random_point(self, rng, filter)
 
@@ -248,15 +282,21 @@ class NavMeshQuery(PathDrawing):
         return loc
 
     def _too_far(self, name: str, loc: Location) -> str:
-        return (f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search extent "
-                f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)")
+        return (
+            f"{name} is {loc.distance:.3g} m from the navmesh, beyond the search extent "
+            f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)"
+        )
 
     def passable(self, f: QueryFilter) -> list[bool]:
         """Per polygon: does the filter let an agent onto it (area not excluded, flags admitted)?
         Kept per filter state, so a query costs nothing in proportion to the mesh's size."""
         excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
-        return self._cached(("passable", self._state(f)), lambda: [
-            a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(self.graph.areas_l, self._flags)])
+        return self._cached(
+            ("passable", self._state(f)),
+            lambda: [
+                a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(self.graph.areas_l, self._flags)
+            ],
+        )
 
     def _state(self, f: QueryFilter) -> tuple:
         """The filter's and the polygon flags' state: what cached answers are keyed by."""
@@ -327,8 +367,10 @@ class NavMeshQuery(PathDrawing):
     def _link_costs(self, r: float, f: QueryFilter) -> list:
         """Per off-mesh link: its cost per meter for this radius and filter, None where the filter
         excludes its area or the agent is wider than the link allows."""
-        return [None if r > link.radius + FITS_TOL or link.area in f.excluded else f.cost(link.area) * link.cost
-                for link in self.mesh.links]
+        return [
+            None if r > link.radius + FITS_TOL or link.area in f.excluded else f.cost(link.area) * link.cost
+            for link in self.mesh.links
+        ]
 
     def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None:
         """(polygon, point) nearest xyz that keeps d from every wall, within `limit` across."""

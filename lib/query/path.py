@@ -1,5 +1,6 @@
 """What a path query returns, and the plan a search works from: plain values shared by the search,
 the drawing of the path and the query object."""
+
 from __future__ import annotations
 
 import math
@@ -69,12 +70,22 @@ def unreachable(reason: str, nodes_expanded: int = 0) -> PathResult:
     return PathResult(UNREACHABLE, np.zeros((0, 3)), np.zeros(0, dtype=np.int64), 0.0, nodes_expanded, (), reason)
 
 
-def result(status: str, points, polys, nodes_expanded: int, corridor: tuple, plan: PathPlan,
-           reason: str = "") -> PathResult:
+def result(
+    status: str, points, polys, nodes_expanded: int, corridor: tuple, plan: PathPlan, reason: str = ""
+) -> PathResult:
     """A path result with read-only arrays, and how far its ends lie from the start and goal asked."""
     pts = np.array(points, dtype=np.float64).reshape(-1, 3)
     pts.flags.writeable = False
     polygons = np.array(polys, dtype=np.int64)
     polygons.flags.writeable = False
-    return PathResult(status, pts, polygons, path_length([tuple(p) for p in points]), nodes_expanded, corridor, reason,
-                      math.dist(points[0], plan.asked[0]), math.dist(points[-1], plan.asked[1]))
+    return PathResult(
+        status,
+        pts,
+        polygons,
+        path_length([tuple(p) for p in points]),
+        nodes_expanded,
+        corridor,
+        reason,
+        math.dist(points[0], plan.asked[0]),
+        math.dist(points[-1], plan.asked[1]),
+    )

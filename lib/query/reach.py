@@ -1,4 +1,5 @@
 """Reachability on a NavMeshQuery: every polygon an agent of a given radius can reach from a start."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

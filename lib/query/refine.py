@@ -7,6 +7,7 @@ around it (circumscribed, so its sides keep d from the corner), and the path is 
 of start, corner points and goal whose segments walk over the mesh and keep d from every wall:
 a visibility graph searched by A*, each segment tested only when the search reaches it.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -97,7 +98,9 @@ def nearest_wall(index, poly: int, x: tuple, d: float):
     """The nearest wall point (XY) closer than d to point x on polygon poly, as (distance, point,
     edge slot), or None when every wall of its floor is at least d away."""
     _, _, ex = index.walk_lists()
-    found = [(dist, c) for c, dist in _walls_within(index, [poly], lambda c: _point_segment_distance(x[0], x[1], *ex[c]), d)]
+    found = [
+        (dist, c) for c, dist in _walls_within(index, [poly], lambda c: _point_segment_distance(x[0], x[1], *ex[c]), d)
+    ]
     if not found:
         return None
     dist, c = min(found)
@@ -185,7 +188,9 @@ def _push_clear(index, walk, poly: int, x: tuple, d: float, limit: float):
     return None
 
 
-def corner_points(index, graph, vertices, corner: int, d: float, walk, step: float) -> list[tuple[tuple, list[int], tuple | None]]:
+def corner_points(
+    index, graph, vertices, corner: int, d: float, walk, step: float
+) -> list[tuple[tuple, list[int], tuple | None]]:
     """Where a path may bend around a reflex wall corner for clearance d: the corner itself when d = 0,
     else the vertices of a polygon circumscribed about the arc of radius d beside its walls (a full
     circle where several wall loops meet at the corner). Each comes with the polygon holding it and
@@ -258,7 +263,9 @@ def end_points(index, graph, vertices, corner: int, d: float, walk, step: float,
         return []  # beside a wall: the polygon's first or last side runs along it, through x
     # On the tangent at x itself, so the link to x leaves along the edge of their cones.
     radius = rho / math.cos(half)
-    return _arc_points(index, walk, v, graph.vertex_polys[corner], [(theta + half, radius), (theta - half, radius)], half)
+    return _arc_points(
+        index, walk, v, graph.vertex_polys[corner], [(theta + half, radius), (theta - half, radius)], half
+    )
 
 
 # Cone kinds: a bend point on an arc's polygon (radial direction, cosine of its half-step), and a
@@ -430,8 +437,9 @@ def _drape_indices(t: list[float], z: list[float]) -> list[int]:
     return sorted(keep)
 
 
-def shortest_chain(nodes: list[tuple], visible, pulls: list | None = None, cones: list | None = None,
-                   bound: float = math.inf) -> list[int] | None:
+def shortest_chain(
+    nodes: list[tuple], visible, pulls: list | None = None, cones: list | None = None, bound: float = math.inf
+) -> list[int] | None:
     """Indices of the shortest chain of nodes from node 0 to node 1 whose links pass `visible(i, j)`,
     by A* with lazy links: a link is tested only when popped, and the heuristic (straight distance
     to the goal) is consistent, so the first accepted pop of a node is its shortest distance.

@@ -3,6 +3,7 @@
 The search picks the corridor: nodes are portals, each entered at the point of the portal (shrunk
 to where the agent fits) that is on the way to the goal. `refine` then draws the path near it.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -162,8 +163,9 @@ class SlicedSearch:
         corridor.reverse()
         crossings.reverse()
         jumps = [(i, *link_of(c)) for i, c in enumerate(crossings) if c <= LINK_NODES]
-        self._result = self.query._draw(self.plan, corridor, partial, self.nodes_expanded, (g, end), jumps,
-                                        crossings[1:])
+        self._result = self.query._draw(
+            self.plan, corridor, partial, self.nodes_expanded, (g, end), jumps, crossings[1:]
+        )
         self.status = self._result.status
 
     def result(self):

@@ -1,4 +1,5 @@
 """Surface queries on a NavMeshQuery: raycast, move along the surface with wall sliding, random points."""
+
 from __future__ import annotations
 
 import math
@@ -40,6 +41,7 @@ def raycast(query, start, end, filter: QueryFilter | None = None) -> RaycastHit:
     n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
     return RaycastHit(t, np.array([xy[0], xy[1], query.index.height(visited[-1], xy)]), n, visited)
 
+
 def move_along_surface(query, start, target, filter: QueryFilter | None = None) -> tuple[np.ndarray, list[int]]:
     """Move from start toward target staying on the mesh; blocked moves slide along walls
     (Detour's moveAlongSurface): the reachable point nearest the target within the circle
@@ -76,7 +78,10 @@ def move_along_surface(query, start, target, filter: QueryFilter | None = None) 
         path.append(parent[path[-1]])
     return best_pt, path[::-1]
 
-def random_point(query, rng: np.random.Generator | None = None, filter: QueryFilter | None = None) -> tuple[int, np.ndarray]:
+
+def random_point(
+    query, rng: np.random.Generator | None = None, filter: QueryFilter | None = None
+) -> tuple[int, np.ndarray]:
     """A uniformly random point (by area seen from above) on the polygons the filter allows."""
     f = filter if filter is not None else query.filter
     rng = rng if rng is not None else np.random.default_rng()
