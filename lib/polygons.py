@@ -288,8 +288,9 @@ def _trim_thin_corners(
         alive = n
 
         def width(k: int) -> float | None:
-            """Least width of the corner's triangle if it may be cut, else None."""
-            a, v, b = ring[prv[k]], ring[k], ring[nxt[k]]
+            """Least width of the corner's triangle if it may be cut, else None (called for this
+            ring only)."""
+            a, v, b = ring[prv[k]], ring[k], ring[nxt[k]]  # noqa: B023
             if uses[v] != 1 or (a, v) in shared or (v, b) in shared or turn(xy[a], xy[v], xy[b]) <= 0:
                 return None
             w = min_width([pts[a], pts[v], pts[b]])

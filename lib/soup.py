@@ -62,7 +62,8 @@ def volume_triangles(volume: AreaVolume, origin: np.ndarray) -> np.ndarray:
         raise NavMeshError(f"{volume.name}: vertices must be (N, 3) numbers and triangles (M, 3) indices") from None
     if volume.area is not None and not (isinstance(volume.area, (int, np.integer)) and 0 <= volume.area <= MAX_AREA):
         raise NavMeshError(
-            f"{volume.name}: area {volume.area!r} must be a whole number from 0 to {MAX_AREA}, or None to remove the floor"
+            f"{volume.name}: area {volume.area!r} must be a whole number from 0 to {MAX_AREA}, "
+            "or None to remove the floor"
         )
     if not len(tris) or not np.isfinite(verts).all() or tris.min() < 0 or tris.max() >= len(verts):
         raise NavMeshError(f"{volume.name}: needs finite vertices and triangles indexing them")

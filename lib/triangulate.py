@@ -157,7 +157,8 @@ def is_simple(ring: list[int], xy: np.ndarray) -> bool:
 
 
 def simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
-    """A self-intersecting hole is replaced by its convex hull (clockwise): conservative, never walkable where it is not."""
+    """A self-intersecting hole is replaced by its convex hull (clockwise): conservative, never
+    walkable where it is not."""
     if is_simple(hole, xy):
         return hole
     log.warning("region %d: a self-intersecting hole outline was replaced by its convex hull", region)

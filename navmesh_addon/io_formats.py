@@ -79,7 +79,8 @@ def read_navmesh_file(path) -> lib.NavMesh:
     path = Path(path)
     if path.suffix.lower() != ".json":
         raise lib.NavMeshError(
-            f"{path.name!r} is not a .json navmesh file: .dae, .glb, .bin and .tres exports cannot be read back, use the JSON export"
+            f"{path.name!r} is not a .json navmesh file: .dae, .glb, .bin and .tres exports cannot be read back, "
+            "use the JSON export"
         )
     return lib.load(path)
 

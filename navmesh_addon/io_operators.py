@@ -25,7 +25,8 @@ def find_navmesh_object(context) -> bpy.types.Object:
         raise lib.NavMeshError("there is no navmesh object in the scene: bake a navmesh first")
     if len(found) > 1:
         raise lib.NavMeshError(
-            f"the scene has {len(found)} navmesh objects ({', '.join(o.name for o in found)}): make the one to export active"
+            f"the scene has {len(found)} navmesh objects ({', '.join(o.name for o in found)}): "
+            "make the one to export active"
         )
     return found[0]
 

@@ -12,7 +12,8 @@ from bpy.app.handlers import persistent
 
 from . import lib, mesh_write, operators_bake
 
-# lib.query is a subpackage that lib/__init__ does not import; lib is "lib" in a checkout, a relative package when installed.
+# lib.query is a subpackage that lib/__init__ does not import; lib is "lib" in a checkout, a relative
+# package when installed.
 query = importlib.import_module(f"{lib.__name__}.query")
 HANDLE_TAG = "navmesh_path_handle"
 

@@ -1,4 +1,5 @@
-"""3D Viewport sidebar, tab "Navmesh": agent, agent types, sources, advanced, bake, statistics, display, path test, export."""
+"""3D Viewport sidebar, tab "Navmesh": agent, agent types, sources, advanced, bake, statistics,
+display, path test, export."""
 
 from __future__ import annotations
 

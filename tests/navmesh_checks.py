@@ -64,7 +64,8 @@ def navmesh_violations(mesh) -> list[tuple[str, str]]:
             out.append(
                 (
                     "needle",
-                    f"polygon {p} is a needle (area {area:.3g}, perimeter² {np.linalg.norm(d1, axis=1).sum() ** 2:.3g})",
+                    f"polygon {p} is a needle (area {area:.3g}, "
+                    f"perimeter² {np.linalg.norm(d1, axis=1).sum() ** 2:.3g})",
                 )
             )
         elif (width := min_width(xy)) < SLIVER_WIDTH * cell:

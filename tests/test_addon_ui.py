@@ -1,4 +1,5 @@
-"""Agent presets and sidebar panels: presets set the documented values; panels only name real properties and operators."""
+"""Agent presets and sidebar panels: presets set the documented values; panels only name real
+properties and operators."""
 
 from __future__ import annotations
 

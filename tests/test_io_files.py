@@ -109,8 +109,6 @@ def test_a_gltf_exporter_failure_is_one_clear_error(tmp_path, monkeypatch, fmt):
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     monkeypatch.setattr(io_formats, "_run_gltf_exporter", fail)
-    with pytest.raises(
-        lib.NavMeshError, match=r"cannot write .*level\.%s.*PermissionError: \[Errno 13\] denied$" % fmt
-    ):
+    with pytest.raises(lib.NavMeshError, match=rf"cannot write .*level\.{fmt}.*PermissionError: \[Errno 13\] denied$"):
         io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / f"level.{fmt}", fmt, context=bpy.context)
     assert list(tmp_path.iterdir()) == [] and len(bpy.data.objects) == 0

@@ -181,7 +181,8 @@ def test_area_ids_split_regions():
 
 
 def ramp_scene():
-    """A ground floor, a ramp beside it (flat, then up to z = 3) and an upper floor that extends back over the ground."""
+    """A ground floor, a ramp beside it (flat, then up to z = 3) and an upper floor that extends
+    back over the ground."""
     w, h = 60, 20
     ground = np.zeros((w, h), bool)
     ground[:, :10] = True

@@ -82,11 +82,11 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     for k, ring_options in enumerate(options):
         progress.at(k / len(options))
 
-        def fits(ring: np.ndarray) -> bool:
+        def fits(ring: np.ndarray) -> bool:  # called in this iteration only: k is the ring placed now
             if _crossing_edges(ring[:, :2]).size:
                 return False
-            others = out.near(ring, skip=k)
-            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)
+            others = out.near(ring, skip=k)  # noqa: B023
+            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)  # noqa: B023
 
         finest = None
         for option in ring_options:

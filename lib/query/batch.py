@@ -14,7 +14,8 @@ STATUS_CODES = {"found": 0, "partial": 1, "unreachable": 2}
 
 @dataclass(frozen=True)
 class BatchResult:
-    """status (N,) codes 0 found / 1 partial / 2 unreachable; lengths (N,); path i is points[offsets[i]:offsets[i+1]]."""
+    """status (N,) codes 0 found / 1 partial / 2 unreachable; lengths (N,); path i is
+    points[offsets[i]:offsets[i+1]]."""
 
     status: np.ndarray
     lengths: np.ndarray
