@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up .venv (first run only) and run the whole test suite against real Blender 5.0 (the bpy module).
+# Set up .venv (first run only), lint and type-check (scripts/lint.sh), then run the whole test
+# suite against real Blender 5.0 (the bpy module).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/lint.sh
 exec .venv/bin/python -m pytest "$@"
