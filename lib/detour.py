@@ -18,6 +18,7 @@ import numpy as np
 
 from . import files
 from .errors import NavMeshError
+from .geometry import signed_area
 from .navmesh import MAX_AREA, NavMesh, to_y_up
 
 # Detour's constants (DetourNavMesh.h, DT_NAVMESH_VERSION 7, 32-bit polygon references).
@@ -428,8 +429,8 @@ def _clip_convex(triangle: np.ndarray, polygon: np.ndarray) -> np.ndarray:
 
 
 def _signed_area_xz(points: np.ndarray) -> float:
-    x, z = points[:, 0], points[:, 2]
-    return 0.5 * float(np.sum(x * np.roll(z, -1) - np.roll(x, -1) * z))
+    """Signed area seen from above in Detour's Y-up frame (its ground plane is x, z)."""
+    return signed_area(points[:, [0, 2]])
 
 
 def _area_xz(points) -> float:

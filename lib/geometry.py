@@ -1,13 +1,113 @@
-"""Plane geometry shared by the stages and the queries (XY, counter-clockwise is positive)."""
+"""Plane geometry shared by the stages and the queries: top view (x, y), counter-clockwise positive.
+
+Orientation is `turn` (collinear within COLLINEAR, relative to the edge lengths) or, where exact
+signs of float input are wanted (outline crossings), the plain sign of `cross`. Not here yet: the
+3D segment distances of clearance.py, and detail.py's in-circle test on its own cached tuples
+(an absolute tolerance); the query modules inline their 2D cross products in hot loops.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+# Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear
+# (float noise on coordinates up to a few km, far below any cell).
+COLLINEAR = 1e-10
+# A vertex is straight when its two edges turn by less than this angle (radians, seen from above):
+# it then only costs vertex budget (Detour's 6 per polygon), unless a neighbour needs it.
+STRAIGHT_ANGLE = 1e-6
+# In-circle tests count a point on the circle as outside, within this fraction of the squared
+# distances, so Delaunay flips never loop on four cocircular points.
+IN_CIRCLE = 1e-12
+# Polygons up to this many vertices are measured with plain floats rather than numpy.
+SMALL_POLYGON = 32
 
-def cross(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -> float:
+
+# --- Orientation -------------------------------------------------------------------------------------
+def cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """(a - o) x (b - o): positive when o -> a -> b turns left."""
+    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+
+def cross_xy(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -> float:
     """Twice the signed area of triangle a, b, c: positive when c lies left of a -> b."""
     return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+
+
+def cross_many(o: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Cross products (a - o) x (q_k - o) for points q (N, 2)."""
+    return (a[0] - o[0]) * (q[:, 1] - o[1]) - (a[1] - o[1]) * (q[:, 0] - o[0])
+
+
+def turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
+    """+1 left turn o->a->b, -1 right turn, 0 collinear (relative tolerance)."""
+    c = cross(o, a, b)
+    scale = math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1])
+    if abs(c) <= COLLINEAR * scale:
+        return 0
+    return 1 if c > 0 else -1
+
+
+def is_straight(a, v, b) -> bool:
+    """Whether a -> v -> b goes straight on at v (within STRAIGHT_ANGLE), not back."""
+    d1x, d1y, d2x, d2y = v[0] - a[0], v[1] - a[1], b[0] - v[0], b[1] - v[1]
+    return (
+        abs(d1x * d2y - d1y * d2x) <= STRAIGHT_ANGLE * math.hypot(d1x, d1y) * math.hypot(d2x, d2y)
+        and d1x * d2x + d1y * d2y > 0
+    )
+
+
+def in_circle(a, b, c, d) -> bool:
+    """Is d strictly inside the circumcircle of the CCW triangle abc?"""
+    rows = [(p[0] - d[0], p[1] - d[1]) for p in (a, b, c)]
+    (ax, ay), (bx, by), (cx, cy) = rows
+    aw, bw, cw = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
+    det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
+    scale = max(aw, bw, cw) ** 2
+    return det > IN_CIRCLE * scale
+
+
+# --- Areas and widths --------------------------------------------------------------------------------
+def signed_area(pts: np.ndarray) -> float:
+    """Area of a polygon (N, 2+) seen from above, positive when counter-clockwise."""
+    if len(pts) <= SMALL_POLYGON:  # plain floats beat numpy's per-call cost on small polygons
+        p = pts[:, :2].tolist()
+        return 0.5 * sum(p[k - 1][0] * p[k][1] - p[k][0] * p[k - 1][1] for k in range(len(p)))
+    x, y = pts[:, 0], pts[:, 1]
+    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def min_width(pts) -> float:
+    """Least width of a convex polygon: over its edges, the farthest vertex from the edge's line."""
+    p = [(float(x), float(y)) for x, y, *_ in pts]
+    best = math.inf
+    for k in range(len(p)):
+        (ax, ay), (bx, by) = p[k - 1], p[k]
+        length = math.hypot(bx - ax, by - ay)
+        if length > 0:
+            best = min(best, max(abs((bx - ax) * (y - ay) - (by - ay) * (x - ax)) for x, y in p) / length)
+    return best if math.isfinite(best) else 0.0
+
+
+def narrower_than(pts, width: float) -> bool:
+    """min_width(pts) < width, found without measuring every vertex from every edge: an edge is
+    dropped at its first vertex `width` or more from its line, and the scan starts across the
+    polygon from the edge, where that vertex usually is (O(n) instead of O(n²) for most polygons)."""
+    p = [(float(x), float(y)) for x, y, *_ in pts]
+    n = len(p)
+    measured = False
+    for k in range(n):
+        (ax, ay), (bx, by) = p[k - 1], p[k]
+        dx, dy = bx - ax, by - ay
+        length = math.hypot(dx, dy)
+        if length > 0:
+            measured = True
+            across = (p[(k + n // 2 + i) % n] for i in range(n))
+            if all(abs(dx * (y - ay) - dy * (x - ax)) / length < width for x, y in across):
+                return True
+    return not measured and 0.0 < width
 
 
 def convex_hull(xy: np.ndarray) -> np.ndarray:
@@ -18,7 +118,7 @@ def convex_hull(xy: np.ndarray) -> np.ndarray:
     def chain(seq):
         out = []
         for i in seq:
-            while len(out) >= 2 and cross(*pts[out[-2]], *pts[out[-1]], *pts[i]) <= 0:
+            while len(out) >= 2 and cross_xy(*pts[out[-2]], *pts[out[-1]], *pts[i]) <= 0:
                 out.pop()
             out.append(i)
         return out
@@ -27,12 +127,31 @@ def convex_hull(xy: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1], dtype=np.int64)
 
 
+# --- Distances ---------------------------------------------------------------------------------------
+def distances_to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Top-view distances of points p (N, 2) to the segment a-b."""
+    ab = b - a
+    den = float(ab @ ab)
+    t = np.clip(((p - a) @ ab) / den, 0.0, 1.0) if den > 0 else np.zeros(len(p))
+    return np.hypot(*(p - (a + t[:, None] * ab)).T)
+
+
 def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
     """Distance of points x (N, 2) to segments a-b (N, 2), and the parameter (0..1) of the closest point."""
     ab = b - a
     den = np.einsum("ij,ij->i", ab, ab)
     t = np.clip(np.einsum("ij,ij->i", x - a, ab) / np.where(den > 0, den, 1.0), 0.0, 1.0)
     return np.hypot(*(x - a - t[:, None] * ab).T), t
+
+
+def point_segment_distance_matrix(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(P, S) 2D distances of points p (P, 2) to segments a-b (S, 2)."""
+    ab = b - a
+    den = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
+    rel = p[:, None, :] - a[None, :, :]
+    t = np.clip(np.einsum("psk,sk->ps", rel, ab) / den, 0.0, 1.0)
+    closest = a[None] + t[..., None] * ab[None]
+    return np.hypot(*(p[:, None, :] - closest).transpose(2, 0, 1))
 
 
 def segment_distance(p, q, a, b):
@@ -53,3 +172,36 @@ def segment_distance(p, q, a, b):
         r = (w[:, 0] * u[:, 1] - w[:, 1] * u[:, 0]) / den
     cross = (den != 0) & (s >= 0) & (s <= 1) & (r >= 0) & (r <= 1)
     return np.where(cross, 0.0, best), np.where(cross, s, at)
+
+
+# --- Crossings ---------------------------------------------------------------------------------------
+def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per k: does segment p-q_k meet segment a_k-b_k (proper crossing or touching)? One start p
+    (2,); q, a, b (K, 2)."""
+    ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    ux, uy = q[:, 0] - p[0], q[:, 1] - p[1]
+    d1 = ex * (p[1] - a[:, 1]) - ey * (p[0] - a[:, 0])
+    d2 = ex * (q[:, 1] - a[:, 1]) - ey * (q[:, 0] - a[:, 0])
+    d3 = ux * (a[:, 1] - p[1]) - uy * (a[:, 0] - p[0])
+    d4 = ux * (b[:, 1] - p[1]) - uy * (b[:, 0] - p[0])
+    proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
+
+    def on(s, t, r, d):
+        return (d == 0) & np.all((np.minimum(s, t) <= r) & (r <= np.maximum(s, t)), axis=-1)
+
+    return proper | on(a, b, p, d1) | on(a, b, q, d2) | on(p, q, a, d3) | on(p, q, b, d4)
+
+
+def segments_meet_matrix(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(A, C): does segment a_i-b_i meet segment c_j-d_j (crossing or touching)?"""
+
+    def orient(o, u, v):
+        return np.sign(
+            (u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0])
+        )
+
+    A, B, C, D = a[:, None], b[:, None], c[None], d[None]
+    hit = (orient(A, B, C) * orient(A, B, D) <= 0) & (orient(C, D, A) * orient(C, D, B) <= 0)
+    lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
+    lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
+    return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)

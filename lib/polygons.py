@@ -22,6 +22,7 @@ from typing import cast
 import numpy as np
 
 from .contours import RegionOutline
+from .geometry import cross_many, distances_to_segment, is_straight, min_width, narrower_than, signed_area, turn
 from .navmesh import NavMesh, assemble
 from .notch_portals import notch_cells
 from .params import BakeParams
@@ -30,16 +31,9 @@ from .triangulate import (
     NEEDLE_FATNESS,
     SLIVER_WIDTH,
     bridge_holes,
-    cross_many,
     delaunay_flips,
     ear_clip,
-    is_straight,
-    min_width,
-    narrower_than,
-    segment_distances,
-    signed_area,
     simple_hole,
-    turn,
 )
 
 log = logging.getLogger(__name__)
@@ -309,7 +303,7 @@ def _trim_thin_corners(
             others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
             q = xy[others]
             inside = (cross_many(pa, pv, q) >= 0) & (cross_many(pv, pb, q) >= 0) & (cross_many(pb, pa, q) >= 0)
-            if inside.any() or segment_distances(xy[between], pa, pb).max() >= thin:
+            if inside.any() or distances_to_segment(xy[between], pa, pb).max() >= thin:
                 continue
             gone[k] = True
             alive -= 1

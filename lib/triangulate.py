@@ -14,22 +14,16 @@ import math
 
 import numpy as np
 
+from .geometry import cross, cross_many, in_circle, segments_meet, signed_area, turn
 from .progress import SILENT, Progress
 
 log = logging.getLogger(__name__)
 
-# Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear.
-_COLLINEAR = 1e-10
-# A vertex is straight when its two edges turn by less than this angle (radians, seen from above):
-# it then only costs vertex budget (Detour's 6 per polygon), unless a neighbour needs it.
-STRAIGHT_ANGLE = 1e-6
 # A polygon narrower than this many cell sizes (its least width over all edge directions) is a
 # sliver: no walkable strip that thin survives voxelisation, so it is a decomposition artefact.
 SLIVER_WIDTH = 0.05
 # A polygon whose area / perimeter² is at most this is a needle (an equilateral triangle has 0.048).
 NEEDLE_FATNESS = 2e-4
-# Polygons up to this many vertices are measured with plain floats rather than numpy.
-_SMALL_POLYGON = 32
 # Visible bridge candidates examined per hole vertex, nearest first.
 _BRIDGE_CANDIDATES = 6
 # Edge bins for bridge searches are this many typical edge lengths wide.
@@ -41,97 +35,6 @@ _BRIDGE_BATCH = 8
 _BRIDGE_NEAREST = 64
 # A box spanning more than this many grid bins (BoxBins) is kept apart and checked by every search.
 MAX_BOX_BINS = 64
-
-
-def cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
-
-
-def cross_many(o: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cross products (a - o) x (q_k - o) for points q (N, 2)."""
-    return (a[0] - o[0]) * (q[:, 1] - o[1]) - (a[1] - o[1]) * (q[:, 0] - o[0])
-
-
-def turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
-    """+1 left turn o->a->b, -1 right turn, 0 collinear (relative tolerance)."""
-    c = cross(o, a, b)
-    scale = math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1])
-    if abs(c) <= _COLLINEAR * scale:
-        return 0
-    return 1 if c > 0 else -1
-
-
-def is_straight(a, v, b) -> bool:
-    """Whether a -> v -> b goes straight on at v (within STRAIGHT_ANGLE), not back."""
-    d1x, d1y, d2x, d2y = v[0] - a[0], v[1] - a[1], b[0] - v[0], b[1] - v[1]
-    return (
-        abs(d1x * d2y - d1y * d2x) <= STRAIGHT_ANGLE * math.hypot(d1x, d1y) * math.hypot(d2x, d2y)
-        and d1x * d2x + d1y * d2y > 0
-    )
-
-
-def min_width(pts) -> float:
-    """Least width of a convex polygon: over its edges, the farthest vertex from the edge's line."""
-    p = [(float(x), float(y)) for x, y, *_ in pts]
-    best = math.inf
-    for k in range(len(p)):
-        (ax, ay), (bx, by) = p[k - 1], p[k]
-        length = math.hypot(bx - ax, by - ay)
-        if length > 0:
-            best = min(best, max(abs((bx - ax) * (y - ay) - (by - ay) * (x - ax)) for x, y in p) / length)
-    return best if math.isfinite(best) else 0.0
-
-
-def narrower_than(pts, width: float) -> bool:
-    """min_width(pts) < width, found without measuring every vertex from every edge: an edge is
-    dropped at its first vertex `width` or more from its line, and the scan starts across the
-    polygon from the edge, where that vertex usually is (O(n) instead of O(n²) for most polygons)."""
-    p = [(float(x), float(y)) for x, y, *_ in pts]
-    n = len(p)
-    measured = False
-    for k in range(n):
-        (ax, ay), (bx, by) = p[k - 1], p[k]
-        dx, dy = bx - ax, by - ay
-        length = math.hypot(dx, dy)
-        if length > 0:
-            measured = True
-            across = (p[(k + n // 2 + i) % n] for i in range(n))
-            if all(abs(dx * (y - ay) - dy * (x - ax)) / length < width for x, y in across):
-                return True
-    return not measured and 0.0 < width
-
-
-def segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Top-view distances of points p (N, 2) to the segment a-b."""
-    ab = b - a
-    den = float(ab @ ab)
-    t = np.clip(((p - a) @ ab) / den, 0.0, 1.0) if den > 0 else np.zeros(len(p))
-    return np.hypot(*(p - (a + t[:, None] * ab)).T)
-
-
-def signed_area(pts: np.ndarray) -> float:
-    if len(pts) <= _SMALL_POLYGON:  # plain floats beat numpy's per-call cost on small polygons
-        p = pts[:, :2].tolist()
-        return 0.5 * sum(p[k - 1][0] * p[k][1] - p[k][0] * p[k - 1][1] for k in range(len(p)))
-    x, y = pts[:, 0], pts[:, 1]
-    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
-
-
-def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per k: does segment p-q_k meet segment a_k-b_k (proper crossing or touching)? One start p
-    (2,); q, a, b (K, 2)."""
-    ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
-    ux, uy = q[:, 0] - p[0], q[:, 1] - p[1]
-    d1 = ex * (p[1] - a[:, 1]) - ey * (p[0] - a[:, 0])
-    d2 = ex * (q[:, 1] - a[:, 1]) - ey * (q[:, 0] - a[:, 0])
-    d3 = ux * (a[:, 1] - p[1]) - uy * (a[:, 0] - p[0])
-    d4 = ux * (b[:, 1] - p[1]) - uy * (b[:, 0] - p[0])
-    proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
-
-    def on(s, t, r, d):
-        return (d == 0) & np.all((np.minimum(s, t) <= r) & (r <= np.maximum(s, t)), axis=-1)
-
-    return proper | on(a, b, p, d1) | on(a, b, q, d2) | on(p, q, a, d3) | on(p, q, b, d4)
 
 
 def is_simple(ring: list[int], xy: np.ndarray) -> bool:
@@ -480,7 +383,7 @@ def delaunay_flips(tris: list[list[int]], xy: np.ndarray) -> list[list[int]]:
             continue
         a = next(x for x in tris[t] if x not in (u, v))
         b = next(x for x in tris[o] if x not in (u, v))
-        if a == b or not _in_circle(xy[u], xy[v], xy[a], xy[b]):
+        if a == b or not in_circle(xy[u], xy[v], xy[a], xy[b]):
             continue
         quad = [xy[a], xy[u], xy[b], xy[v]]
         if any(turn(quad[k - 1], quad[k], quad[(k + 1) % 4]) <= 0 for k in range(4)):
@@ -494,16 +397,6 @@ def delaunay_flips(tris: list[list[int]], xy: np.ndarray) -> list[list[int]]:
                 owner[(tris[k][j], tris[k][(j + 1) % 3])] = k
         stack.extend([(u, b), (b, v), (v, a), (a, u)])
     return tris
-
-
-def _in_circle(a, b, c, d) -> bool:
-    """Is d strictly inside the circumcircle of the CCW triangle abc?"""
-    rows = [(p[0] - d[0], p[1] - d[1]) for p in (a, b, c)]
-    (ax, ay), (bx, by), (cx, cy) = rows
-    aw, bw, cw = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
-    det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
-    scale = max(aw, bw, cw) ** 2
-    return det > 1e-12 * scale
 
 
 def _walk(start: int, nxt: list[int], n: int) -> list[int]:

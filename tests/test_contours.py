@@ -11,6 +11,7 @@ from shapely import affinity
 from shapely.geometry import LinearRing, Point, Polygon, box
 
 from lib.contours import build_contours
+from lib.geometry import segments_meet_matrix
 from lib.heightfield import build_heightfield
 from lib.params import BakeParams
 from lib.regions import build_regions
@@ -355,7 +356,7 @@ def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_bo
 def test_self_crossings_found_by_the_sweep_are_every_crossing_pair():
     """The sweep over edge boxes finds exactly the pairs an all-pairs test finds, in ring order,
     on random rings (integer grids make collinear and touching edges common)."""
-    from lib.contours.rings import _crossing_pairs, _segments_meet
+    from lib.contours.rings import _crossing_pairs
 
     rng = np.random.default_rng(5)
     for trial in range(300):
@@ -367,6 +368,6 @@ def test_self_crossings_found_by_the_sweep_are_every_crossing_pair():
                 if j - i == n - 1:
                     continue
                 a, b, c, d = p[i], p[(i + 1) % n], p[j], p[(j + 1) % n]
-                if _segments_meet(a[None], b[None], c[None], d[None])[0]:
+                if segments_meet_matrix(a[None], b[None], c[None], d[None])[0]:
                     expected.append((i, j))
         assert list(zip(*[x.tolist() for x in _crossing_pairs(p)])) == expected

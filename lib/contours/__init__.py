@@ -13,13 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..boundary import FloorBoundary
+from ..components import connected_components
+from ..geometry import signed_area
 from ..heightfield import Heightfield
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..regions import RegionMap
 from .holes import _HOLE_REACH, _enclosing_hole
 from .push import _push_rings, _RingBoxes
-from .rings import _dedupe, _hole_inside, _signed_area, _split_at_crossings, _split_at_touches, _touches_itself
+from .rings import _dedupe, _hole_inside, _split_at_crossings, _split_at_touches, _touches_itself
 from .simplify import _rdp, _section, _simplify
 from .trace import _boundary_edges, _cycles, _edge_points, _square_corners, _successors
 
@@ -116,7 +118,7 @@ def build_contours(
     for (r, _, _), ring_pieces in zip(traced_rings, pieces):
         for traced, traced_labels, simple in ring_pieces:
             if simple is not None:
-                wall_hole = _signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
+                wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None, finer))
     min_area = _MIN_RING_AREA * hf.cell_size**2
@@ -124,12 +126,12 @@ def build_contours(
     pushing = progress.span(0.5, 1.0)
     for done, r in enumerate(sorted(rings_by_region)):
         pushing.at(done / len(rings_by_region))
-        rings = [ring for ring in rings_by_region[r] if abs(_signed_area(ring[0])) >= min_area]
+        rings = [ring for ring in rings_by_region[r] if abs(signed_area(ring[0])) >= min_area]
         outers = sorted(
-            (k for k, ring in enumerate(rings) if _signed_area(ring[0]) > 0), key=lambda k: _signed_area(rings[k][0])
+            (k for k, ring in enumerate(rings) if signed_area(ring[0]) > 0), key=lambda k: signed_area(rings[k][0])
         )
         holes_of: dict[int, list[int]] = {k: [] for k in outers}
-        for h in (k for k, ring in enumerate(rings) if _signed_area(ring[0]) < 0):
+        for h in (k for k, ring in enumerate(rings) if signed_area(ring[0]) < 0):
             # A hole belongs to the smallest outer ring around it.
             owner = next((k for k in outers if _hole_inside(rings[k][0], rings[h][0])), None)
             if owner is not None:
@@ -266,23 +268,18 @@ def _drop_small_islands(outlines: list[RegionOutline], min_area: float) -> list[
     may hold several outlines, so outlines are joined by the bitwise-identical vertices of their
     shared borders, not by region id.
     """
-    parent = list(range(len(outlines)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
     owner: dict[tuple[float, float], int] = {}
+    joined: list[tuple[int, int]] = []
     for i, outline in enumerate(outlines):
         for ring, nb in zip(outline.rings, outline.ring_neighbors):
             shared = np.flatnonzero(nb >= 0)
             ends = np.unique(np.concatenate([shared, (shared + 1) % len(ring)]))
             for key in map(tuple, ring[ends, :2].tolist()):
                 j = owner.setdefault(key, i)
-                parent[find(j)] = find(i)
-    island_area = np.zeros(len(outlines))
-    for i, outline in enumerate(outlines):
-        island_area[find(i)] += sum(_signed_area(ring) for ring in outline.rings)
-    return [o for i, o in enumerate(outlines) if island_area[find(i)] >= min_area]
+                if j != i:
+                    joined.append((i, j))
+    pairs = np.array(joined, dtype=np.int64).reshape(-1, 2)
+    island = connected_components(len(outlines), pairs[:, 0], pairs[:, 1])
+    areas = [sum(signed_area(ring) for ring in outline.rings) for outline in outlines]
+    island_area = np.bincount(island, weights=areas, minlength=len(outlines))
+    return [o for o, k in zip(outlines, island.tolist()) if island_area[k] >= min_area]

@@ -8,7 +8,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..geometry import convex_hull
+from ..geometry import convex_hull, point_segment_distance_matrix
 from .push import _fits_among
 
 # Rings farther than this many tolerances from a traced hole cannot meet its fewer-corner outline.
@@ -57,12 +57,12 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
         corner = np.stack(
             [(c1 * n2[..., 1] - c2 * n1[..., 1]) / det, (n1[..., 0] * c2 - n2[..., 0] * c1) / det], axis=-1
         )
-        reach = _point_segment_distances(corner.reshape(-1, 2), a, b).min(axis=1).reshape(len(combos), k)
+        reach = point_segment_distance_matrix(corner.reshape(-1, 2), a, b).min(axis=1).reshape(len(combos), k)
         fits = np.flatnonzero(reach.max(axis=1) <= tolerance)
         start, end = corner[fits], np.roll(corner[fits], -1, axis=1)
         area = 0.5 * np.abs(np.sum(start[..., 0] * end[..., 1] - end[..., 0] * start[..., 1], axis=1))
         for best in fits[np.argsort(area)]:
-            nearest = _point_segment_distances(corner[best], xy, xy).argmin(axis=1)
+            nearest = point_segment_distance_matrix(corner[best], xy, xy).argmin(axis=1)
             ring = np.column_stack([corner[best], traced[nearest, 2]])[::-1]
             if _fits_among(ring, others):
                 return ring
@@ -73,13 +73,3 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
 def _combinations(n: int, k: int) -> np.ndarray:
     """(C(n, k), k) index combinations in lexicographic order."""
     return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(-1, k)
-
-
-def _point_segment_distances(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(P, S) 2D distances of points p (P, 2) to segments a-b (S, 2)."""
-    ab = b - a
-    den = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
-    rel = p[:, None, :] - a[None, :, :]
-    t = np.clip(np.einsum("psk,sk->ps", rel, ab) / den, 0.0, 1.0)
-    closest = a[None] + t[..., None] * ab[None]
-    return np.hypot(*(p[:, None, :] - closest).transpose(2, 0, 1))

@@ -6,17 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
+from ..geometry import segments_meet_matrix, signed_area
 from ..progress import SILENT, Progress
-from .rings import (
-    _box,
-    _contains,
-    _crossing_edges,
-    _crossing_pairs,
-    _crossing_rings,
-    _segments_meet,
-    _signed_area,
-    _split_at_crossings,
-)
+from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _split_at_crossings
 
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
 # off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
@@ -66,7 +58,7 @@ def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
     for other in _near(ring, others):  # rings whose boxes are apart neither meet nor enclose
         c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
-        if _segments_meet(a, b, c, d).any() or _contains(ring, other[0]):
+        if segments_meet_matrix(a, b, c, d).any() or _contains(ring, other[0]):
             return False
     return True
 
@@ -120,8 +112,8 @@ def _untangle(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     i, j = _crossing_pairs(ring[:, :2])
     if len(i) == 0 or (nb[i] >= 0).any() or (nb[j] >= 0).any():
         return none
-    turn = np.sign(_signed_area(ring))
-    kept = [(p, lab) for p, lab in _split_at_crossings(ring, nb) if np.sign(_signed_area(p)) == turn]
+    turn = np.sign(signed_area(ring))
+    kept = [(p, lab) for p, lab in _split_at_crossings(ring, nb) if np.sign(signed_area(p)) == turn]
     if len(kept) != 1 or _crossing_edges(kept[0][0][:, :2]).size:
         return none
     return kept[0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import segments_meet_matrix
+
 # Sine of the angle below which two edges count as straight (float noise, not geometry).
 _STRAIGHT = 1e-9
 # A ring is split at most into this many loops.
@@ -162,11 +164,6 @@ def _overlapping_boxes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.n
     return i[keep], j[keep]
 
 
-def _signed_area(p: np.ndarray) -> float:
-    x, y = p[:, 0], p[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
-
-
 def _boxes_apart(ring: np.ndarray, other: np.ndarray) -> bool:
     """Whether two rings' top-view bounding boxes do not even touch (so their edges cannot meet)."""
     lo1, hi1 = ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)
@@ -180,24 +177,9 @@ def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
         return False
     a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
     c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
-    return bool(_segments_meet(a, b, c, d).any())
+    return bool(segments_meet_matrix(a, b, c, d).any())
 
 
 def _box(ring: np.ndarray) -> np.ndarray:
     """Top-view bounding box (min x, min y, max x, max y)."""
     return np.concatenate([ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)])
-
-
-def _segments_meet(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """(A, C): does segment a_i-b_i meet segment c_j-d_j (crossing or touching)?"""
-
-    def orient(o, u, v):
-        return np.sign(
-            (u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0])
-        )
-
-    A, B, C, D = a[:, None], b[:, None], c[None], d[None]
-    hit = (orient(A, B, C) * orient(A, B, D) <= 0) & (orient(C, D, A) * orient(C, D, B) <= 0)
-    lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
-    lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
-    return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..triangulate import segment_distances
-from .rings import _crossing_edges, _dedupe, _signed_area
+from ..geometry import distances_to_segment, signed_area
+from .rings import _crossing_edges, _dedupe
 
 # Passes of the self-intersection repair before the unsimplified section is restored.
 _REPAIR_PASSES = 8
@@ -66,7 +66,7 @@ def _simplify(
         left = []
         for k, (idx, simple) in zip(pending, reduced):
             points, full = prepared[k][0], prepared[k][3]
-            if len(idx) >= 3 and simple and abs(_signed_area(points[idx])) >= 0.5 * abs(_signed_area(points[full])):
+            if len(idx) >= 3 and simple and abs(signed_area(points[idx])) >= 0.5 * abs(signed_area(points[full])):
                 chosen[k] = idx
             else:
                 left.append(k)
@@ -154,7 +154,7 @@ def _repair_crossings(points: np.ndarray, labels: np.ndarray, keep: np.ndarray) 
             span = _section(a, b, n)
             if len(span) > 2 and not _is_shared_run(labels, span):
                 inner = span[1:-1]
-                dev = segment_distances(points[inner, :2], points[a, :2], points[b, :2])
+                dev = distances_to_segment(points[inner, :2], points[a, :2], points[b, :2])
                 keep[inner[int(np.argmax(dev))]] = True
     return np.flatnonzero(keep), simple
 
@@ -205,7 +205,7 @@ def _rdp(
             inner = p[a + 1 : b]
             ab = p[b] - p[a]
             right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
-            dev = segment_distances(inner, p[a], p[b])
+            dev = distances_to_segment(inner, p[a], p[b])
             dev = np.where(right, dev / outside_share, dev)
             k = int(np.argmax(dev))
             farthest.append(a + 1 + k)
