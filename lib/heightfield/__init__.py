@@ -1,0 +1,135 @@
+"""Walkable heightfield stage: triangle soup -> compact walkable spans with neighbour links.
+
+(Recast: rcRasterizeTriangles + filters + rcBuildCompactHeightfield.) build_heightfield runs the
+stage's steps, one module each: rasterise (triangles to fragments per column), spans (fragments
+merged into solid spans, floors inside solids dropped, neighbours linked) and ends (where the floor
+really ends on a wall or ledge link, and the boundary segments that follow). field holds the
+Heightfield value they build.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import NavMeshError
+from ..params import BakeParams
+from ..progress import SILENT, Progress
+from ..soup import TriangleSoup, volume_triangles
+from .ends import _block_fractions, _ledge_fractions, _ledge_segments, _wall_fractions
+from .field import DIR_DX, DIR_DY, Heightfield
+from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
+from .spans import _inside_solids, _link_spans, _merge_spans
+
+__all__ = ["DIR_DX", "DIR_DY", "Heightfield", "build_heightfield"]
+
+
+# Memory a bake takes per cell of surface seen from above, and per column of the grid (bytes,
+# measured on the shared levels with some margin), and the share of the machine's memory it may ask.
+BYTES_PER_CELL = 600
+BYTES_PER_COLUMN = 48
+MEMORY_SHARE = 0.75
+
+
+def _check_memory(area: float, cs: float, width: int, height: int) -> None:
+    """Refuse, before allocating, a bake whose estimated memory exceeds MEMORY_SHARE of the machine's
+    (area: the triangles' area seen from above)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return  # no way to know this machine's memory: let the allocation speak
+    cells = area / cs**2
+    need = BYTES_PER_CELL * cells + BYTES_PER_COLUMN * float(width) * float(height)
+    if need > MEMORY_SHARE * total:
+        raise NavMeshError(
+            f"baking this level at cell size {cs:g} m needs about {need / 1e9:.3g} GB ({cells:.3g} cells of surface, "
+            f"a {width} x {height} grid), more than this machine's {total / 1e9:.3g} GB allow: use a larger "
+            f"cell_size or bake a part of the level"
+        )
+
+
+def build_heightfield(
+    soup: TriangleSoup, params: BakeParams, progress: Progress = SILENT, volumes: tuple = ()
+) -> Heightfield:
+    """Rasterise the soup and keep the walkable floor spans with their links.
+
+    Walkable triangles are sampled exactly at column centres (unbiased floor coverage); all other
+    triangles are rasterised conservatively (every touched column gets the triangle's z-range over
+    it), so thin walls always block. Fragments merge into solid spans per column; a span is a floor
+    when a walkable fragment lies within agent_max_climb of its top and the headroom fits the agent,
+    at the height of the highest such fragment.
+    volumes: AreaVolumes painting the floor inside them with an area, or removing it.
+    """
+    cs = float(params.cell_size)
+    verts = soup.vertices
+    if len(verts):
+        bmin = verts[:, :2].min(axis=0).astype(np.float64)
+        extent = verts[:, :2].max(axis=0) - bmin
+    else:
+        bmin, extent = np.zeros(2), np.zeros(2)
+    width = max(1, int(np.ceil(extent[0] / cs)))
+    height = max(1, int(np.ceil(extent[1] / cs)))
+    grid = _Grid(cs, bmin, width, height)
+
+    tris = soup.triangles
+    if len(tris) == 0:
+        return _empty(grid)
+    p = verts[tris]  # (M, 3, 3)
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    _check_memory(0.5 * float(np.abs(normal[:, 2]).sum()), cs, width, height)
+    nz = normal[:, 2] / np.linalg.norm(normal, axis=1)
+    cos_slope = np.cos(np.radians(params.agent_max_slope))
+    floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - 1e-12)
+
+    floor_ids = np.flatnonzero(floor_tri)
+    frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
+    progress.at(0.2)
+    frags.append(_rasterise_conservative(p[~floor_tri], grid))
+    progress.at(0.4)
+    col = np.concatenate([f[0] for f in frags])
+    lo = np.concatenate([f[1] for f in frags])
+    hi = np.concatenate([f[2] for f in frags])
+    walk = np.concatenate([f[3] for f in frags])
+    # Every fragment's label is the soup triangle it came from.
+    label = np.concatenate([frags[0][4], np.flatnonzero(~floor_tri)[frags[1][4]]])
+    if not walk.any():
+        return _empty(grid)
+
+    span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_tri = _merge_spans(
+        col, lo, hi, walk, label, params.agent_max_climb
+    )
+    keep = span_walk & (ceiling - span_top >= params.agent_height)
+    keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
+    shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
+    for area, shell in shells:
+        if area is None:  # a volume that removes the floor inside it
+            keep[keep] &= ~_inside_solids(span_col[keep], floor_top[keep], shell, grid)
+    solid = (span_col, span_bottom, span_top)
+    span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
+    x = (span_col % width).astype(np.int32)
+    y = (span_col // width).astype(np.int32)
+    progress.at(0.6)
+    links = _link_spans(span_col, x, y, z, ceiling, grid, params)
+    block = _block_fractions(links, x, y, z, solid, grid, params)
+    progress.at(0.8)
+    found = np.zeros_like(links, dtype=bool)
+    ledge = (links < 0) & (block < 1.0)
+    block[ledge], found[ledge], ledge_edges = _ledge_fractions(
+        np.nonzero(ledge), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid
+    )
+    wall = (links < 0) & (block == 1.0)
+    block[wall], found[wall], blockers = _wall_fractions(
+        np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
+    )
+    area = soup.areas[span_tri].astype(np.int32)
+    for volume_area, shell in shells:  # later volumes paint over earlier ones
+        if volume_area is not None:
+            area[_inside_solids(span_col, z, shell, grid)] = volume_area
+    hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
+    hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
+    # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0).
+    top = normal[span_tri]
+    hf.gradient = -top[:, :2] / top[:, 2:3]
+    hf.surface_range = np.column_stack([p[span_tri, :, 2].min(axis=1), p[span_tri, :, 2].max(axis=1)])
+    return hf

@@ -1,0 +1,231 @@
+"""Floor ends: where the floor really ends on each missing link (a wall's face, a ledge's edge), as
+a fraction of the step, and the boundary segments built from them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..params import BakeParams
+from .field import DIR_DX, DIR_DY, Heightfield
+from .rasterise import _Grid
+
+# The far side of the neighbour column, in centre-to-centre steps.
+_NEIGHBOUR_FAR_SIDE = 1.5
+# Floor triangles a ledge trace may cross within one centre-to-centre step before it gives up.
+_LEDGE_TRACE_STEPS = 8
+# A ledge edge is recorded within a square this many cells wide around each exit point through it:
+# consecutive exits along a straight ledge lie at most sqrt(2) cells apart, so the pieces overlap.
+_LEDGE_CLIP = 2.0
+
+
+def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
+    """(L, 5) boundary segments of ledge links whose floor's end was not traced: a cell-wide
+    segment across each step at its block fraction."""
+    assert hf.link_block is not None  # recorded by the wall pass before the boundary is built
+    span, d = np.nonzero(ledge)
+    step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
+    mid = hf.centers_xy()[span] + (hf.link_block[span, d] * hf.cell_size)[:, None] * step
+    half = 0.5 * hf.cell_size * step[:, ::-1]
+    return np.column_stack([mid - half, mid + half, hf.z[span]])
+
+
+def _block_fractions(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """(S, 4) where each missing link's floor ends, as a fraction of the centre-to-centre step.
+
+    A missing link is a wall when the neighbour column holds solid inside the agent's band
+    (above climb, below head height): that solid was rasterised conservatively, so the true
+    blocking geometry lies uniformly anywhere in the neighbour column, at its centre on average
+    (1.0). Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre
+    samples, unbiased at the cell edge (0.5).
+    """
+    solid_col, solid_bottom, solid_top = solid
+    block = np.full((len(z), 4), 0.5)
+    # Solid spans are sorted by (column, bottom): per column a contiguous run.
+    counts = np.bincount(solid_col, minlength=grid.width * grid.height)
+    first = np.cumsum(counts) - counts
+    for d in range(4):
+        miss = np.flatnonzero(links[:, d] < 0)
+        nx, ny = x[miss] + DIR_DX[d], y[miss] + DIR_DY[d]
+        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+        miss, ncol = miss[inside], (ny * grid.width + nx)[inside]
+        lo, hi = z[miss] + params.agent_max_climb, z[miss] + params.agent_height
+        wall = np.zeros(len(miss), dtype=bool)
+        k = 0
+        active = np.flatnonzero(counts[ncol] > 0)
+        while active.size:
+            c = first[ncol[active]] + k
+            wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
+            k += 1
+            active = active[counts[ncol[active]] > k]
+        block[miss[wall], d] = 1.0
+    return block
+
+
+def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
+    """(fraction, found) per wall link: where the line from this centre across the neighbour
+    column first meets geometry that blocks the agent there; and the blocking segments (as
+    Heightfield.boundary describes them).
+
+    Candidates are the triangles rasterised into the neighbour column within the agent's band
+    (above climb, below head height); the fraction is the first crossing of the line with one of
+    them, seen from above, between the near and far sides of the neighbour square (0.5 to 1.5).
+    Where none crosses it (geometry that only clips the neighbour square off the line) it stays
+    1.0, the neighbour centre, not found.
+    """
+    span, d = wall
+    out = np.ones(len(span))
+    nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+    ncol = np.where(inside, ny * grid.width + nx, -1)
+    col, lo, hi, label = frags
+    near = np.flatnonzero(np.isin(col, ncol[inside]))
+    near = near[np.argsort(col[near], kind="stable")]
+    first = np.searchsorted(col[near], ncol, "left")
+    count = np.searchsorted(col[near], ncol, "right") - first
+    band_lo, band_hi = z[span] + params.agent_max_climb, z[span] + params.agent_height
+    start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
+    reach = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
+    best = np.full(len(span), np.inf)
+    k = 0
+    active = np.flatnonzero(inside & (count > 0))
+    seen = []  # (wall link, triangle) pairs that block
+    while active.size:
+        f = near[first[active] + k]
+        blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
+        t = _first_crossing(start[active], reach[active], vertices[triangles[label[f]], :2])
+        best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
+        seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
+        k += 1
+        active = active[count[active] > k]
+    found = np.isfinite(best)
+    out[found] = np.maximum(best[found], 0.5)
+    pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
+    link, tri = pairs[:, 0], pairs[:, 1]
+    lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
+    corners = vertices[triangles[tri], :2]
+    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % 3], lo_xy - grid.cs, 3 * grid.cs) for e in range(3)]
+    blockers = np.concatenate([np.column_stack([p, q, z[span[link]]])[ok] for p, q, ok in segs])
+    return out, found, np.unique(blockers, axis=0)
+
+
+def _clip_to_square(p: np.ndarray, q: np.ndarray, lo: np.ndarray, size: float):
+    """Segments p-q (N, 2) clipped to the squares [lo, lo + size] (Liang-Barsky): (p', q', kept)."""
+    d = q - p
+    t0, t1 = np.zeros(len(p)), np.ones(len(p))
+    ok = np.ones(len(p), dtype=bool)
+    for axis in (0, 1):
+        for sign, bound in ((-1.0, lo[:, axis]), (1.0, lo[:, axis] + size)):
+            # Inside where sign * (p + t d - bound) <= 0.
+            num, den = sign * (bound - p[:, axis]), sign * d[:, axis]
+            flat = den == 0
+            ok &= ~flat | (num >= 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = num / den
+            t0 = np.where(~flat & (den < 0), np.maximum(t0, t), t0)
+            t1 = np.where(~flat & (den > 0), np.minimum(t1, t), t1)
+    ok &= t0 <= t1
+    return p + t0[:, None] * d, p + t1[:, None] * d, ok
+
+
+def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """(N,) the least t in [0, 1] where start + t * step meets an edge of triangle tri (N, 3, 2)
+    seen from above, or inf. Works for vertical triangles, whose outline is a doubled segment."""
+    best = np.full(len(start), np.inf)
+    for e in range(3):
+        p, q = tri[:, e], tri[:, (e + 1) % 3]
+        edge = q - p
+        rel = p - start
+        denom = step[:, 0] * edge[:, 1] - step[:, 1] * edge[:, 0]
+        ok = np.abs(denom) > 1e-12 * (np.abs(edge).sum(axis=1) + 1e-300)
+        safe = np.where(ok, denom, 1.0)
+        t = (rel[:, 0] * edge[:, 1] - rel[:, 1] * edge[:, 0]) / safe
+        u = (rel[:, 0] * step[:, 1] - rel[:, 1] * step[:, 0]) / safe
+        meets = ok & (t >= 0) & (t <= 1) & (u >= 0) & (u <= 1)
+        best = np.where(meets, np.minimum(best, t), best)
+    return best
+
+
+def _ledge_fractions(ledge, span_tri, x, y, z, vertices, triangles, floor_ids, grid: _Grid):
+    """(fraction, found) per ledge link: where the floor really ends on the step to the neighbour centre.
+
+    The step is traced through the floor triangles, starting in the one the span was sampled
+    from and crossing into the floor triangle across each exit edge (triangles joined by edges
+    between vertices at the same position). The floor ends where the trace leaves through an
+    edge with no floor beyond. Steps the trace cannot settle (the floor runs past the neighbour
+    centre, or a seam between unwelded meshes) keep the cell edge, 0.5.
+
+    Also returns the floor's edges where the traces end (as Heightfield.boundary describes them),
+    each clipped to the square of _LEDGE_CLIP cells around its trace's exit point: the exact ledge,
+    where a grid-aligned segment per step would make a staircase of a slanted one.
+    """
+    span, d = ledge
+    out = np.full(len(span), 0.5)
+    found = np.zeros(len(span), dtype=bool)
+    if not len(span):
+        return out, found, np.zeros((0, 5))
+    local = np.full(len(triangles), -1, dtype=np.int64)
+    local[floor_ids] = np.arange(len(floor_ids))
+    across = _edge_neighbours(vertices, triangles[floor_ids])
+    xy = vertices[triangles[floor_ids], :2]  # (F, 3, 2), counter-clockwise seen from above
+    start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
+    step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
+    tri = local[span_tri[span]]
+    entry = np.zeros(len(span))
+    active = np.flatnonzero(tri >= 0)
+    exits = []  # (link, edge start, edge end) where a trace leaves the floor
+    for _ in range(_LEDGE_TRACE_STEPS):
+        if not active.size:
+            break
+        corners = xy[tri[active]]
+        edge = np.roll(corners, -1, axis=1) - corners  # (A, 3, 2)
+        rel0 = start[active, None, :] - corners
+        # Signed side of the edge (>= 0 inside) at t = 0 and its change per unit t along the step.
+        side0 = edge[..., 0] * rel0[..., 1] - edge[..., 1] * rel0[..., 0]
+        slope = edge[..., 0] * step[active, None, 1] - edge[..., 1] * step[active, None, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            leave = np.where(slope < 0, side0 / -slope, np.inf)
+        exit_edge = np.argmin(leave, axis=1)
+        t = np.maximum(leave[np.arange(len(active)), exit_edge], entry[active])
+        beyond = across[tri[active], exit_edge]
+        ends = (t < 1.0) & (beyond < 0)
+        out[active[ends]] = t[ends]
+        found[active[ends]] = True
+        k = exit_edge[ends]
+        rows = np.arange(len(active))[ends]
+        exits.append((active[ends], corners[rows, k], corners[rows, (k + 1) % 3]))
+        go_on = (t < 1.0) & (beyond >= 0)
+        entry[active[go_on]] = t[go_on]
+        tri[active[go_on]] = beyond[go_on]
+        active = active[go_on]
+    if not exits:
+        return out, found, np.zeros((0, 5))
+    link = np.concatenate([e[0] for e in exits])
+    a, b = np.concatenate([e[1] for e in exits]), np.concatenate([e[2] for e in exits])
+    at = start[link] + out[link, None] * step[link]
+    a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
+    edges = np.column_stack([a, b, z[span[link]]])[ok]
+    return out, found, np.unique(edges, axis=0)
+
+
+def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """(T, 3): the triangle across edge k (corner k to k+1) of each triangle, or -1 if none.
+
+    Vertices are welded by exact position. An edge shared by more than two triangles (non-manifold)
+    pairs with one of them.
+    """
+    m = len(triangles)
+    if m == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    _, ids = np.unique(vertices, axis=0, return_inverse=True)
+    t = ids.reshape(-1)[triangles]
+    a, b = t.ravel(), np.roll(t, -1, axis=1).ravel()
+    n = int(t.max()) + 1
+    key = np.minimum(a, b) * n + np.maximum(a, b)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    same_next = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+    across = np.full(3 * m, -1, dtype=np.int64)
+    # Pair each edge with the next one of the same key, and the last of a run with the one before.
+    across[order[same_next]] = order[same_next + 1] // 3
+    across[order[same_next + 1]] = order[same_next] // 3
+    return across.reshape(m, 3)

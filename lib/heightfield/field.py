@@ -1,0 +1,80 @@
+"""The Heightfield value: walkable floor spans, their links and where the floor ends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Neighbour directions, indexed 0..3: (+x, +y, -x, -y).
+DIR_DX = np.array([1, 0, -1, 0])
+DIR_DY = np.array([0, 1, 0, -1])
+
+
+@dataclass
+class Heightfield:
+    """Walkable floor samples, one per (column, floor), in the soup's local frame.
+
+    Column (i, j) covers x in [bmin_x + i*cs, bmin_x + (i+1)*cs), likewise y; its centre is
+    at +0.5 cell. Spans are sorted by (j, i, z).
+    cell_size: cs. bmin: (2,) float64 xy of cell (0, 0)'s corner. width, height: grid size.
+    x, y: (S,) int32 column of each span. z: (S,) float64 floor height at the column centre.
+    ceiling: (S,) float64 bottom of the next solid above (inf if none).
+    area: (S,) int32 area id. links: (S, 4) int64: index of the connected neighbour span in each
+    direction (DIR_DX/DIR_DY), or -1 where the floor ends there (wall, ledge, drop, low ceiling).
+    link_block: (S, 4) float64 or None: where a missing link's floor ends, as a fraction of the
+    centre-to-centre step. For drops and ledges, where the floor's triangles end along the step,
+    else 0.5 (the cell edge: the true edge lies between the two centre samples). For walls and low
+    ceilings, where the step first meets the blocking triangles, else 1.0 (the neighbour's centre:
+    they were rasterised conservatively, so they lie somewhere inside the neighbour column).
+    None means 0.5 everywhere. Unused where the link exists.
+    link_found: (S, 4) bool or None: whether link_block was found on the step (the floor's end is a
+    line across it there) or is only the expected place. None means found wherever link_block < 1.
+    boundary: (G, 5) float64 or None: where the floor ends, as top-view segments (x0, y0, x1, y1, z)
+    with the floor height z of the span that sees them. At walls, exactly: the edges of every
+    triangle that blocks a wall link inside the agent's band, clipped to the neighbour column's
+    square. At ledges, a cell-wide segment across the step at link_block. None when not recorded
+    (hand-built heightfields).
+    gradient: (S, 2) float64 or None: the floor's slope (dz/dx, dz/dy) at each span, that of the
+    triangle it was sampled from; None means flat.
+    surface_range: (S, 2) float64 or None: the lowest and highest point of that triangle, which bound
+    the floor carried along the gradient away from the column centre; None means unbounded.
+    """
+
+    cell_size: float
+    bmin: np.ndarray
+    width: int
+    height: int
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    ceiling: np.ndarray
+    area: np.ndarray
+    links: np.ndarray
+    link_block: np.ndarray | None = None
+    link_found: np.ndarray | None = None
+    boundary: np.ndarray | None = None
+    gradient: np.ndarray | None = None
+    surface_range: np.ndarray | None = None
+
+    @property
+    def span_count(self) -> int:
+        return len(self.z)
+
+    def centers_xy(self) -> np.ndarray:
+        """(S, 2) xy of each span's column centre."""
+        return np.stack(
+            [self.bmin[0] + (self.x + 0.5) * self.cell_size, self.bmin[1] + (self.y + 0.5) * self.cell_size], axis=1
+        )
+
+    def block_fraction(self) -> np.ndarray:
+        """(S, 4) link_block, with the cell-edge default 0.5 when it was not recorded."""
+        if self.link_block is None:
+            return np.full((self.span_count, 4), 0.5)
+        return self.link_block
+
+    def block_found(self) -> np.ndarray:
+        """(S, 4) link_found, or where block_fraction() < 1 when it was not recorded."""
+        if self.link_found is None:
+            return self.block_fraction() < 1.0
+        return self.link_found

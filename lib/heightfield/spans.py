@@ -1,0 +1,131 @@
+"""Spans: fragments merged per column into solid spans (exact heights), floors inside closed solids
+dropped, and each floor linked to the best passable floor of each neighbour column."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..params import BakeParams
+from .field import DIR_DX, DIR_DY
+from .rasterise import _Grid, _sample_centres
+
+# Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
+_MERGE_GAP = 1e-5
+# Surfaces closer than this (m) along a column are one surface to the inside-solid test.
+_SAME_SURFACE = 1e-4
+
+
+def _merge_spans(col, lo, hi, walk, label, climb: float):
+    """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
+
+    Returns per span: column, bottom, top, floor top, ceiling (bottom of the next span up, inf if
+    none), walkable flag (a walkable fragment within `climb` of the top) and that fragment's label
+    (-1 if none). The floor top is the height of that walkable fragment (the floor sampled at the
+    column centre), not the span's top: whatever else merged onto the floor within a climb step (the
+    top edge of a low sheet, a steep face, an underside) is stepped over and raises the solid, not
+    the surface an agent stands on. Recast takes the span's top instead, which lifts the navmesh
+    onto such an edge by up to a climb step where no surface is.
+    """
+    # Columns are offset by more than the soup's height range, so one float key sorts by
+    # (column, lo) and one global accumulate gives the running max of hi within each column.
+    zbase = lo.min()
+    stride = float(hi.max() - zbase) + 1.0
+    offset = col * stride - zbase
+    # Fragments come mostly in column order already, which a stable sort (a merge of sorted runs)
+    # takes in about linear time. Ties in the key are the same height in one column, and every
+    # per-span figure below is a max or a sum, so their order does not matter.
+    order = np.argsort(lo + offset, kind="stable")
+    col, lo, hi, walk, label, offset = col[order], lo[order], hi[order], walk[order], label[order], offset[order]
+    run = np.maximum.accumulate(hi + offset) - offset
+    start = np.ones(len(col), dtype=bool)
+    start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
+    starts = np.flatnonzero(start)
+    sid = np.cumsum(start) - 1
+    span_col = col[starts]
+    span_bottom = lo[starts]
+    span_top = np.maximum.reduceat(hi, starts)
+    near_top = walk & (hi >= span_top[sid] - climb)
+    span_walk = np.add.reduceat(near_top.astype(np.int64), starts) > 0
+    score = np.where(near_top, hi, -np.inf)
+    best = np.maximum.reduceat(score, starts)
+    pick = near_top & (score == best[sid])
+    span_label = np.maximum.reduceat(np.where(pick, label, -1), starts)
+    floor_top = np.where(span_walk, best, span_top)
+    ceiling = np.full(len(starts), np.inf)
+    same = span_col[1:] == span_col[:-1]
+    ceiling[:-1][same] = span_bottom[1:][same]
+    return span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_label
+
+
+def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
+    """Per floor: is it inside a solid, i.e. do the closed shells above its column centre wind
+    around it (each crossing counts +1 where the surface faces up, -1 where it faces down)?
+
+    A crate's top faces up with nothing below it inside the crate, so the ground enclosed by the
+    crate is inside; a slab above a floor adds -1 + 1 and a room shell seen from inside -1. One
+    surface met twice (a centre on an edge shared by two of its triangles) counts once.
+    """
+    normal = np.cross(shells[:, 1] - shells[:, 0], shells[:, 2] - shells[:, 0])
+    tilted = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
+    facing = np.where(normal[tilted, 2] > 0, 1, -1).astype(np.int32)
+    col, z, _, _, sign = _sample_centres(shells[tilted], facing, grid)
+    if len(col) == 0 or len(span_col) == 0:
+        return np.zeros(len(span_col), dtype=bool)
+    zbase = min(float(z.min()), float(span_top.min()))
+    stride = max(float(z.max()), float(span_top.max())) - zbase + 1.0
+    key = col * stride + (z - zbase)
+    order = np.argsort(key, kind="stable")
+    key, sign = key[order], sign[order]
+    repeat = np.zeros(len(key), dtype=bool)
+    repeat[1:] = (col[order][1:] == col[order][:-1]) & (np.diff(key) < _SAME_SURFACE) & (sign[1:] == sign[:-1])
+    winding = np.concatenate([[0], np.cumsum(np.where(repeat, 0, sign))])
+    above = np.searchsorted(key, span_col * stride + (span_top - zbase) + _SAME_SURFACE, side="right")
+    column_end = np.searchsorted(key, (span_col + 1) * stride - 0.5, side="left")
+    return winding[column_end] - winding[above] > 0
+
+
+def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """Link each span to the best passable span of each neighbour column; links are mutual."""
+    s = len(z)
+    counts = np.bincount(col, minlength=grid.width * grid.height)
+    first = np.cumsum(counts) - counts
+    links = np.full((s, 4), -1, dtype=np.int64)
+    for d in range(4):
+        nx, ny = x + DIR_DX[d], y + DIR_DY[d]
+        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+        ncol = np.where(inside, ny * grid.width + nx, 0)
+        cnt = np.where(inside, counts[ncol], 0)
+        base = first[ncol]
+        # First candidate of every neighbour column in one full-length pass (most columns hold one span).
+        cand = np.where(cnt > 0, base, 0)
+        zc = z[cand]
+        dz = np.abs(zc - z)
+        room = np.minimum(ceiling, ceiling[cand]) - np.maximum(z, zc)
+        ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
+        best = np.where(ok, cand, -1)
+        best_dz = np.where(ok, dz, np.inf)
+        k = 1
+        active = np.flatnonzero(cnt > k)
+        while active.size:
+            cand = base[active] + k
+            za, zc = z[active], z[cand]
+            dz = np.abs(zc - za)
+            room = np.minimum(ceiling[active], ceiling[cand]) - np.maximum(za, zc)
+            ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
+            best[active[ok]] = cand[ok]
+            best_dz[active[ok]] = dz[ok]
+            k += 1
+            active = active[cnt[active] > k]
+        links[:, d] = best
+    # Keep a link only when the neighbour picked this span back (only matters when a column holds
+    # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
+    opposite = (np.arange(4) + 2) % 4
+    idx = np.arange(s)
+    mutual = links.copy()
+    for d in range(4):
+        b = links[:, d]
+        has = b >= 0
+        back = np.full(s, -1, dtype=np.int64)
+        back[has] = links[b[has], opposite[d]]
+        mutual[:, d] = np.where(has & (back == idx), b, -1)
+    return mutual
