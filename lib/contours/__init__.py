@@ -9,6 +9,7 @@ share).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,6 +42,25 @@ class RegionOutline:
     area: int
     rings: list[np.ndarray]
     ring_neighbors: list[np.ndarray]
+
+
+class _RegionRing(NamedTuple):
+    """A simplified ring of a region, with what the push falls back on.
+
+    option: (points, per-edge neighbour region, per-point shared flag), the outline tried first.
+    wall_hole: the traced points of a hole bounded by walls only (a pillar), else None: a
+    fewer-corner outline of it is tried before `option`.
+    finer: callables giving the ring simplified ever finer (each (points, neighbours, shared) or
+    None), tried in turn when nothing before them can be pushed off the walls.
+    """
+
+    option: tuple[np.ndarray, np.ndarray, np.ndarray]
+    wall_hole: np.ndarray | None
+    finer: list
+
+    @property
+    def points(self) -> np.ndarray:
+        return self.option[0]
 
 
 # Rings with less area than this fraction of a cell are slivers and dropped.
@@ -112,41 +132,41 @@ def build_contours(
             again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
         ):
             pieces[k] = ring_pieces
-    # Per region: (simplified points, per-edge neighbour, per-point shared flag, traced points of a
-    # wall-only hole or None, the ring simplified ever finer: what the push falls back on).
-    rings_by_region: dict[int, list[tuple]] = {}
+    rings_by_region: dict[int, list[_RegionRing]] = {}
     for (r, _, _), ring_pieces in zip(traced_rings, pieces):
         for traced, traced_labels, simple in ring_pieces:
             if simple is not None:
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
-                rings_by_region.setdefault(r, []).append((*simple, traced if wall_hole else None, finer))
+                rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     pushing = progress.span(0.5, 1.0)
     for done, r in enumerate(sorted(rings_by_region)):
         pushing.at(done / len(rings_by_region))
-        rings = [ring for ring in rings_by_region[r] if abs(signed_area(ring[0])) >= min_area]
+        rings = [ring for ring in rings_by_region[r] if abs(signed_area(ring.points)) >= min_area]
         outers = sorted(
-            (k for k, ring in enumerate(rings) if signed_area(ring[0]) > 0), key=lambda k: signed_area(rings[k][0])
+            (k for k, ring in enumerate(rings) if signed_area(ring.points) > 0),
+            key=lambda k: signed_area(rings[k].points),
         )
         holes_of: dict[int, list[int]] = {k: [] for k in outers}
-        for h in (k for k, ring in enumerate(rings) if signed_area(ring[0]) < 0):
+        for h in (k for k, ring in enumerate(rings) if signed_area(ring.points) < 0):
             # A hole belongs to the smallest outer ring around it.
-            owner = next((k for k in outers if _hole_inside(rings[k][0], rings[h][0])), None)
+            owner = next((k for k in outers if _hole_inside(rings[k].points, rings[h].points)), None)
             if owner is not None:
                 holes_of[owner].append(h)
         for k in reversed(outers):
             members = [k] + holes_of[k]
             # Per ring, the outlines to try, best first: (points, neighbours, shared flags), and
             # then finer simplifications, made only if those fail.
-            options = [[rings[m][:3], *rings[m][4]] for m in members]
-            placed = _RingBoxes([rings[m][0] for m in members])
+            options = [[rings[m].option, *rings[m].finer] for m in members]
+            placed = _RingBoxes([rings[m].points for m in members])
             for slot, h in enumerate(holes_of[k], start=1):
-                if rings[h][3] is not None:
+                traced_hole = rings[h].wall_hole
+                if traced_hole is not None:
                     # The fewer-corner outline stays within tolerance of the traced one.
-                    others = placed.near(rings[h][3], skip=slot, margin=_HOLE_REACH * tolerance)
-                    fewer = _enclosing_hole(rings[h][3], len(placed.rings[slot]), tolerance, others)
+                    others = placed.near(traced_hole, skip=slot, margin=_HOLE_REACH * tolerance)
+                    fewer = _enclosing_hole(traced_hole, len(placed.rings[slot]), tolerance, others)
                     if fewer is not None:
                         placed.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
