@@ -9,6 +9,7 @@ import numpy as np
 from .geometry import point_segment_distance, segment_distance
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
+from .progress import SILENT, Progress
 
 
 class FloorBoundary:
@@ -51,13 +52,14 @@ class FloorBoundary:
         shift = reach * self.radius * left
         return self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
 
-    def point_distance(self, xy: np.ndarray, z: np.ndarray, limit: float) -> np.ndarray:
+    def point_distance(self, xy: np.ndarray, z: np.ndarray, limit: float, progress: Progress = SILENT) -> np.ndarray:
         """(N,) top-view distance of each point xy (N, 2) at floor height z (N,) to the boundary of its
         storey, exact up to `limit` (m) and `limit` beyond it."""
         best = np.full(len(xy), float(limit))
         if len(xy) == 0 or len(self.seg) == 0:
             return best
         for start in range(0, len(xy), _POINT_BATCH):
+            progress.at(start / len(xy))
             part = slice(start, start + _POINT_BATCH)
             best[part] = self._point_distance(xy[part], z[part], best[part])
         return best

@@ -53,10 +53,11 @@ def build_detail(
         mesh, sample_poly, samples, sample_span, hf, float(params.agent_max_climb), 0.5 * float(params.max_height_error)
     )
     mesh = replace(mesh, vertices=vertices)
+    progress.at(0.25)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
     apex = fan_apexes(mesh)
-    fits = _fan_fits(mesh, apex, sample_poly, samples, max_error)
+    fits = _fan_fits(mesh, apex, sample_poly, samples, max_error, progress.span(0.25, 0.4))
     edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error, float(params.agent_max_climb))
     progress.at(0.5)
     offs = mesh.poly_offsets
@@ -392,7 +393,12 @@ def fan_apexes(mesh: NavMesh) -> np.ndarray:
 
 
 def _fan_fits(
-    mesh: NavMesh, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray, max_error: float
+    mesh: NavMesh,
+    apex: np.ndarray,
+    sample_poly: np.ndarray,
+    samples: np.ndarray,
+    max_error: float,
+    progress: Progress = SILENT,
 ) -> np.ndarray:
     """Bool per polygon: its fan triangulation (from `apex`) is already within max_error of every
     sample (with a hair to spare), so refinement would insert nothing. All polygons at once."""
@@ -403,7 +409,9 @@ def _fan_fits(
     a = corner[first + top]
     best = np.full(len(samples), -np.inf)
     z = np.zeros(len(samples))
-    for k in range(1, int(sizes.max(initial=2)) - 1):
+    fans = int(sizes.max(initial=2)) - 1
+    for k in range(1, fans):
+        progress.at(k / fans)
         has = np.flatnonzero(sizes[sample_poly] > k + 1)
         b = corner[first[has] + (top[has] + k) % n[has]]
         c = corner[first[has] + (top[has] + k + 1) % n[has]]

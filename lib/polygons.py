@@ -354,12 +354,14 @@ def _decompose(
         if flip:
             tris = delaunay_flips(tris, xy)
         attempt.at(0.6)
-        merged = _merge(tris, xy, maxv)
+        merged = _merge(tris, xy, maxv, progress=attempt.span(0.6, 0.9))
         attempt.at(0.9)
         key = _quality_key(merged, xy, thin)
         if best_key is None or key < best_key:
             best, best_key = merged, key
-    return None if best is None else (_regroup(best, xy, maxv, thin), np.zeros((0, 3)))
+    if best is None:
+        return None
+    return _regroup(best, xy, maxv, thin, progress=progress.span(0.95, 1.0)), np.zeros((0, 3))
 
 
 def _decompose_by_portals(
@@ -367,7 +369,7 @@ def _decompose_by_portals(
 ) -> tuple[list[list[int]], np.ndarray] | None:
     """Notch portals (lib.notch_portals), cells over the vertex limit split, then merged across
     inessential portals; Steiner vertices a merge leaves straight and unshared are dropped."""
-    found = notch_cells(rings, points, shared, snap, progress)
+    found = notch_cells(rings, points, shared, snap, progress.span(0.0, 0.6))
     if found is None:
         return None
     xy_all = _extended(xy, found.steiner)
@@ -376,7 +378,8 @@ def _decompose_by_portals(
     # Cells over the vertex limit are cut by chords into as few pieces as they need, or into
     # triangles that the merge regroups with their neighbours; whichever ends with fewer.
     oversize = any(len(cell) > maxv for cell in found.cells)
-    for split in (_split_convex, _triangles) if oversize else (_split_convex,):
+    for attempt, split in enumerate((_split_convex, _triangles) if oversize else (_split_convex,)):
+        step = progress.span(0.6 + 0.2 * attempt, 0.8 + 0.2 * attempt)
         pieces = []
         for cell in found.cells:
             parts = [cell] if len(cell) <= maxv else split(cell, xy_all, maxv, thin)
@@ -384,7 +387,8 @@ def _decompose_by_portals(
                 break
             pieces.extend(parts)
         else:
-            candidate = _regroup(_merge(pieces, xy_all, maxv, steiner_ids), xy_all, maxv, thin, steiner_ids)
+            joined = _merge(pieces, xy_all, maxv, steiner_ids, step.span(0.0, 0.5))
+            candidate = _regroup(joined, xy_all, maxv, thin, steiner_ids, step.span(0.5, 1.0))
             if merged is None or _quality_key(candidate, xy_all, thin) < _quality_key(merged, xy_all, thin):
                 merged = candidate
     if merged is None:
@@ -438,7 +442,11 @@ def _is_sliver(pts: np.ndarray, thin: float) -> bool:
 
 
 def _merge(
-    pieces: list[list[int]], xy: np.ndarray, maxv: int, removable: AbstractSet[int] = frozenset()
+    pieces: list[list[int]],
+    xy: np.ndarray,
+    maxv: int,
+    removable: AbstractSet[int] = frozenset(),
+    progress: Progress = SILENT,
 ) -> list[list[int]]:
     """Hertel-Mehlhorn: remove diagonals (longest first) while the union stays convex and small.
 
@@ -457,7 +465,9 @@ def _merge(
         if a < b and (b, a) in owner:
             heapq.heappush(heap, (-float(np.hypot(*(xy[a] - xy[b]))), a, b))
     next_id = len(pieces)
+    diagonals = max(len(heap), 1)
     while heap:
+        progress.at(1.0 - len(heap) / diagonals)
         _, a, b = heapq.heappop(heap)
         p, q = owner.get((a, b)), owner.get((b, a))
         if p is None or q is None or p == q:
@@ -600,7 +610,12 @@ def _fatness(pts: np.ndarray) -> float:
 
 
 def _regroup(
-    pieces: list[list[int]], xy: np.ndarray, maxv: int, thin: float, removable: AbstractSet[int] = frozenset()
+    pieces: list[list[int]],
+    xy: np.ndarray,
+    maxv: int,
+    thin: float,
+    removable: AbstractSet[int] = frozenset(),
+    progress: Progress = SILENT,
 ) -> list[list[int]]:
     """Local search after merging: three adjacent polygons whose outline one chord cuts into two
     convex polygons (each within maxv) become those two, until no such triple is left."""
@@ -620,10 +635,12 @@ def _regroup(
         found.discard(None)
         return cast(set[int], found)
 
-    progress = True
-    while progress:
-        progress = False
-        for a in list(polys):
+    changed = True
+    while changed:
+        changed = False
+        order = list(polys)
+        for k, a in enumerate(order):
+            progress.at(k / len(order))
             if a not in polys:
                 continue
             near_a = neighbours(a)
@@ -661,6 +678,6 @@ def _regroup(
                         owner[(v, p[(j + 1) % len(p)])] = next_id
                         uses[v] = uses.get(v, 0) + 1
                     next_id += 1
-                progress = True
+                changed = True
                 break
     return [_rotate_min(p) for p in polys.values()]

@@ -46,7 +46,8 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     s = hf.span_count
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
-    distance = _exact_near_radius(hf, params, distance_field(hf, params.agent_radius, progress.span(0.0, 0.6)))
+    field = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
+    distance = _exact_near_radius(hf, params, field, progress.span(0.6, 0.7))
     inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
@@ -59,7 +60,9 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     return RegionMap(distance, region, len(region_area), region_area)
 
 
-def _exact_near_radius(hf: Heightfield, params: BakeParams, distance: np.ndarray) -> np.ndarray:
+def _exact_near_radius(
+    hf: Heightfield, params: BakeParams, distance: np.ndarray, progress: Progress = SILENT
+) -> np.ndarray:
     """The distance field with spans within EXACT_BAND cells of agent_radius measured exactly to the
     floor's boundary segments: the propagated field is off by up to about a cell near wall ends
     (either way), which closed passages up to 2r + 2 cells wide and left noise for simplification."""
@@ -67,7 +70,7 @@ def _exact_near_radius(hf: Heightfield, params: BakeParams, distance: np.ndarray
     near = np.flatnonzero(np.abs(distance - radius) <= band)
     if len(near) == 0:
         return distance
-    exact = FloorBoundary(hf, params).point_distance(hf.centers_xy()[near], hf.z[near], radius + band)
+    exact = FloorBoundary(hf, params).point_distance(hf.centers_xy()[near], hf.z[near], radius + band, progress)
     distance = distance.copy()
     distance[near] = exact
     return distance

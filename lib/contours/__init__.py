@@ -161,7 +161,9 @@ def build_contours(
             # then finer simplifications, made only if those fail.
             options = [[rings[m].option, *rings[m].finer] for m in members]
             placed = _RingBoxes([rings[m].points for m in members])
+            region_part = pushing.part(done, len(rings_by_region))
             for slot, h in enumerate(holes_of[k], start=1):
+                region_part.span(0.0, 0.4).at(slot / len(members))
                 traced_hole = rings[h].wall_hole
                 if traced_hole is not None:
                     # The fewer-corner outline stays within tolerance of the traced one.
@@ -171,7 +173,7 @@ def build_contours(
                         placed.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
-            chosen, neighbours = _push_rings(options, boundary, pushing.part(done, len(rings_by_region)))
+            chosen, neighbours = _push_rings(options, boundary, region_part.span(0.4, 1.0))
             chosen, neighbours = map(
                 list,
                 zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),

@@ -85,8 +85,7 @@ def build_heightfield(
     floor_ids = np.flatnonzero(floor_tri)
     frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
     progress.at(0.2)
-    frags.append(_rasterise_conservative(p[~floor_tri], grid))
-    progress.at(0.4)
+    frags.append(_rasterise_conservative(p[~floor_tri], grid, progress.span(0.2, 0.35)))
     col = np.concatenate([f[0] for f in frags])
     lo = np.concatenate([f[1] for f in frags])
     hi = np.concatenate([f[2] for f in frags])
@@ -97,9 +96,10 @@ def build_heightfield(
         return _empty(grid)
 
     span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_tri = _merge_spans(
-        col, lo, hi, walk, label, params.agent_max_climb
+        col, lo, hi, walk, label, params.agent_max_climb, progress.span(0.35, 0.5)
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
+    progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
     shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
     for area, shell in shells:
@@ -111,6 +111,7 @@ def build_heightfield(
     y = (span_col // width).astype(np.int32)
     progress.at(0.6)
     links = _link_spans(span_col, x, y, z, ceiling, grid, params)
+    progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
     progress.at(0.8)
     found = np.zeros_like(links, dtype=bool)
@@ -118,6 +119,7 @@ def build_heightfield(
     block[ledge], found[ledge], ledge_edges = _ledge_fractions(
         np.nonzero(ledge), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid
     )
+    progress.at(0.9)
     wall = (links < 0) & (block == 1.0)
     block[wall], found[wall], blockers = _wall_fractions(
         np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..progress import SILENT, Progress
 from .field import Heightfield
 
 # (triangle, row) or (triangle, cell) pairs handled per vectorised batch; bounds peak memory.
@@ -112,7 +113,7 @@ def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid):
     return _concat_frags(out)
 
 
-def _rasterise_conservative(p: np.ndarray, grid: _Grid):
+def _rasterise_conservative(p: np.ndarray, grid: _Grid, progress: Progress = SILENT):
     """Non-walkable fragments: the triangle's z-range over every column square it touches.
 
     Scanline over row strips: the triangle's x-range within a strip bounds the touched columns;
@@ -133,7 +134,11 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid):
     flat = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
     grad = -normal[:, :2] / np.where(flat, normal[:, 2], 1.0)[:, None]
     out = []
+    rows = max(int((j1 - j0 + 1).sum()), 1)
+    done = 0
     for t, j in _row_batches(j0, j1):
+        progress.at(done / rows)
+        done += len(t)
         tri = p[t]
         ya = by + j * cs
         yb = ya + cs

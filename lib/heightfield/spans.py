@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..params import BakeParams
+from ..progress import SILENT, Progress
 from .field import DIR_DX, DIR_DY
 from .rasterise import _Grid, _sample_centres
 
@@ -15,7 +16,7 @@ _MERGE_GAP = 1e-5
 _SAME_SURFACE = 1e-4
 
 
-def _merge_spans(col, lo, hi, walk, label, climb: float):
+def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SILENT):
     """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
 
     Returns per span: column, bottom, top, floor top, ceiling (bottom of the next span up, inf if
@@ -35,7 +36,9 @@ def _merge_spans(col, lo, hi, walk, label, climb: float):
     # takes in about linear time. Ties in the key are the same height in one column, and every
     # per-span figure below is a max or a sum, so their order does not matter.
     order = np.argsort(lo + offset, kind="stable")
+    progress.at(0.4)
     col, lo, hi, walk, label, offset = col[order], lo[order], hi[order], walk[order], label[order], offset[order]
+    progress.at(0.6)
     run = np.maximum.accumulate(hi + offset) - offset
     start = np.ones(len(col), dtype=bool)
     start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
@@ -44,6 +47,7 @@ def _merge_spans(col, lo, hi, walk, label, climb: float):
     span_col = col[starts]
     span_bottom = lo[starts]
     span_top = np.maximum.reduceat(hi, starts)
+    progress.at(0.8)
     near_top = walk & (hi >= span_top[sid] - climb)
     span_walk = np.add.reduceat(near_top.astype(np.int64), starts) > 0
     score = np.where(near_top, hi, -np.inf)
