@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -114,3 +115,55 @@ def test_install_from_disk_enables_and_bakes(extension_zip, tmp_path):
     assert report["cli_code"] == 0, run.stderr[-3000:]
     mesh = lib.load(out)
     assert mesh.polygon_count >= 5 and mesh.params.agent_radius == pytest.approx(0.4)
+
+
+def test_every_package_under_lib_is_in_the_wheel_list():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(("blender_navmesh", *p.parent.relative_to(ROOT / "lib").parts))
+        for p in (ROOT / "lib").rglob("__init__.py")
+    }
+    assert listed == found
+
+
+def test_the_library_installs_as_blender_navmesh_with_numpy_only_and_bakes(tmp_path):
+    """pip builds the wheel from the checkout; installed alone (no checkout on the path), it bakes
+    and answers a path query under its own name."""
+    wheels, target, source = tmp_path / "wheels", tmp_path / "site", tmp_path / "source"
+    # Built from a copy: setuptools leaves build/ and *.egg-info beside the sources.
+    shutil.copytree(ROOT / "lib", source / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", source)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    build = subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = wheels.glob("blender_navmesh-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        requires = [line for line in archive.read(metadata).decode().splitlines() if line.startswith("Requires-Dist")]
+        assert requires == ["Requires-Dist: numpy"]
+        assert not any(n.startswith(("lib/", "tests/", "navmesh_addon/")) for n in archive.namelist())
+    install = subprocess.run(
+        [*pip, "install", "--no-deps", "--target", str(target), str(wheel)], capture_output=True, text=True
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    script = textwrap.dedent("""
+        import blender_navmesh as nm
+        from blender_navmesh.query import NavMeshQuery
+        floor = [[0, 0, 0], [6, 0, 0], [6, 6, 0], [0, 6, 0]]
+        mesh = nm.generate(floor, [[0, 1, 2], [0, 2, 3]], nm.BakeParams(agent_radius=0.3))
+        path = NavMeshQuery(mesh).find_path((1, 1, 0), (5, 5, 0))
+        print(mesh.polygon_count, path.status, round(path.length, 6), nm.__file__)
+    """)
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    polygons, status, length, where = run.stdout.split()
+    assert int(polygons) >= 1 and status == "found"
+    assert float(length) == pytest.approx(4 * 2**0.5, abs=1e-6)
+    assert Path(where).is_relative_to(target)
