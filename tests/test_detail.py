@@ -132,3 +132,27 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     assert worst_gap < 1e-6
     # The floor is sampled at column centres: a cell's slope adds to the stated error.
     assert worst_error <= params.max_height_error + 0.1
+
+
+def _own_floor_regions(hf: Heightfield, ground) -> np.ndarray:
+    """Region 0 for the ground's spans, 1 for the floor above (what the region stage gives)."""
+    c = hf.centers_xy()
+    return np.where(np.isclose(hf.z, ground(c[:, 0], c[:, 1])), 0, 1).astype(np.int64)
+
+
+@pytest.mark.parametrize("tolerance", [0.05, 0.2])
+def test_with_the_region_map_a_polygon_samples_its_own_floor_under_another_close_above(tolerance):
+    """The path the pipeline takes (span_region given): steep rolling ground with a second floor
+    1.2 m above it, well inside half the agent's height of the ground's plane. The surface follows
+    the ground within the tolerance and never the floor above."""
+    params = BakeParams(max_height_error=tolerance, agent_height=2.0)
+    ground = lambda x, y: 0.8 * np.sin(0.9 * x) * np.cos(0.6 * y)  # noqa: E731
+    above = lambda x, y: ground(x, y) + 1.2  # noqa: E731
+    hf = heightfield([ground, above])
+    mesh = build_detail(square_mesh(ground, params), hf, params, _own_floor_regions(hf, ground))
+    assert len(mesh.detail_vertices) > 4
+    assert max_error(mesh, hf, ground) <= tolerance
+    # Without the region map, the span nearest the polygon's plane is taken, which here is at times
+    # the floor above: why the pipeline passes it.
+    fallback = build_detail(square_mesh(ground, params), hf, params)
+    assert max_error(fallback, hf, ground) > tolerance
