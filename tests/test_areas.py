@@ -3,7 +3,7 @@
 Known answer: the navmesh polygons of area id k cover the floor painted k intersected with the
 floor eroded by the agent radius (a patch is eroded only where it meets real walls and ledges, not
 where it meets another area), computed exactly with shapely. Tolerance: every outline point stays
-within max_edge_error of the exact boundary (contours.py simplifies to max_edge_error less the
+within max_edge_error of the exact boundary (lib/contours simplifies to max_edge_error less the
 raster's own cs/4, and max_edge_error >= cs/2 here), so the area between the two outlines is at
 most max_edge_error x the exact shape's perimeter.
 """
