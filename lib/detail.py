@@ -171,6 +171,8 @@ def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
 
 # Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
 _PAIRS_PER_CHUNK = 1 << 20
+# Samples measured against their polygon's fan at a time (bounds _fan_fits' temporaries).
+_SAMPLES_PER_CHUNK = 1 << 16
 
 
 def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
@@ -401,17 +403,30 @@ def _fan_fits(
     progress: Progress = SILENT,
 ) -> np.ndarray:
     """Bool per polygon: its fan triangulation (from `apex`) is already within max_error of every
-    sample (with a hair to spare), so refinement would insert nothing. All polygons at once."""
-    offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
+    sample (with a hair to spare), so refinement would insert nothing. All polygons at once, the
+    samples _SAMPLES_PER_CHUNK at a time (each sample is measured on its own)."""
     corner = mesh.vertices[mesh.poly_vertices]
+    worst = np.zeros(mesh.polygon_count)
+    for start in range(0, len(samples), _SAMPLES_PER_CHUNK):
+        progress.at(start / len(samples))
+        part = slice(start, start + _SAMPLES_PER_CHUNK)
+        z = _fan_heights(mesh, corner, apex, sample_poly[part], samples[part])
+        np.maximum.at(worst, sample_poly[part], np.abs(z - samples[part, 2]))
+    return worst <= max_error - 1e-9
+
+
+def _fan_heights(
+    mesh: NavMesh, corner: np.ndarray, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray
+) -> np.ndarray:
+    """(N,) height of each sample on its polygon's fan from `apex`: in the fan triangle that holds
+    it, or the one it lies least outside of."""
+    offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
     first = offs[sample_poly]
     n, top = sizes[sample_poly], apex[sample_poly]
     a = corner[first + top]
     best = np.full(len(samples), -np.inf)
     z = np.zeros(len(samples))
-    fans = int(sizes.max(initial=2)) - 1
-    for k in range(1, fans):
-        progress.at(k / fans)
+    for k in range(1, int(sizes.max(initial=2)) - 1):
         has = np.flatnonzero(sizes[sample_poly] > k + 1)
         b = corner[first[has] + (top[has] + k) % n[has]]
         c = corner[first[has] + (top[has] + k + 1) % n[has]]
@@ -427,9 +442,7 @@ def _fan_fits(
         rows = has[better]
         best[rows] = score[better]
         z[rows] = (w0 * a[has, 2] + w1 * b[:, 2] + w2 * c[:, 2])[better]
-    worst = np.zeros(mesh.polygon_count)
-    np.maximum.at(worst, sample_poly, np.abs(z - samples[:, 2]))
-    return worst <= max_error - 1e-9
+    return z
 
 
 def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
