@@ -39,6 +39,8 @@ ON_RADIUS = 1e-9
 # Spans whose propagated distance lies within this many cells of agent_radius are measured exactly
 # (the propagation's error near wall ends stays within a cell).
 EXACT_BAND = 1.0
+# Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
+_SWEEP_CHUNK = 1 << 16
 
 
 def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILENT) -> RegionMap:
@@ -115,29 +117,42 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         # Only spans next to one that changed can improve.
         nb = nbr[changed].ravel()
         act = np.unique(nb[nb >= 0])
-        cand_idx = nbr[act]  # (A, 8)
-        safe = np.maximum(cand_idx, 0)
-        ok = (cand_idx >= 0) & np.isfinite(dist[safe])
-        dx = centre[act, 0, None] - near[safe, 0]
-        dy = centre[act, 1, None] - near[safe, 1]
-        vert = along_y[safe]
-        h = extent[safe]
-        ex = np.where(vert, dx, dx - np.clip(dx, -h, h))
-        ey = np.where(vert, dy - np.clip(dy, -h, h), dy)
-        cd = np.where(ok, ex * ex + ey * ey, np.inf)
-        k = np.argmin(cd, axis=1)
-        rows = np.arange(len(act))
-        best = np.sqrt(cd[rows, k])
-        better = best < dist[act] - 1e-12
-        if not better.any():
+        # Every active span is measured against the field as the sweep found it, then all improve
+        # at once; in chunks, so the (A, 8) temporaries stay bounded on large levels.
+        found_better = [_sweep_part(part, nbr, centre, near, along_y, extent, dist) for part in _chunks(act)]
+        changed = np.concatenate([spans for spans, _, _ in found_better]) if found_better else act[:0]
+        if not len(changed):
             break
-        changed = act[better]
-        src = safe[rows[better], k[better]]
-        dist[changed] = best[better]
+        src = np.concatenate([source for _, source, _ in found_better])
+        dist[changed] = np.concatenate([closer for _, _, closer in found_better])
         near[changed] = near[src]
         along_y[changed] = along_y[src]
         extent[changed] = extent[src]
     return dist
+
+
+def _chunks(spans: np.ndarray) -> list[np.ndarray]:
+    return [spans[start : start + _SWEEP_CHUNK] for start in range(0, len(spans), _SWEEP_CHUNK)]
+
+
+def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
+    """(spans, source, distance) for the spans in `act` whose 8 neighbours' boundary elements come
+    closer than their own."""
+    cand_idx = nbr[act]  # (A, 8)
+    safe = np.maximum(cand_idx, 0)
+    ok = (cand_idx >= 0) & np.isfinite(dist[safe])
+    dx = centre[act, 0, None] - near[safe, 0]
+    dy = centre[act, 1, None] - near[safe, 1]
+    vert = along_y[safe]
+    h = extent[safe]
+    ex = np.where(vert, dx, dx - np.clip(dx, -h, h))
+    ey = np.where(vert, dy - np.clip(dy, -h, h), dy)
+    cd = np.where(ok, ex * ex + ey * ey, np.inf)
+    k = np.argmin(cd, axis=1)
+    rows = np.arange(len(act))
+    best = np.sqrt(cd[rows, k])
+    better = best < dist[act] - 1e-12
+    return act[better], safe[rows[better], k[better]], best[better]
 
 
 def _eight_neighbours(links: np.ndarray) -> np.ndarray:
