@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import replace
 
 import numpy as np
 
-from .navmesh import NavMesh
+from .navmesh import Clearance, PolyMesh
 from .progress import SILENT, Progress
 
 _SAMPLES = 33
@@ -94,7 +93,7 @@ def _segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.nd
     return np.where(ok, np.minimum(d, inner), d)
 
 
-def _poly_bounds(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
+def _poly_bounds(mesh: PolyMesh) -> tuple[np.ndarray, np.ndarray]:
     lo = np.minimum.reduceat(mesh.vertices[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
     hi = np.maximum.reduceat(mesh.vertices[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
     return lo, hi
@@ -204,13 +203,14 @@ def _portals_max_min(
     return out
 
 
-def compute_clearance(mesh: NavMesh, progress: Progress = SILENT) -> NavMesh:
-    """The mesh with `edge_clearance` (E,) and `cross_clearance` (flat n×n per polygon) filled."""
+def compute_clearance(mesh: PolyMesh, progress: Progress = SILENT) -> Clearance:
+    """The widest agent radius that can cross each edge of the polygons (standing on their floor),
+    and that can cross each polygon from one edge to another."""
     r0 = float(mesh.params.agent_radius)
     E = len(mesh.poly_vertices)
     edge_clear = np.zeros(E)
     if mesh.is_empty:
-        return replace(mesh, edge_clearance=edge_clear, cross_clearance=np.zeros(0))
+        return Clearance(edge_clear, np.zeros(0))
     edge_poly = mesh.edge_polygon
     nxt = mesh.edge_next_vertex
     boundary = mesh.neighbors < 0
@@ -253,11 +253,11 @@ def compute_clearance(mesh: NavMesh, progress: Progress = SILENT) -> NavMesh:
     is_bnd_vertex[mesh.poly_vertices[boundary]] = True
     is_bnd_vertex[nxt[boundary]] = True
     cross = _cross_clearance(mesh, r0, edge_clear, boundary.tolist(), is_bnd_vertex.tolist())
-    return replace(mesh, edge_clearance=edge_clear, cross_clearance=cross)
+    return Clearance(edge_clear, cross)
 
 
 def _cross_clearance(
-    mesh: NavMesh, r0: float, edge_clear: np.ndarray, boundary: list[bool], is_bnd_vertex: list[bool]
+    mesh: PolyMesh, r0: float, edge_clear: np.ndarray, boundary: list[bool], is_bnd_vertex: list[bool]
 ) -> np.ndarray:
     """Flat per-polygon n×n cross clearances; all side-gap segment pairs are measured in one batch."""
     cross = np.zeros(int(mesh.cross_offsets[-1]))
@@ -324,7 +324,7 @@ def _side_features(
     return feats
 
 
-def _twin_slots(mesh: NavMesh, edge_poly: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+def _twin_slots(mesh: PolyMesh, edge_poly: np.ndarray, nxt: np.ndarray) -> np.ndarray:
     """(E,) the slot of the same edge seen from the neighbouring polygon, or -1."""
     key = {(int(u), int(w)): e for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))}
     twin = np.full(len(nxt), -1, dtype=np.int64)

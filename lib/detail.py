@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from .heightfield import Heightfield
-from .navmesh import NavMesh
+from .navmesh import DetailMesh, NavMesh, PolyMesh
 from .params import BakeParams
 from .progress import SILENT, Progress
 
@@ -30,20 +30,23 @@ _VERTEX_REACH = 2
 
 
 def build_detail(
-    mesh: NavMesh,
+    mesh: PolyMesh,
     hf: Heightfield,
     params: BakeParams,
     span_region: np.ndarray | None = None,
     progress: Progress = SILENT,
-) -> NavMesh:
-    """The mesh with detail_* filled so the surface is within params.max_height_error of the sampled floor.
+) -> DetailMesh:
+    """The polygons' corners moved onto their floor and a surface over each polygon within
+    params.max_height_error of the sampled floor.
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
     span per column, so a polygon samples exactly its own floor even on steep, rolling ground. Without
     it, the span nearest the polygon's plane is taken, which suits gently sloped floors only.
     """
     if mesh.is_empty:
-        return mesh
+        return DetailMesh(
+            mesh.vertices, np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        )
     # Floors above each other are at least agent_height apart, so a sample farther than half of it
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
@@ -75,11 +78,11 @@ def build_detail(
         out_tris.append(tris + base)
         out_polys.append(np.full(len(tris), p, dtype=np.int64))
         base += len(verts)
-    return replace(
-        mesh,
-        detail_vertices=np.concatenate(out_vertices),
-        detail_triangles=np.concatenate(out_tris).astype(np.int64),
-        detail_polygons=np.concatenate(out_polys),
+    return DetailMesh(
+        corners=mesh.vertices,
+        vertices=np.concatenate(out_vertices),
+        triangles=np.concatenate(out_tris).astype(np.int64),
+        polygons=np.concatenate(out_polys),
     )
 
 
@@ -101,7 +104,7 @@ def surface_height(mesh: NavMesh, poly: int, xy) -> float:
 
 
 def _vertices_on_floor(
-    mesh: NavMesh,
+    mesh: PolyMesh,
     sample_poly: np.ndarray,
     samples: np.ndarray,
     sample_span: np.ndarray,
@@ -175,7 +178,7 @@ _PAIRS_PER_CHUNK = 1 << 20
 _SAMPLES_PER_CHUNK = 1 << 16
 
 
-def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
+def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
     """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
     (S,) polygon of each sample, sorted, (S, 3) points and (S,) their spans. All polygons at once, in chunks.
 
@@ -237,7 +240,7 @@ def _samples(mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.n
 
 
 def _edge_points(
-    mesh: NavMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, max_error: float, climb: float
+    mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, max_error: float, climb: float
 ) -> dict[int, np.ndarray]:
     """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
     it, in the slot's direction, where the floor is farthest from the line through those kept so far
@@ -370,7 +373,7 @@ def _fan(n: int, apex: int) -> list[list[int]]:
     return [[apex, (apex + k) % n, (apex + k + 1) % n] for k in range(1, n - 1)]
 
 
-def fan_apexes(mesh: NavMesh) -> np.ndarray:
+def fan_apexes(mesh: PolyMesh) -> np.ndarray:
     """Per polygon, the corner whose fan has the fattest thinnest triangle (2·area / longest side²):
     a fan from a corner next to a nearly straight one would start with a sliver along the polygon's
     edge, and a point on that edge would take its height across the sliver. All polygons at once."""
@@ -395,7 +398,7 @@ def fan_apexes(mesh: NavMesh) -> np.ndarray:
 
 
 def _fan_fits(
-    mesh: NavMesh,
+    mesh: PolyMesh,
     apex: np.ndarray,
     sample_poly: np.ndarray,
     samples: np.ndarray,
@@ -416,7 +419,7 @@ def _fan_fits(
 
 
 def _fan_heights(
-    mesh: NavMesh, corner: np.ndarray, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray
+    mesh: PolyMesh, corner: np.ndarray, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray
 ) -> np.ndarray:
     """(N,) height of each sample on its polygon's fan from `apex`: in the fan triangle that holds
     it, or the one it lies least outside of."""

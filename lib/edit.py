@@ -8,13 +8,11 @@ corners (a fan), since there is no heightfield to sample after the bake.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from . import clearance
 from .errors import NavMeshError
-from .navmesh import NavMesh, assemble, check_convex
+from .navmesh import DetailMesh, NavMesh, PolyMesh, check_convex
 
 
 def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], areas, regions) -> NavMesh:
@@ -30,7 +28,7 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
             raise NavMeshError(
                 f"edited navmesh polygon {p} has {len(set(poly))} distinct corners; a navmesh polygon needs at least 3"
             )
-    mesh = replace(assemble(polygons, regions, areas, vertices, baked.params), area_costs=baked.area_costs)
+    mesh = PolyMesh.from_polygons(polygons, regions, areas, vertices, baked.params)
     try:
         check_convex(mesh.vertices, mesh.poly_offsets, mesh.poly_vertices)
     except NavMeshError as exc:
@@ -40,7 +38,8 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
             "the edited navmesh cannot be used: two polygons overlap (they share an edge "
             "running the same way); undo the edit or bake again"
         )
-    return clearance.compute_clearance(_with_detail(mesh, baked))
+    surface = _detail(mesh, baked)
+    return NavMesh.assemble(mesh, surface, clearance.compute_clearance(mesh), area_costs=baked.area_costs)
 
 
 def _snapped(vertices: np.ndarray, baked: np.ndarray) -> np.ndarray:
@@ -55,15 +54,15 @@ def _snapped(vertices: np.ndarray, baked: np.ndarray) -> np.ndarray:
     return out
 
 
-def _directed_edges(mesh: NavMesh) -> np.ndarray:
+def _directed_edges(mesh: PolyMesh) -> np.ndarray:
     """An id per directed edge (vertex a to vertex b), to find edges used twice."""
     a, b = mesh.poly_vertices, mesh.edge_next_vertex
     _, ids = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
     return ids.reshape(-1)
 
 
-def _with_detail(mesh: NavMesh, baked: NavMesh) -> NavMesh:
-    """The mesh with a detail surface: the baked polygon's where a polygon kept its corners exactly
+def _detail(mesh: PolyMesh, baked: NavMesh) -> DetailMesh:
+    """The edited polygons' detail surface: the baked polygon's where a polygon kept its corners exactly
     (a polygon deleted or repainted nearby changes nothing here), a fan of its corners elsewhere."""
     same = _unchanged_polygons(mesh, baked)
     # The baked detail triangles grouped by polygon: polygon q's are by_polygon[cuts[q]:cuts[q + 1]].
@@ -84,18 +83,18 @@ def _with_detail(mesh: NavMesh, baked: NavMesh) -> NavMesh:
         out_triangles.append(local + base)
         out_polygons.append(np.full(len(local), p, dtype=np.int64))
         base += len(verts)
-    return replace(
-        mesh,
-        detail_vertices=np.concatenate(out_vertices),
-        detail_triangles=np.concatenate(out_triangles),
-        detail_polygons=np.concatenate(out_polygons),
+    return DetailMesh(
+        corners=mesh.vertices,
+        vertices=np.concatenate(out_vertices),
+        triangles=np.concatenate(out_triangles),
+        polygons=np.concatenate(out_polygons),
     )
 
 
-def _unchanged_polygons(mesh: NavMesh, baked: NavMesh) -> dict[int, int]:
+def _unchanged_polygons(mesh: PolyMesh, baked: NavMesh) -> dict[int, int]:
     """Polygon of mesh -> the baked polygon with exactly the same corners in the same order."""
 
-    def key(m: NavMesh, p: int) -> tuple:
+    def key(m: PolyMesh, p: int) -> tuple:
         corners = [tuple(c) for c in m.vertices[m.polygon(p)].tolist()]
         start = corners.index(min(corners))
         return tuple(corners[start:] + corners[:start])

@@ -1,4 +1,4 @@
-"""The NavMesh value every stage after decomposition produces or consumes, and its JSON form.
+"""The polygon, detail and clearance stages' results, the NavMesh assembled from them, and its JSON form.
 
 Storage is flat (CSR) so that queries can vectorise: polygon p owns the edge slots
 `poly_offsets[p]:poly_offsets[p+1]`. Edge k of a polygon runs from its vertex k to vertex k+1.
@@ -110,26 +110,24 @@ class OffMeshLink:
         )
 
 
-@dataclass(frozen=True, eq=False)
-class NavMesh:
-    """Convex polygons over the walkable surface (world Z-up, meters). Immutable: the fields cannot be
-    reassigned and the arrays are read-only, so query state built from a mesh can never go stale
-    (stages make new meshes with `dataclasses.replace`).
+def _read_only(value) -> None:
+    """Make a frozen dataclass's arrays read-only views, so what is built from it cannot go stale."""
+    for f in fields(value):
+        array = getattr(value, f.name)
+        if isinstance(array, np.ndarray):
+            view = array.view()
+            view.flags.writeable = False
+            object.__setattr__(value, f.name, view)
 
-    vertices: (V, 3) float64. poly_offsets: (P+1,) int64. poly_vertices: (E,) int64,
-    counter-clockwise seen from +Z. neighbors: (E,) int64, the polygon across each edge or -1.
+
+@dataclass(frozen=True, eq=False)
+class PolyMesh:
+    """The polygon stage's result (Recast's rcPolyMesh): convex polygons, counter-clockwise seen
+    from +Z, in flat (CSR) arrays. Immutable, with read-only arrays.
+
+    vertices: (V, 3) float64. poly_offsets: (P+1,) int64. poly_vertices: (E,) int64.
+    neighbors: (E,) int64, the polygon across each edge or -1.
     regions, areas: (P,) int64, connected-island id and area id per polygon.
-    detail_vertices / detail_triangles / detail_polygons: a triangulated surface that follows the
-    real floor within max_height_error; triangle t belongs to polygon detail_polygons[t].
-    edge_clearance: (E,) float64 or None: largest agent radius that can cross each edge
-    (0 on boundary edges, inf where nothing limits it).
-    cross_clearance: flat float64 or None: per polygon an n×n row-major block (n = its edge count) at
-    cross_offsets[p]:cross_offsets[p+1]; entry [i, j] is the widest agent radius that can enter by
-    edge i and leave by edge j.
-    empty_reason: why the mesh is empty, when it is.
-    links: OffMeshLinks (lib.links.attach_links places them).
-    area_costs: ((area id, cost), ...) sorted: the travel cost factor of each area id that has one
-    other than 1 (a query's default filter); given as a dict or pairs.
     """
 
     vertices: np.ndarray
@@ -139,36 +137,32 @@ class NavMesh:
     regions: np.ndarray
     areas: np.ndarray
     params: BakeParams
-    detail_vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    detail_triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
-    detail_polygons: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    edge_clearance: np.ndarray | None = None
-    cross_clearance: np.ndarray | None = None
-    links: tuple = ()
-    empty_reason: str | None = None
-    area_costs: tuple = ()
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
-                view = value.view()
-                view.flags.writeable = False
-                object.__setattr__(self, f.name, view)
-        object.__setattr__(self, "links", tuple(self.links))
-        object.__setattr__(self, "area_costs", _area_costs(self.area_costs))
+        _read_only(self)
 
     @classmethod
-    def empty(cls, params: BakeParams, reason: str) -> NavMesh:
-        return cls(
-            vertices=np.zeros((0, 3)),
-            poly_offsets=np.zeros(1, dtype=np.int64),
-            poly_vertices=np.zeros(0, dtype=np.int64),
-            neighbors=np.zeros(0, dtype=np.int64),
-            regions=np.zeros(0, dtype=np.int64),
-            areas=np.zeros(0, dtype=np.int64),
+    def from_polygons(cls, polys: list[list[int]], regions, areas, vertices: np.ndarray, params: BakeParams):
+        """Polygons given as vertex-index lists: the used vertices compacted, the CSR arrays built
+        and each edge's neighbour found (the polygon holding the same edge reversed)."""
+        used = sorted({v for poly in polys for v in poly})
+        remap = {v: i for i, v in enumerate(used)}
+        polys = [[remap[v] for v in poly] for poly in polys]
+        owner = {}
+        for p, poly in enumerate(polys):
+            for k, a in enumerate(poly):
+                owner[(a, poly[(k + 1) % len(poly)])] = p
+        flat = [v for poly in polys for v in poly]
+        neighbors = [owner.get((poly[(k + 1) % len(poly)], a), -1) for poly in polys for k, a in enumerate(poly)]
+        sizes = [len(poly) for poly in polys]
+        return PolyMesh(
+            vertices=vertices[used] if used else np.zeros((0, 3)),
+            poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            poly_vertices=np.asarray(flat, dtype=np.int64),
+            neighbors=np.asarray(neighbors, dtype=np.int64),
+            regions=np.asarray(regions, dtype=np.int64),
+            areas=np.asarray(areas, dtype=np.int64),
             params=params,
-            empty_reason=reason,
         )
 
     @property
@@ -187,14 +181,6 @@ class NavMesh:
     def edge_polygon(self) -> np.ndarray:
         """(E,) the polygon that owns each edge slot."""
         return np.repeat(np.arange(self.polygon_count), self.polygon_sizes)
-
-    def islands(self) -> np.ndarray:
-        """(P,) the connected piece of the navmesh each polygon is on (joined through portals and
-        off-mesh links), labelled by its smallest polygon."""
-        portal = self.neighbors >= 0
-        u = np.concatenate([self.edge_polygon[portal], [link.start_polygon for link in self.links]]).astype(np.int64)
-        v = np.concatenate([self.neighbors[portal], [link.end_polygon for link in self.links]]).astype(np.int64)
-        return connected_components(self.polygon_count, u, v)
 
     @property
     def edge_next_vertex(self) -> np.ndarray:
@@ -223,6 +209,119 @@ class NavMesh:
         a = self.vertices[self.poly_vertices, :2]
         b = self.vertices[self.edge_next_vertex, :2]
         return 0.5 * np.add.reduceat(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1], self.poly_offsets[:-1])
+
+
+@dataclass(frozen=True)
+class DetailMesh:
+    """The detail stage's result (Recast's rcPolyMeshDetail): a triangulated surface per polygon
+    that follows the real floor within max_height_error.
+
+    corners: (V, 3) the polygon mesh's vertices, each moved onto the floor it stands on.
+    vertices: (D, 3). triangles: (T, 3) int64 into vertices. polygons: (T,) the polygon each
+    triangle belongs to.
+    """
+
+    corners: np.ndarray
+    vertices: np.ndarray
+    triangles: np.ndarray
+    polygons: np.ndarray
+
+    def __post_init__(self) -> None:
+        _read_only(self)
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """The clearance stage's result: edge (E,), the widest agent radius that can cross each edge (0
+    on boundary edges, inf where nothing limits it); cross, flat, per polygon an n×n row-major block
+    (n = its edge count): entry [i, j] is the widest radius that can enter by edge i and leave by j."""
+
+    edge: np.ndarray
+    cross: np.ndarray
+
+    def __post_init__(self) -> None:
+        _read_only(self)
+
+
+@dataclass(frozen=True, eq=False)
+class NavMesh(PolyMesh):
+    """The baked navmesh (world Z-up, meters): the polygons with their detail surface, clearances,
+    off-mesh links and area costs. Immutable: the fields cannot be reassigned and the arrays are
+    read-only, so query state built from a mesh can never go stale. A bake assembles it once from
+    the stage results (`assemble`); edits (links, pruning, hand edits) make new ones.
+
+    vertices .. params: as PolyMesh (storage described in the module docstring).
+    detail_vertices / detail_triangles / detail_polygons: as DetailMesh's vertices, triangles and
+    polygons.
+    edge_clearance, cross_clearance: as Clearance's edge and cross; None only in a file that has none.
+    empty_reason: why the mesh is empty, when it is.
+    links: OffMeshLinks (lib.links.attach_links places them).
+    area_costs: ((area id, cost), ...) sorted: the travel cost factor of each area id that has one
+    other than 1 (a query's default filter); given as a dict or pairs.
+    """
+
+    detail_vertices: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    detail_triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    detail_polygons: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    edge_clearance: np.ndarray | None = None
+    cross_clearance: np.ndarray | None = None
+    links: tuple = ()
+    empty_reason: str | None = None
+    area_costs: tuple = ()
+
+    def __post_init__(self) -> None:
+        _read_only(self)
+        object.__setattr__(self, "links", tuple(self.links))
+        object.__setattr__(self, "area_costs", _area_costs(self.area_costs))
+
+    @classmethod
+    def assemble(
+        cls,
+        polys: PolyMesh,
+        detail: DetailMesh,
+        clearance: Clearance,
+        origin=(0.0, 0.0, 0.0),
+        area_costs=(),
+    ) -> NavMesh:
+        """The navmesh of a bake's stage results, its polygons standing on the floor (detail.corners),
+        every point moved by `origin` (the bake works near the origin, the navmesh is in world space)."""
+        shift = np.asarray(origin, dtype=np.float64)
+        return cls(
+            vertices=detail.corners + shift,
+            poly_offsets=polys.poly_offsets,
+            poly_vertices=polys.poly_vertices,
+            neighbors=polys.neighbors,
+            regions=polys.regions,
+            areas=polys.areas,
+            params=polys.params,
+            detail_vertices=detail.vertices + shift,
+            detail_triangles=detail.triangles,
+            detail_polygons=detail.polygons,
+            edge_clearance=clearance.edge,
+            cross_clearance=clearance.cross,
+            area_costs=area_costs,
+        )
+
+    @classmethod
+    def empty(cls, params: BakeParams, reason: str) -> NavMesh:
+        return cls(
+            vertices=np.zeros((0, 3)),
+            poly_offsets=np.zeros(1, dtype=np.int64),
+            poly_vertices=np.zeros(0, dtype=np.int64),
+            neighbors=np.zeros(0, dtype=np.int64),
+            regions=np.zeros(0, dtype=np.int64),
+            areas=np.zeros(0, dtype=np.int64),
+            params=params,
+            empty_reason=reason,
+        )
+
+    def islands(self) -> np.ndarray:
+        """(P,) the connected piece of the navmesh each polygon is on (joined through portals and
+        off-mesh links), labelled by its smallest polygon."""
+        portal = self.neighbors >= 0
+        u = np.concatenate([self.edge_polygon[portal], [link.start_polygon for link in self.links]]).astype(np.int64)
+        v = np.concatenate([self.neighbors[portal], [link.end_polygon for link in self.links]]).astype(np.int64)
+        return connected_components(self.polygon_count, u, v)
 
     def to_dict(self, y_up: bool = False) -> dict:
         """JSON-ready dict (see schema/navmesh.schema.json); y_up writes coordinates as (x, z, -y)."""
@@ -417,30 +516,6 @@ def _area_costs(costs) -> tuple:
         if float(cost) != 1.0:
             out[int(area)] = float(cost)
     return tuple(sorted(out.items()))
-
-
-def assemble(polys: list[list[int]], regions, areas, vertices: np.ndarray, params: BakeParams) -> NavMesh:
-    """A NavMesh of polygons given as vertex-index lists: the used vertices compacted, the CSR
-    arrays built and each edge's neighbour found (the polygon holding the same edge reversed)."""
-    used = sorted({v for poly in polys for v in poly})
-    remap = {v: i for i, v in enumerate(used)}
-    polys = [[remap[v] for v in poly] for poly in polys]
-    owner = {}
-    for p, poly in enumerate(polys):
-        for k, a in enumerate(poly):
-            owner[(a, poly[(k + 1) % len(poly)])] = p
-    flat = [v for poly in polys for v in poly]
-    neighbors = [owner.get((poly[(k + 1) % len(poly)], a), -1) for poly in polys for k, a in enumerate(poly)]
-    sizes = [len(poly) for poly in polys]
-    return NavMesh(
-        vertices=vertices[used] if used else np.zeros((0, 3)),
-        poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-        poly_vertices=np.asarray(flat, dtype=np.int64),
-        neighbors=np.asarray(neighbors, dtype=np.int64),
-        regions=np.asarray(regions, dtype=np.int64),
-        areas=np.asarray(areas, dtype=np.int64),
-        params=params,
-    )
 
 
 def save(navmesh: NavMesh, path, indent: int | None = None, y_up: bool = False) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from . import auto_links, clearance, contours, detail, heightfield, polygons, prune, regions
 from . import links as offmesh
 from .navmesh import NavMesh
@@ -63,23 +61,19 @@ def generate(
     if not outlines:
         return NavMesh.empty(params, no_area)
     report("polygons", 0.65)
-    mesh = polygons.build_polygons(outlines, params, Progress(progress, "polygons", 0.65, 0.8))
-    if mesh.is_empty:
+    polys = polygons.build_polygons(outlines, params, Progress(progress, "polygons", 0.65, 0.8))
+    if polys.is_empty:
         return NavMesh.empty(params, "the walkable outlines were too small to hold a polygon")
     report("detail", 0.8)
-    mesh = detail.build_detail(mesh, hf, params, region_map.region, Progress(progress, "detail", 0.8, 0.9))
+    surface = detail.build_detail(polys, hf, params, region_map.region, Progress(progress, "detail", 0.8, 0.9))
     report("clearance", 0.9)
-    mesh = clearance.compute_clearance(mesh, Progress(progress, "clearance", 0.9, 1.0))
-    mesh = _to_world(mesh, soup.origin)
-    if area_costs:
-        mesh = replace(mesh, area_costs=area_costs)
+    on_floor = replace(polys, vertices=surface.corners)
+    clear = clearance.compute_clearance(on_floor, Progress(progress, "clearance", 0.9, 1.0))
+    mesh = NavMesh.assemble(polys, surface, clear, origin=soup.origin, area_costs=area_costs or ())
+    # Off-mesh links and seeds are edits of the assembled navmesh: their ends are located on it.
     jumps = auto_links.jump_links(mesh, soup.vertices[soup.triangles] + soup.origin, params)
     mesh = offmesh.attach_links(mesh, list(links) + jumps)
     if seeds is not None:
         mesh = prune.keep_seeded(mesh, seeds)
     report("done", 1.0)
     return mesh
-
-
-def _to_world(mesh: NavMesh, origin: np.ndarray) -> NavMesh:
-    return replace(mesh, vertices=mesh.vertices + origin, detail_vertices=mesh.detail_vertices + origin)

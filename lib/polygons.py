@@ -23,7 +23,7 @@ import numpy as np
 
 from .contours import RegionOutline
 from .geometry import cross_many, distances_to_segment, is_straight, min_width, narrower_than, signed_area, turn
-from .navmesh import NavMesh, assemble
+from .navmesh import PolyMesh
 from .notch_portals import notch_cells
 from .params import BakeParams
 from .progress import SILENT, Progress
@@ -44,8 +44,9 @@ _STEINER_SNAP = 0.25
 _WELD = 1e-9
 
 
-def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> NavMesh:
-    """Decompose every region outline into convex polygons and weld them into one NavMesh."""
+def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> PolyMesh:
+    """Decompose every region outline into convex polygons and weld them into one PolyMesh (empty
+    when no outline can hold a polygon)."""
     maxv = int(params.max_verts_per_poly)
     vertex_index: dict[tuple, int] = {}
     points: list[tuple] = []
@@ -120,10 +121,8 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         regions.extend([outline.region] * len(region_polys))
         areas.extend([outline.area] * len(region_polys))
 
-    if not polys:
-        return NavMesh.empty(params, "no region outline could hold a polygon")
     polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
-    return assemble(polys, regions, areas, np.array(points, dtype=np.float64), params)
+    return PolyMesh.from_polygons(polys, regions, areas, np.array(points, dtype=np.float64).reshape(-1, 3), params)
 
 
 def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:

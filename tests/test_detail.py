@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from lib.clearance import compute_clearance
 from lib.contours import RegionOutline
 from lib.detail import build_detail, surface_height
 from lib.heightfield import Heightfield
+from lib.navmesh import NavMesh, PolyMesh
 from lib.params import BakeParams
 from lib.polygons import build_polygons
 
@@ -35,6 +39,12 @@ def heightfield(floors, width: int = 40, height: int = 40, cs: float = 0.2) -> H
     )
 
 
+def detailed(polys: PolyMesh, hf: Heightfield, params: BakeParams, span_region=None) -> NavMesh:
+    """The navmesh of these polygons with the detail stage's surface, assembled as a bake does."""
+    surface = build_detail(polys, hf, params, span_region)
+    return NavMesh.assemble(polys, surface, compute_clearance(replace(polys, vertices=surface.corners)))
+
+
 def square_mesh(f, params: BakeParams, size: float = 8.0):
     ring = np.array([(0, 0), (size, 0), (size, size), (0, size)], dtype=np.float64)
     outline = RegionOutline(0, 0, [np.column_stack([ring, f(ring[:, 0], ring[:, 1])])], [np.full(4, -1)])
@@ -53,7 +63,7 @@ def max_error(mesh, hf: Heightfield, floor, margin: float = 1e-6) -> float:
 def test_flat_floor_adds_no_detail_vertices():
     params = BakeParams(max_height_error=0.05)
     flat = lambda x, y: 0 * x + 1.25  # noqa: E731
-    mesh = build_detail(square_mesh(flat, params), heightfield([flat]), params)
+    mesh = detailed(square_mesh(flat, params), heightfield([flat]), params)
     assert len(mesh.detail_vertices) == 4 and len(mesh.detail_triangles) == 2
     assert np.all(mesh.detail_polygons == 0)
     assert surface_height(mesh, 0, (3.0, 5.0)) == pytest.approx(1.25)
@@ -64,7 +74,7 @@ def test_sine_floor_is_followed_within_max_height_error(tolerance):
     params = BakeParams(max_height_error=tolerance)
     sine = lambda x, y: 0.4 * np.sin(x) * np.cos(0.7 * y)  # noqa: E731
     hf = heightfield([sine])
-    mesh = build_detail(square_mesh(sine, params), hf, params)
+    mesh = detailed(square_mesh(sine, params), hf, params)
     assert len(mesh.detail_vertices) > 4
     assert max_error(mesh, hf, sine) <= tolerance
     # Every detail triangle is counter-clockwise with positive area.
@@ -79,7 +89,7 @@ def test_sine_floor_is_followed_within_max_height_error(tolerance):
 def test_polygon_vertices_keep_their_heights():
     params = BakeParams(max_height_error=0.05)
     bump = lambda x, y: 0.3 * np.exp(-((x - 4) ** 2 + (y - 4) ** 2))  # noqa: E731
-    mesh = build_detail(square_mesh(lambda x, y: 0 * x, params), heightfield([bump]), params)
+    mesh = detailed(square_mesh(lambda x, y: 0 * x, params), heightfield([bump]), params)
     corners = mesh.vertices[mesh.polygon(0)]
     assert np.array_equal(mesh.detail_vertices[: len(corners)], corners)
     assert surface_height(mesh, 0, (4.0, 4.0)) == pytest.approx(0.3, abs=0.05)
@@ -89,7 +99,7 @@ def test_the_floor_above_does_not_leak_into_the_surface():
     params = BakeParams(max_height_error=0.05, agent_height=2.0)
     ground = lambda x, y: 0 * x  # noqa: E731
     balcony = lambda x, y: 0 * x + 3.0  # noqa: E731
-    mesh = build_detail(square_mesh(ground, params), heightfield([ground, balcony]), params)
+    mesh = detailed(square_mesh(ground, params), heightfield([ground, balcony]), params)
     assert len(mesh.detail_vertices) == 4
     assert np.all(mesh.detail_vertices[:, 2] == 0)
 
@@ -97,7 +107,8 @@ def test_the_floor_above_does_not_leak_into_the_surface():
 def test_empty_mesh_passes_through():
     params = BakeParams()
     mesh = build_polygons([], params)
-    assert build_detail(mesh, heightfield([lambda x, y: 0 * x]), params).is_empty
+    surface = build_detail(mesh, heightfield([lambda x, y: 0 * x]), params)
+    assert len(surface.corners) == len(surface.vertices) == len(surface.triangles) == len(surface.polygons) == 0
 
 
 def test_edges_across_rolling_ground_are_tessellated_and_shared():
@@ -149,10 +160,10 @@ def test_with_the_region_map_a_polygon_samples_its_own_floor_under_another_close
     ground = lambda x, y: 0.8 * np.sin(0.9 * x) * np.cos(0.6 * y)  # noqa: E731
     above = lambda x, y: ground(x, y) + 1.2  # noqa: E731
     hf = heightfield([ground, above])
-    mesh = build_detail(square_mesh(ground, params), hf, params, _own_floor_regions(hf, ground))
+    mesh = detailed(square_mesh(ground, params), hf, params, _own_floor_regions(hf, ground))
     assert len(mesh.detail_vertices) > 4
     assert max_error(mesh, hf, ground) <= tolerance
     # Without the region map, the span nearest the polygon's plane is taken, which here is at times
     # the floor above: why the pipeline passes it.
-    fallback = build_detail(square_mesh(ground, params), hf, params)
+    fallback = detailed(square_mesh(ground, params), hf, params)
     assert max_error(fallback, hf, ground) > tolerance

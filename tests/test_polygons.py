@@ -219,12 +219,13 @@ def test_thin_sliver_region_is_cut_without_crashing():
     # Narrower than SLIVER_WIDTH cells: no walkable strip that thin survives voxelisation.
     ring = [(0, 0), (10, 0), (10, 1e-3), (0, 1e-3)]
     mesh = build_polygons([outline([ring])], BakeParams())
-    assert mesh.is_empty and mesh.empty_reason
+    assert mesh.is_empty and len(mesh.vertices) == 0
 
 
-def test_empty_and_degenerate_outlines_give_an_empty_mesh_with_a_reason():
+def test_empty_and_degenerate_outlines_give_an_empty_polygon_mesh():
+    """(The bake then returns an empty NavMesh saying the outlines were too small to hold a polygon.)"""
     mesh = build_polygons([outline([[(0, 0), (1, 0), (2, 0)]])], BakeParams())
-    assert mesh.is_empty and mesh.empty_reason
+    assert mesh.is_empty and len(mesh.vertices) == 0
     assert build_polygons([], BakeParams()).is_empty
 
 

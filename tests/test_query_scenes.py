@@ -8,6 +8,7 @@ exactly, has no T-junctions and is CCW seen from +Z.
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -57,7 +58,13 @@ def grid_mesh(floor, obstacles, r0: float = 0.0, step: float = 1.0, z=None) -> N
         areas=np.zeros(P, dtype=np.int64),
         params=BakeParams(agent_radius=r0),
     )
-    return compute_clearance(mesh)
+    return with_clearance(mesh)
+
+
+def with_clearance(mesh: NavMesh) -> NavMesh:
+    """A hand-built mesh with the clearances a bake computes for it."""
+    clear = compute_clearance(mesh)
+    return replace(mesh, edge_clearance=clear.edge, cross_clearance=clear.cross)
 
 
 def free_space(floor, obstacles, r: float):
@@ -146,7 +153,7 @@ def combine(meshes: list[NavMesh], r0: float = 0.0) -> NavMesh:
         np.zeros(P, dtype=np.int64),
         BakeParams(agent_radius=r0),
     )
-    return compute_clearance(mesh)
+    return with_clearance(mesh)
 
 
 def two_floors() -> NavMesh:
