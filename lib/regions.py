@@ -23,7 +23,8 @@ class RegionMap:
     agent_radius + 2 cells.
     region: (S,) int64 region id, -1 for spans not in the navmesh (eroded away or dropped).
     region_count: R. region_area: (R,) int64 area id of each region.
-    A region never holds two spans of one column, so it is a single-valued floor seen from above.
+    A region never holds two spans of one column, so it is a single-valued floor seen from above, nor
+    two spans of neighbouring columns that are not linked, so it never borders itself.
     """
 
     distance: np.ndarray
@@ -41,6 +42,8 @@ ON_RADIUS = 1e-9
 EXACT_BAND = 1.0
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
 _SWEEP_CHUNK = 1 << 16
+# Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
+_FIRST_TILE = 16
 
 
 def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILENT) -> RegionMap:
@@ -55,9 +58,14 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     label = connected_components(s, u, v)
     progress.at(0.7)
     column = hf.y.astype(np.int64) * hf.width + hf.x
+    apart = _self_borders(hf, label, column, inside)
     conflict = _conflicting(label, column, inside)
+    if len(apart):
+        own_border = np.zeros(s, dtype=bool)
+        own_border[label[apart[:, 0]]] = True
+        conflict |= inside & own_border[label]
     if conflict.any():
-        label = _split_layers(label, column, hf.z, inside, conflict, u, v)
+        label = _split_layers(label, column, hf, conflict, u, v, apart)
     region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area)
 
@@ -193,13 +201,38 @@ def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> n
     return inside & bad[label]
 
 
-def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
+def _self_borders(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """(K, 2) pairs of inside spans of one component in neighbouring columns that are not linked: the
+    two sides of a ledge or step (a platform's edge above the floor it is reached from by a ramp)
+    that the component joins only the long way round. A region holding both would border itself,
+    and its outline would run along both sides of the same line."""
+    idx = np.flatnonzero(inside)
+    stride = int(hf.width) * int(hf.height)
+    key = label[idx] * stride + column[idx]
+    order = np.argsort(key, kind="stable")
+    keys, spans = key[order], idx[order]
+    out = []
+    for d in (0, 1):  # +x and +y: each pair of neighbouring columns once
+        nx, ny = hf.x[idx] + DIR_DX[d], hf.y[idx] + DIR_DY[d]
+        ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
+        wanted = label[idx[ok]] * stride + ny[ok].astype(np.int64) * hf.width + nx[ok]
+        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        there = spans[pos]
+        apart = (keys[pos] == wanted) & (hf.links[idx[ok], d] != there)
+        out.append(np.stack([idx[ok][apart], there[apart]], axis=1))
+    return np.concatenate(out)
+
+
+def _split_layers(label, column, hf: Heightfield, conflict, u, v, apart) -> np.ndarray:
     """Split conflicting components into single-storey pieces, then greedily merge neighbours.
 
     A span's level is its rank by height among its component's spans in its column; pieces are
-    connected same-level spans, so each holds at most one span per column. Adjacent pieces are then
-    merged, longest shared border first, whenever their column sets stay disjoint (Recast's layer merge).
+    connected same-level spans, so each holds at most one span per column. A piece that still holds
+    both spans of a pair in `apart` (_self_borders) is cut along a grid of tiles, finer each round,
+    until none does. Adjacent pieces are then merged, longest shared border first, whenever their
+    column sets stay disjoint (Recast's layer merge) and no pair in `apart` would end up together.
     """
+    z = hf.z
     idx = np.flatnonzero(conflict)
     order = idx[np.lexsort((z[idx], column[idx], label[idx]))]
     key_l, key_c = label[order], column[order]
@@ -211,16 +244,30 @@ def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
     level[order] = pos - first
     keep = ~(conflict[u] & (level[u] != level[v]))
     piece = connected_components(len(label), u[keep], v[keep])
+    tile = _FIRST_TILE
+    while len(apart) and (together := piece[apart[:, 0]] == piece[apart[:, 1]]).any():
+        # At a tile of one column every link is cut, so this ends with single spans at worst.
+        bad = np.zeros(len(label), dtype=bool)
+        bad[piece[apart[together, 0]]] = True
+        in_bad = bad[piece]
+        crosses = (hf.x[u] // tile != hf.x[v] // tile) | (hf.y[u] // tile != hf.y[v] // tile)
+        keep &= ~(in_bad[u] & crosses)
+        # Only the bad pieces change; labels stay each piece's smallest span, as connected_components gives.
+        inner = keep & in_bad[u]
+        piece = np.where(in_bad, connected_components(len(label), u[inner], v[inner]), piece)
+        tile = max(tile // 2, 1)
 
     cut_u, cut_v = piece[u[~keep]], piece[v[~keep]]
     pairs, counts = np.unique(np.sort(np.stack([cut_u, cut_v], axis=1), axis=1), axis=0, return_counts=True)
     members = np.flatnonzero(conflict)
     pieces = piece[members]
-    by_piece = np.argsort(pieces, kind="stable")
-    ids, starts = np.unique(pieces[by_piece], return_index=True)
-    cols_sorted = column[members][by_piece]
-    columns = {int(p): np.sort(c) for p, c in zip(ids, np.split(cols_sorted, starts[1:]))}
-    parent = {p: p for p in columns}
+    parent = {int(p): int(p) for p in np.unique(pieces)}
+    # Per piece, the pieces it must never share a region with (kept for the root of each group):
+    # those holding a span of one of its columns, and those across a border it has with itself.
+    banned: dict[int, set[int]] = {p: set() for p in parent}
+    for a, b in _apart_pieces(piece, order, column, apart).tolist():
+        banned[a].add(b)
+        banned[b].add(a)
 
     def find(p: int) -> int:
         while parent[p] != p:
@@ -230,15 +277,34 @@ def _split_layers(label, column, z, inside, conflict, u, v) -> np.ndarray:
 
     for k in np.lexsort((pairs[:, 1], pairs[:, 0], -counts)):
         a, b = find(int(pairs[k, 0])), find(int(pairs[k, 1]))
-        if a == b or np.intersect1d(columns[a], columns[b], assume_unique=True).size:
+        if a == b or b in banned[a]:
             continue
         lo, hi = min(a, b), max(a, b)
         parent[hi] = lo
-        columns[lo] = np.union1d(columns[lo], columns.pop(hi))
+        for other in banned.pop(hi):
+            banned[other].discard(hi)
+            banned[other].add(lo)
+            banned[lo].add(other)
     root = {p: find(p) for p in parent}
     out = label.copy()
     out[members] = np.array([root[int(p)] for p in pieces], dtype=np.int64) if len(members) else []
     return out
+
+
+def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apart: np.ndarray) -> np.ndarray:
+    """(K, 2) distinct pairs of pieces that must stay in different regions: every two holding spans
+    of one column (order: the conflicting spans sorted by column), and the pieces of each pair in
+    `apart`."""
+    found = [piece[apart]]
+    col = column[order]
+    for step in range(1, len(order)):
+        same = col[step:] == col[:-step]
+        if not same.any():
+            break
+        found.append(np.stack([piece[order[:-step][same]], piece[order[step:][same]]], axis=1))
+    pairs = np.concatenate(found)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    return np.unique(np.sort(pairs, axis=1), axis=0)
 
 
 def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:

@@ -192,13 +192,9 @@ def test_storeys_of_one_region_abutting_in_top_view_keep_the_floor():
     assert not [v for v in navmesh_violations(mesh) if v[0] != "t_junction"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: where a region's two storeys meet another region's in "
-    "neighbouring columns, both outlines can follow the same wall past the end of their shared "
-    "border, leaving a T-junction",
-)
 def test_the_demo_level_at_a_childs_size_has_no_t_junction():
+    """Where a region's two storeys met another region's in neighbouring columns, both outlines
+    followed the same wall past the end of their shared border: regions no longer border themselves."""
     vertices, triangles = _demo_level_z_up()
     child = BakeParams(agent_radius=0.25, agent_height=1.1, agent_max_climb=0.25, cell_size=0.1)
     assert_valid_navmesh(generate(vertices, triangles, child))

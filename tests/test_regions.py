@@ -205,6 +205,55 @@ def test_floors_joined_by_a_ramp_split_into_single_storey_regions():
     assert np.intersect1d(rm.region[ground], rm.region[upper]).size == 0
 
 
+def assert_never_borders_itself(hf: Heightfield, region: np.ndarray) -> None:
+    """No region holds two spans of neighbouring columns that are not linked."""
+    at = {(int(x), int(y), int(r)): k for k, (x, y, r) in enumerate(zip(hf.x, hf.y, region)) if r >= 0}
+    for (x, y, r), k in at.items():
+        for d in range(4):
+            other = at.get((x + DIR_DX[d], y + DIR_DY[d], r))
+            assert other is None or hf.links[k, d] == other, f"region {r} borders itself at column {(x, y)}"
+
+
+def platform_reached_by_a_ramp(width: int = 40) -> Heightfield:
+    """A floor all round a platform 1.2 m up (the floor under it is gone), and a ramp from the floor
+    to the platform's west side: the floor meets the platform's other three sides without a link."""
+    floor = np.ones((width, width), bool)
+    platform = np.zeros((width, width), bool)
+    platform[15:30, 15:30] = True
+    ramp = np.zeros((width, width), bool)
+    ramp[3:15, 20:25] = True
+    floor &= ~platform & ~ramp
+    ramp_z = np.repeat(np.clip((np.arange(width) - 2) * 0.1, 0.0, 1.2)[:, None], width, axis=1)
+    return make_heightfield([(floor, 0.0), (ramp, ramp_z), (platform, 1.2)], climb=0.15)
+
+
+def test_a_region_never_borders_itself():
+    """The floor, the ramp and the platform are one connected piece; kept as one region, its
+    outline would run along both sides of the platform's edge (seen from above, the same line
+    twice), which the polygon stage cannot decompose cleanly."""
+    hf = platform_reached_by_a_ramp()
+    for radius in (0.0, 0.05):
+        rm = build_regions(hf, params(agent_radius=radius))
+        assert_single_storey(hf, rm.region)
+        assert_never_borders_itself(hf, rm.region)
+        # Split only where it must be: a few large regions, not a patchwork. (Eroded by half a cell,
+        # the floor no longer meets the platform, and one region borders nothing of itself.)
+        assert rm.region_count == 1 if radius else 2 <= rm.region_count <= 4
+    # Without the ramp the platform is an island of its own and the floor one region round it.
+    rm = build_regions(
+        hf_without_ramp := make_heightfield([(~platform_mask(40), 0.0), (platform_mask(40), 1.2)], climb=0.15),
+        params(agent_radius=0.0),
+    )
+    assert rm.region_count == 2
+    assert_never_borders_itself(hf_without_ramp, rm.region)
+
+
+def platform_mask(width: int) -> np.ndarray:
+    mask = np.zeros((width, width), bool)
+    mask[15:30, 15:30] = True
+    return mask
+
+
 def test_empty_heightfield_gives_no_regions():
     hf = make_heightfield([(np.zeros((5, 5), bool), 0.0)])
     rm = build_regions(hf, params())
