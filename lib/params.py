@@ -94,7 +94,7 @@ BAKE_PARAMETERS = (
         "m",
         recast="walkableClimb",
         recast_in_cells=True,
-        description="largest step between neighbouring floor points; stairs below it connect",
+        description="largest step where neighbouring floors meet: lower stairs connect, as do slopes within max slope",
     ),
     BakeParameter(
         "agent_max_slope",
@@ -234,14 +234,6 @@ class BakeParams:
                 f"cell_size {cs:g} m is more than half the agent radius ({r:g} m): walls and gaps are resolved to "
                 f"{cs:g} m, so passages up to about 2 x radius + cell size close; Recast's guide is radius/3 to "
                 f"radius/2 ({r / 3:.3g} to {r / 2:.3g} m)"
-            )
-        rise = cs * math.tan(math.radians(self.agent_max_slope))
-        if self.agent_max_climb < rise:
-            steepest = math.degrees(math.atan2(self.agent_max_climb, cs))
-            out.append(
-                f"agent_max_climb {self.agent_max_climb:g} m is below the rise of a {self.agent_max_slope:g}° "
-                f"floor across one cell ({rise:.3g} m): floors steeper than {steepest:.3g}° break apart; raise "
-                f"the climb to at least {rise:.3g} m or lower agent_max_slope"
             )
         if self.agent_height < self.agent_max_climb:
             out.append(

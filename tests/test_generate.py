@@ -78,6 +78,22 @@ def test_stairs_connect_only_when_steps_are_within_climb(rise, joined):
     assert connected(mesh, (3, 1.5, 0), (6 + steps * 0.4 + 3, 1.5, top)) is joined
 
 
+@pytest.mark.parametrize("cell", [0.1, 0.3, 0.5])
+def test_a_ramp_rising_more_than_a_climb_step_per_cell_is_one_floor(cell):
+    """A 27° ramp rises 0.05-0.25 m per cell, more than the 0.04 m climb at the coarser cells:
+    comparing heights at column centres (Recast) cuts it into strips a cell wide that no path
+    crosses. Measured where the columns meet, it is one floor; a 0.2 m riser still stops the agent."""
+    params = dataclasses.replace(PARAMS, cell_size=cell, agent_radius=0.0, agent_max_climb=0.04, region_min_area=0.1)
+    scene = Scene().ramp(0, 0, 6, 3, 0.0, 3.0)
+    mesh = bake(scene, params)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert connected(mesh, (0.5, 1.5, 0.25), (5.5, 1.5, 2.75))
+    stairs = Scene().floor(0, 0, 3, 3).floor(3, 0, 6, 3, z=0.2)
+    stairs.box((3, 1.5, 0), (0.02, 3, 0.2))  # the riser
+    mesh = bake(stairs, params)
+    assert not connected(mesh, (1.5, 1.5, 0), (4.5, 1.5, 0.2))
+
+
 @pytest.mark.parametrize("angle, walkable", [(42.0, True), (48.0, False)])
 def test_slopes_just_under_and_over_max_slope(angle, walkable):
     run = 4.0

@@ -364,4 +364,11 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         assert np.array_equal(hf.links[b, (d + 2) % 4], a)
         assert np.array_equal(hf.x[b] - hf.x[a], np.full(len(a), DIR_DX[d]))
         assert np.array_equal(hf.y[b] - hf.y[a], np.full(len(a), DIR_DY[d]))
-        assert np.all(np.abs(hf.z[b] - hf.z[a]) <= climb + 1e-12)
+        # The step where the two columns meet, each floor carried there along its own slope but
+        # not past its triangle's lowest or highest point.
+        half = 0.5 * params.cell_size * np.array([DIR_DX[d], DIR_DY[d]], dtype=float)
+        low, high = hf.surface_range[:, 0], hf.surface_range[:, 1]
+        there = np.clip(hf.z[b] - hf.gradient[b] @ half, low[b], high[b])
+        here = np.clip(hf.z[a] + hf.gradient[a] @ half, low[a], high[a])
+        step = there - here
+        assert np.all(np.abs(step) <= climb + 1e-9)

@@ -153,8 +153,6 @@ def test_sensible_settings_have_no_warnings(values):
     "values, parameter, hint",
     [
         ({"cell_size": 0.3, "agent_radius": 0.4}, "cell_size", "0.133 to 0.2 m"),
-        ({"agent_max_climb": 0.0}, "agent_max_climb", "at least 0.2 m"),
-        ({"cell_size": 0.2, "agent_max_climb": 0.1, "agent_max_slope": 45.0}, "agent_max_climb", "26.6°"),
         ({"agent_height": 0.01}, "agent_height", "taller than itself"),
         ({"max_verts_per_poly": 32}, "max_verts_per_poly", "Detour's limit of 6"),
         ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),

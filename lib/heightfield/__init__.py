@@ -110,7 +110,12 @@ def build_heightfield(
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
     progress.at(0.6)
-    links = _link_spans(span_col, x, y, z, ceiling, grid, params)
+    # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0), and the
+    # heights that triangle spans.
+    top = normal[span_tri]
+    gradient = -top[:, :2] / top[:, 2:3]
+    surface_range = np.column_stack([p[span_tri, :, 2].min(axis=1), p[span_tri, :, 2].max(axis=1)])
+    links = _link_spans(span_col, x, y, z, gradient, surface_range, ceiling, grid, params)
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
     progress.at(0.8)
@@ -130,8 +135,6 @@ def build_heightfield(
             area[_inside_solids(span_col, z, shell, grid)] = volume_area
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
     hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
-    # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0).
-    top = normal[span_tri]
-    hf.gradient = -top[:, :2] / top[:, 2:3]
-    hf.surface_range = np.column_stack([p[span_tri, :, 2].min(axis=1), p[span_tri, :, 2].max(axis=1)])
+    hf.gradient = gradient
+    hf.surface_range = surface_range
     return hf

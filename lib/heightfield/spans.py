@@ -88,22 +88,34 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     return winding[column_end] - winding[above] > 0
 
 
-def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:
-    """Link each span to the best passable span of each neighbour column; links are mutual."""
+def _link_spans(col, x, y, z, gradient, surface_range, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """Link each span to the best passable span of each neighbour column; links are mutual.
+
+    The step between two floors is measured where their columns meet, each floor carried there
+    along its own slope (gradient) but not past its triangle's lowest or highest point
+    (surface_range): a ramp steeper than agent_max_climb per cell is one floor, where comparing
+    heights at the column centres (Recast) would cut it into strips a cell wide; a stair's riser is
+    the same step either way."""
     s = len(z)
     counts = np.bincount(col, minlength=grid.width * grid.height)
     first = np.cumsum(counts) - counts
     links = np.full((s, 4), -1, dtype=np.int64)
+    half = 0.5 * grid.cs
     for d in range(4):
         nx, ny = x + DIR_DX[d], y + DIR_DY[d]
         inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
         ncol = np.where(inside, ny * grid.width + nx, 0)
         cnt = np.where(inside, counts[ncol], 0)
         base = first[ncol]
+        # Each floor's height at the border with the neighbour column in direction d, and at the
+        # border with the one in the opposite direction (where the neighbour's floor meets this one).
+        rise = half * (gradient[:, 0] * DIR_DX[d] + gradient[:, 1] * DIR_DY[d])
+        here = np.clip(z + rise, surface_range[:, 0], surface_range[:, 1])
+        there = np.clip(z - rise, surface_range[:, 0], surface_range[:, 1])
         # First candidate of every neighbour column in one full-length pass (most columns hold one span).
         cand = np.where(cnt > 0, base, 0)
         zc = z[cand]
-        dz = np.abs(zc - z)
+        dz = np.abs(there[cand] - here)
         room = np.minimum(ceiling, ceiling[cand]) - np.maximum(z, zc)
         ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
         best = np.where(ok, cand, -1)
@@ -113,7 +125,7 @@ def _link_spans(col, x, y, z, ceiling, grid: _Grid, params: BakeParams) -> np.nd
         while active.size:
             cand = base[active] + k
             za, zc = z[active], z[cand]
-            dz = np.abs(zc - za)
+            dz = np.abs(there[cand] - here[active])
             room = np.minimum(ceiling[active], ceiling[cand]) - np.maximum(za, zc)
             ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
             best[active[ok]] = cand[ok]
