@@ -115,7 +115,7 @@ def build_heightfield(
     top = normal[span_tri]
     gradient = -top[:, :2] / top[:, 2:3]
     surface_range = np.column_stack([p[span_tri, :, 2].min(axis=1), p[span_tri, :, 2].max(axis=1)])
-    links = _link_spans(span_col, x, y, z, gradient, surface_range, ceiling, grid, params)
+    links = _link_spans(span_col, x, y, z, gradient, surface_range, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
     progress.at(0.8)

@@ -88,7 +88,9 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     return winding[column_end] - winding[above] > 0
 
 
-def _link_spans(col, x, y, z, gradient, surface_range, ceiling, grid: _Grid, params: BakeParams) -> np.ndarray:
+def _link_spans(
+    col, x, y, z, gradient, surface_range, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT
+) -> np.ndarray:
     """Link each span to the best passable span of each neighbour column; links are mutual.
 
     The step between two floors is measured where their columns meet, each floor carried there
@@ -102,6 +104,7 @@ def _link_spans(col, x, y, z, gradient, surface_range, ceiling, grid: _Grid, par
     links = np.full((s, 4), -1, dtype=np.int64)
     half = 0.5 * grid.cs
     for d in range(4):
+        progress.at(d / 5)
         nx, ny = x + DIR_DX[d], y + DIR_DY[d]
         inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
         ncol = np.where(inside, ny * grid.width + nx, 0)
@@ -135,6 +138,7 @@ def _link_spans(col, x, y, z, gradient, surface_range, ceiling, grid: _Grid, par
         links[:, d] = best
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
+    progress.at(0.8)
     opposite = (np.arange(4) + 2) % 4
     idx = np.arange(s)
     mutual = links.copy()
