@@ -211,15 +211,18 @@ def _self_borders(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside
     key = label[idx] * stride + column[idx]
     order = np.argsort(key, kind="stable")
     keys, spans = key[order], idx[order]
-    out = []
-    for d in (0, 1):  # +x and +y: each pair of neighbouring columns once
-        nx, ny = hf.x[idx] + DIR_DX[d], hf.y[idx] + DIR_DY[d]
-        ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
-        wanted = label[idx[ok]] * stride + ny[ok].astype(np.int64) * hf.width + nx[ok]
-        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-        there = spans[pos]
-        apart = (keys[pos] == wanted) & (hf.links[idx[ok], d] != there)
-        out.append(np.stack([idx[ok][apart], there[apart]], axis=1))
+    del key, order
+    out = [np.zeros((0, 2), dtype=np.int64)]
+    for part in _chunks(idx):  # bounds the temporaries on large levels
+        for d in (0, 1):  # +x and +y: each pair of neighbouring columns once
+            nx, ny = hf.x[part] + DIR_DX[d], hf.y[part] + DIR_DY[d]
+            ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
+            here = part[ok]
+            wanted = label[here] * stride + ny[ok].astype(np.int64) * hf.width + nx[ok]
+            pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+            there = spans[pos]
+            apart = (keys[pos] == wanted) & (hf.links[here, d] != there)
+            out.append(np.stack([here[apart], there[apart]], axis=1))
     return np.concatenate(out)
 
 

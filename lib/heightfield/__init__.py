@@ -112,9 +112,12 @@ def build_heightfield(
     progress.at(0.6)
     # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0), and the
     # heights that triangle spans.
-    top = normal[span_tri]
-    gradient = -top[:, :2] / top[:, 2:3]
-    surface_range = np.column_stack([p[span_tri, :, 2].min(axis=1), p[span_tri, :, 2].max(axis=1)])
+    floors = np.unique(span_tri)
+    slope = np.zeros((len(tris), 2))
+    slope[floors] = -normal[floors, :2] / normal[floors, 2:3]
+    heights = p[:, :, 2]
+    gradient = slope[span_tri]
+    surface_range = np.column_stack([heights.min(axis=1)[span_tri], heights.max(axis=1)[span_tri]])
     links = _link_spans(span_col, x, y, z, gradient, surface_range, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)

@@ -14,6 +14,8 @@ from .rasterise import _Grid, _sample_centres
 _MERGE_GAP = 1e-5
 # Surfaces closer than this (m) along a column are one surface to the inside-solid test.
 _SAME_SURFACE = 1e-4
+# Spans linked at a time (bounds the temporaries of the neighbour search).
+_LINK_CHUNK = 1 << 18
 
 
 def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SILENT):
@@ -105,47 +107,53 @@ def _link_spans(
     half = 0.5 * grid.cs
     for d in range(4):
         progress.at(d / 5)
-        nx, ny = x + DIR_DX[d], y + DIR_DY[d]
-        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
-        ncol = np.where(inside, ny * grid.width + nx, 0)
-        cnt = np.where(inside, counts[ncol], 0)
-        base = first[ncol]
-        # Each floor's height at the border with the neighbour column in direction d, and at the
-        # border with the one in the opposite direction (where the neighbour's floor meets this one).
         rise = half * (gradient[:, 0] * DIR_DX[d] + gradient[:, 1] * DIR_DY[d])
-        here = np.clip(z + rise, surface_range[:, 0], surface_range[:, 1])
+        # Every floor's height at its border with the column opposite d: where the floor of a span
+        # that has it as neighbour d meets it.
         there = np.clip(z - rise, surface_range[:, 0], surface_range[:, 1])
-        # First candidate of every neighbour column in one full-length pass (most columns hold one span).
-        cand = np.where(cnt > 0, base, 0)
-        zc = z[cand]
-        dz = np.abs(there[cand] - here)
-        room = np.minimum(ceiling, ceiling[cand]) - np.maximum(z, zc)
-        ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
-        best = np.where(ok, cand, -1)
-        best_dz = np.where(ok, dz, np.inf)
-        k = 1
-        active = np.flatnonzero(cnt > k)
-        while active.size:
-            cand = base[active] + k
-            za, zc = z[active], z[cand]
-            dz = np.abs(there[cand] - here[active])
-            room = np.minimum(ceiling[active], ceiling[cand]) - np.maximum(za, zc)
-            ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
-            best[active[ok]] = cand[ok]
-            best_dz[active[ok]] = dz[ok]
-            k += 1
-            active = active[cnt[active] > k]
-        links[:, d] = best
+        for start in range(0, s, _LINK_CHUNK):  # bounds the temporaries on large levels
+            part = np.arange(start, min(start + _LINK_CHUNK, s))
+            here = np.clip(z[part] + rise[part], surface_range[part, 0], surface_range[part, 1])
+            links[part, d] = _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid, params)
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
+    # In place: a link kept one way is kept the other way too, so the later directions see the same.
     progress.at(0.8)
-    opposite = (np.arange(4) + 2) % 4
     idx = np.arange(s)
-    mutual = links.copy()
     for d in range(4):
         b = links[:, d]
-        has = b >= 0
-        back = np.full(s, -1, dtype=np.int64)
-        back[has] = links[b[has], opposite[d]]
-        mutual[:, d] = np.where(has & (back == idx), b, -1)
-    return mutual
+        has = np.flatnonzero(b >= 0)
+        lost = has[links[b[has], (d + 2) % 4] != idx[has]]
+        links[lost, d] = -1
+    return links
+
+
+def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams):
+    """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
+    none): the step within agent_max_climb (here: each span's floor at that border; there: every
+    floor at the opposite border) and the headroom above both floors at least agent_height."""
+    nx, ny = x[part] + DIR_DX[d], y[part] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+    ncol = np.where(inside, ny * grid.width + nx, 0)
+    cnt = np.where(inside, counts[ncol], 0)
+    base = first[ncol]
+    zp, cp = z[part], ceiling[part]
+    # First candidate of every neighbour column in one pass (most columns hold one span).
+    cand = np.where(cnt > 0, base, 0)
+    dz = np.abs(there[cand] - here)
+    room = np.minimum(cp, ceiling[cand]) - np.maximum(zp, z[cand])
+    ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
+    best = np.where(ok, cand, -1)
+    best_dz = np.where(ok, dz, np.inf)
+    k = 1
+    active = np.flatnonzero(cnt > k)
+    while active.size:
+        cand = base[active] + k
+        dz = np.abs(there[cand] - here[active])
+        room = np.minimum(cp[active], ceiling[cand]) - np.maximum(zp[active], z[cand])
+        ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
+        best[active[ok]] = cand[ok]
+        best_dz[active[ok]] = dz[ok]
+        k += 1
+        active = active[cnt[active] > k]
+    return best
