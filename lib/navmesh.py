@@ -142,7 +142,9 @@ class PolyMesh:
         _read_only(self)
 
     @classmethod
-    def from_polygons(cls, polys: list[list[int]], regions, areas, vertices: np.ndarray, params: BakeParams):
+    def from_polygons(
+        cls, polys: list[list[int]], regions, areas, vertices: np.ndarray, params: BakeParams
+    ) -> PolyMesh:
         """Polygons given as vertex-index lists: the used vertices compacted, the CSR arrays built
         and each edge's neighbour found (the polygon holding the same edge reversed)."""
         used = sorted({v for poly in polys for v in poly})
@@ -155,7 +157,7 @@ class PolyMesh:
         flat = [v for poly in polys for v in poly]
         neighbors = [owner.get((poly[(k + 1) % len(poly)], a), -1) for poly in polys for k, a in enumerate(poly)]
         sizes = [len(poly) for poly in polys]
-        return PolyMesh(
+        return cls(
             vertices=vertices[used] if used else np.zeros((0, 3)),
             poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
             poly_vertices=np.asarray(flat, dtype=np.int64),
