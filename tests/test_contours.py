@@ -11,6 +11,7 @@ from shapely import affinity
 from shapely.geometry import LinearRing, Point, Polygon, box
 
 from lib.contours import build_contours
+from lib.contours.rings import _merge_rings
 from lib.geometry import segments_meet_matrix
 from lib.heightfield import build_heightfield
 from lib.params import BakeParams
@@ -376,3 +377,95 @@ def test_self_crossings_found_by_the_sweep_are_every_crossing_pair():
                 if segments_meet_matrix(a[None], b[None], c[None], d[None])[0]:
                     expected.append((i, j))
         assert list(zip(*[x.tolist() for x in _crossing_pairs(p)])) == expected
+
+
+def ring3(xy, clockwise: bool) -> np.ndarray:
+    """A ring of (x, y) as (n, 3) points at z = 0, turned the requested way."""
+    ring = np.c_[np.asarray(xy, float), np.zeros(len(xy))]
+    return ring[::-1] if LinearRing(xy).is_ccw == clockwise else ring
+
+
+def same_area(a, b) -> bool:
+    """Two polygons cover the same ground, to float noise in the crossing points."""
+    return a.symmetric_difference(b).area <= 1e-9 * max(a.area, 1.0)
+
+
+def star(rng, centre, radius: float, sides: int) -> list:
+    """A random star-shaped polygon: corners at random radii around a centre."""
+    angles = np.sort(rng.uniform(0, 2 * np.pi, sides))
+    radii = rng.uniform(0.3, 1.0, sides) * radius
+    return (np.asarray(centre) + np.c_[np.cos(angles), np.sin(angles)] * radii[:, None]).tolist()
+
+
+def test_two_crossing_holes_merge_into_the_outline_of_their_union():
+    a, b = ring3(box(0, 0, 2, 2).exterior.coords[:-1], True), ring3(box(1, 1, 3, 3).exterior.coords[:-1], True)
+    merged = _merge_rings(a, b)
+    assert not LinearRing(merged[:, :2]).is_ccw
+    assert Polygon(merged[:, :2]).equals(box(0, 0, 2, 2).union(box(1, 1, 3, 3)))
+
+
+def test_a_hole_crossing_the_outer_ring_is_cut_out_of_it():
+    outer, hole = (
+        ring3(box(0, 0, 10, 10).exterior.coords[:-1], False),
+        ring3(box(8, 4, 12, 6).exterior.coords[:-1], True),
+    )
+    merged = _merge_rings(outer, hole)
+    assert LinearRing(merged[:, :2]).is_ccw
+    assert Polygon(merged[:, :2]).equals(box(0, 0, 10, 10).difference(box(8, 4, 12, 6)))
+
+
+def test_holes_enclosing_a_pocket_merge_with_the_pocket_filled():
+    """A U-shaped hole closed by a bar: the floor inside the U is cut off, and given up."""
+    u = Polygon([(0, 0), (3, 0), (3, 3), (2, 3), (2, 1), (1, 1), (1, 3), (0, 3)])
+    bar = box(-0.5, 2.5, 3.5, 3.5)
+    merged = _merge_rings(ring3(u.exterior.coords[:-1], True), ring3(bar.exterior.coords[:-1], True))
+    assert Polygon(merged[:, :2]).equals(Polygon(u.union(bar).exterior))
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (box(0, 0, 1, 1), box(1, 0, 2, 1)),  # sharing an edge
+        (box(0, 0, 1, 1), box(1, 1, 2, 2)),  # touching at a corner
+        (box(0, 0, 1, 1), box(2, 0, 3, 1)),  # apart
+    ],
+)
+def test_holes_that_do_not_cross_are_not_merged(a, b):
+    assert _merge_rings(ring3(a.exterior.coords[:-1], True), ring3(b.exterior.coords[:-1], True)) is None
+
+
+def test_a_hole_cutting_the_outer_ring_in_two_is_not_merged():
+    outer, hole = (
+        ring3(box(0, 0, 10, 10).exterior.coords[:-1], False),
+        ring3(box(4, -1, 6, 11).exterior.coords[:-1], True),
+    )
+    assert _merge_rings(outer, hole) is None
+
+
+def test_merged_rings_match_shapely_on_random_stars():
+    """Random crossing star-shaped holes, and holes crossing an outer star: a merge, when there is
+    one, is the exact outline of the floor left of both rings (pockets between holes filled)."""
+    rng = np.random.default_rng(11)
+    merges = 0
+    for trial in range(400):
+        outer = trial % 2 == 1
+        p = star(rng, (0, 0), 3.0 if outer else 1.5, int(rng.integers(3, 12)))
+        q = star(rng, rng.uniform(-2, 2, 2), 1.5, int(rng.integers(3, 12)))
+        pa, pb = Polygon(p), Polygon(q)
+        if not (pa.is_valid and pb.is_valid and pa.boundary.crosses(pb.boundary)):
+            continue
+        merged = _merge_rings(ring3(p, not outer), ring3(q, True))
+        if outer:
+            floor = pa.difference(pb)
+            if merged is None:
+                assert (
+                    floor.geom_type == "MultiPolygon" or pa.boundary.intersection(pb.boundary).geom_type != "MultiPoint"
+                )
+                continue
+            assert LinearRing(merged[:, :2]).is_ccw and same_area(Polygon(merged[:, :2]), floor)
+        else:
+            assert merged is not None
+            assert not LinearRing(merged[:, :2]).is_ccw
+            assert same_area(Polygon(merged[:, :2]), Polygon(pa.union(pb).exterior))
+        merges += 1
+    assert merges > 150

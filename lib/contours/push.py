@@ -8,7 +8,7 @@ import numpy as np
 from ..boundary import FloorBoundary
 from ..geometry import segments_meet_matrix, signed_area
 from ..progress import SILENT, Progress
-from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _split_at_crossings
+from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
 # off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
@@ -21,6 +21,8 @@ _PUSH_STRAIGHT = 0.5
 # An edge with one end on a shared border turns about that end; its closest approach counts as at
 # least this fraction of its length from the fixed end, bounding how far the free end moves.
 _PUSH_MIN_LEVER = 0.25
+# A ring too close to others to be pushed off the walls alone is merged with at most this many.
+_MERGE_ROUNDS = 3
 
 
 class _RingBoxes:
@@ -34,13 +36,21 @@ class _RingBoxes:
     def replace(self, k: int, ring: np.ndarray) -> None:
         self.rings[k], self.boxes[k] = ring, _box(ring)
 
-    def near(self, ring: np.ndarray, skip: int, margin: float = 0.0) -> list[np.ndarray]:
-        """The rings but number `skip` whose boxes touch the ring's, widened by margin."""
+    def remove(self, k: int) -> None:
+        """Ring k is gone (merged into another): it touches nothing and is left out of the result."""
+        self.rings[k], self.boxes[k] = self.rings[k][:0], (np.inf, np.inf, -np.inf, -np.inf)
+
+    def touching(self, ring: np.ndarray, margin: float = 0.0) -> list[int]:
+        """The numbers of the rings whose boxes touch the ring's, widened by margin."""
         box = _box(ring)
         touch = np.all(self.boxes[:, :2] <= box[2:] + margin, axis=1) & np.all(
             self.boxes[:, 2:] >= box[:2] - margin, axis=1
         )
-        return [self.rings[k] for k in np.flatnonzero(touch) if k != skip]
+        return np.flatnonzero(touch).tolist()
+
+    def near(self, ring: np.ndarray, skip: int, margin: float = 0.0) -> list[np.ndarray]:
+        """The rings but number `skip` whose boxes touch the ring's, widened by margin."""
+        return [self.rings[k] for k in self.touching(ring, margin) if k != skip]
 
 
 def _near(ring: np.ndarray, others: list[np.ndarray]) -> list[np.ndarray]:
@@ -73,14 +83,9 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     out_nb = [ring_options[0][1] for ring_options in options]
     for k, ring_options in enumerate(options):
         progress.at(k / len(options))
-
-        def fits(ring: np.ndarray) -> bool:  # called in this iteration only: k is the ring placed now
-            if _crossing_edges(ring[:, :2]).size:
-                return False
-            others = out.near(ring, skip=k)  # noqa: B023
-            return _fits_among(ring, others) if k else not any(_crossing_rings(ring, other) for other in others)  # noqa: B023
-
-        finest = None
+        if not len(out.rings[k]):
+            continue  # merged into another ring
+        finest, first = None, None
         for option in ring_options:
             option = option() if callable(option) else option
             if option is None:
@@ -88,19 +93,72 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             ring, nb, fixed = option
             finest = ring, nb
             pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
-            if cleared and not fits(pushed):
+            first = first or option
+            if cleared and not _fits(pushed, k, out):
                 pushed, pushed_nb = _untangle(pushed, pushed_nb)
-            if cleared and len(pushed) and fits(pushed):
+            if cleared and len(pushed) and _fits(pushed, k, out):
                 out.replace(k, pushed)
                 out_nb[k] = pushed_nb
                 break
         else:
+            merged = _merged(k, first, out, out_nb, boundary)
+            if merged is not None:
+                ring, slot, absorbed = merged
+                for j in absorbed:
+                    out.remove(j)
+                out.replace(slot, ring)
+                out_nb[slot] = np.full(len(ring), -1, dtype=np.int64)
             # Nothing pushes clear (the ring pinches against another): the finest outline, which
             # follows the eroded boundary closest, unpushed.
-            if finest is not None and fits(finest[0]):
+            elif finest is not None and _fits(finest[0], k, out):
                 out.replace(k, finest[0])
                 out_nb[k] = finest[1]
-    return out.rings, out_nb
+    kept = [k for k, ring in enumerate(out.rings) if len(ring)]
+    return [out.rings[k] for k in kept], [out_nb[k] for k in kept]
+
+
+def _fits(ring: np.ndarray, slot: int, out: _RingBoxes, skip: set | frozenset = frozenset()) -> bool:
+    """Ring `slot` of a region (0: the outer ring) could be this ring: it does not cross itself, nor
+    meet the region's other rings (but those in skip), nor, as a hole, enclose one."""
+    if _crossing_edges(ring[:, :2]).size:
+        return False
+    others = [out.rings[j] for j in out.touching(ring) if j != slot and j not in skip]
+    return _fits_among(ring, others) if slot else not any(_crossing_rings(ring, other) for other in others)
+
+
+def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundary: FloorBoundary):
+    """(ring, its slot, the slots it replaces) for a wall-only ring k that cannot be pushed off the
+    walls on its own because a wall-only ring of the region is too close (the floor between them is
+    narrower than the agent): its outline `option` pushed once and the rings that crosses merged
+    into one (_merge_rings) and pushed again, up to _MERGE_ROUNDS times; None if the result still
+    does not clear and fit. One push, as the first one of _push_off_walls, measures each edge from
+    where it was traced; later ones push an edge that faces a narrow gap into the wall across."""
+    if option is None or (option[1] >= 0).any():
+        return None
+    ring, nb, fixed = option
+    ring, merged = _push_off_walls(ring, nb, fixed, boundary, passes=1)[0], {k}
+    for _ in range(_MERGE_ROUNDS):
+        crossed = [
+            j
+            for j in out.touching(ring)
+            if j not in merged and (out_nb[j] < 0).all() and _crossing_rings(ring, out.rings[j])
+        ]
+        if not crossed:
+            return None
+        union = _merge_rings(ring, out.rings[crossed[0]])
+        if union is None:
+            return None
+        merged.add(crossed[0])
+        slot = min(merged)
+        walls = np.full(len(union), -1, dtype=np.int64)
+        ring, walls, cleared = _push_off_walls(union, walls, np.zeros(len(union), dtype=bool), boundary)
+        if cleared and not _fits(ring, slot, out, merged):
+            ring, walls = _untangle(ring, walls)
+        if not len(ring):
+            return None
+        if cleared and _fits(ring, slot, out, merged):
+            return ring, slot, merged
+    return None
 
 
 def _untangle(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +177,9 @@ def _untangle(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return kept[0]
 
 
-def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary):
+def _push_off_walls(
+    ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
+):
     """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
     floor's boundary, but those between two shared points; cleared is False when the passes ran out
     before that held.
@@ -128,13 +188,14 @@ def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundar
     shortfall: a tangent to the eroded boundary's arcs instead of a chord across them. A free
     vertex moves to where its two edges' lines meet after the push; shared points (fixed) never
     move, and an edge with one fixed end turns about it. An edge the push would turn over is
-    dropped instead (its lines' neighbours meet directly). Repeated until every wall edge clears.
+    dropped instead (its lines' neighbours meet directly). Repeated until every wall edge clears,
+    at most `passes` times.
     """
     if not (nb < 0).any() or fixed.all():
         return ring, nb, True
     xy, z = ring[:, :2].copy(), ring[:, 2].copy()
     cleared = False
-    for _ in range(_PUSH_PASSES):
+    for _ in range(passes):
         wall, fixed_next = nb < 0, np.roll(fixed, -1)
         a, b = xy, np.roll(xy, -1, axis=0)
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
@@ -157,9 +218,12 @@ def _push_off_walls(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundar
         with np.errstate(divide="ignore", invalid="ignore"):
             general = np.column_stack([o1 * n2[:, 1] - o2 * n1[:, 1], n1[:, 0] * o2 - n2[:, 0] * o1]) / sine[:, None]
             even = np.maximum(o1, o2)[:, None] * (n1 + n2) / (1.0 + cosine)[:, None]
-        d = np.where(straight[:, None], even, general)
-        # A fold back (a spike) has no place where both lines are pushed: leave it.
-        d[fixed | ((o1 == 0) & (o2 == 0)) | (straight & (cosine <= 0))] = 0.0
+        spike = straight & (cosine <= 0)
+        d = np.where((straight & ~spike)[:, None], even, general)
+        # At a fold back (a spike), the pushed lines meet back along a walkable spike (its tip
+        # retreats) but far out along a wall spike (it would grow): only the retreat is taken.
+        grows = np.einsum("ij,ij->i", d, edge) <= 0
+        d[fixed | ((o1 == 0) & (o2 == 0)) | (spike & (grows | ~np.isfinite(d).all(axis=1)))] = 0.0
         moved = xy + d
         after = np.roll(moved, -1, axis=0) - moved
         flipped = np.flatnonzero(np.einsum("ij,ij->i", after, edge) <= 0)

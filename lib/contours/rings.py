@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import segments_meet_matrix
+from ..geometry import segments_meet_matrix, signed_area
 
 # Sine of the angle below which two edges count as straight (float noise, not geometry).
 _STRAIGHT = 1e-9
 # A ring is split at most into this many loops.
 _MAX_PIECES = 64
+# Two rings are merged only where their edges cross at least this fraction of an edge away from
+# the edges' ends (nearer, the crossing is a touch at a corner, and the walk is ambiguous).
+_MERGE_EDGE_END = 1e-9
 
 
 def _dedupe(points: np.ndarray, labels: np.ndarray):
@@ -183,3 +186,58 @@ def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
 def _box(ring: np.ndarray) -> np.ndarray:
     """Top-view bounding box (min x, min y, max x, max y)."""
     return np.concatenate([ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)])
+
+
+def _merge_rings(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The outline of the floor left of both of two crossing rings (the walkable side of each):
+    two clockwise holes give the outline of their union, a counter-clockwise outer ring and a hole
+    give the outer ring with the hole cut out of it. Walked along a from a point on b's walkable
+    side, switching rings at every crossing. Floor the two enclose together apart from that outline
+    (a pocket between two holes) is left out, which is conservative; an outer ring the hole splits
+    in pieces gives None, as do rings that only touch, overlap along a line or do not cross."""
+    n, m = len(a), len(b)
+    p, q = a[:, :2], np.roll(a[:, :2], -1, axis=0)
+    r, s = b[:, :2], np.roll(b[:, :2], -1, axis=0)
+    u, v = q - p, s - r
+    den = u[:, None, 0] * v[None, :, 1] - u[:, None, 1] * v[None, :, 0]
+    w = r[None] - p[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (w[..., 0] * v[None, :, 1] - w[..., 1] * v[None, :, 0]) / den
+        k = (w[..., 0] * u[:, None, 1] - w[..., 1] * u[:, None, 0]) / den
+    meet = segments_meet_matrix(p, q, r, s)
+    inner = (t > _MERGE_EDGE_END) & (t < 1 - _MERGE_EDGE_END) & (k > _MERGE_EDGE_END) & (k < 1 - _MERGE_EDGE_END)
+    if not (meet & inner).any() or (meet & ~inner).any():
+        return None
+    i, j = np.nonzero(meet)
+    crossings = [a[e] + f * (a[(e + 1) % n] - a[e]) for e, f in zip(i.tolist(), t[i, j].tolist())]
+    # Each ring's walk: its corners and crossings in order, as (position along the ring, crossing
+    # number or -1), and where in the other ring's walk each crossing is.
+    walks = (
+        sorted([(float(e), -1) for e in range(n)] + [(e + f, c) for c, (e, f) in enumerate(zip(i, t[i, j]))]),
+        sorted([(float(e), -1) for e in range(m)] + [(e + f, c) for c, (e, f) in enumerate(zip(j, k[i, j]))]),
+    )
+    rings = (a, b)
+    slot = [{c: x for x, (_, c) in enumerate(walk) if c >= 0} for walk in walks]
+    outer = signed_area(a) > 0 or signed_area(b) > 0
+    b_walkable_inside = signed_area(b) > 0
+    for start, (pos, c) in enumerate(walks[0]):
+        if c >= 0 or _contains(b, a[int(pos)]) != b_walkable_inside:
+            continue
+        out, seen, side, x = [], set(), 0, start
+        for _ in range(n + m + 2 * len(crossings)):
+            pos, c = walks[side][x]
+            out.append(crossings[c] if c >= 0 else rings[side][int(pos)])
+            if c >= 0:
+                seen.add(c)
+                side = 1 - side
+                x = slot[side][c]
+            x = (x + 1) % len(walks[side])
+            if side == 0 and x == start:
+                break
+        else:
+            return None
+        loop = np.array(out)
+        if (signed_area(loop) > 0) != outer:
+            continue  # a pocket between two holes: the union's outline passes elsewhere
+        return loop if not outer or len(seen) == len(crossings) else None
+    return None
