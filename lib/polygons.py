@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 _STEINER_SNAP = 0.25
 # Outline points this close (m) are welded into one vertex.
 _WELD = 1e-9
+# A vertex closer than this (m, in 3D) to another polygon's edge, and more than _INSIDE_EDGE of
+# the edge's length from its ends, lies inside that edge (a T-junction to weld).
+_ON_EDGE = 1e-7
+_INSIDE_EDGE = 1e-6
 
 
 def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> PolyMesh:
@@ -122,6 +126,8 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         areas.extend([outline.area] * len(region_polys))
 
     polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
+    polys, source = _weld_t_junctions(polys, np.array(points, dtype=np.float64).reshape(-1, 3), maxv, thin)
+    regions, areas = [regions[p] for p in source], [areas[p] for p in source]
     return PolyMesh.from_polygons(polys, regions, areas, np.array(points, dtype=np.float64).reshape(-1, 3), params)
 
 
@@ -182,6 +188,57 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
                     del owner[(poly[k - 1], poly[k])]
                 current[s] = None
     return [poly for poly in current if poly is not None]
+
+
+def _weld_t_junctions(
+    polys: list[list[int]], xyz: np.ndarray, maxv: int, thin: float
+) -> tuple[list[list[int]], list[int]]:
+    """(polygons, the polygon each came from) with every T-junction welded: where polygons on one
+    side of a line end at a vertex strictly inside an edge of a polygon on the other side (a
+    decomposition that cut a chord through a vertex straight to float noise), that vertex is
+    inserted into the edge, so the two sides share it. A polygon the insertion takes over maxv vertices is cut by chords
+    (_split_convex); one that cannot be is left as it was."""
+    directed = {(poly[k - 1], poly[k]) for poly in polys for k in range(len(poly))}
+    unpaired = [(p, k, poly[k - 1], poly[k]) for p, poly in enumerate(polys) for k in range(len(poly))]
+    unpaired = [(p, k, u, v) for p, k, u, v in unpaired if (v, u) not in directed]
+    if not unpaired:
+        return polys, list(range(len(polys)))
+    along: dict[int, list[int]] = {}  # vertex -> the other ends of its unpaired edges
+    for _, _, u, v in unpaired:
+        along.setdefault(u, []).append(v)
+        along.setdefault(v, []).append(u)
+    ends = np.array(sorted(along), dtype=np.int64)
+    ends = ends[np.argsort(xyz[ends, 0], kind="stable")]
+    end_x = xyz[ends, 0]
+    inserts: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for p, k, u, v in unpaired:
+        a, d = xyz[u], xyz[v] - xyz[u]
+        length_sq = float(d @ d)
+        if length_sq <= _ON_EDGE**2:
+            continue
+        lo, hi = np.searchsorted(end_x, [min(a[0], a[0] + d[0]) - _ON_EDGE, max(a[0], a[0] + d[0]) + _ON_EDGE])
+        cand = ends[lo:hi]
+        rel = xyz[cand] - a
+        t = rel @ d / length_sq
+        off = np.linalg.norm(rel - np.outer(t, d), axis=1)
+        inside = (t > _INSIDE_EDGE) & (t < 1 - _INSIDE_EDGE) & (off < _ON_EDGE)
+        for w, tw in zip(cand[inside].tolist(), t[inside].tolist()):
+            # Only where an unpaired edge at the vertex runs along this one (not a mere touch).
+            rel_o = xyz[along[w]] - a
+            if (np.linalg.norm(rel_o - np.outer(rel_o @ d / length_sq, d), axis=1) < _ON_EDGE).any():
+                inserts.setdefault((p, k), []).append((tw, w))
+    if not inserts:
+        return polys, list(range(len(polys)))
+    out, source = [], []
+    for p, poly in enumerate(polys):
+        welded = []
+        for k, v in enumerate(poly):
+            welded += [w for _, w in sorted(inserts.get((p, k), []))]
+            welded.append(v)
+        pieces = [welded] if len(welded) <= maxv else _split_convex(welded, xyz[:, :2], maxv, thin) or [poly]
+        out += pieces
+        source += [p] * len(pieces)
+    return out, source
 
 
 def _live(polys: list[list[int] | None], p: int) -> list[int]:

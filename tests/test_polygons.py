@@ -13,7 +13,7 @@ from shapely.ops import unary_union
 
 from lib.contours import RegionOutline
 from lib.params import BakeParams
-from lib.polygons import build_polygons
+from lib.polygons import _weld_t_junctions, build_polygons
 from lib.triangulate import SLIVER_WIDTH
 from tests.navmesh_checks import assert_valid_navmesh, polygon_xy
 
@@ -285,3 +285,28 @@ def test_self_intersecting_hole_becomes_its_hull_and_is_never_walkable():
     assert not unary_union([Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]).contains(
         Polygon([(1.1, 1.1), (2.9, 1.1), (2.9, 2.9), (1.1, 2.9)]).centroid
     )
+
+
+def test_a_vertex_inside_an_edge_across_is_welded_into_it():
+    """Two triangles end at (1, 0), inside the edge (0, 0)-(2, 0) of the triangle across (a chord
+    cut straight through a vertex): the vertex goes into that edge, and the sides pair up."""
+    xyz = np.array([(0, 0, 0), (2, 0, 0), (1, 2, 0), (1, 0, 0), (0, -1, 0), (2, -1, 0), (3, 3, 0)], float)
+    polys = [[0, 1, 2], [0, 4, 3], [3, 4, 5], [3, 5, 1]]
+    welded, source = _weld_t_junctions(polys, xyz, 6, 0.0)
+    assert welded[0] == [0, 3, 1, 2] and welded[1:] == polys[1:] and source == [0, 1, 2, 3]
+    directed = {(p[k - 1], p[k]) for p in welded for k in range(len(p))}
+    assert {(0, 3), (3, 1)} <= directed and {(3, 0), (1, 3)} <= directed
+
+
+def test_a_welded_polygon_over_the_vertex_limit_is_cut():
+    xyz = np.array([(0, 0, 0), (2, 0, 0), (2, 2, 0), (0, 2, 0), (1, 0, 0), (1, -1, 0)], float)
+    welded, source = _weld_t_junctions([[0, 1, 2, 3], [0, 5, 4], [4, 5, 1]], xyz, 4, 0.0)
+    assert sorted(source) == [0, 0, 1, 2] and all(len(p) <= 4 for p in welded)
+    assert sum(abs(Polygon(xyz[p, :2]).area) for p, s in zip(welded, source) if s == 0) == pytest.approx(4.0)
+
+
+def test_a_vertex_only_touching_an_edge_is_not_welded():
+    """Two regions pinching together at a point of a wall edge share nothing there."""
+    xyz = np.array([(0, 0, 0), (2, 0, 0), (1, 2, 0), (1, 0, 0), (0.5, -1, 0), (1.5, -1, 0)], float)
+    polys = [[0, 1, 2], [3, 4, 5]]
+    assert _weld_t_junctions(polys, xyz, 6, 0.0) == (polys, [0, 1])

@@ -21,6 +21,9 @@ _PUSH_STRAIGHT = 0.5
 # An edge with one end on a shared border turns about that end; its closest approach counts as at
 # least this fraction of its length from the fixed end, bounding how far the free end moves.
 _PUSH_MIN_LEVER = 0.25
+# A spike of floor whose tip is short of the radius retreats by at most this many cells (the tip
+# moves back along a narrow wedge several times as far as its edges move).
+_SPIKE_RETREAT = 0.5
 # A ring too close to others to be pushed off the walls alone is merged with at most this many.
 _MERGE_ROUNDS = 3
 
@@ -221,13 +224,19 @@ def _push_off_walls(
         spike = straight & (cosine <= 0)
         d = np.where((straight & ~spike)[:, None], even, general)
         # At a fold back (a spike), the pushed lines meet back along a walkable spike (its tip
-        # retreats) but far out along a wall spike (it would grow): only the retreat is taken.
-        grows = np.einsum("ij,ij->i", d, edge) <= 0
-        d[fixed | ((o1 == 0) & (o2 == 0)) | (spike & (grows | ~np.isfinite(d).all(axis=1)))] = 0.0
+        # retreats) but far out along a wall spike (it would grow): only a short retreat is taken.
+        with np.errstate(invalid="ignore"):
+            retreats = (np.einsum("ij,ij->i", d, edge) > 0) & (np.hypot(*d.T) <= _SPIKE_RETREAT * boundary.cs)
+        d[fixed | ((o1 == 0) & (o2 == 0)) | (spike & ~retreats)] = 0.0
         moved = xy + d
         after = np.roll(moved, -1, axis=0) - moved
         flipped = np.flatnonzero(np.einsum("ij,ij->i", after, edge) <= 0)
         if flipped.size == 0:
+            # A spike's tip retreats along its two edges, and so down (or up) the floor under them.
+            back = spike & (d != 0).any(axis=1)
+            if back.any():
+                along = np.einsum("ij,ij->i", d[back], edge[back]) / np.einsum("ij,ij->i", edge[back], edge[back])
+                z[back] += np.clip(along, 0.0, 1.0) * 0.5 * (np.roll(z, -1)[back] + np.roll(z, 1)[back] - 2 * z[back])
             xy = moved
             continue
         # Drop one free end of each edge that would turn over, then measure again.
