@@ -125,10 +125,11 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         regions.extend([outline.region] * len(region_polys))
         areas.extend([outline.area] * len(region_polys))
 
+    vertices = np.array(points, dtype=np.float64).reshape(-1, 3)
     polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
-    polys, source = _weld_t_junctions(polys, np.array(points, dtype=np.float64).reshape(-1, 3), maxv, thin)
+    polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
     regions, areas = [regions[p] for p in source], [areas[p] for p in source]
-    return PolyMesh.from_polygons(polys, regions, areas, np.array(points, dtype=np.float64).reshape(-1, 3), params)
+    return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
 
 
 def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:
@@ -196,8 +197,8 @@ def _weld_t_junctions(
     """(polygons, the polygon each came from) with every T-junction welded: where polygons on one
     side of a line end at a vertex strictly inside an edge of a polygon on the other side (a
     decomposition that cut a chord through a vertex straight to float noise), that vertex is
-    inserted into the edge, so the two sides share it. A polygon the insertion takes over maxv vertices is cut by chords
-    (_split_convex); one that cannot be is left as it was."""
+    inserted into the edge, so the two sides share it. A polygon the insertion takes over maxv
+    vertices is cut by chords (_split_convex); one that cannot be is left as it was."""
     directed = {(poly[k - 1], poly[k]) for poly in polys for k in range(len(poly))}
     unpaired = [(p, k, poly[k - 1], poly[k]) for p, poly in enumerate(polys) for k in range(len(poly))]
     unpaired = [(p, k, u, v) for p, k, u, v in unpaired if (v, u) not in directed]
