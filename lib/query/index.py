@@ -10,11 +10,16 @@ import numpy as np
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
 
-_FEW_DETAIL_TRIANGLES = 24
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
 # A detail triangle whose top-view area is below this share of its edges' squared lengths is a sliver.
 SLIVER_TOL = 1e-12
+# A polygon's detail triangles lie in one plane when their height coefficients agree to this share
+# of the largest (rounding of one plane computed from different corners).
+ONE_PLANE_TOL = 1e-12
+# A point this little outside (in barycentric terms) a detail triangle on the polygon's outline is on
+# it: a path's sample where it enters a polygon, off the edge by rounding.
+ON_OUTLINE_TOL = 1e-9
 # A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar.
 PLANAR_TOL = 0.005
 # Exit points this close (m) count as the same point when a walk leaves through a vertex.
@@ -112,8 +117,9 @@ class MeshIndex:
         self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
         self._edge_boxes: list[tuple] | None = None
-        self._detail: list[tuple[np.ndarray, list[tuple], np.ndarray]] = []
-        self._detail_flat: tuple = ()
+        # Per polygon: detail triangle rows, the triangles across their edges, the one plane (or None).
+        self._detail: list[tuple[list[tuple], list[tuple], tuple | None]] = []
+        self._detail_start: list[int] = []
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edges as start and direction (ax, ay, ux, uy), as Python
@@ -134,25 +140,12 @@ class MeshIndex:
             self._edge_boxes = [tuple(r) for r in np.concatenate([np.minimum(a, b), np.maximum(a, b)], axis=1).tolist()]
         return self._edge_boxes
 
-    def _detail_planes(self, p: int) -> tuple[np.ndarray, list[tuple], np.ndarray]:
-        """Polygon p's detail triangles as affine maps of (1, x, y): an array (3T, 3) giving each
-        triangle's barycentric coordinates (u, w, 1 - u - w), and rows (u0, ux, uy, w0, wx, wy, z0, zx, zy)
-        that add the height, for a Python loop where there are few triangles. All polygons' maps are
-        built in one vectorised pass on first use."""
-        if not self._detail:
-            self._build_detail_maps()
-        return self._detail[p]
-
-    def _detail_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every detail triangle's barycentric maps (u0, ux, uy, w0, wx, wy), each a contiguous (T,)
-        row of a (6, T) array, and height planes (T, 3), grouped by polygon: polygon p's triangles
-        are first[p] : first[p] + count[p]."""
-        if not self._detail_flat:
-            self._build_detail_maps()
-        return self._detail_flat
-
     def _build_detail_maps(self) -> None:
-        """The detail triangles' maps, per polygon and grouped, in one vectorised pass."""
+        """Every polygon's detail triangles as affine maps of (x, y), in one vectorised pass: rows
+        (u0, ux, uy, w0, wx, wy, z0, zx, zy) giving a triangle's barycentric coordinates u, w (of
+        its second and third corners) and its height; the triangles across each triangle's edges
+        (for walking to the one holding a point); and the polygon's plane where all its
+        triangles lie in one."""
         mesh = self.mesh
         t = mesh.detail_vertices[mesh.detail_triangles].reshape(-1, 3, 3)
         a, e1, e2 = t[:, 0], t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]
@@ -171,17 +164,35 @@ class MeshIndex:
         zx = ux * e1[:, 2] + wx * e2[:, 2]
         zy = uy * e1[:, 2] + wy * e2[:, 2]
         z0 = np.where(flat, t[:, :, 2].mean(axis=1), a[:, 2] + u0 * e1[:, 2] + w0 * e2[:, 2])
-        u, w = np.stack([u0, ux, uy], axis=1), np.stack([w0, wx, wy], axis=1)
-        bary = np.stack([u, w, np.array([1.0, 0.0, 0.0]) - u - w], axis=1)  # (T, 3, 3)
         rows = [tuple(r) for r in np.stack([u0, ux, uy, w0, wx, wy, z0, zx, zy], axis=1).tolist()]
+        across = _triangles_across(mesh.detail_triangles, mesh.detail_polygons)
         planes = np.stack([z0, zx, zy], axis=1)
-        self._detail = [
-            (bary[tri].reshape(-1, 3), [rows[k] for k in tri.tolist()], planes[tri]) for tri in self.detail_by_poly
-        ]
-        count = np.array([len(tri) for tri in self.detail_by_poly], dtype=np.int64)
-        grouped = np.concatenate([np.zeros(0, dtype=np.int64), *self.detail_by_poly])
-        maps = np.stack([u0, ux, uy, w0, wx, wy])[:, grouped].copy()
-        self._detail_flat = (maps, planes[grouped], np.cumsum(count) - count, count)
+        # Each triangle's position in its polygon's list, and its neighbours' positions.
+        local = np.zeros(len(across), dtype=np.int64)
+        for tri in self.detail_by_poly:
+            local[tri] = np.arange(len(tri))
+        across = np.where(across >= 0, local[np.maximum(across, 0)], -1)
+        # The walks start at the triangle whose centre is nearest the polygon's.
+        owner = mesh.detail_polygons
+        gap = np.hypot(*(t[:, :, :2].mean(axis=1) - self.centroid[owner, :2]).T)
+        nearest = np.lexsort((gap, owner))
+        heads = np.ones(len(nearest), dtype=bool)
+        heads[1:] = owner[nearest][1:] != owner[nearest][:-1]
+        start = np.zeros(mesh.polygon_count, dtype=np.int64)
+        start[owner[nearest[heads]]] = local[nearest[heads]]
+        self._detail_start = start.tolist()
+        self._detail = []
+        for tri in self.detail_by_poly:
+            nbr = across[tri]
+            solid = planes[tri][~flat[tri]]
+            one = len(solid) and np.ptp(solid, axis=0).max() <= ONE_PLANE_TOL * (1.0 + np.abs(solid).max())
+            self._detail.append(
+                (
+                    [rows[k] for k in tri.tolist()],
+                    [tuple(n) for n in nbr.tolist()],
+                    tuple(solid[0].tolist()) if one else None,
+                )
+            )
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -206,68 +217,59 @@ class MeshIndex:
                 return False
         return True
 
-    def heights(self, polys: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """`height` at many points at once, point k on polygon polys[k]: each point against every
-        detail triangle of its polygon in one vectorised pass."""
-        polys, x, y = (
-            np.asarray(polys, dtype=np.int64),
-            np.asarray(x, dtype=np.float64),
-            np.asarray(y, dtype=np.float64),
-        )
-        maps, planes, first, count = self._detail_arrays()
-        z = np.empty(len(polys))
-        flat = count[polys] == 0
-        if flat.any():
-            z[flat] = [
-                self.height(p, (u, v)) for p, u, v in zip(polys[flat].tolist(), x[flat].tolist(), y[flat].tolist())
-            ]
-        pts = np.flatnonzero(~flat)
-        if len(pts):
-            n = count[polys[pts]]
-            point = np.repeat(np.arange(len(pts)), n)
-            starts = np.cumsum(n) - n
-            tri = np.repeat(first[polys[pts]] - starts, n) + np.arange(len(point))
-            px, py = x[pts][point], y[pts][point]
-            u = maps[0][tri] + maps[1][tri] * px + maps[2][tri] * py
-            w = maps[3][tri] + maps[4][tri] * px + maps[5][tri] * py
-            inside = np.minimum(np.minimum(u, w), 1.0 - u - w)
-            best = np.maximum.reduceat(inside, starts)
-            winners = np.flatnonzero(inside == best[point])
-            # The first triangle of each point among those that hold it best, as argmax picks.
-            owner = point[winners]
-            first = np.ones(len(winners), dtype=bool)
-            first[1:] = owner[1:] != owner[:-1]
-            winners = winners[first]
-            plane = planes[tri[winners]]
-            lo, hi = self.lo[polys[pts], 2], self.hi[polys[pts], 2]
-            z[pts] = np.clip(plane[:, 0] + plane[:, 1] * x[pts] + plane[:, 2] * y[pts], lo, hi)
-        return z
+    def heights(self, polys: list[int], x: list[float], y: list[float]) -> list[float]:
+        """`height` at many points, point k on polygon polys[k]. Points in a row on one polygon (the
+        samples along a path) start their search at the triangle that held the point before."""
+        out = []
+        last, hint = -1, -1
+        for p, px, py in zip(polys, x, y):
+            if p != last:
+                last, hint = p, -1
+            z, hint = self._surface(p, px, py, hint)
+            out.append(z)
+        return out
 
     def height(self, p: int, xy) -> float:
         """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in
         barycentric terms) when there is a detail mesh, else the polygon plane."""
-        bary, rows, _ = self._detail_planes(p)
-        x, y = float(xy[0]), float(xy[1])
-        if len(rows) > _FEW_DETAIL_TRIANGLES:
-            _, _, _, _, _, _, z0, zx, zy = rows[
-                int(np.argmax((bary @ np.array((1.0, x, y))).reshape(-1, 3).min(axis=1)))
-            ]
-            return self._within_box(p, z0 + zx * x + zy * y)
-        if rows:
-            best, z = math.inf, 0.0
-            for u0, ux, uy, w0, wx, wy, z0, zx, zy in rows:
-                u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
-                outside = max(-u, -w, u + w - 1.0)
-                if outside < best:
-                    best, z = outside, z0 + zx * x + zy * y
-                    if outside <= 0.0:
-                        break
-            return self._within_box(p, z)
-        n = self.normal[p]
-        c = self.centroid[p]
-        if abs(n[2]) < 1e-9:
-            return float(c[2])
-        return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2])
+        return self._surface(p, float(xy[0]), float(xy[1]), -1)[0]
+
+    def _surface(self, p: int, x: float, y: float, hint: int) -> tuple[float, int]:
+        """(height, detail triangle) of polygon p at (x, y): walked from triangle `hint` across the
+        edge the point lies beyond, as in a triangulation's visibility walk, until a triangle holds
+        it (from the one nearest the polygon's centre when hint is -1); a point outside every
+        triangle takes the one it is least outside of."""
+        if not self._detail:
+            self._build_detail_maps()
+        rows, across, plane = self._detail[p]
+        if plane is not None:
+            return self._within_box(p, plane[0] + plane[1] * x + plane[2] * y), hint
+        if not rows:
+            n, c = self.normal[p], self.centroid[p]
+            if abs(n[2]) < 1e-9:
+                return float(c[2]), 0
+            return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2]), 0
+        k = hint if hint >= 0 else self._detail_start[p]
+        for _ in range(len(rows)):
+            u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
+            u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
+            v = 1.0 - u - w
+            if u >= 0.0 and w >= 0.0 and v >= 0.0:
+                return self._within_box(p, z0 + zx * x + zy * y), k
+            # Across the edge facing the corner whose coordinate is the most negative.
+            step = across[k][0] if v <= u and v <= w else (across[k][1] if u <= w else across[k][2])
+            if step < 0:
+                if min(u, w, v) >= -ON_OUTLINE_TOL:
+                    return self._within_box(p, z0 + zx * x + zy * y), k
+                break
+            k = step
+        best, z = math.inf, 0.0
+        for k, (u0, ux, uy, w0, wx, wy, z0, zx, zy) in enumerate(rows):
+            u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
+            outside = max(-u, -w, u + w - 1.0)
+            if outside < best:
+                best, z, hint = outside, z0 + zx * x + zy * y, k
+        return self._within_box(p, z), hint
 
     def _within_box(self, p: int, z: float) -> float:
         """A height clamped to polygon p's surface range: a point just outside its detail triangles
@@ -449,3 +451,20 @@ def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list 
         t_enter = best
         if crossings is not None:
             crossings.append(best)
+
+
+def _triangles_across(triangles: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """(T, 3): the triangle of the same polygon across the edge facing each triangle's first,
+    second and third corner (-1 on the polygon's outline)."""
+    a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
+    # Edge facing corner 0 is b-c, facing 1 is c-a, facing 2 is a-b.
+    lo = np.concatenate([np.minimum(b, c), np.minimum(c, a), np.minimum(a, b)])
+    hi = np.concatenate([np.maximum(b, c), np.maximum(c, a), np.maximum(a, b)])
+    poly = np.tile(owner, 3)
+    order = np.lexsort((hi, lo, poly))
+    same = (lo[order][1:] == lo[order][:-1]) & (hi[order][1:] == hi[order][:-1]) & (poly[order][1:] == poly[order][:-1])
+    across = np.full(3 * len(triangles), -1, dtype=np.int64)
+    first, second = order[:-1][same], order[1:][same]
+    across[first] = second % len(triangles)
+    across[second] = first % len(triangles)
+    return across.reshape(3, -1).T.copy()

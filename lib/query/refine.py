@@ -365,7 +365,7 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
     a path follows floors that change slope (onto a ramp, over a ridge) instead of cutting through
     them or hanging in the air. polys: the candidate polygons of each point (several where a
     point is a vertex); each segment walks from the one that reaches its end on the same floor.
-    The heights of every segment's samples are looked up in one vectorised pass. strict: None when
+    strict: None when
     a segment does not walk over the mesh to its end (else such a segment is drawn as walked)."""
     segments = []  # per segment: (polygons walked, sample fractions, polygon of each sample)
     for k in range(len(points) - 1):
@@ -393,21 +393,13 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
                 ts.extend(here)
                 owner.extend([p] * len(here))
         segments.append((visited, ts, owner))
-    sample_x, sample_y, sample_owner = [], [], []
-    for k, (_, ts, owner) in enumerate(segments):
-        a, b = points[k], points[k + 1]
-        sample_x += [a[0] + t * (b[0] - a[0]) for t in ts]
-        sample_y += [a[1] + t * (b[1] - a[1]) for t in ts]
-        sample_owner += owner
-    heights = index.heights(sample_owner, sample_x, sample_y).tolist() if sample_owner else []
     out_pts, out_polys = [points[0]], [polys[0][0]]
-    used = 0
     for k, (visited, ts, owner) in enumerate(segments):
         a, b = points[k], points[k + 1]
         out_polys[-1] = visited[0]
         if ts:
-            zs = [a[2], *heights[used : used + len(ts)], b[2]]
-            used += len(ts)
+            (ax, ay), (dx, dy) = a[:2], (b[0] - a[0], b[1] - a[1])
+            zs = [a[2], *index.heights(owner, [ax + t * dx for t in ts], [ay + t * dy for t in ts]), b[2]]
             ts, owner = [0.0, *ts, 1.0], [visited[0], *owner]
             for i in _drape_indices(ts, zs):
                 t = ts[i]
