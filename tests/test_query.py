@@ -224,3 +224,41 @@ def test_multi_floor_paths_climb_the_ramp_and_never_jump():
     mesh = replace(mesh, areas=np.where(ramp, 2, mesh.areas))
     only_lower = reachable(mesh, [1.0, 1.0, 0.0], filter=QueryFilter(excluded={2}))
     assert only_lower.area == pytest.approx(24.0)
+
+
+def test_surface_heights_walked_over_detail_triangles_match_every_triangle_tested():
+    """The height lookup walks a polygon's detail triangles from a start triangle (and along a path
+    from the last sample's). It must give the height of the triangle holding the point, as testing
+    every triangle of the polygon does, for single points and for rows of samples along lines."""
+    from tests.test_io_detour import rolling_ground
+
+    mesh = rolling_ground()
+    index = NavMeshQuery(mesh).index
+    tri = mesh.detail_vertices[mesh.detail_triangles]
+    rng = np.random.default_rng(4)
+    assert max(np.bincount(mesh.detail_polygons)) > 8, "polygons with many detail triangles to walk over"
+
+    def brute(p, x, y):
+        best, z = -np.inf, None
+        for a, b, c in tri[mesh.detail_polygons == p]:
+            m = np.array([[b[0] - a[0], c[0] - a[0]], [b[1] - a[1], c[1] - a[1]]])
+            u, w = np.linalg.solve(m, [x - a[0], y - a[1]])
+            inside = min(u, w, 1.0 - u - w)
+            if inside > best:
+                best, z = inside, a[2] + u * (b[2] - a[2]) + w * (c[2] - a[2])
+        return z
+
+    checked = 0
+    for p in rng.integers(mesh.polygon_count, size=40).tolist():
+        ring = mesh.vertices[mesh.poly_vertices[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]]]
+        # Points inside the convex polygon (random convex combinations of its corners), in rows.
+        weights = rng.dirichlet(np.ones(len(ring)), size=2)
+        a, b = weights @ ring[:, :2]
+        line = a + np.linspace(0.0, 1.0, 12)[:, None] * (b - a)
+        rows = index.heights([p] * len(line), line[:, 0].tolist(), line[:, 1].tolist())
+        for (x, y), z in zip(line, rows):
+            expected = brute(p, x, y)
+            assert z == pytest.approx(expected, abs=1e-9)
+            assert index.height(p, (x, y)) == pytest.approx(expected, abs=1e-9)
+            checked += 1
+    assert checked >= 400

@@ -24,7 +24,7 @@ from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
 from .graph import FITS_TOL, MeshGraph
 from .index import Location, MeshIndex, query_point, walk_segment
 from .path import FOUND, PathPlan, PathResult, result, unreachable
-from .search import SlicedSearch, portal_ends
+from .search import PortalEnds, SlicedSearch
 
 # Radii whose portal and corner data are kept (least recently used dropped first).
 RADIUS_SLOTS = 4
@@ -46,7 +46,7 @@ SAME_RADIUS = 1e-6
 class _RadiusData:
     """What the queries for one clearance d = r - r0 share: portal parts and corner points."""
 
-    portals: dict = field(default_factory=dict)
+    portals: PortalEnds
     corners: dict = field(default_factory=dict)
 
 
@@ -177,7 +177,7 @@ class NavMeshQuery(PathDrawing):
             passable,
             costs,
             f.uniform(),
-            lambda e: self._portal(data, e, d),
+            data.portals,
             state,
             everywhere,
             hscale=f.min_cost(),
@@ -323,18 +323,12 @@ class NavMeshQuery(PathDrawing):
     def _radius_data(self, d: float) -> _RadiusData:
         data = self._radii.get(d)
         if data is None:
-            data = self._radii[d] = _RadiusData()
+            data = self._radii[d] = _RadiusData(PortalEnds(self.mesh, self.graph, d))
             if len(self._radii) > RADIUS_SLOTS:
                 self._radii.popitem(last=False)
         else:
             self._radii.move_to_end(d)
         return data
-
-    def _portal(self, data: _RadiusData, e: int, d: float) -> tuple[tuple, tuple]:
-        hit = data.portals.get(e)
-        if hit is None:
-            hit = data.portals[e] = portal_ends(self.mesh, self.graph, e, d)
-        return hit
 
     def _piece(self, r: float, f: QueryFilter, passable: list[bool]) -> np.ndarray:
         """Connected piece of each polygon for radius r through portals wide enough and polygons the

@@ -4,7 +4,7 @@ the drawing of the path and the query object."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,7 +46,7 @@ class PathPlan:
     passable: list
     costs: list
     uniform: bool
-    portal: Callable
+    portals: Mapping[int, tuple[tuple, tuple]]
     filter_state: tuple = ()
     everywhere: bool = True
     start: tuple = ()

@@ -66,6 +66,19 @@ def _lerp(a: list, b: list, t: float) -> tuple:
     return tuple(x + t * (y - x) for x, y in zip(a, b))
 
 
+class PortalEnds(dict):
+    """Portal edge slot -> `portal_ends` for clearance d, each made on first use (the A* looks
+    them up once per edge it relaxes, so a hit is a plain dict lookup)."""
+
+    def __init__(self, mesh, graph, d: float):
+        super().__init__()
+        self.mesh, self.graph, self.d = mesh, graph, d
+
+    def __missing__(self, e: int) -> tuple[tuple, tuple]:
+        ends = self[e] = portal_ends(self.mesh, self.graph, e, self.d)
+        return ends
+
+
 class SlicedSearch:
     """A* whose nodes are portal crossing points, advanced by `update(max_iterations)` and pollable.
     Made by `NavMeshQuery.search`; the query draws the path once the search ends."""
@@ -94,7 +107,7 @@ class SlicedSearch:
         graph = query.graph
         offs, nb, clear, areas, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l, graph.twin_l
         cross, cross_offs = graph.cross_l, graph.cross_offsets_l
-        passable, costs, ends_of = plan.passable, plan.costs, plan.portal
+        passable, costs, portals = plan.passable, plan.costs, plan.portals
         r, goal, hscale = plan.radius, plan.goal, plan.hscale
         nodes, closed, heap = self._nodes, self._closed, self._heap
         it = 0
@@ -139,7 +152,7 @@ class SlicedSearch:
                     continue
                 if row >= 0 and cross[row + e] < r - FITS_TOL:
                     continue
-                left, right = ends_of(e)
+                left, right = portals[e]
                 y = crossing_point(x, goal, left, right)
                 g2 = g + cost * math.dist(y, x)
                 old = nodes.get(e)
