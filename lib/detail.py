@@ -53,7 +53,7 @@ def build_detail(
     sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region)
     progress.at(0.2)
     vertices = _vertices_on_floor(
-        mesh, sample_poly, samples, sample_span, hf, float(params.agent_max_climb), 0.5 * float(params.max_height_error)
+        mesh, sample_poly, samples, sample_span, hf, layer_tol, 0.5 * float(params.max_height_error)
     )
     mesh = replace(mesh, vertices=vertices)
     progress.at(0.25)
@@ -109,7 +109,7 @@ def _vertices_on_floor(
     samples: np.ndarray,
     sample_span: np.ndarray,
     hf: Heightfield,
-    climb: float,
+    layer_tol: float,
     tol: float,
 ) -> np.ndarray:
     """The vertices, each moved up or down onto its polygons' floor where it is more than tol off it.
@@ -119,9 +119,10 @@ def _vertices_on_floor(
     end) takes it along the edge, across a crease: any of these can float above the floor or sink
     below it. The floor at a vertex is that of the nearest sample of its polygon within
     _VERTEX_REACH cells, carried over along that sample's slope but not past its triangle's
-    lowest or highest point; failing one, the nearest sample of
-    the polygon's region there within a climb step of the vertex (a region can hold another layer
-    in the next column)."""
+    lowest or highest point; failing one, the nearest sample of the polygon's region there within
+    layer_tol (half the agent height) of the vertex: a region can hold another floor in the next
+    column, at least an agent height away, but a vertex pushed across a steep slope can be more
+    than a climb step off its own."""
     cs = hf.cell_size
     cell = np.floor((samples[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
     key = (mesh.regions[sample_poly] * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
@@ -147,7 +148,7 @@ def _vertices_on_floor(
     if hf.surface_range is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
         z = np.clip(z, hf.surface_range[span, 0], hf.surface_range[span, 1])
     own = sample_poly[sample] == poly[slot]
-    usable = own | (np.abs(z - xyz[slot, 2]) <= climb)
+    usable = own | (np.abs(z - xyz[slot, 2]) <= layer_tol)
     slot, z, own, dist = slot[usable], z[usable], own[usable], np.hypot(*rel[usable].T)
     best = np.lexsort((dist, ~own, slot))
     best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
