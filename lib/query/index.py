@@ -40,11 +40,14 @@ class Location:
 
 def query_point(point, name: str = "query point") -> tuple[float, float, float]:
     """A query point as a float tuple; a NavMeshError naming it for anything but three finite numbers."""
-    try:
-        arr = np.asarray(point, dtype=np.float64).reshape(3)
-    except (TypeError, ValueError):
-        raise NavMeshError(f"{name} must be three numbers (x, y, z), got {point!r}") from None
-    xyz = (float(arr[0]), float(arr[1]), float(arr[2]))
+    if type(point) is tuple and len(point) == 3 and all(type(c) is float for c in point):
+        xyz = point  # already a float tuple (a query passing its own ends on)
+    else:
+        try:
+            arr = np.asarray(point, dtype=np.float64).reshape(3)
+        except (TypeError, ValueError):
+            raise NavMeshError(f"{name} must be three numbers (x, y, z), got {point!r}") from None
+        xyz = (float(arr[0]), float(arr[1]), float(arr[2]))
     if not all(map(math.isfinite, xyz)):
         raise NavMeshError(f"{name} {list(xyz)} has NaN or infinite coordinates")
     return xyz
@@ -281,9 +284,12 @@ class MeshIndex:
         """Closest point of polygon p's surface to point: the surface point above or below it when
         inside in XY, else the surface at the nearest point of its edges (the detail surface, which
         along a long edge over rolling ground leaves the straight line between the edge's ends)."""
-        x, y, z = float(point[0]), float(point[1]), float(point[2])
+        return np.array(self._closest(p, float(point[0]), float(point[1]), float(point[2])))
+
+    def _closest(self, p: int, x: float, y: float, z: float) -> tuple[float, float, float]:
+        """`closest_point` as a float tuple."""
         if self.inside_xy(p, (x, y)):
-            return np.array([x, y, self.height(p, (x, y))])
+            return x, y, self._surface(p, x, y, -1)[0]
         best, out = math.inf, (x, y)
         for ax, ay, az, bx, by, bz in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
             ux, uy, uz = bx - ax, by - ay, bz - az
@@ -294,7 +300,7 @@ class MeshIndex:
             d = (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2
             if d < best:
                 best, out = d, (qx, qy)
-        return np.array([out[0], out[1], self.height(p, out)])
+        return out[0], out[1], self._surface(p, out[0], out[1], -1)[0]
 
     def locate(self, point, extent: tuple[float, float]) -> Location:
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
@@ -303,7 +309,7 @@ class MeshIndex:
         xyz = query_point(point)
         x, y, z = xyz
         across, up = float(extent[0]), float(extent[1])
-        best: tuple[int, float, np.ndarray] = (-1, math.inf, np.array(xyz))
+        best: tuple[int, float, tuple] = (-1, math.inf, xyz)
         bounds = []
         for p in self.polygons_near(xyz, across):
             lz, hz = self.box_l[p][2], self.box_l[p][5]
@@ -315,13 +321,16 @@ class MeshIndex:
         for lower2, p in bounds:
             if lower2 >= best[1] * best[1]:
                 break
-            q = self.closest_point(p, xyz)
-            dxy = math.hypot(q[0] - xyz[0], q[1] - xyz[1])
-            dist = math.dist(q.tolist(), xyz)
-            if dxy <= across + LOCATE_TOL and abs(q[2] - xyz[2]) <= up + LOCATE_TOL and dist < best[1]:
+            q = self._closest(p, x, y, z)
+            dist = math.dist(q, xyz)
+            if (
+                math.hypot(q[0] - x, q[1] - y) <= across + LOCATE_TOL
+                and abs(q[2] - z) <= up + LOCATE_TOL
+                and dist < best[1]
+            ):
                 best = (p, dist, q)
         if best[0] >= 0:
-            return Location(best[0], best[2], best[1])
+            return Location(best[0], np.array(best[2]), best[1])
         return Location(-1, np.array(xyz), self.nearest(xyz)[1])
 
     def nearest(self, point, among: np.ndarray | None = None) -> tuple[int, float, np.ndarray]:
