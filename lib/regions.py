@@ -3,7 +3,7 @@ rcBuildDistanceField, rcBuildRegions / layer merging), vectorised over the span 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,11 @@ class RegionMap:
     region: np.ndarray
     region_count: int
     region_area: np.ndarray
+    # Bridge spans: spans whose centre lies within agent_radius of the boundary, kept because a
+    # point of their cell (bridge_xy, (B, 2)) lies farther, and they hold a passage open between
+    # inside spans that are apart otherwise (sorted span ids).
+    bridges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    bridge_xy: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
 
 # A span this close (in cells) to agent_radius from the boundary lies on the eroded boundary
@@ -40,23 +45,39 @@ ON_RADIUS = 1e-9
 # Spans whose propagated distance lies within this many cells of agent_radius are measured exactly
 # (the propagation's error near wall ends stays within a cell).
 EXACT_BAND = 1.0
+# Points of a cell measured for a bridge: offsets of this fraction of a cell about its centre (a
+# grid of points cs / 3 apart over the floor, so every strip wider than cs * sqrt(2) / 3 at any
+# angle holds one).
+_BRIDGE_OFFSETS = (-1.0 / 3.0, 0.0, 1.0 / 3.0)
+# A bridge's point lies farther than agent_radius by more than this many cells.
+_BRIDGE_MARGIN = 1e-3
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
 _SWEEP_CHUNK = 1 << 16
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16
 
 
-def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILENT) -> RegionMap:
-    """Erode the floor by agent_radius exactly, then split it into few large single-storey regions."""
+def build_regions(
+    hf: Heightfield, params: BakeParams, progress: Progress = SILENT, closed: np.ndarray | None = None
+) -> RegionMap:
+    """Erode the floor by agent_radius exactly, then split it into few large single-storey regions.
+    closed: span ids never made bridges (those of regions whose outline could not be pushed off the
+    walls in an earlier try)."""
     s = hf.span_count
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
-    field = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
-    distance = _exact_near_radius(hf, params, field, progress.span(0.6, 0.7))
+    propagated = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
+    boundary = FloorBoundary(hf, params)
+    distance = _exact_near_radius(hf, params, propagated, boundary, progress.span(0.6, 0.65))
     inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
+    bridges, bridge_xy = _bridges(hf, params, distance, inside, boundary)
+    if closed is not None and len(closed):
+        keep = ~np.isin(bridges, closed)
+        bridges, bridge_xy = bridges[keep], bridge_xy[keep]
+    inside[bridges] = True
+    progress.at(0.7)
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
-    progress.at(0.7)
     column = hf.y.astype(np.int64) * hf.width + hf.x
     apart = _self_borders(hf, label, column, inside)
     conflict = _conflicting(label, column, inside)
@@ -67,11 +88,11 @@ def build_regions(hf: Heightfield, params: BakeParams, progress: Progress = SILE
     if conflict.any():
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
-    return RegionMap(distance, region, len(region_area), region_area)
+    return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
 
 def _exact_near_radius(
-    hf: Heightfield, params: BakeParams, distance: np.ndarray, progress: Progress = SILENT
+    hf: Heightfield, params: BakeParams, distance: np.ndarray, boundary: FloorBoundary, progress: Progress = SILENT
 ) -> np.ndarray:
     """The distance field with spans within EXACT_BAND cells of agent_radius measured exactly to the
     floor's boundary segments: the propagated field is off by up to about a cell near wall ends
@@ -80,10 +101,65 @@ def _exact_near_radius(
     near = np.flatnonzero(np.abs(distance - radius) <= band)
     if len(near) == 0:
         return distance
-    exact = FloorBoundary(hf, params).point_distance(hf.centers_xy()[near], hf.z[near], radius + band, progress)
+    exact = boundary.point_distance(hf.centers_xy()[near], hf.z[near], radius + band, progress)
     distance = distance.copy()
     distance[near] = exact
     return distance
+
+
+def _bridges(
+    hf: Heightfield, params: BakeParams, distance: np.ndarray, inside: np.ndarray, boundary: FloorBoundary
+) -> tuple[np.ndarray, np.ndarray]:
+    """(spans, (B, 2) points) of the bridge spans: a passage a little wider than the agent may hold
+    no cell centre farther than agent_radius from both walls, so the centres alone close it. Spans
+    whose centre is within half a cell diagonal short of the radius are measured at points of their
+    cell; one with a point farther than the radius is a bridge where that point lies in a strip of
+    free floor: a cell's step from it both ways along one axis (x, y or a diagonal) comes within the
+    radius. Linked bridges that touch inside spans in two or more places apart are kept, a passage
+    between them."""
+    radius, cs = params.agent_radius, hf.cell_size
+    none = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
+    cand = np.flatnonzero(~inside & (distance > radius - cs * np.sqrt(0.5)))
+    if len(cand) == 0:
+        return none
+    offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
+    xy = (hf.centers_xy()[cand][:, None, :] + offsets[None, :, :]).reshape(-1, 2)
+    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs).reshape(len(cand), -1)
+    best = np.argmax(far, axis=1)
+    ok = far[np.arange(len(cand)), best] > radius + _BRIDGE_MARGIN * cs
+    cand, points = cand[ok], xy.reshape(len(cand), -1, 2)[np.flatnonzero(ok), best[ok]]
+    if len(cand) == 0:
+        return none
+    diagonal = np.sqrt(0.5)
+    axes = np.array([(1.0, 0.0), (0.0, 1.0), (diagonal, diagonal), (diagonal, -diagonal)]) * cs
+    probes = (points[:, None, None, :] + np.array([1.0, -1.0])[None, None, :, None] * axes[None, :, None, :]).reshape(
+        -1, 2
+    )
+    near = boundary.point_distance(probes, np.repeat(hf.z[cand], 8), radius + cs).reshape(len(cand), 4, 2) <= radius
+    strip = near.all(axis=2).any(axis=1)
+    cand, points = cand[strip], points[strip]
+    if len(cand) == 0:
+        return none
+    is_cand = np.zeros(hf.span_count, dtype=bool)
+    is_cand[cand] = True
+    group = connected_components(hf.span_count, *_edges(hf, is_cand))
+    # Inside spans linked to a bridge, and the pieces they form linked to each other.
+    touch_c, touch_i = [], []
+    for d in range(4):
+        n = hf.links[cand, d]
+        linked = n >= 0
+        linked[linked] &= inside[n[linked]] & (hf.area[n[linked]] == hf.area[cand[linked]])
+        touch_c.append(cand[linked])
+        touch_i.append(n[linked])
+    touch_c, touch_i = np.concatenate(touch_c), np.concatenate(touch_i)
+    touched = np.zeros(hf.span_count, dtype=bool)
+    touched[touch_i] = True
+    piece = connected_components(hf.span_count, *_edges(hf, touched))
+    pairs = np.unique(np.stack([group[touch_c], piece[touch_i]], axis=1), axis=0)
+    groups, count = np.unique(pairs[:, 0], return_counts=True)
+    keep = np.isin(group[cand], groups[count >= 2])
+    order = np.argsort(cand[keep])
+    return cand[keep][order], points[keep][order]
 
 
 def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) -> np.ndarray:

@@ -283,3 +283,51 @@ def test_random_layered_floors(masks, radius):
     assert_single_storey(hf, rm.region)
     assert set(np.unique(rm.region[rm.region >= 0]).tolist()) == set(range(rm.region_count))
     assert ((rm.region >= 0) <= (rm.distance >= radius)).all()
+
+
+def _wall_with_gap(gap: float, angle: float):
+    """A 20 m floor crossed by a wall (two 12 m boxes, 0.4 m thick, at `angle` degrees) with one gap
+    `gap` wide at the origin: (heightfield, params, the two walls' boxes as (centre, half length))."""
+    from lib import heightfield
+    from lib.soup import prepare_soup
+    from tests.scenes import Scene
+
+    params = BakeParams(cell_size=0.3, agent_radius=0.6, region_min_area=64 * 0.09)
+    c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
+    scene = Scene().floor(-10, -10, 10, 10)
+    for side in (-1, 1):
+        along = side * (gap / 2 + 6.0)
+        scene.box((along * c, along * s, 0.0), (12.0, 0.4, 2.5), angle)
+    soup = prepare_soup(scene.vertices, scene.triangles, None, None)
+    return heightfield.build_heightfield(soup, params), params, soup.origin[:2], (c, s)
+
+
+def test_bridge_spans_hold_a_passage_half_a_cell_wider_than_the_agent_and_only_there():
+    """Across a gap 2r + cs/2 wide, cells whose centre is within r of a wall but holding a point
+    farther join the floor on both sides into one region; no cell along the walls' faces is one
+    (away from the floor's edge, where a wall and the edge meet in a wedge that may hold some)."""
+    for angle in (0.0, 30.0, 45.0, 100.0):
+        hf, params, origin, (c, s) = _wall_with_gap(2 * 0.6 + 0.15, angle)
+        regions = build_regions(hf, params)
+        assert len(regions.bridges), "the gap holds no cell centre farther than r: bridges are needed"
+        centre = hf.centers_xy()[regions.bridges] + origin
+        inner = np.abs(centre).max(axis=1) < 8.0
+        along_wall = np.abs(centre[inner] @ np.array([c, s]))  # from the gap's middle
+        assert inner.any() and along_wall.max() < 0.6 + 0.3, "bridges lie in the gap, not along the walls"
+        assert (regions.distance[regions.bridges] <= params.agent_radius + 1e-9).all()
+        # The bridge points lie farther than r, inside their own cells.
+        assert (np.abs(regions.bridge_xy - hf.centers_xy()[regions.bridges]) <= 0.15 + 1e-9).all()
+        # One region holds the floor on both sides of the wall, near the gap.
+        sides = [np.array([-s, c]) * 1.5, np.array([s, -c]) * 1.5]
+        labels = set()
+        for point in sides:
+            k = int(np.argmin(np.hypot(*(hf.centers_xy() + origin - point).T)))
+            labels.add(int(regions.region[k]))
+        assert len(labels) == 1 and -1 not in labels
+
+
+def test_no_bridge_spans_where_the_gap_is_narrower_than_the_agent():
+    hf, params, origin, _ = _wall_with_gap(2 * 0.6 - 0.05, 30.0)
+    regions = build_regions(hf, params)
+    centre = hf.centers_xy()[regions.bridges] + origin
+    assert not (np.hypot(*centre.T) < 3.0).any()

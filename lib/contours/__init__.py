@@ -42,6 +42,9 @@ class RegionOutline:
     area: int
     rings: list[np.ndarray]
     ring_neighbors: list[np.ndarray]
+    # False where a ring could not be pushed off the walls and keeps its traced outline, which may
+    # cut into the agent's band between its points.
+    conservative: bool = True
 
 
 class _RegionRing(NamedTuple):
@@ -96,11 +99,11 @@ def build_contours(
     edges = _boundary_edges(hf, region)
     if len(edges.span) == 0:
         return []
-    points, labels = _edge_points(hf, region_map, params, edges)
+    boundary = FloorBoundary(hf, params)
+    points, labels = _edge_points(hf, region_map, params, edges, boundary)
     successor = _successors(hf, edges)
     centre = np.column_stack([hf.centers_xy(), hf.z])
     tolerance = _simplification_tolerance(params)
-    boundary = FloorBoundary(hf, params)
     traced_rings = []
     for ring in _cycles(successor):
         ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
@@ -173,14 +176,12 @@ def build_contours(
                         placed.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
-            chosen, neighbours = _push_rings(options, boundary, region_part.span(0.4, 1.0))
+            chosen, neighbours, cleared = _push_rings(options, boundary, region_part.span(0.4, 1.0))
             chosen, neighbours = map(
                 list,
                 zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
             )
-            outlines.append(
-                RegionOutline(region=r, area=int(region_map.region_area[r]), rings=chosen, ring_neighbors=neighbours)
-            )
+            outlines.append(RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, conservative=cleared))
     return _drop_small_islands(outlines, params.region_min_area)
 
 

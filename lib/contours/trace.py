@@ -7,10 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..boundary import FloorBoundary
 from ..heightfield import DIR_DX, DIR_DY, Heightfield
 from ..params import BakeParams
 from ..regions import ON_RADIUS, RegionMap
 
+# Bisection steps placing a bridge span's outline point (a cell / 2^20 at most off).
+_CROSSING_STEPS = 20
 # Where two storeys of one region sit in neighbouring columns, each outline stops this fraction
 # of a cell short of the edge between them.
 _STOREY_GAP = 1e-3
@@ -35,7 +38,7 @@ def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:
     return _Edges(span.astype(np.int64), d.astype(np.int64), index)
 
 
-def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edges: _Edges):
+def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edges: _Edges, boundary: FloorBoundary):
     """(E, 3) point and (E,) neighbour region (-1 for wall/ledge) of every boundary edge."""
     cs, radius = hf.cell_size, params.agent_radius
     dist, region = region_map.distance, region_map.region
@@ -62,10 +65,41 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5 - _STOREY_GAP, 1.0))
     xy = centre[a] + t[:, None] * step
     z = za + t * (zb - za)
+    # A bridge span's centre lies within the radius: its wall and ledge points are found between
+    # its point farther than the radius and the step's end; so are those of the spans linked to a
+    # bridge (a passage's mouth), from their centre, where the distance is far from linear.
+    inner = np.full((len(a), 2), np.nan)
+    is_bridge = np.zeros(hf.span_count, dtype=bool)
+    is_bridge[region_map.bridges] = True
+    inner[is_bridge[a]] = region_map.bridge_xy[np.searchsorted(region_map.bridges, a[is_bridge[a]])]
+    linked = hf.links[a]
+    mouth = ~is_bridge[a] & (is_bridge[np.maximum(linked, 0)] & (linked >= 0)).any(axis=1)
+    inner[mouth] = centre[a[mouth]]
+    exact = ~shared & ~np.isnan(inner[:, 0])
+    if exact.any():
+        end = (
+            centre[a[exact]]
+            + np.where(has_b[exact], 1.0, hf.block_fraction()[a[exact], d[exact]])[:, None] * step[exact]
+        )
+        xy[exact] = _radius_crossing(boundary, inner[exact], end, za[exact], radius)
+        along = np.einsum("ij,ij->i", xy[exact] - centre[a[exact]], step[exact]) / (cs * cs)
+        z[exact] = za[exact] + np.clip(along, 0.0, 1.0) * (zb[exact] - za[exact])
     # Between regions: the symmetric midpoint, bitwise equal from either side.
     xy[shared] = (centre[a[shared]] + centre[bs[shared]]) * 0.5
     z[shared] = (za[shared] + zb[shared]) * 0.5
     return np.column_stack([xy, z]), nreg
+
+
+def _radius_crossing(boundary: FloorBoundary, inner: np.ndarray, outer: np.ndarray, z: np.ndarray, radius: float):
+    """(N, 2) points where the distance to the boundary falls to radius on each segment inner ->
+    outer (inner farther than radius, outer not), by bisection; the distance is not linear along
+    the segment where the nearest wall changes, so it is measured."""
+    lo, hi = inner.copy(), outer.copy()
+    for _ in range(_CROSSING_STEPS):
+        mid = 0.5 * (lo + hi)
+        far = boundary.point_distance(mid, z, radius + boundary.cs) > radius
+        lo[far], hi[~far] = mid[far], mid[~far]
+    return lo
 
 
 def _region_in_column_across(hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray) -> np.ndarray:
