@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from . import auto_links, clearance, contours, detail, heightfield, polygons, prune, regions
 from . import links as offmesh
 from .navmesh import NavMesh
@@ -61,15 +59,14 @@ def generate(
     report("contours", 0.5)
     outlines_progress = Progress(progress, "contours", 0.5, 0.65)
     outlines = contours.build_contours(hf, region_map, params, outlines_progress.span(0.0, 0.6))
-    # Bridge spans (regions.py) in regions whose outline could not be pushed off the walls are
-    # closed, and the floor outlined again without them; that outline is kept if fewer of its
-    # regions fail: a passage is given up rather than the outline reaching into the agent's band.
-    failed = {o.region for o in outlines if not o.conservative}
-    closed = region_map.bridges[np.isin(region_map.region[region_map.bridges], list(failed))]
+    # Bridge spans (regions.py) near a ring that could not be pushed off the walls are closed, and
+    # the floor outlined again without them; that outline is kept if fewer rings fail: a passage is
+    # given up rather than the outline reaching into the agent's band.
+    closed = regions.bridges_near(hf, region_map, [(o.region, o.unpushed) for o in outlines if o.unpushed])
     if len(closed):
-        closed_map = regions.build_regions(hf, params, outlines_progress.span(0.6, 0.75), closed=closed)
+        closed_map = regions.build_regions(hf, params, outlines_progress.span(0.6, 0.75), (region_map, closed))
         again = contours.build_contours(hf, closed_map, params, outlines_progress.span(0.75, 1.0))
-        if len({o.region for o in again if not o.conservative}) < len(failed):
+        if sum(len(o.unpushed) for o in again) < sum(len(o.unpushed) for o in outlines):
             region_map, outlines = closed_map, again
     if not outlines:
         return NavMesh.empty(params, no_area)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .boundary import FloorBoundary
 from .components import connected_components
+from .geometry import point_segment_distance_matrix
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
 from .progress import SILENT, Progress
@@ -58,22 +59,27 @@ _FIRST_TILE = 16
 
 
 def build_regions(
-    hf: Heightfield, params: BakeParams, progress: Progress = SILENT, closed: np.ndarray | None = None
+    hf: Heightfield, params: BakeParams, progress: Progress = SILENT, retry: tuple | None = None
 ) -> RegionMap:
     """Erode the floor by agent_radius exactly, then split it into few large single-storey regions.
-    closed: span ids never made bridges (those of regions whose outline could not be pushed off the
-    walls in an earlier try)."""
+    retry: (an earlier RegionMap of this heightfield, span ids it made bridges that are closed this
+    time): its erosion is reused, and those bridges left out (their region's outline could not be
+    pushed off the walls)."""
     s = hf.span_count
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
-    propagated = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
-    boundary = FloorBoundary(hf, params)
-    distance = _exact_near_radius(hf, params, propagated, boundary, progress.span(0.6, 0.65))
-    inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
-    bridges, bridge_xy = _bridges(hf, params, distance, inside, boundary)
-    if closed is not None and len(closed):
-        keep = ~np.isin(bridges, closed)
-        bridges, bridge_xy = bridges[keep], bridge_xy[keep]
+    if retry is None:
+        propagated = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
+        boundary = FloorBoundary(hf, params)
+        distance = _exact_near_radius(hf, params, propagated, boundary, progress.span(0.6, 0.65))
+        inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
+        bridges, bridge_xy = _bridges(hf, params, distance, inside, boundary)
+    else:
+        earlier, closed = retry
+        distance = earlier.distance
+        inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
+        keep = ~np.isin(earlier.bridges, closed)
+        bridges, bridge_xy = earlier.bridges[keep], earlier.bridge_xy[keep]
     inside[bridges] = True
     progress.at(0.7)
     u, v = _edges(hf, inside)
@@ -135,7 +141,9 @@ def _bridges(
     probes = (points[:, None, None, :] + np.array([1.0, -1.0])[None, None, :, None] * axes[None, :, None, :]).reshape(
         -1, 2
     )
-    near = boundary.point_distance(probes, np.repeat(hf.z[cand], 8), radius + cs).reshape(len(cand), 4, 2) <= radius
+    # Measured exactly only just past the radius (fewer segments to test): within it is all it asks.
+    reach = radius + 2.0 * _BRIDGE_MARGIN * cs
+    near = boundary.point_distance(probes, np.repeat(hf.z[cand], 8), reach).reshape(len(cand), 4, 2) <= radius
     strip = near.all(axis=2).any(axis=1)
     cand, points = cand[strip], points[strip]
     if len(cand) == 0:
@@ -160,6 +168,21 @@ def _bridges(
     keep = np.isin(group[cand], groups[count >= 2])
     order = np.argsort(cand[keep])
     return cand[keep][order], points[keep][order]
+
+
+def bridges_near(hf: Heightfield, region_map: RegionMap, rings: list[tuple[int, tuple]]) -> np.ndarray:
+    """The bridge spans of each (region, rings) pair that lie within two cells of one of the rings
+    (seen from above): the bridges a ring that could not be pushed off the walls passes."""
+    near = []
+    bridge_region = region_map.region[region_map.bridges]
+    centre = hf.centers_xy()[region_map.bridges]
+    for r, region_rings in rings:
+        mine = np.flatnonzero(bridge_region == r)
+        for ring in region_rings if len(mine) else ():
+            a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+            gap = point_segment_distance_matrix(centre[mine], a, b).min(axis=1)
+            near.append(region_map.bridges[mine[gap <= 2.0 * hf.cell_size]])
+    return np.unique(np.concatenate(near)) if near else np.zeros(0, dtype=np.int64)
 
 
 def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) -> np.ndarray:

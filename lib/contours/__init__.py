@@ -42,9 +42,9 @@ class RegionOutline:
     area: int
     rings: list[np.ndarray]
     ring_neighbors: list[np.ndarray]
-    # False where a ring could not be pushed off the walls and keeps its traced outline, which may
-    # cut into the agent's band between its points.
-    conservative: bool = True
+    # The rings that could not be pushed off the walls and keep a traced outline, which may cut
+    # into the agent's band between its points.
+    unpushed: tuple[np.ndarray, ...] = ()
 
 
 class _RegionRing(NamedTuple):
@@ -176,12 +176,14 @@ def build_contours(
                         placed.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
-            chosen, neighbours, cleared = _push_rings(options, boundary, region_part.span(0.4, 1.0))
+            chosen, neighbours, unpushed = _push_rings(options, boundary, region_part.span(0.4, 1.0))
             chosen, neighbours = map(
                 list,
                 zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
             )
-            outlines.append(RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, conservative=cleared))
+            outlines.append(
+                RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))
+            )
     return _drop_small_islands(outlines, params.region_min_area)
 
 

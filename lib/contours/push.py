@@ -77,14 +77,14 @@ def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
 
 
 def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: Progress = SILENT):
-    """A region's (rings, neighbours, cleared): per ring the first of its options (points,
+    """A region's (rings, neighbours, unpushed): per ring the first of its options (points,
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
     _untangle) nor the rings chosen so far; if none does, the finest option unpushed (or the first,
-    when even that crosses), and cleared is False."""
+    when even that crosses), which is listed in unpushed."""
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
-    all_cleared = True
+    unpushed = []
     for k, ring_options in enumerate(options):
         progress.at(k / len(options))
         if not len(out.rings[k]):
@@ -115,12 +115,12 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             # Nothing pushes clear (the ring pinches against another): the finest outline, which
             # follows the eroded boundary closest, unpushed.
             else:
-                all_cleared = False
                 if finest is not None and _fits(finest[0], k, out):
                     out.replace(k, finest[0])
                     out_nb[k] = finest[1]
+                unpushed.append(out.rings[k])
     kept = [k for k, ring in enumerate(out.rings) if len(ring)]
-    return [out.rings[k] for k in kept], [out_nb[k] for k in kept], all_cleared
+    return [out.rings[k] for k in kept], [out_nb[k] for k in kept], unpushed
 
 
 def _fits(ring: np.ndarray, slot: int, out: _RingBoxes, skip: set | frozenset = frozenset()) -> bool:

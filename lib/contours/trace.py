@@ -14,6 +14,9 @@ from ..regions import ON_RADIUS, RegionMap
 
 # Bisection steps placing a bridge span's outline point (a cell / 2^20 at most off).
 _CROSSING_STEPS = 20
+# Each bisection step measures distances exactly only this many cells past the radius (fewer
+# boundary segments to test; farther is all it asks).
+_CROSSING_REACH = 1e-3
 # Where two storeys of one region sit in neighbouring columns, each outline stops this fraction
 # of a cell short of the edge between them.
 _STOREY_GAP = 1e-3
@@ -97,7 +100,7 @@ def _radius_crossing(boundary: FloorBoundary, inner: np.ndarray, outer: np.ndarr
     lo, hi = inner.copy(), outer.copy()
     for _ in range(_CROSSING_STEPS):
         mid = 0.5 * (lo + hi)
-        far = boundary.point_distance(mid, z, radius + boundary.cs) > radius
+        far = boundary.point_distance(mid, z, radius + _CROSSING_REACH * boundary.cs) > radius
         lo[far], hi[~far] = mid[far], mid[~far]
     return lo
 
