@@ -160,9 +160,20 @@ def _bridges(
         touch_c.append(cand[linked])
         touch_i.append(n[linked])
     touch_c, touch_i = np.concatenate(touch_c), np.concatenate(touch_i)
-    touched = np.zeros(hf.span_count, dtype=bool)
-    touched[touch_i] = True
-    piece = connected_components(hf.span_count, *_edges(hf, touched))
+    # Touched spans are joined to their 8 neighbours among them, the diagonal ones through an
+    # inside span: a diagonal wall's staircase of cells is one piece, not one per step.
+    touched = np.unique(touch_i)
+    is_touched = np.zeros(hf.span_count, dtype=bool)
+    is_touched[touched] = True
+    pairs_u, pairs_v = [], []
+    for d in range(4):
+        via = hf.links[touched, d]
+        for step in (d, (d + 1) % 4):
+            n = np.where(via >= 0, hf.links[np.maximum(via, 0), step], -1) if step != d else via
+            ok = (n >= 0) & is_touched[np.maximum(n, 0)] & ((step == d) | inside[np.maximum(via, 0)])
+            pairs_u.append(touched[ok])
+            pairs_v.append(n[ok])
+    piece = connected_components(hf.span_count, np.concatenate(pairs_u), np.concatenate(pairs_v))
     pairs = np.unique(np.stack([group[touch_c], piece[touch_i]], axis=1), axis=0)
     groups, count = np.unique(pairs[:, 0], return_counts=True)
     keep = np.isin(group[cand], groups[count >= 2])
