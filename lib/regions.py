@@ -122,10 +122,11 @@ def _bridges(
     cell; one with a point farther than the radius is a bridge where that point lies in a strip of
     free floor: a cell's step from it both ways along one axis (x, y or a diagonal) comes within the
     radius. Linked bridges that touch inside spans in two or more places apart are kept, a passage
-    between them."""
+    between them (tested first on all candidates, which costs no measuring, and again at the end)."""
     radius, cs = params.agent_radius, hf.cell_size
     none = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
     cand = np.flatnonzero(~inside & (distance > radius - cs * np.sqrt(0.5)))
+    cand = cand[_between_two_pieces(hf, cand, inside)]
     if len(cand) == 0:
         return none
     offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
@@ -138,20 +139,28 @@ def _bridges(
         return none
     diagonal = np.sqrt(0.5)
     axes = np.array([(1.0, 0.0), (0.0, 1.0), (diagonal, diagonal), (diagonal, -diagonal)]) * cs
-    probes = (points[:, None, None, :] + np.array([1.0, -1.0])[None, None, :, None] * axes[None, :, None, :]).reshape(
-        -1, 2
-    )
+    both_ways = np.array([1.0, -1.0])[None, None, :, None]
+    probes = (points[:, None, None, :] + both_ways * axes[None, :, None, :]).reshape(-1, 2)
     # Measured exactly only just past the radius (fewer segments to test): within it is all it asks.
     reach = radius + 2.0 * _BRIDGE_MARGIN * cs
     near = boundary.point_distance(probes, np.repeat(hf.z[cand], 8), reach).reshape(len(cand), 4, 2) <= radius
     strip = near.all(axis=2).any(axis=1)
     cand, points = cand[strip], points[strip]
+    keep = _between_two_pieces(hf, cand, inside)
+    order = np.argsort(cand[keep])
+    return cand[keep][order], points[keep][order]
+
+
+def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Per candidate span: does its group (candidates linked to each other) touch inside spans in two
+    or more pieces? The inside spans it touches are joined to their 8 neighbours among them, the
+    diagonal ones through an inside span: a diagonal wall's staircase of cells is one piece, not one
+    per step."""
     if len(cand) == 0:
-        return none
+        return np.zeros(0, dtype=bool)
     is_cand = np.zeros(hf.span_count, dtype=bool)
     is_cand[cand] = True
     group = connected_components(hf.span_count, *_edges(hf, is_cand))
-    # Inside spans linked to a bridge, and the pieces they form linked to each other.
     touch_c, touch_i = [], []
     for d in range(4):
         n = hf.links[cand, d]
@@ -160,8 +169,6 @@ def _bridges(
         touch_c.append(cand[linked])
         touch_i.append(n[linked])
     touch_c, touch_i = np.concatenate(touch_c), np.concatenate(touch_i)
-    # Touched spans are joined to their 8 neighbours among them, the diagonal ones through an
-    # inside span: a diagonal wall's staircase of cells is one piece, not one per step.
     touched = np.unique(touch_i)
     is_touched = np.zeros(hf.span_count, dtype=bool)
     is_touched[touched] = True
@@ -176,9 +183,7 @@ def _bridges(
     piece = connected_components(hf.span_count, np.concatenate(pairs_u), np.concatenate(pairs_v))
     pairs = np.unique(np.stack([group[touch_c], piece[touch_i]], axis=1), axis=0)
     groups, count = np.unique(pairs[:, 0], return_counts=True)
-    keep = np.isin(group[cand], groups[count >= 2])
-    order = np.argsort(cand[keep])
-    return cand[keep][order], points[keep][order]
+    return np.isin(group[cand], groups[count >= 2])
 
 
 def bridges_near(hf: Heightfield, region_map: RegionMap, rings: list[tuple[int, tuple]]) -> np.ndarray:
