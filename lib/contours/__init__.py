@@ -42,8 +42,8 @@ class RegionOutline:
     area: int
     rings: list[np.ndarray]
     ring_neighbors: list[np.ndarray]
-    # The rings that could not be pushed off the walls and keep a traced outline, which may cut
-    # into the agent's band between its points.
+    # The rings that could not be pushed off the walls and keep a traced outline that reaches into
+    # the agent's band.
     unpushed: tuple[np.ndarray, ...] = ()
 
 

@@ -24,6 +24,9 @@ _PUSH_MIN_LEVER = 0.25
 # A spike of floor whose tip is short of the radius retreats by at most this many cells (the tip
 # moves back along a narrow wedge several times as far as its edges move).
 _SPIKE_RETREAT = 0.5
+# An outline kept unpushed that stays within agent_radius less this many cells of the boundary is
+# close enough (float noise and chords a hair inside the band).
+_BAND_SLACK = 0.05
 # A ring too close to others to be pushed off the walls alone is merged with at most this many.
 _MERGE_ROUNDS = 3
 
@@ -81,7 +84,7 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
     _untangle) nor the rings chosen so far; if none does, the finest option unpushed (or the first,
-    when even that crosses), which is listed in unpushed."""
+    when even that crosses), which is listed in unpushed if it reaches into the agent's band."""
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
     unpushed = []
@@ -118,9 +121,21 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
                 if finest is not None and _fits(finest[0], k, out):
                     out.replace(k, finest[0])
                     out_nb[k] = finest[1]
-                unpushed.append(out.rings[k])
+                if _in_band(out.rings[k], out_nb[k], boundary):
+                    unpushed.append(out.rings[k])
     kept = [k for k, ring in enumerate(out.rings) if len(ring)]
     return [out.rings[k] for k in kept], [out_nb[k] for k in kept], unpushed
+
+
+def _in_band(ring: np.ndarray, nb: np.ndarray, boundary: FloorBoundary) -> bool:
+    """Does a wall edge of the ring come closer to the floor's boundary than agent_radius less
+    _BAND_SLACK cells?"""
+    wall = nb < 0
+    if not wall.any():
+        return False
+    nxt = np.roll(ring, -1, axis=0)
+    dist = boundary.distance(ring[wall, :2], nxt[wall, :2], ring[wall, 2], nxt[wall, 2])[0]
+    return bool((dist < boundary.radius - _BAND_SLACK * boundary.cs).any())
 
 
 def _fits(ring: np.ndarray, slot: int, out: _RingBoxes, skip: set | frozenset = frozenset()) -> bool:
