@@ -365,8 +365,8 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
     a path follows floors that change slope (onto a ramp, over a ridge) instead of cutting through
     them or hanging in the air. polys: the candidate polygons of each point (several where a
     point is a vertex); each segment walks from the one that reaches its end on the same floor.
-    strict: None when
-    a segment does not walk over the mesh to its end (else such a segment is drawn as walked)."""
+    strict: None when a segment does not walk over the mesh to its end (else such a segment is
+    drawn as walked)."""
     segments = []  # per segment: (polygons walked, sample fractions, polygon of each sample)
     for k in range(len(points) - 1):
         a, b = points[k], points[k + 1]
