@@ -94,6 +94,29 @@ def random_level(seed: int, extent: float = 40.0, count: int = 18, height: float
     return Level(scene, box(0.0, 0.0, extent, extent), footprints, height)
 
 
+def pillar_rows(seed: int, r: float) -> Level:
+    """A 16 x 12 m floor with two staggered rows of four square pillars (0.3-0.5 m) whose bands of
+    width r nearly touch (gaps of -4 to +4 cm between them), as a colonnade is modelled: the floor
+    between neighbouring pillars is pinched to a strip a few millimetres wide, or closed."""
+    rng = np.random.default_rng(seed)
+    scene = Scene().floor(0.0, 0.0, 16.0, 12.0)
+    centre = np.array([8.0, 6.0])
+    yaw = rng.uniform(0, math.pi / 2)
+    side = rng.uniform(0.3, 0.5)
+    step, row = side + 2 * r + rng.uniform(-0.04, 0.04, size=2)
+    footprints = []
+    for j in range(2):
+        for i in range(4):
+            offset = np.array([(i - 1.5 + 0.5 * j) * step, (j - 0.5) * row]) + rng.uniform(-0.02, 0.02, size=2)
+            a = yaw + rng.uniform(-0.2, 0.2)
+            turn = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+            square = 0.5 * side * np.array([(-1, -1), (1, -1), (1, 1), (-1, 1)])
+            ring = [tuple(p) for p in centre + (offset + square) @ turn.T]
+            _prism(scene, ring, 3.0)
+            footprints.append(Polygon(ring))
+    return Level(scene, box(0.0, 0.0, 16.0, 12.0), footprints, 3.0)
+
+
 def floor_polygons(mesh, level: Level):
     """The navmesh polygons on the floor (not on the solids' tops), as one shapely geometry."""
     keep = []

@@ -16,7 +16,7 @@ import shapely
 
 sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a top-level module
 
-from oracle import PARAMS, floor_polygons, random_level  # noqa: E402
+from oracle import PARAMS, floor_polygons, pillar_rows, random_level  # noqa: E402
 
 from lib import BakeParams, generate  # noqa: E402
 
@@ -27,11 +27,12 @@ MIN_COVERAGE = 0.98
 SAMPLE_STEP = 0.02
 
 
-def boundary_figures(name: str, seed: int) -> tuple[float, float, float]:
-    """(max intrusion depth into the band, navmesh area inside the band less 2 cm, coverage)."""
+def boundary_figures(name: str, seed: int, make_level=random_level) -> tuple[float, float, float]:
+    """(max intrusion depth into the band, navmesh area inside the band less 2 cm, coverage) on the
+    level make_level(seed) (or make_level(seed, r0) when it takes the radius)."""
     kw = PARAMS[name]
     r0 = kw["agent_radius"]
-    level = random_level(seed)
+    level = make_level(seed) if make_level is random_level else make_level(seed, r0)
     mesh = generate(level.scene.vertices, level.scene.triangles, BakeParams(**kw))
     nav = floor_polygons(mesh, level)
     geometry = level.geometry()
@@ -55,3 +56,35 @@ def test_boundary_keeps_the_bake_radius_off_the_geometry(name, seed):
     assert depth <= MAX_INTRUSION, f"the boundary reaches {depth:.3f} m into the band"
     assert band < 1e-4
     assert coverage >= MIN_COVERAGE
+
+
+# Colonnades (oracle.pillar_rows) where the bands of neighbouring pillars nearly touch. A tip of
+# floor reaching into the pinch between two pillars faces a wall on both sides, so no parallel push
+# clears it: its outline is settled onto the band's edge instead (split at the deepest point of
+# each chord, points moved off the walls). Before that, seed 2 reached 27 cm into the band, 67
+# 13 cm, 84 6 cm (r0.6), and 31, 94, 113 and 137 4 cm (r0.3).
+COLONNADES = [(name, seed) for seed in range(30) for name in sorted(PARAMS)] + [
+    ("r0.3", 31),
+    ("r0.6", 67),
+    ("r0.6", 84),
+    ("r0.3", 94),
+    ("r0.3", 113),
+    ("r0.3", 137),
+]
+
+
+@pytest.mark.parametrize("name, seed", COLONNADES)
+def test_a_colonnade_whose_pillar_bands_nearly_touch_keeps_the_bake_radius_off_them(name, seed):
+    depth, band, _ = boundary_figures(name, seed, pillar_rows)
+    assert depth <= MAX_INTRUSION, f"the boundary reaches {depth:.3f} m into the band"
+    assert band < 1e-4
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="holes merged across a pinch are pushed as one ring, which leaves out the floor between "
+    "the two rows of pillars with it (about 20% of the free space)",
+)
+@pytest.mark.parametrize("seed", [63, 136])
+def test_a_colonnade_keeps_the_floor_between_its_rows(seed):
+    assert boundary_figures("r0.6", seed, pillar_rows)[2] >= MIN_COVERAGE

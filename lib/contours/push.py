@@ -27,6 +27,15 @@ _SPIKE_RETREAT = 0.5
 # An outline kept unpushed that stays within agent_radius less this many cells of the boundary is
 # close enough (float noise and chords a hair inside the band).
 _BAND_SLACK = 0.05
+# A ring no push clears is settled onto the band's edge: wall edges deeper than this many cells
+# are split, for at most _SETTLE_ROUNDS rounds, at their closest approach (kept this fraction of the
+# edge from its ends), and points moved off the walls at most _SETTLE_MOVES times, along the
+# distance's gradient measured _GRADIENT_STEP (m) either side.
+_SETTLE_DEPTH = 0.04
+_SETTLE_ROUNDS = 6
+_SETTLE_SPLIT_END = 0.1
+_SETTLE_MOVES = 4
+_GRADIENT_STEP = 1e-5
 # A ring too close to others to be pushed off the walls alone is merged with at most this many.
 _MERGE_ROUNDS = 3
 
@@ -83,10 +92,12 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     """A region's (rings, neighbours, unpushed): per ring the first of its options (points,
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
-    _untangle) nor the rings chosen so far; if none does, the finest option unpushed (or the first,
-    when even that crosses), which is listed in unpushed if it reaches into the agent's band."""
+    _untangle) nor the rings chosen so far; if none does, the finest option (or the first, when
+    even that crosses) settled onto the band's edge (_settled), or unpushed where that crosses
+    another ring, and then listed in unpushed if it reaches into the agent's band."""
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
+    out_fixed = [ring_options[0][2] for ring_options in options]
     unpushed = []
     for k, ring_options in enumerate(options):
         progress.at(k / len(options))
@@ -98,7 +109,7 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             if option is None:
                 continue
             ring, nb, fixed = option
-            finest = ring, nb
+            finest = option
             pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
             first = first or option
             if cleared and not _fits(pushed, k, out):
@@ -116,13 +127,25 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
                 out.replace(slot, ring)
                 out_nb[slot] = np.full(len(ring), -1, dtype=np.int64)
             # Nothing pushes clear (the ring pinches against another): the finest outline, which
-            # follows the eroded boundary closest, unpushed.
+            # follows the eroded boundary closest, settled onto the band's edge if it reaches in.
             else:
                 if finest is not None and _fits(finest[0], k, out):
                     out.replace(k, finest[0])
-                    out_nb[k] = finest[1]
-                if _in_band(out.rings[k], out_nb[k], boundary):
-                    unpushed.append(out.rings[k])
+                    out_nb[k], out_fixed[k] = finest[1], finest[2]
+                slot = k
+                settled = (
+                    _settled(k, out, out_nb, out_fixed, boundary)
+                    if _in_band(out.rings[k], out_nb[k], boundary)
+                    else None
+                )
+                if settled is not None:
+                    ring, nb, slot, absorbed = settled
+                    for j in absorbed:
+                        out.remove(j)
+                    out.replace(slot, ring)
+                    out_nb[slot] = nb
+                if _in_band(out.rings[slot], out_nb[slot], boundary):
+                    unpushed.append(out.rings[slot])
     kept = [k for k, ring in enumerate(out.rings) if len(ring)]
     return [out.rings[k] for k in kept], [out_nb[k] for k in kept], unpushed
 
@@ -136,6 +159,60 @@ def _in_band(ring: np.ndarray, nb: np.ndarray, boundary: FloorBoundary) -> bool:
     nxt = np.roll(ring, -1, axis=0)
     dist = boundary.distance(ring[wall, :2], nxt[wall, :2], ring[wall, 2], nxt[wall, 2])[0]
     return bool((dist < boundary.radius - _BAND_SLACK * boundary.cs).any())
+
+
+def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary):
+    """(ring, neighbours): a ring that no parallel push clears (its wall edges face walls on both
+    sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
+    split where it comes closest, and the new point and every free point in the band moved straight
+    away from the nearest wall to agent_radius. The chords of the band's arcs shrink fourfold per
+    round, so a few rounds leave no edge deeper than a small fraction of _BAND_SLACK."""
+    xy, z = ring[:, :2], ring[:, 2]
+    reach = boundary.radius - _SETTLE_DEPTH * boundary.cs
+    for _ in range(_SETTLE_ROUNDS):
+        a, b = xy, np.roll(xy, -1, axis=0)
+        za, zb = z, np.roll(z, -1)
+        wall = (nb < 0) & ~(fixed & np.roll(fixed, -1))
+        dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
+        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], za[wall], zb[wall])
+        split = np.flatnonzero(dist < reach)
+        if not split.size:
+            break
+        at = np.clip(t[split], _SETTLE_SPLIT_END, 1.0 - _SETTLE_SPLIT_END)[:, None]
+        new_xy = a[split] + at * (b[split] - a[split])
+        new_z = za[split] + at[:, 0] * (zb[split] - za[split])
+        order = np.argsort(np.r_[np.arange(len(xy)), split + 0.5], kind="stable")
+        xy = np.r_[xy, new_xy][order]
+        z = np.r_[z, new_z][order]
+        # A new point splits a wall edge: both halves stay wall edges.
+        nb = np.r_[nb, nb[split]][order]
+        fixed = np.r_[fixed, np.zeros(len(split), dtype=bool)][order]
+        xy = _away_from_walls(xy, z, ~fixed, boundary)
+    return np.column_stack([xy, z]), nb
+
+
+def _away_from_walls(xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: FloorBoundary) -> np.ndarray:
+    """The points, each free one closer than agent_radius to the floor's boundary moved straight
+    away from its nearest wall (the distance's gradient, by central differences) by the shortfall;
+    a few times, for a point between two walls."""
+    xy = xy.copy()
+    limit = 2.0 * boundary.radius
+    for _ in range(_SETTLE_MOVES):
+        dist = boundary.point_distance(xy, z, limit)
+        move = np.flatnonzero(free & (dist < boundary.radius - _PUSH_MARGIN))
+        if not move.size:
+            break
+        p, zp, h = xy[move], z[move], _GRADIENT_STEP
+        steps = np.array([[h, 0.0], [-h, 0.0], [0.0, h], [0.0, -h]])
+        around = boundary.point_distance((p[:, None, :] + steps[None]).reshape(-1, 2), np.repeat(zp, 4), limit).reshape(
+            -1, 4
+        )
+        grad = np.column_stack([around[:, 0] - around[:, 1], around[:, 2] - around[:, 3]])
+        norm = np.hypot(*grad.T)
+        ok = norm > 0
+        shortfall = boundary.radius - dist[move] + 2 * _PUSH_MARGIN
+        xy[move[ok]] += grad[ok] / norm[ok, None] * shortfall[ok, None]
+    return xy
 
 
 def _fits(ring: np.ndarray, slot: int, out: _RingBoxes, skip: set | frozenset = frozenset()) -> bool:
@@ -159,17 +236,9 @@ def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundar
     ring, nb, fixed = option
     ring, merged = _push_off_walls(ring, nb, fixed, boundary, passes=1)[0], {k}
     for _ in range(_MERGE_ROUNDS):
-        crossed = [
-            j
-            for j in out.touching(ring)
-            if j not in merged and (out_nb[j] < 0).all() and _crossing_rings(ring, out.rings[j])
-        ]
-        if not crossed:
-            return None
-        union = _merge_rings(ring, out.rings[crossed[0]])
+        union = _merge_crossed(ring, merged, out, out_nb)
         if union is None:
             return None
-        merged.add(crossed[0])
         slot = min(merged)
         walls = np.full(len(union), -1, dtype=np.int64)
         ring, walls, cleared = _push_off_walls(union, walls, np.zeros(len(union), dtype=bool), boundary)
@@ -179,6 +248,34 @@ def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundar
             return None
         if cleared and _fits(ring, slot, out, merged):
             return ring, slot, merged
+    return None
+
+
+def _merge_crossed(ring: np.ndarray, merged: set, out: _RingBoxes, out_nb: list) -> np.ndarray | None:
+    """The ring merged (_merge_rings) with the first wall-only ring of the region it crosses that
+    merges, which joins `merged`; None if there is none."""
+    for j in out.touching(ring):
+        if j not in merged and (out_nb[j] < 0).all() and _crossing_rings(ring, out.rings[j]):
+            union = _merge_rings(ring, out.rings[j])
+            if union is not None:
+                merged.add(j)
+                return union
+    return None
+
+
+def _settled(k: int, out: _RingBoxes, out_nb: list, out_fixed: list, boundary: FloorBoundary):
+    """(ring, neighbours, its slot, the slots it replaces) for ring k, which no push clears: its
+    outline settled onto the band's edge (_settle); if that crosses wall-only rings of the region (a
+    hole whose band nearly touches the walls around it), merged with them and settled again, up to
+    _MERGE_ROUNDS times. None if the result still does not fit."""
+    (ring, nb), merged = _settle(out.rings[k], out_nb[k], out_fixed[k], boundary), {k}
+    for _ in range(_MERGE_ROUNDS + 1):
+        if _fits(ring, min(merged), out, merged):
+            return ring, nb, min(merged), merged
+        union = _merge_crossed(ring, merged, out, out_nb) if (nb < 0).all() else None
+        if union is None:
+            return None
+        ring, nb = _settle(union, np.full(len(union), -1, dtype=np.int64), np.zeros(len(union), dtype=bool), boundary)
     return None
 
 
