@@ -80,11 +80,10 @@ def test_a_colonnade_whose_pillar_bands_nearly_touch_keeps_the_bake_radius_off_t
     assert band < 1e-4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="holes merged across a pinch are pushed as one ring, which leaves out the floor between "
-    "the two rows of pillars with it (about 20% of the free space)",
-)
+# Where the holes of a colonnade merge across its pinches, pushing the merged ring could cut a wide
+# swathe of floor away (seeds 63 and 136 lost about 20% of the free space, the floor between the two
+# rows): such a push is refused and the ring settled instead. (A few colonnades still cover 97.5 to
+# 98%: the strips left in the pinches are narrower than the cells.)
 @pytest.mark.parametrize("seed", [63, 136])
 def test_a_colonnade_keeps_the_floor_between_its_rows(seed):
     assert boundary_figures("r0.6", seed, pillar_rows)[2] >= MIN_COVERAGE

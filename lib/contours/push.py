@@ -38,6 +38,8 @@ _SETTLE_MOVES = 4
 _GRADIENT_STEP = 1e-5
 # A ring too close to others to be pushed off the walls alone is merged with at most this many.
 _MERGE_ROUNDS = 3
+# A merged ring's push may move its edges this many cells on average (more gives up floor).
+_MERGE_MAX_SHIFT = 0.5
 
 
 class _RingBoxes:
@@ -244,11 +246,20 @@ def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundar
         ring, walls, cleared = _push_off_walls(union, walls, np.zeros(len(union), dtype=bool), boundary)
         if cleared and not _fits(ring, slot, out, merged):
             ring, walls = _untangle(ring, walls)
-        if not len(ring):
+        if not len(ring) or _gives_up(union, ring, boundary):
             return None
         if cleared and _fits(ring, slot, out, merged):
             return ring, slot, merged
     return None
+
+
+def _gives_up(ring: np.ndarray, pushed: np.ndarray, boundary: FloorBoundary) -> bool:
+    """Did pushing the ring give up more floor than a strip _MERGE_MAX_SHIFT cells wide along it?
+    Pushed lines of a ring with many notches (the holes of a colonnade merged across its pinches)
+    can meet far out, cutting a wide swathe of floor away while clearing the walls."""
+    edges = np.roll(ring[:, :2], -1, axis=0) - ring[:, :2]
+    strip = _MERGE_MAX_SHIFT * boundary.cs * float(np.hypot(*edges.T).sum())
+    return abs(signed_area(pushed) - signed_area(ring)) > strip
 
 
 def _merge_crossed(ring: np.ndarray, merged: set, out: _RingBoxes, out_nb: list) -> np.ndarray | None:
