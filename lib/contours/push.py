@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import segments_meet_matrix, signed_area
+from ..geometry import point_segment_distance, segments_meet_matrix, signed_area
 from ..progress import SILENT, Progress
 from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
@@ -36,6 +36,8 @@ _SETTLE_ROUNDS = 6
 _SETTLE_SPLIT_END = 0.1
 _SETTLE_MOVES = 4
 _GRADIENT_STEP = 1e-5
+# Settling drops a point whose neighbours' shortcut passes within this many cells of it.
+_PRUNE_OFFSET = 0.25
 # A ring too close to others to be pushed off the walls alone is merged with at most this many.
 _MERGE_ROUNDS = 3
 # A merged ring's push may move its edges this many cells on average (more gives up floor).
@@ -190,7 +192,33 @@ def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Floor
         nb = np.r_[nb, nb[split]][order]
         fixed = np.r_[fixed, np.zeros(len(split), dtype=bool)][order]
         xy = _away_from_walls(xy, z, ~fixed, boundary)
-    return np.column_stack([xy, z]), nb
+    return _prune(np.column_stack([xy, z]), nb, fixed, boundary, reach)
+
+
+def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, reach: float):
+    """(ring, neighbours) without the free points between two wall edges whose neighbours can be
+    joined directly: the shortcut stays `reach` from the floor's boundary and passes within
+    _PRUNE_OFFSET cells of the point. Settling splits edges on straight runs too, and its nearly
+    collinear points would leave slivers between the polygons."""
+    while len(ring) > 3:
+        xy, z = ring[:, :2], ring[:, 2]
+        prev, nxt = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
+        cand = np.flatnonzero(~fixed & (nb < 0) & (np.roll(nb, 1) < 0))
+        cand = cand[point_segment_distance(xy[cand], prev[cand], nxt[cand])[0] <= _PRUNE_OFFSET * boundary.cs]
+        if cand.size:
+            dist = boundary.distance(prev[cand], nxt[cand], np.roll(z, 1)[cand], np.roll(z, -1)[cand])[0]
+            cand = cand[dist >= reach]
+        # Points apart from each other's edges: the first of each run of neighbours.
+        drop = [int(i) for k, i in enumerate(cand) if k == 0 or cand[k - 1] != i - 1][: len(ring) - 3]
+        if drop and drop[-1] == len(ring) - 1 and drop[0] == 0:
+            drop.pop()
+        if not drop:
+            break
+        keep = np.ones(len(ring), dtype=bool)
+        keep[drop] = False
+        # The edge into a dropped point now runs to the point after it: a wall edge, as both were.
+        ring, nb, fixed = ring[keep], nb[keep], fixed[keep]
+    return ring, nb
 
 
 def _away_from_walls(xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: FloorBoundary) -> np.ndarray:
