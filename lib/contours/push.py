@@ -170,7 +170,8 @@ def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Floor
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
     away from the nearest wall to agent_radius. The chords of the band's arcs shrink fourfold per
-    round, so a few rounds leave no edge deeper than a small fraction of _BAND_SLACK."""
+    round, so a few rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a
+    shortcut can then skip are dropped (_prune)."""
     xy, z = ring[:, :2], ring[:, 2]
     reach = boundary.radius - _SETTLE_DEPTH * boundary.cs
     for _ in range(_SETTLE_ROUNDS):
