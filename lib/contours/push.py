@@ -55,6 +55,12 @@ class _RingBoxes:
     def replace(self, k: int, ring: np.ndarray) -> None:
         self.rings[k], self.boxes[k] = ring, _box(ring)
 
+    def absorb(self, slot: int, ring: np.ndarray, absorbed: set) -> None:
+        """Ring `slot` becomes a ring merged from the rings in `absorbed` (slot among them)."""
+        for j in absorbed:
+            self.remove(j)
+        self.replace(slot, ring)
+
     def remove(self, k: int) -> None:
         """Ring k is gone (merged into another): it touches nothing and is left out of the result."""
         self.rings[k], self.boxes[k] = self.rings[k][:0], (np.inf, np.inf, -np.inf, -np.inf)
@@ -126,9 +132,7 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             merged = _merged(k, first, out, out_nb, boundary)
             if merged is not None:
                 ring, slot, absorbed = merged
-                for j in absorbed:
-                    out.remove(j)
-                out.replace(slot, ring)
+                out.absorb(slot, ring, absorbed)
                 out_nb[slot] = np.full(len(ring), -1, dtype=np.int64)
             # Nothing pushes clear (the ring pinches against another): the finest outline, which
             # follows the eroded boundary closest, settled onto the band's edge if it reaches in.
@@ -136,20 +140,14 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
                 if finest is not None and _fits(finest[0], k, out):
                     out.replace(k, finest[0])
                     out_nb[k], out_fixed[k] = finest[1], finest[2]
-                slot = k
-                settled = (
-                    _settled(k, out, out_nb, out_fixed, boundary)
-                    if _in_band(out.rings[k], out_nb[k], boundary)
-                    else None
-                )
-                if settled is not None:
-                    ring, nb, slot, absorbed = settled
-                    for j in absorbed:
-                        out.remove(j)
-                    out.replace(slot, ring)
-                    out_nb[slot] = nb
-                if _in_band(out.rings[slot], out_nb[slot], boundary):
-                    unpushed.append(out.rings[slot])
+                if _in_band(out.rings[k], out_nb[k], boundary):
+                    slot, settled = k, _settled(k, out, out_nb, out_fixed, boundary)
+                    if settled is not None:
+                        ring, nb, slot, absorbed = settled
+                        out.absorb(slot, ring, absorbed)
+                        out_nb[slot] = nb
+                    if _in_band(out.rings[slot], out_nb[slot], boundary):
+                        unpushed.append(out.rings[slot])
     kept = [k for k, ring in enumerate(out.rings) if len(ring)]
     return [out.rings[k] for k in kept], [out_nb[k] for k in kept], unpushed
 
