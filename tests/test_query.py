@@ -227,9 +227,10 @@ def test_multi_floor_paths_climb_the_ramp_and_never_jump():
 
 
 def test_surface_heights_walked_over_detail_triangles_match_every_triangle_tested():
-    """The height lookup walks a polygon's detail triangles from a start triangle (and along a path
-    from the last sample's). It must give the height of the triangle holding the point, as testing
-    every triangle of the polygon does, for single points and for rows of samples along lines."""
+    """The height lookup walks a polygon's detail triangles from a start triangle, and a surface
+    profile walks them along a line. A height must be that of the triangle holding the point, as
+    testing every triangle of the polygon finds; along a line, the surface between the profile's
+    points must be the straight line between them (they are where it may bend)."""
     from tests.test_io_detour import rolling_ground
 
     mesh = rolling_ground()
@@ -248,17 +249,20 @@ def test_surface_heights_walked_over_detail_triangles_match_every_triangle_teste
                 best, z = inside, a[2] + u * (b[2] - a[2]) + w * (c[2] - a[2])
         return z
 
-    checked = 0
+    checked = bends = 0
     for p in rng.integers(mesh.polygon_count, size=40).tolist():
         ring = mesh.vertices[mesh.poly_vertices[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]]]
-        # Points inside the convex polygon (random convex combinations of its corners), in rows.
-        weights = rng.dirichlet(np.ones(len(ring)), size=2)
-        a, b = weights @ ring[:, :2]
-        line = a + np.linspace(0.0, 1.0, 12)[:, None] * (b - a)
-        rows = index.heights([p] * len(line), line[:, 0].tolist(), line[:, 1].tolist())
-        for (x, y), z in zip(line, rows):
+        # Lines between points inside the convex polygon (random convex combinations of its corners).
+        (ax, ay), (bx, by) = rng.dirichlet(np.ones(len(ring)), size=2) @ ring[:, :2]
+        t0, t1 = sorted(rng.uniform(0.0, 1.0, 2).tolist())
+        ts, zs = index.surface_profile(p, ax, ay, bx - ax, by - ay, t0, t1)
+        assert ts[0] == t0 and all(u < v for u, v in zip(ts, ts[1:])) and ts[-1] < t1
+        bends += len(ts) - 1
+        end = brute(p, ax + t1 * (bx - ax), ay + t1 * (by - ay))
+        for t in np.linspace(t0, t1, 25):
+            x, y = ax + t * (bx - ax), ay + t * (by - ay)
             expected = brute(p, x, y)
-            assert z == pytest.approx(expected, abs=1e-9)
             assert index.height(p, (x, y)) == pytest.approx(expected, abs=1e-9)
+            assert np.interp(t, [*ts, t1], [*zs, end]) == pytest.approx(expected, abs=1e-9)
             checked += 1
-    assert checked >= 400
+    assert checked >= 1000 and bends >= 40

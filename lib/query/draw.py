@@ -37,7 +37,6 @@ class PathDrawing:
     graph: MeshGraph
     extent: tuple[float, float]
     climb: float
-    drape_step: float
     # The drawing's own state: the certificate (built on the first taut string), corner-to-corner
     # visibility at the bake radius, and the vertices' XY as tuples.
     _certificate: funnel.PlanarCertificate | None
@@ -93,7 +92,7 @@ class PathDrawing:
         if plan.d == 0.0 and plan.uniform and plan.everywhere:
             taut, proven = self._taut(plan, crossings, goal, goal_poly)
             if proven:
-                draped = refine.drape(self.index, walk, taut[0], taut[1], self.drape_step, self.climb, strict=True)
+                draped = refine.drape(self.index, walk, taut[0], taut[1], self.climb, strict=True)
                 if draped is not None:
                     return result(status, draped[0], draped[1], nodes_expanded, tuple(corridor), plan, reason)
             elif all(
@@ -108,7 +107,7 @@ class PathDrawing:
             return unreachable(
                 f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded
             )
-        points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.drape_step, self.climb)
+        points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.climb)
         return result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
     def _draw_with_links(
@@ -149,7 +148,7 @@ class PathDrawing:
                     f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded
                 )
             piece_points, piece_polys = refine.drape(
-                self.index, self._walker(plan.passable), drawn[0], drawn[1], self.drape_step, self.climb
+                self.index, self._walker(plan.passable), drawn[0], drawn[1], self.climb
             )
             points += piece_points
             polys += piece_polys

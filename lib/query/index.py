@@ -22,6 +22,13 @@ ONE_PLANE_TOL = 1e-12
 ON_OUTLINE_TOL = 1e-9
 # A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar.
 PLANAR_TOL = 0.005
+# Cells (each way from its centre) of the start grid a detail triangle is entered in.
+START_SPAN = 2
+# u0 of a detail triangle with no area seen from above: no point is ever inside it.
+FLAT_ROW = -1e30
+# Where a line enters such a sliver, the triangle beyond it is the one holding the line's point this
+# far on (a fraction of the line's length).
+SLIVER_STEP = 1e-9
 # Exit points this close (m) count as the same point when a walk leaves through a vertex.
 WALK_TOL = 1e-9
 # A walk along a polygon's edge that turns out of it by less than this (sine of the angle) runs along it.
@@ -162,7 +169,7 @@ class MeshIndex:
         # u = ((x - ax) e2y - e2x (y - ay)) / den,  w = (e1x (y - ay) - (x - ax) e1y) / den
         ux, uy = np.where(flat, 0.0, e2[:, 1] / den), np.where(flat, 0.0, -e2[:, 0] / den)
         wx, wy = np.where(flat, 0.0, -e1[:, 1] / den), np.where(flat, 0.0, e1[:, 0] / den)
-        u0 = np.where(flat, -1e30, -(ux * a[:, 0] + uy * a[:, 1]))
+        u0 = np.where(flat, FLAT_ROW, -(ux * a[:, 0] + uy * a[:, 1]))
         w0 = np.where(flat, 0.0, -(wx * a[:, 0] + wy * a[:, 1]))
         zx = ux * e1[:, 2] + wx * e2[:, 2]
         zy = uy * e1[:, 2] + wy * e2[:, 2]
@@ -184,6 +191,7 @@ class MeshIndex:
         start = np.zeros(mesh.polygon_count, dtype=np.int64)
         start[owner[nearest[heads]]] = local[nearest[heads]]
         self._detail_start = start.tolist()
+        self._build_start_grid(t[~flat, :, :2], owner[~flat], local[~flat])
         self._detail = []
         for tri in self.detail_by_poly:
             nbr = across[tri]
@@ -196,6 +204,35 @@ class MeshIndex:
                     tuple(solid[0].tolist()) if one else None,
                 )
             )
+
+    def _build_start_grid(self, corners: np.ndarray, owner: np.ndarray, local: np.ndarray) -> None:
+        """A uniform XY grid, cells about a detail triangle's size: per (cell, polygon), a triangle of
+        the polygon that overlaps the cell, where walks to the triangle holding a point start (a step
+        or two instead of crossing the polygon from its middle). Triangles far larger than a cell
+        are entered only in the cells within START_SPAN of their centre."""
+        lo, hi = corners.min(axis=1), corners.max(axis=1)
+        self._start_cell = float(max(np.median((hi - lo).max(axis=1)) if len(lo) else 1.0, 1e-3))
+        self._start_origin = (float(self.origin[0]), float(self.origin[1]))
+        c0 = np.floor((lo - self.origin) / self._start_cell).astype(np.int64)
+        c1 = np.floor((hi - self.origin) / self._start_cell).astype(np.int64)
+        mid = (c0 + c1) // 2
+        c0, c1 = np.maximum(c0, mid - START_SPAN), np.minimum(c1, mid + START_SPAN)
+        self._start_rows = int(c1[:, 1].max()) + 1 if len(c1) else 1
+        span = c1 - c0 + 1
+        count = span[:, 0] * span[:, 1]
+        tri = np.repeat(np.arange(len(c0)), count)
+        k = np.arange(len(tri)) - np.repeat(np.cumsum(count) - count, count)
+        cx = c0[tri, 0] + k // span[tri, 1]
+        cy = c0[tri, 1] + k % span[tri, 1]
+        keys = (cx * self._start_rows + cy) * self.mesh.polygon_count + owner[tri]
+        self._start_grid = dict(zip(keys.tolist(), local[tri].tolist()))
+
+    def _start(self, p: int, x: float, y: float) -> int:
+        """The detail triangle of polygon p to start a walk to (x, y) from (see _build_start_grid)."""
+        cell = self._start_cell
+        cx = math.floor((x - self._start_origin[0]) / cell)
+        cy = math.floor((y - self._start_origin[1]) / cell)
+        return self._start_grid.get((cx * self._start_rows + cy) * self.mesh.polygon_count + p, self._detail_start[p])
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -220,17 +257,42 @@ class MeshIndex:
                 return False
         return True
 
-    def heights(self, polys: list[int], x: list[float], y: list[float]) -> list[float]:
-        """`height` at many points, point k on polygon polys[k]. Points in a row on one polygon (the
-        samples along a path) start their search at the triangle that held the point before."""
-        out = []
-        last, hint = -1, -1
-        for p, px, py in zip(polys, x, y):
-            if p != last:
-                last, hint = p, -1
-            z, hint = self._surface(p, px, py, hint)
-            out.append(z)
-        return out
+    def surface_profile(self, p: int, ax: float, ay: float, dx: float, dy: float, t0: float, t1: float):
+        """Heights of polygon p's surface along the line (ax + t dx, ay + t dy) from t0 to t1: (ts, zs)
+        at t0 and wherever the line crosses into another detail triangle before t1. The surface is
+        linear in between (one triangle), so these are exactly the points where it may bend."""
+        z, k = self._surface(p, ax + t0 * dx, ay + t0 * dy, -1)
+        ts, zs = [t0], [z]
+        rows, across, plane = self._detail[p]
+        if plane is not None or not rows:
+            return ts, zs
+        t = t0
+        for _ in range(len(rows)):
+            u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
+            # Barycentric coordinates along the line: c(t) = c_at + t c_rate; the line leaves the
+            # triangle where a falling one reaches 0, across the edge facing that corner.
+            u_at, u_rate = u0 + ux * ax + uy * ay, ux * dx + uy * dy
+            w_at, w_rate = w0 + wx * ax + wy * ay, wx * dx + wy * dy
+            out, side = t1, -1
+            if u_rate < 0.0 and -u_at / u_rate < out:
+                out, side = -u_at / u_rate, 1
+            if w_rate < 0.0 and -w_at / w_rate < out:
+                out, side = -w_at / w_rate, 2
+            v_rate = -u_rate - w_rate
+            if v_rate < 0.0 and (u_at + w_at - 1.0) / v_rate < out:
+                out, side = (u_at + w_at - 1.0) / v_rate, 0
+            if side < 0 or across[k][side] < 0:
+                break  # the line stays in this triangle up to t1 (or leaves the polygon by rounding)
+            t = max(out, t)
+            x, y = ax + t * dx, ay + t * dy
+            if t > ts[-1]:
+                ts.append(t)
+                zs.append(self._within_box(p, z0 + zx * x + zy * y))
+            k = across[k][side]
+            if rows[k][0] == FLAT_ROW:
+                # A sliver seen from above: find the triangle just beyond it.
+                k = self._surface(p, x + SLIVER_STEP * dx, y + SLIVER_STEP * dy, k)[1]
+        return ts, zs
 
     def height(self, p: int, xy) -> float:
         """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in
@@ -252,7 +314,7 @@ class MeshIndex:
             if abs(n[2]) < 1e-9:
                 return float(c[2]), 0
             return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2]), 0
-        k = hint if hint >= 0 else self._detail_start[p]
+        k = hint if hint >= 0 else self._start(p, x, y)
         for _ in range(len(rows)):
             u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
             u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y

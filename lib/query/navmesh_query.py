@@ -32,8 +32,6 @@ RADIUS_SLOTS = 4
 FILTER_SLOTS = 16
 # Paths kept by default in the path cache.
 PATH_CACHE_SIZE = 1024
-# Inside a polygon that is not planar, a path's height is sampled every this many cells.
-DRAPE_CELLS = 3
 # A segment ends on the same floor as its end point when the surface there is within the agent's
 # climb of it, and at least this much (m) on a mesh baked with no climb.
 MIN_CLIMB = 0.05
@@ -73,7 +71,6 @@ class NavMeshQuery(PathDrawing):
         self.extent = default_extent(mesh) if extent is None else _check_extent(extent)
         self.r0 = float(mesh.params.agent_radius)
         self.climb = max(float(mesh.params.agent_max_climb), MIN_CLIMB)
-        self.drape_step = DRAPE_CELLS * float(mesh.params.cell_size)
         self._area_count = int(mesh.areas.max()) + 1 if mesh.polygon_count else 1
         self._flags = [WALK_FLAG] * mesh.polygon_count
         self._flags_version = 0
@@ -242,7 +239,6 @@ class NavMeshQuery(PathDrawing):
             self._walker(plan.passable),
             [plan.start, plan.goal],
             [[plan.start_poly], [plan.goal_poly]],
-            self.drape_step,
             self.climb,
         )
         return result(FOUND, points, polys, 0, (plan.start_poly,), plan)

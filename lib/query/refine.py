@@ -359,15 +359,16 @@ def ellipse_vertices(ids: np.ndarray, xy: np.ndarray, a: tuple, b: tuple, length
     return ids[far < length + 2.0 * reach].tolist()
 
 
-def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float, climb: float, strict: bool = False):
+def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float, strict: bool = False):
     """(points, polygon of each) of the chain with points added where the surface under a segment
-    leaves the straight line between its ends by more than DRAPE_TOL (sampled every `step` m), so
-    a path follows floors that change slope (onto a ramp, over a ridge) instead of cutting through
-    them or hanging in the air. polys: the candidate polygons of each point (several where a
-    point is a vertex); each segment walks from the one that reaches its end on the same floor.
-    strict: None when a segment does not walk over the mesh to its end (else such a segment is
-    drawn as walked)."""
-    segments = []  # per segment: (polygons walked, sample fractions, polygon of each sample)
+    leaves the straight line between its ends by more than DRAPE_TOL, so a path follows floors that
+    change slope (onto a ramp, over a ridge) instead of cutting through them or hanging in the air.
+    The surface under a segment is found exactly: its height where the segment enters each polygon
+    and where it crosses into another detail triangle, linear in between. polys: the candidate
+    polygons of each point (several where a point is a vertex); each segment walks from the one
+    that reaches its end on the same floor. strict: None when a segment does not walk over the mesh
+    to its end (else such a segment is drawn as walked)."""
+    out_pts, out_polys = [points[0]], [polys[0][0]]
     for k in range(len(points) - 1):
         a, b = points[k], points[k + 1]
         for p in polys[k]:
@@ -378,32 +379,28 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], step: float,
         else:
             if strict:
                 return None
-        ts, owner = [], []
+        out_polys[-1] = visited[0]
         boxes = [index.box_l[p] for p in visited]
         if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > DRAPE_TOL:
-            # Heights where the line enters each polygon, and every `step` inside polygons that
-            # are not planar; between those the surface under the line is straight.
-            count = max(2, math.ceil(math.hypot(b[0] - a[0], b[1] - a[1]) / step))
-            starts = [0.0] + crossings
-            ends = crossings + [1.0]
-            for j, p in enumerate(visited):
-                here = [starts[j]] if 0 < j and 0.0 < starts[j] < 1.0 else []
-                if not index.planar_l[p]:
-                    here += [i / count for i in range(math.floor(starts[j] * count) + 1, math.ceil(ends[j] * count))]
-                ts.extend(here)
-                owner.extend([p] * len(here))
-        segments.append((visited, ts, owner))
-    out_pts, out_polys = [points[0]], [polys[0][0]]
-    for k, (visited, ts, owner) in enumerate(segments):
-        a, b = points[k], points[k + 1]
-        out_polys[-1] = visited[0]
-        if ts:
             (ax, ay), (dx, dy) = a[:2], (b[0] - a[0], b[1] - a[1])
-            zs = [a[2], *index.heights(owner, [ax + t * dx for t in ts], [ay + t * dy for t in ts]), b[2]]
-            ts, owner = [0.0, *ts, 1.0], [visited[0], *owner]
+            ts, zs, owner = [0.0], [a[2]], [visited[0]]
+            for p, t0, t1 in zip(visited, [0.0, *crossings], [*crossings, 1.0]):
+                if t0 >= 1.0:
+                    continue
+                if index.planar_l[p]:
+                    here, heights = [t0], [index.height(p, (ax + t0 * dx, ay + t0 * dy))]
+                else:
+                    here, heights = index.surface_profile(p, ax, ay, dx, dy, t0, t1)
+                if t0 <= 0.0:  # the segment's start is its own height
+                    here, heights = here[1:], heights[1:]
+                ts += here
+                zs += heights
+                owner += [p] * len(here)
+            ts.append(1.0)
+            zs.append(b[2])
             for i in _drape_indices(ts, zs):
                 t = ts[i]
-                out_pts.append((a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), zs[i]))
+                out_pts.append((a[0] + t * dx, a[1] + t * dy, zs[i]))
                 out_polys.append(owner[i])
         out_pts.append(b)
         out_polys.append(visited[-1])
@@ -418,7 +415,8 @@ def _drape_indices(t: list[float], z: list[float]) -> list[int]:
     while stack:
         i, j = stack.pop()
         worst, m = DRAPE_TOL, -1
-        slope = (z[j] - z[i]) / (t[j] - t[i])
+        span = t[j] - t[i]
+        slope = (z[j] - z[i]) / span if span > 0.0 else 0.0
         for k in range(i + 1, j):
             gap = abs(z[k] - z[i] - (t[k] - t[i]) * slope)
             if gap > worst:
