@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .components import twin_edges
 from .navmesh import Clearance, PolyMesh
 from .progress import SILENT, Progress
 
@@ -224,7 +225,7 @@ def compute_clearance(mesh: PolyMesh, progress: Progress = SILENT) -> Clearance:
     ]
     lo, hi = _poly_bounds(mesh)
     # Each undirected portal once: the twin slot gets the same value.
-    twin = _twin_slots(mesh, edge_poly, nxt)
+    twin = np.where(mesh.neighbors >= 0, twin_edges(mesh.poly_vertices, nxt), -1)
     portals = np.flatnonzero(~boundary)
     portals = portals[~((twin[portals] >= 0) & (twin[portals] < portals))]
     v = mesh.vertices
@@ -322,13 +323,3 @@ def _side_features(
             feats.append((pv[e], nxt[e]))
         k = (k + 1) % n
     return feats
-
-
-def _twin_slots(mesh: PolyMesh, edge_poly: np.ndarray, nxt: np.ndarray) -> np.ndarray:
-    """(E,) the slot of the same edge seen from the neighbouring polygon, or -1."""
-    key = {(int(u), int(w)): e for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))}
-    twin = np.full(len(nxt), -1, dtype=np.int64)
-    for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt)):
-        if mesh.neighbors[e] >= 0:
-            twin[e] = key.get((int(w), int(u)), -1)
-    return twin

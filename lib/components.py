@@ -1,4 +1,6 @@
-"""Connected components of a graph given as edge arrays, vectorised (used by several stages)."""
+"""Graph helpers shared by the stages and the queries, vectorised: connected components of a graph
+given as edge arrays, the twin of each directed edge, and partners among items with equal keys
+(the faces on either side of an undirected edge)."""
 
 from __future__ import annotations
 
@@ -19,3 +21,32 @@ def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
             if np.array_equal(jumped, label):
                 break
             label = jumped
+
+
+def twin_edges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each directed edge starts[e] -> ends[e] (vertex ids), the first edge listed that runs the
+    other way, ends[e] -> starts[e]; -1 where none does. One sort of the edge keys."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    if len(starts) == 0:
+        return np.zeros(0, dtype=np.int64)
+    n = int(max(starts.max(), ends.max())) + 1
+    key = starts * n + ends
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    wanted = ends * n + starts
+    at = np.minimum(np.searchsorted(ordered, wanted), len(key) - 1)
+    return np.where(ordered[at] == wanted, order[at], -1)
+
+
+def partners(*keys: np.ndarray) -> np.ndarray:
+    """For items whose keys (arrays, the first the most significant) are all equal, each one's
+    partner: the item before it in listing order, and for the first of a run the one after; -1 for
+    an item whose keys no other shares. An edge shared by two faces pairs them; an edge of
+    more (non-manifold) pairs some of them."""
+    order = np.lexsort(keys[::-1])
+    same = np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in keys])
+    partner = np.full(len(order), -1, dtype=np.int64)
+    first, second = order[:-1][same], order[1:][same]
+    partner[first] = second
+    partner[second] = first
+    return partner

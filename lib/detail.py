@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .components import twin_edges
 from .heightfield import Heightfield
 from .navmesh import DetailMesh, NavMesh, PolyMesh
 from .params import BakeParams
@@ -297,9 +298,7 @@ def _edge_points(
     off = np.zeros(len(slots))
     np.maximum.at(off, edge[known], np.abs(floor[known] - xyz[known, 2]))
     out: dict[int, np.ndarray] = {}
-    twins = (
-        {(int(x), int(y)): e for e, (x, y) in enumerate(zip(u.tolist(), w.tolist()))} if (off > max_error).any() else {}
-    )
+    twins = twin_edges(u, w) if (off > max_error).any() else None
     cuts = np.concatenate([[0], np.cumsum(n)])
     for k in np.flatnonzero(off > max_error).tolist():
         sel = slice(cuts[k], cuts[k + 1])
@@ -312,9 +311,9 @@ def _edge_points(
         pts = profile[on][sorted(keep)]
         e = int(slots[k])
         out[e] = pts
-        twin = twins.get((int(w[e]), int(u[e])), -1)
-        if twin >= 0 and mesh.neighbors[e] >= 0:
-            out[twin] = pts[::-1]
+        back = int(twins[e]) if twins is not None else -1
+        if back >= 0 and mesh.neighbors[e] >= 0:
+            out[back] = pts[::-1]
     return out
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .components import connected_components
+from .components import connected_components, twin_edges
 from .errors import NavMeshError
 from .navmesh import MAX_AREA
 
@@ -160,18 +160,16 @@ def _closed(t: np.ndarray) -> np.ndarray:
     m = len(t)
     n = int(t.max()) + 1
     start, end = t.ravel(), np.roll(t, -1, axis=1).ravel()
-    edge = start * n + end
-    twin = end * n + start
-    keys, counts = np.unique(edge, return_counts=True)
-    at = np.minimum(np.searchsorted(keys, twin), len(keys) - 1)
-    has_twin = keys[at] == twin
+    twin = twin_edges(start, end)
+    has_twin = twin >= 0
     # Walked as often one way as the other: shells that share a face (crates stacked or side by
     # side, each walking the face its own way) close each other's edges.
-    paired = has_twin & (counts[np.searchsorted(keys, edge)] == counts[at])
+    edge = start * n + end
+    keys, counts = np.unique(edge, return_counts=True)
+    count = counts[np.searchsorted(keys, edge)]
+    paired = has_twin & (count == count[np.maximum(twin, 0)])
     owner = np.arange(3 * m) // 3
-    by_key = np.argsort(edge, kind="stable")
-    twin_owner = owner[by_key[np.searchsorted(edge[by_key], twin[has_twin])]]
-    shell = connected_components(m, owner[has_twin], twin_owner)
+    shell = connected_components(m, owner[has_twin], owner[twin[has_twin]])
     open_shell = np.zeros(m, dtype=bool)
     open_shell[shell[owner[~paired]]] = True
     return ~open_shell[shell]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..components import partners
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _Grid
@@ -219,13 +220,6 @@ def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     _, ids = np.unique(vertices, axis=0, return_inverse=True)
     t = ids.reshape(-1)[triangles]
     a, b = t.ravel(), np.roll(t, -1, axis=1).ravel()
-    n = int(t.max()) + 1
-    key = np.minimum(a, b) * n + np.maximum(a, b)
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    same_next = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
-    across = np.full(3 * m, -1, dtype=np.int64)
-    # Pair each edge with the next one of the same key, and the last of a run with the one before.
-    across[order[same_next]] = order[same_next + 1] // 3
-    across[order[same_next + 1]] = order[same_next] // 3
+    partner = partners(np.minimum(a, b), np.maximum(a, b))
+    across = np.where(partner >= 0, partner // 3, -1)
     return across.reshape(m, 3)

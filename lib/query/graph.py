@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..components import twin_edges
 from ..navmesh import NavMesh
 
 # Slack when asking whether an agent radius fits a clearance: r fits c when r <= c + FITS_TOL.
@@ -20,14 +21,7 @@ class MeshGraph:
     def __init__(self, mesh: NavMesh):
         E = len(mesh.poly_vertices)
         nxt = mesh.edge_next_vertex
-        key = {(int(u), int(w)): e for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))}
-        self.twin = np.array(
-            [
-                key.get((int(w), int(u)), -1) if mesh.neighbors[e] >= 0 else -1
-                for e, (u, w) in enumerate(zip(mesh.poly_vertices, nxt))
-            ],
-            dtype=np.int64,
-        )
+        self.twin = np.where(mesh.neighbors >= 0, twin_edges(mesh.poly_vertices, nxt), -1)
         inf = np.full(E, math.inf)
         self.edge_clear = (
             mesh.edge_clearance if mesh.edge_clearance is not None else np.where(mesh.neighbors >= 0, inf, 0.0)

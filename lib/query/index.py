@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..components import partners
 from ..errors import NavMeshError
 from ..navmesh import NavMesh
 
@@ -531,11 +532,6 @@ def _triangles_across(triangles: np.ndarray, owner: np.ndarray) -> np.ndarray:
     # Edge facing corner 0 is b-c, facing 1 is c-a, facing 2 is a-b.
     lo = np.concatenate([np.minimum(b, c), np.minimum(c, a), np.minimum(a, b)])
     hi = np.concatenate([np.maximum(b, c), np.maximum(c, a), np.maximum(a, b)])
-    poly = np.tile(owner, 3)
-    order = np.lexsort((hi, lo, poly))
-    same = (lo[order][1:] == lo[order][:-1]) & (hi[order][1:] == hi[order][:-1]) & (poly[order][1:] == poly[order][:-1])
-    across = np.full(3 * len(triangles), -1, dtype=np.int64)
-    first, second = order[:-1][same], order[1:][same]
-    across[first] = second % len(triangles)
-    across[second] = first % len(triangles)
+    partner = partners(np.tile(owner, 3), lo, hi)
+    across = np.where(partner >= 0, partner % len(triangles), -1)
     return across.reshape(3, -1).T.copy()
