@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 
-from .components import twin_edges
 from .navmesh import Clearance, PolyMesh
 from .progress import SILENT, Progress
 
@@ -225,7 +224,7 @@ def compute_clearance(mesh: PolyMesh, progress: Progress = SILENT) -> Clearance:
     ]
     lo, hi = _poly_bounds(mesh)
     # Each undirected portal once: the twin slot gets the same value.
-    twin = np.where(mesh.neighbors >= 0, twin_edges(mesh.poly_vertices, nxt), -1)
+    twin = mesh.edge_twin
     portals = np.flatnonzero(~boundary)
     portals = portals[~((twin[portals] >= 0) & (twin[portals] < portals))]
     v = mesh.vertices

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import files
-from .components import connected_components
+from .components import connected_components, twin_edges
 from .errors import NavMeshError
 from .params import BakeParams
 
@@ -190,6 +190,11 @@ class PolyMesh:
         nxt = np.arange(1, len(self.poly_vertices) + 1)
         nxt[self.poly_offsets[1:] - 1] = self.poly_offsets[:-1]
         return self.poly_vertices[nxt]
+
+    @property
+    def edge_twin(self) -> np.ndarray:
+        """(E,) the slot of the same portal edge seen from the neighbouring polygon; -1 on walls."""
+        return np.where(self.neighbors >= 0, twin_edges(self.poly_vertices, self.edge_next_vertex), -1)
 
     @property
     def cross_offsets(self) -> np.ndarray:

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from ..components import twin_edges
 from ..navmesh import NavMesh
 
 # Slack when asking whether an agent radius fits a clearance: r fits c when r <= c + FITS_TOL.
@@ -21,7 +20,7 @@ class MeshGraph:
     def __init__(self, mesh: NavMesh):
         E = len(mesh.poly_vertices)
         nxt = mesh.edge_next_vertex
-        self.twin = np.where(mesh.neighbors >= 0, twin_edges(mesh.poly_vertices, nxt), -1)
+        self.twin = mesh.edge_twin
         inf = np.full(E, math.inf)
         self.edge_clear = (
             mesh.edge_clearance if mesh.edge_clearance is not None else np.where(mesh.neighbors >= 0, inf, 0.0)

@@ -303,7 +303,7 @@ class MeshIndex:
     def _surface(self, p: int, x: float, y: float, hint: int) -> tuple[float, int]:
         """(height, detail triangle) of polygon p at (x, y): walked from triangle `hint` across the
         edge the point lies beyond, as in a triangulation's visibility walk, until a triangle holds
-        it (from the one nearest the polygon's centre when hint is -1); a point outside every
+        it (from the start grid's triangle for the point's cell when hint is -1); a point outside every
         triangle takes the one it is least outside of."""
         if not self._detail:
             self._build_detail_maps()
