@@ -68,7 +68,7 @@ def scene_arrays(name: str):
 
 def bake_one(name: str, repeats: int) -> dict:
     """Bake one scene `repeats` times in this process and measure it (called in a child process)."""
-    from lib import BakeParams, generate
+    from blender_navmesh import BakeParams, generate
 
     vertices, triangles, walkable, params, queries = scene_arrays(name)
     params = BakeParams(**params)
@@ -105,7 +105,7 @@ def bake_one(name: str, repeats: int) -> dict:
 def query_figures(mesh, queries: np.ndarray) -> dict:
     """Path queries on one NavMeshQuery, as a game would run them: its setup time, each query's time
     on first asking (a path-cache miss), then the same queries again (hits)."""
-    from lib import query
+    from blender_navmesh import query
 
     t0 = time.perf_counter()
     nav_query = query.NavMeshQuery(mesh)
@@ -154,7 +154,7 @@ def path_test_one(name: str, moves: int = 200) -> dict:
     import bpy
 
     import navmesh_addon
-    from lib import BakeParams, generate
+    from blender_navmesh import BakeParams, generate
     from navmesh_addon import mesh_write, operators_path
 
     vertices, triangles, walkable, params, queries = scene_arrays(name)

@@ -1,6 +1,6 @@
 """Navmesh generator and runtime: pure Python plus numpy, usable with or without Blender.
 
-from lib import generate, BakeParams
+from blender_navmesh import generate, BakeParams
 mesh = generate(vertices, triangles, BakeParams(agent_radius=0.4))
 """
 

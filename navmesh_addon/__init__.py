@@ -1,10 +1,5 @@
 """Navmesh add-on: registration only; each module holds what one part of the UI does."""
 
-try:
-    from .. import lib
-except ImportError:
-    import lib
-
 import bpy
 
 from . import agents, areas, cli, io_operators, operators_bake, operators_path, overlay, panels, presets, properties
@@ -45,4 +40,4 @@ def unregister() -> None:
         bpy.utils.unregister_class(cls)
 
 
-__all__ = ["lib", "register", "unregister"]
+__all__ = ["register", "unregister"]

@@ -8,7 +8,9 @@ from dataclasses import replace
 
 import bpy
 
-from . import lib, mesh_write
+import blender_navmesh as lib
+
+from . import mesh_write
 
 
 def group_key(agent) -> tuple[float, float, float]:

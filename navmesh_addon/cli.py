@@ -14,7 +14,6 @@ Errors go to stderr as one line starting with "navmesh: error:".
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import sys
@@ -22,7 +21,10 @@ from pathlib import Path
 
 import bpy
 
-from . import io_formats, lib, mesh_write, operators_bake, presets
+import blender_navmesh as lib
+from blender_navmesh import prune, query
+
+from . import io_formats, mesh_write, operators_bake, presets
 from .panels import AGENT_PARAMETERS
 
 COMMAND_ID = "navmesh"
@@ -276,7 +278,7 @@ def _area_cost(text: str) -> tuple[int, float]:
 
 def island_report(mesh: lib.NavMesh, seeds: int) -> str:
     """One line: how many islands the navmesh has and how large each is, and whether seeds pruned it."""
-    found = importlib.import_module(f"{lib.__name__}.prune").islands(mesh)
+    found = prune.islands(mesh)
     sizes = ", ".join(f"{island.area:.1f}" for island in found[:8]) + (", ..." if len(found) > 8 else "")
     kept = f" (kept by {seeds} walkable seed{'s' if seeds != 1 else ''})" if seeds else ""
     return f"navmesh: {len(found)} island{'s' if len(found) != 1 else ''}{kept}: {sizes} m²"
@@ -318,7 +320,6 @@ def paths_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--radius must be a finite number >= 0, got {args.radius}")
     mesh = load_navmesh(args.navmesh, args.object)
     pairs = load_queries(args.queries)
-    query = importlib.import_module(f"{lib.__name__}.query")
     costs = {**dict(mesh.area_costs), **dict(args.area_cost)}
     try:  # the query object checks the extent, the costs and the radius against the bake radius
         path_filter = query.QueryFilter(area_cost=costs, excluded=frozenset(args.exclude_area))

@@ -8,19 +8,13 @@ exporter. Every format but JSON and Detour carries the detail surface as its geo
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
 import numpy as np
 
-from . import lib
-
-# lib is "lib" in a checkout and a sub-package of the extension when installed: import by its name.
-collada = importlib.import_module(f"{lib.__name__}.collada")
-detour = importlib.import_module(f"{lib.__name__}.detour")
-godot = importlib.import_module(f"{lib.__name__}.godot")
-export_surface = importlib.import_module(f"{lib.__name__}.export_surface")
+import blender_navmesh as lib
+from blender_navmesh import collada, detour, export_surface, godot
 
 FORMATS = ("json", "dae", "glb", "gltf", "bin", "tres")
 GODOT_SUFFIX = "-navmesh"

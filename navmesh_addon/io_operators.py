@@ -12,7 +12,9 @@ import bpy
 from bpy.props import BoolProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import io_formats, lib, mesh_write
+import blender_navmesh as lib
+
+from . import io_formats, mesh_write
 
 
 def find_navmesh_object(context) -> bpy.types.Object:

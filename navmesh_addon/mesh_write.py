@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import uuid
 
 import bpy
 import numpy as np
 from mathutils import Matrix
 
-from . import lib
-
-# lib.edit is not imported by lib/__init__; lib is "lib" in a checkout, a relative package when installed.
-edit = importlib.import_module(f"{lib.__name__}.edit")
+import blender_navmesh as lib
+from blender_navmesh import edit
 
 TAG = "navmesh_generated"
 JSON_KEY = "navmesh_json"

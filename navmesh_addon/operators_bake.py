@@ -15,7 +15,9 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import agents, lib, mesh_write, scene_extract
+import blender_navmesh as lib
+
+from . import agents, mesh_write, scene_extract
 from .scene_extract import SceneArrays
 
 # Custom property on a navmesh object: why it no longer matches its sources (set when one changes).

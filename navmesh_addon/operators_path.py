@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass
 
@@ -10,11 +9,11 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import lib, mesh_write, operators_bake
+import blender_navmesh as lib
+from blender_navmesh import query
 
-# lib.query is a subpackage that lib/__init__ does not import; lib is "lib" in a checkout, a relative
-# package when installed.
-query = importlib.import_module(f"{lib.__name__}.query")
+from . import mesh_write, operators_bake
+
 HANDLE_TAG = "navmesh_path_handle"
 
 

@@ -20,7 +20,9 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from . import lib, mesh_write, operators_bake, operators_path
+import blender_navmesh as lib
+
+from . import mesh_write, operators_bake, operators_path
 
 PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colour is near it
 PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)

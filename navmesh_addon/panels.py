@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import bpy
 
-from . import lib, mesh_write, operators_bake, operators_path, overlay, presets
+import blender_navmesh as lib
+
+from . import mesh_write, operators_bake, operators_path, overlay, presets
 
 # Bake parameters the main panel shows; the Advanced panel shows all others.
 AGENT_PARAMETERS = ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope")

@@ -6,7 +6,7 @@ import bpy
 from bl_operators.presets import AddPresetBase
 from bpy.props import EnumProperty
 
-from . import lib
+import blender_navmesh as lib
 
 PRESET_SUBDIR = "navmesh/agent"
 MENU_TITLE = "Agent Presets"

@@ -16,7 +16,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import lib
+import blender_navmesh as lib
 
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),

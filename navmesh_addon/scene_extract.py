@@ -6,15 +6,12 @@ through the depsgraph, so parenting, linked duplicates and negative scale come o
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import lib
-
-# lib.links is not imported by lib/__init__; lib is "lib" in a checkout, a relative package when installed.
-offmesh = importlib.import_module(f"{lib.__name__}.links")
+import blender_navmesh as lib
+from blender_navmesh import links as offmesh
 
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 # Custom property of the empties that mark walkable seeds (navmesh.add_seed).

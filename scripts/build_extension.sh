@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Build the extension zip into dist/ with Blender's own extension tool, then validate the zip.
+# Build the extension zip with Blender's own extension tool, then validate the zip. The library
+# (lib/) goes in as the wheel blender_navmesh, built first into wheels/ (the manifest lists it);
+# Blender installs it with the extension and the add-on imports it by that name.
+# Usage: bash scripts/build_extension.sh [OUTPUT_DIR]   (default dist/)
 # Uses the blender_ext.py tool shipped with the bpy module in .venv (or $PYTHON); with $BLENDER set
 # to a Blender 4.2+ binary it uses `blender --command extension` instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p dist
+out="${1:-dist}"
+python="${PYTHON:-.venv/bin/python}"
+mkdir -p "$out"
+
+# The wheel is built from a copy: setuptools leaves build/ and *.egg-info beside the sources.
+staging="$(mktemp -d)"
+trap 'rm -rf "$staging"' EXIT
+cp -r lib pyproject.toml "$staging"
+rm -rf wheels
+"$python" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation -w wheels "$staging"
+
 if [[ -n "${BLENDER:-}" ]]; then
-    "$BLENDER" --factory-startup --command extension build --source-dir . --output-dir dist
-    zip_path="$(ls -t dist/*.zip | head -n 1)"
-    "$BLENDER" --factory-startup --command extension validate "$zip_path"
+    ext=("$BLENDER" --factory-startup --command extension)
 else
-    python="${PYTHON:-.venv/bin/python}"
     tool="$("$python" -c 'import bpy, os; print(os.path.join(bpy.utils.system_resource("SCRIPTS"), "addons_core", "bl_pkg", "cli", "blender_ext.py"))' 2>/dev/null | tail -n 1)"
-    "$python" "$tool" build --source-dir . --output-dir dist
-    zip_path="$(ls -t dist/*.zip | head -n 1)"
-    "$python" "$tool" validate "$zip_path"
+    ext=("$python" "$tool")
 fi
+"${ext[@]}" build --source-dir . --output-dir "$out"
+zip_path="$(ls -t "$out"/*.zip | head -n 1)"
+"${ext[@]}" validate "$zip_path"
 echo "extension: $zip_path (install with Edit > Preferences > Get Extensions > Install from Disk)"

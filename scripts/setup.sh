@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv with Python 3.11 and install the pinned dependencies (real Blender 5.0 as the bpy module).
+# Create .venv with Python 3.11, install the pinned dependencies (real Blender 5.0 as the bpy module)
+# and the library itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -11,6 +12,12 @@ wanted=$(cat requirements-test.txt requirements-blender.txt)
 if [ "$(cat .venv/.installed 2>/dev/null)" != "$wanted" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
   printf '%s' "$wanted" > .venv/.installed
+fi
+# The library (lib/) under its package name, blender_navmesh, as the add-on, tests and benchmark
+# import it: an editable install of this checkout, so edits in lib/ take effect without reinstalling.
+installed_from='import blender_navmesh, pathlib; print(pathlib.Path(blender_navmesh.__file__).parent)'
+if [ "$(.venv/bin/python -c "$installed_from" 2>/dev/null)" != "$(pwd -P)/lib" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 fi
 # Engines the export tests run when present (skipped otherwise): Godot 3 headless and assimp. Installed
 # only as root where apt-get exists; a failure here never fails the setup.

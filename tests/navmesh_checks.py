@@ -6,8 +6,8 @@ from collections import deque
 
 import numpy as np
 
-from lib.geometry import STRAIGHT_ANGLE
-from lib.triangulate import NEEDLE_FATNESS, SLIVER_WIDTH
+from blender_navmesh.geometry import STRAIGHT_ANGLE
+from blender_navmesh.triangulate import NEEDLE_FATNESS, SLIVER_WIDTH
 
 
 def polygon_xy(mesh, p: int) -> np.ndarray:

@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from lib import BakeParams, generate
-from lib.errors import NavMeshError
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.errors import NavMeshError
 from tests.navmesh_checks import navmesh_violations
 from tests.scenes import Scene
 
@@ -265,7 +265,7 @@ def _closest_on_triangles(tri: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, n
 
 def link_violations(mesh) -> list[tuple[str, str]]:
     """Off-mesh links whose ends are not on the surface of the polygons they name."""
-    from lib.query.index import MeshIndex
+    from blender_navmesh.query.index import MeshIndex
 
     index, found = MeshIndex(mesh), []
     for k, link in enumerate(mesh.links):

@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-import lib
+import blender_navmesh as lib
 from navmesh_addon import mesh_write, operators_bake
 from tests.blender_scenes import box_object, grid_object, mesh_snapshot, select_only
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import lib
+import blender_navmesh as lib
 from navmesh_addon.scene_extract import extract_scene
 from tests.blender_scenes import box_object, grid_object, select_only, triangle_normals
 

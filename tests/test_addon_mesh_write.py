@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-import lib
+import blender_navmesh as lib
 from navmesh_addon import mesh_write
 from tests.fixtures.io import navmeshes
 

@@ -199,7 +199,7 @@ def test_eye_pull_brings_geometry_closer_without_moving_it_on_screen(projection)
 def test_off_mesh_links_are_drawn_as_lines_whatever_the_toggles():
     from dataclasses import replace
 
-    from lib.navmesh import OffMeshLink
+    from blender_navmesh.navmesh import OffMeshLink
 
     link = OffMeshLink((1.0, 1.0, 0.5), (9.0, 6.0, 0.5), 0, 1, 0.4)
     mesh = replace(navmeshes.l_corridor(), links=(link,))

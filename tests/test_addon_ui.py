@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import bpy
 import pytest
 
-import lib
+import blender_navmesh as lib
 from navmesh_addon import mesh_write, panels, presets
 from tests.fixtures.io import navmeshes
 

@@ -18,8 +18,8 @@ import shapely
 from shapely.affinity import rotate
 from shapely.geometry import LineString, Polygon, box
 
-from lib import BakeParams, generate
-from lib.query import QueryFilter, find_path
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.query import QueryFilter, find_path
 from tests.navmesh_checks import assert_valid_navmesh, polygon_xy
 
 PARAMS = BakeParams(

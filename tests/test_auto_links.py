@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import BakeParams, generate
-from lib.query import NavMeshQuery
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.query import NavMeshQuery
 from tests.scenes import Scene
 
 BASE = dict(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import BakeParams, NavMeshError, generate
+from blender_navmesh import BakeParams, NavMeshError, generate
 from tests.scenes import Scene
 
 FLOOR = Scene().floor(0, 0, 4, 4)

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a 
 
 from oracle import PARAMS, floor_polygons, pillar_rows, random_level  # noqa: E402
 
-from lib import BakeParams, generate  # noqa: E402
+from blender_navmesh import BakeParams, generate  # noqa: E402
 
 # How far (m) the boundary may reach into the band, and the least share of the free space covered.
 MAX_INTRUSION = 0.02

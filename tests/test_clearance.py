@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.navmesh import NavMesh
+from blender_navmesh.navmesh import NavMesh
 from tests.test_query_scenes import grid_mesh
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import lib
+import blender_navmesh as lib
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set
 from tests.fixtures.io.godot_tools import read_tres

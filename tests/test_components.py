@@ -3,7 +3,7 @@ graphs against plain dict and set computations."""
 
 import numpy as np
 
-from lib.components import connected_components, partners, twin_edges
+from blender_navmesh.components import connected_components, partners, twin_edges
 
 
 def test_two_triangles_sharing_an_edge():

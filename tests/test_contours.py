@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 from shapely import affinity
 from shapely.geometry import LinearRing, Point, Polygon, box
 
-from lib.contours import build_contours
-from lib.contours.rings import _merge_rings
-from lib.geometry import segments_meet_matrix
-from lib.heightfield import build_heightfield
-from lib.params import BakeParams
-from lib.regions import build_regions
-from lib.soup import prepare_soup
+from blender_navmesh.contours import build_contours
+from blender_navmesh.contours.rings import _merge_rings
+from blender_navmesh.geometry import segments_meet_matrix
+from blender_navmesh.heightfield import build_heightfield
+from blender_navmesh.params import BakeParams
+from blender_navmesh.regions import build_regions
+from blender_navmesh.soup import prepare_soup
 from tests.test_regions import layered_masks, make_heightfield, params, ramp_scene, two_rooms
 
 
@@ -362,7 +362,7 @@ def test_a_ring_that_only_simplifies_with_its_shared_border_whole_keeps_it_on_bo
 def test_self_crossings_found_by_the_sweep_are_every_crossing_pair():
     """The sweep over edge boxes finds exactly the pairs an all-pairs test finds, in ring order,
     on random rings (integer grids make collinear and touching edges common)."""
-    from lib.contours.rings import _crossing_pairs
+    from blender_navmesh.contours.rings import _crossing_pairs
 
     rng = np.random.default_rng(5)
     for trial in range(300):

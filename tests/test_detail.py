@@ -7,13 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lib.clearance import compute_clearance
-from lib.contours import RegionOutline
-from lib.detail import build_detail, surface_height
-from lib.heightfield import Heightfield
-from lib.navmesh import NavMesh, PolyMesh
-from lib.params import BakeParams
-from lib.polygons import build_polygons
+from blender_navmesh.clearance import compute_clearance
+from blender_navmesh.contours import RegionOutline
+from blender_navmesh.detail import build_detail, surface_height
+from blender_navmesh.heightfield import Heightfield
+from blender_navmesh.navmesh import NavMesh, PolyMesh
+from blender_navmesh.params import BakeParams
+from blender_navmesh.polygons import build_polygons
 
 
 def heightfield(floors, width: int = 40, height: int = 40, cs: float = 0.2) -> Heightfield:
@@ -115,7 +115,7 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     """Polygon edges that cross a ridge get points on them, the same for both polygons sharing the
     edge, so the surface along every edge stays within the height error of the floor and
     neighbouring surfaces meet (without edge points, edges across these bumps ran 1.6 m off)."""
-    from lib import generate
+    from blender_navmesh import generate
     from tests.scenes import Scene
 
     cells, size = 60, 30.0

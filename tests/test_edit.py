@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import BakeParams, NavMeshError, generate
-from lib.edit import from_edited_polygons
-from lib.query import NavMeshQuery
+from blender_navmesh import BakeParams, NavMeshError, generate
+from blender_navmesh.edit import from_edited_polygons
+from blender_navmesh.query import NavMeshQuery
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 

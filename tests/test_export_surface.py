@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lib.export_surface import convex_pieces, corner_fans, export_surface, welded
+from blender_navmesh.export_surface import convex_pieces, corner_fans, export_surface, welded
 from tests.fixtures.io import navmeshes
 
 

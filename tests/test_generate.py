@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from lib import BakeParams, NavMesh, generate
+from blender_navmesh import BakeParams, NavMesh, generate
 from tests.navmesh_checks import (
     as_shapely,
     assert_valid_navmesh,
@@ -318,7 +318,7 @@ def _crossing_through_a_gap(extra_cells: float, angle: float, shift=(0.0, 0.0)):
     """Status and length of the path across a wall over a 20 m floor with one gap 2r + extra_cells
     cells wide, the wall at `angle` degrees and moved by `shift` off the grid, from 4 m before the
     gap to 4 m beyond it (8 m straight)."""
-    from lib.query import NavMeshQuery
+    from blender_navmesh.query import NavMeshQuery
 
     r, cs = 0.6, 0.3
     params = BakeParams(cell_size=cs, agent_radius=r, max_edge_error=1.3 * cs, region_min_area=64 * cs * cs)

@@ -6,12 +6,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lib import BakeParams, NavMesh, generate
-from lib.contours import build_contours
-from lib.heightfield import build_heightfield
-from lib.polygons import build_polygons
-from lib.regions import build_regions
-from lib.soup import prepare_soup
+from blender_navmesh import BakeParams, NavMesh, generate
+from blender_navmesh.contours import build_contours
+from blender_navmesh.heightfield import build_heightfield
+from blender_navmesh.polygons import build_polygons
+from blender_navmesh.regions import build_regions
+from blender_navmesh.soup import prepare_soup
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 from tests.soup_fuzz import KNOWN_GAPS

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.heightfield import DIR_DX, DIR_DY, build_heightfield
-from lib.params import BakeParams
-from lib.soup import prepare_soup
+from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield
+from blender_navmesh.params import BakeParams
+from blender_navmesh.soup import prepare_soup
 from tests.scenes import Scene
 
 PARAMS = BakeParams(cell_size=0.5, agent_height=2.0, agent_max_climb=0.5, agent_max_slope=45.0)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from lib.collada import to_collada, write_collada
-from lib.export_surface import corner_fans
-from lib.navmesh import NavMesh, to_y_up
-from lib.params import BakeParams
+from blender_navmesh.collada import to_collada, write_collada
+from blender_navmesh.export_surface import corner_fans
+from blender_navmesh.navmesh import NavMesh, to_y_up
+from blender_navmesh.params import BakeParams
 from tests.fixtures.io import navmeshes, rolling
 
 FIXTURES = Path(__file__).parent / "fixtures" / "io"

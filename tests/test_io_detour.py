@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-import lib
-from lib import detour
-from lib.detail import surface_height
-from lib.query import NavMeshQuery
+import blender_navmesh as lib
+from blender_navmesh import detour
+from blender_navmesh.detail import surface_height
+from blender_navmesh.query import NavMeshQuery
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import (
     SECTION_SIZES,

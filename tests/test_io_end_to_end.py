@@ -9,8 +9,8 @@ import jsonschema
 import numpy as np
 import pytest
 
-import lib
-from lib.collada import to_collada
+import blender_navmesh as lib
+from blender_navmesh.collada import to_collada
 from tests.fixtures.io import navmeshes
 from tests.scenes import Scene
 
@@ -55,7 +55,7 @@ def test_baked_mesh_collada_keeps_every_polygon_of_a_flat_floor_whole(baked):
 
 
 def test_loaded_file_answers_path_queries_like_the_bake(baked, tmp_path):
-    from lib import query
+    from blender_navmesh import query
 
     lib.save(baked, tmp_path / "baked.json", y_up=True)
     loaded = lib.load(tmp_path / "baked.json")
@@ -68,7 +68,7 @@ def test_loaded_file_answers_path_queries_like_the_bake(baked, tmp_path):
 def test_three_pathfinding_on_the_glb_agrees_with_our_path_within_two_percent(baked, tmp_path):
     import bpy
 
-    from lib import query
+    from blender_navmesh import query
     from navmesh_addon import io_formats
     from tests.fixtures.io.gltf_tools import three_pathfinding_path
 

@@ -7,9 +7,8 @@ import errno
 
 import pytest
 
-import lib
-import lib.files
-from lib import collada
+import blender_navmesh as lib
+from blender_navmesh import collada, files
 from tests.fixtures.io import navmeshes
 
 
@@ -28,7 +27,7 @@ def _disk_full(*_args):
 def test_a_full_disk_leaves_the_existing_file_whole(tmp_path, monkeypatch, write):
     path = tmp_path / "level.out"
     path.write_text("the good file from yesterday")
-    monkeypatch.setattr(lib.files.os, "fsync", _disk_full)
+    monkeypatch.setattr(files.os, "fsync", _disk_full)
     with pytest.raises(lib.NavMeshError, match="cannot write .*level.out.*No space left"):
         write(navmeshes.l_corridor(), path)
     assert path.read_text() == "the good file from yesterday"
@@ -52,7 +51,7 @@ def test_a_glb_export_on_a_full_disk_leaves_the_existing_file_whole(tmp_path, mo
     path = tmp_path / "level.glb"
     io_formats.write_navmesh_file(navmeshes.l_corridor(), path, "glb", context=bpy.context)
     good = path.read_bytes()
-    monkeypatch.setattr(lib.files.os, "fsync", _disk_full)
+    monkeypatch.setattr(files.os, "fsync", _disk_full)
     with pytest.raises(lib.NavMeshError, match="No space left"):
         io_formats.write_navmesh_file(navmeshes.mixed(), path, "glb", context=bpy.context)
     assert path.read_bytes() == good
@@ -78,7 +77,7 @@ def test_a_read_only_folder_is_one_clear_error(tmp_path, monkeypatch):
     def refuse(*_args, **_kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(lib.files.Path, "write_text", refuse)
+    monkeypatch.setattr(files.Path, "write_text", refuse)
     with pytest.raises(lib.NavMeshError, match="cannot write .*level.json.*Permission denied"):
         lib.save(navmeshes.l_corridor(), path)
     assert list(tmp_path.iterdir()) == []

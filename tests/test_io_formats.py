@@ -7,8 +7,8 @@ import json
 import collada
 import pytest
 
-import lib
-from lib import detour, godot
+import blender_navmesh as lib
+from blender_navmesh import detour, godot
 from navmesh_addon import io_formats
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set

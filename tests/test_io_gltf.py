@@ -11,8 +11,8 @@ import bpy
 import numpy as np
 import pytest
 
-from lib.export_surface import MIN_TRIANGLE_AREA
-from lib.navmesh import from_y_up, to_y_up
+from blender_navmesh.export_surface import MIN_TRIANGLE_AREA
+from blender_navmesh.navmesh import from_y_up, to_y_up
 from navmesh_addon import io_formats
 from tests.fixtures.io import navmeshes, rolling
 from tests.fixtures.io.gltf_tools import accessor, read_glb, three_pathfinding_path
@@ -138,7 +138,7 @@ def test_three_pathfinding_finds_the_known_shortest_path(empty_blender, tmp_path
 
 
 def test_three_pathfinding_agrees_with_our_query_within_two_percent(empty_blender, tmp_path):
-    from lib import query
+    from blender_navmesh import query
 
     mesh = navmeshes.l_corridor()
     path = io_formats.write_navmesh_file(mesh, tmp_path / "l.glb", "glb")
@@ -174,7 +174,7 @@ def test_area_costs_and_links_ride_along_as_json_text_extras(empty_blender, tmp_
     import json
     from dataclasses import replace
 
-    from lib.navmesh import OffMeshLink
+    from blender_navmesh.navmesh import OffMeshLink
 
     link = OffMeshLink((1.0, 1.0, 0.5), (9.0, 6.0, 0.5), 0, 1, 0.4, bidirectional=False, area=3, cost=2.0, name="drop")
     mesh = replace(navmeshes.l_corridor(), links=(link,), area_costs={3: 2.5})

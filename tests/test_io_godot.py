@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import godot
-from lib.export_surface import UNLIMITED_CLEARANCE, corner_fans
-from lib.navmesh import NavMesh
-from lib.params import BakeParams
+from blender_navmesh import godot
+from blender_navmesh.export_surface import UNLIMITED_CLEARANCE, corner_fans
+from blender_navmesh.navmesh import NavMesh
+from blender_navmesh.params import BakeParams
 from tests.fixtures.io import navmeshes, rolling
 from tests.fixtures.io.godot_tools import fan_triangles, godot_paths, read_tres
 

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import lib
-from lib.navmesh import NavMesh, from_y_up, to_y_up
+import blender_navmesh as lib
+from blender_navmesh.navmesh import NavMesh, from_y_up, to_y_up
 from tests.fixtures.io import navmeshes
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "schema" / "navmesh.schema.json").read_text())

@@ -9,7 +9,7 @@ import collada
 import numpy as np
 import pytest
 
-import lib
+import blender_navmesh as lib
 from navmesh_addon import io_operators, mesh_write
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set

@@ -29,7 +29,7 @@ def test_lib_imports_and_bakes_with_blender_modules_blocked():
     script = (
         "import sys\n"
         f"for name in {sorted(FORBIDDEN)!r}: sys.modules[name] = None\n"
-        "import lib, lib.query\n"
+        "import blender_navmesh as lib, blender_navmesh.query\n"
         "mesh = lib.generate([[0,0,0],[4,0,0],[4,4,0],[0,4,0]], [[0,1,2],[0,2,3]], lib.BakeParams(agent_radius=0.3))\n"
         "assert mesh.polygon_count >= 1, mesh.empty_reason\n"
         "print('ok')\n"

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from lib import BakeParams, NavMeshError, generate, load, save
-from lib.links import LinkSpec, attach_links
-from lib.query import NavMeshQuery, QueryFilter
+from blender_navmesh import BakeParams, NavMeshError, generate, load, save
+from blender_navmesh.links import LinkSpec, attach_links
+from blender_navmesh.query import NavMeshQuery, QueryFilter
 from tests.scenes import Scene
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3)
@@ -109,7 +109,7 @@ def test_the_schema_describes_files_with_links(platforms, tmp_path):
 
 
 def test_seeds_keep_an_island_reached_only_through_a_link(platforms):
-    from lib.prune import keep_seeded
+    from blender_navmesh.prune import keep_seeded
 
     scene = Scene().floor(0, 0, 8, 8).floor(10, 0, 18, 8, z=1.0).floor(30, 0, 34, 4)
     mesh = generate(scene.vertices, scene.triangles, PARAMS, links=[JUMP], seeds=[WEST])
@@ -123,7 +123,7 @@ def test_seeds_keep_an_island_reached_only_through_a_link(platforms):
 def test_detour_crosses_the_link_in_the_exported_file(platforms, tmp_path, tile_size):
     """recast-navigation loads the link as a dtOffMeshConnection and its path takes it, one way only
     when the link is (in one tile, and with the link's ends in different tiles)."""
-    from lib.detour import write_detour
+    from blender_navmesh.detour import write_detour
     from tests.fixtures.io.detour_tools import detour_queries
 
     mesh = attach_links(platforms, [LinkSpec(JUMP.start, JUMP.end, bidirectional=False, name="drop")])
@@ -143,9 +143,9 @@ def test_links_and_area_costs_ride_along_in_collada_and_godot(platforms):
     import xml.etree.ElementTree as ET
     from dataclasses import replace
 
-    from lib.collada import to_collada
-    from lib.godot import to_tres
-    from lib.navmesh import to_y_up
+    from blender_navmesh.collada import to_collada
+    from blender_navmesh.godot import to_tres
+    from blender_navmesh.navmesh import to_y_up
 
     mesh = replace(attach_links(platforms, [JUMP]), area_costs={4: 2.5})
     ns = {"c": "http://www.collada.org/2005/11/COLLADASchema"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib.navmesh import NavMesh
-from lib.params import BakeParams
+from blender_navmesh.navmesh import NavMesh
+from blender_navmesh.params import BakeParams
 from tests.navmesh_checks import assert_no_t_junctions
 
 

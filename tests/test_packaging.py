@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import lib
+import blender_navmesh as lib
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "tests" / "fixtures" / "levels" / "demo_level.obj"
@@ -31,9 +31,17 @@ def extension_tool() -> Path:
 
 @pytest.fixture(scope="module")
 def extension_zip(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
+    """The zip scripts/build_extension.sh makes, run in a copy of the sources (it writes wheels/)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    skip = shutil.ignore_patterns("__pycache__")
+    for folder in ("lib", "navmesh_addon"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=skip)
+    for name in ("blender_manifest.toml", "__init__.py", "README.md", "pyproject.toml", "scripts/build_extension.sh"):
+        (source / name).parent.mkdir(exist_ok=True)
+        shutil.copy(ROOT / name, source / name)
     result = subprocess.run(
-        [sys.executable, str(extension_tool()), "build", "--source-dir", str(ROOT), "--output-dir", str(out)],
+        ["bash", str(source / "scripts" / "build_extension.sh"), str(out)],
+        env={**os.environ, "PYTHON": sys.executable},
         capture_output=True,
         text=True,
     )
@@ -57,10 +65,42 @@ def test_zip_validates_and_holds_only_the_extension(extension_zip):
     assert result.returncode == 0, result.stdout + result.stderr
     names = zipfile.ZipFile(extension_zip).namelist()
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"blender_manifest.toml", "__init__.py", "README.md", "lib", "navmesh_addon"}
-    for required in ("lib/pipeline.py", "lib/collada.py", "lib/query/__init__.py", "navmesh_addon/cli.py"):
-        assert required in names
+    assert tops == {"blender_manifest.toml", "__init__.py", "README.md", "wheels", "navmesh_addon"}
+    assert "navmesh_addon/cli.py" in names
     assert not any(name.endswith(".pyc") or "__pycache__" in name for name in names)
+    (wheel,) = [name for name in names if name.startswith("wheels/")]
+    with zipfile.ZipFile(zipfile.ZipFile(extension_zip).open(wheel)) as library:
+        inside = library.namelist()
+    for required in ("pipeline.py", "collada.py", "query/__init__.py"):
+        assert f"blender_navmesh/{required}" in inside
+
+
+def test_the_manifest_lists_the_wheel_of_this_version():
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    manifest = tomllib.loads((ROOT / "blender_manifest.toml").read_text())
+    assert manifest["version"] == version
+    assert manifest["wheels"] == [f"./wheels/blender_navmesh-{version}-py3-none-any.whl"]
+
+
+def test_nothing_outside_lib_imports_it_as_lib():
+    """The add-on, tests, benchmark and scripts import the library by one name, blender_navmesh; a
+    second name would load second copies of its modules and classes."""
+    import ast
+
+    offenders = []
+    for folder in ("navmesh_addon", "tests", "bench", "scripts"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):  # relative: from . import lib, from ..lib import x
+                    names = [node.module] if node.module else [alias.name for alias in node.names]
+                else:
+                    continue
+                offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "lib"]
+    assert not offenders
 
 
 INSTALL_SCRIPT = textwrap.dedent("""
@@ -80,6 +120,7 @@ INSTALL_SCRIPT = textwrap.dedent("""
     print("RESULT " + json.dumps({
         "install": sorted(result), "enabled": enabled, "bake": sorted(bake), "polygons": polygons,
         "cli_code": code, "toplevel_lib_imported": "lib" in sys.modules,
+        "library": sys.modules["blender_navmesh"].__file__,
         "user_dir": bpy.utils.user_resource("EXTENSIONS"),
     }))
 """)
@@ -111,7 +152,9 @@ def test_install_from_disk_enables_and_bakes(extension_zip, tmp_path):
     assert Path(report["user_dir"]).resolve().is_relative_to(user.resolve())
     assert (user / "extensions" / "user_default" / "navmesh" / "blender_manifest.toml").is_file()
     assert report["bake"] == ["FINISHED"] and report["polygons"] >= 1
-    assert not report["toplevel_lib_imported"], "the installed add-on must use its own lib sub-package"
+    assert not report["toplevel_lib_imported"]
+    # the library the add-on runs is the wheel Blender installed with it, not this checkout's
+    assert Path(report["library"]).resolve().is_relative_to((user / "extensions").resolve())
     assert report["cli_code"] == 0, run.stderr[-3000:]
     mesh = lib.load(out)
     assert mesh.polygon_count >= 5 and mesh.params.agent_radius == pytest.approx(0.4)

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import lib
-from lib import BAKE_PARAMETERS, BakeParams, NavMeshError, generate
-from lib.contours import _split_long_wall_edges
-from lib.params import LEGACY_KEYS
+import blender_navmesh as lib
+from blender_navmesh import BAKE_PARAMETERS, BakeParams, NavMeshError, generate
+from blender_navmesh.contours import _split_long_wall_edges
+from blender_navmesh.params import LEGACY_KEYS
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 

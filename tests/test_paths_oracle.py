@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a 
 from oracle import PARAMS, ShortestPaths, floor_polygons, judge, random_level  # noqa: E402
 from scenes import Scene  # noqa: E402
 
-from lib import BakeParams, generate  # noqa: E402
-from lib.query import NavMeshQuery  # noqa: E402
-from lib.query.refine import DRAPE_TOL  # noqa: E402
+from blender_navmesh import BakeParams, generate  # noqa: E402
+from blender_navmesh.query import NavMeshQuery  # noqa: E402
+from blender_navmesh.query.refine import DRAPE_TOL  # noqa: E402
 
 SEEDS = range(5)
 QUERIES = 50  # per seed and radius: 5 seeds x 2 radii x 50 = 500 per parameter set

@@ -8,15 +8,15 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from lib import BakeParams, generate
-from lib.clearance import compute_clearance
-from lib.contours import build_contours
-from lib.detail import build_detail
-from lib.heightfield import build_heightfield
-from lib.navmesh import Clearance, DetailMesh, NavMesh, PolyMesh
-from lib.polygons import build_polygons
-from lib.regions import build_regions
-from lib.soup import prepare_soup
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.clearance import compute_clearance
+from blender_navmesh.contours import build_contours
+from blender_navmesh.detail import build_detail
+from blender_navmesh.heightfield import build_heightfield
+from blender_navmesh.navmesh import Clearance, DetailMesh, NavMesh, PolyMesh
+from blender_navmesh.polygons import build_polygons
+from blender_navmesh.regions import build_regions
+from blender_navmesh.soup import prepare_soup
 from tests.scenes import Scene
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3, max_edge_error=0.26, max_height_error=0.1)

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
-from lib.contours import RegionOutline
-from lib.params import BakeParams
-from lib.polygons import _weld_t_junctions, build_polygons
-from lib.triangulate import SLIVER_WIDTH
+from blender_navmesh.contours import RegionOutline
+from blender_navmesh.params import BakeParams
+from blender_navmesh.polygons import _weld_t_junctions, build_polygons
+from blender_navmesh.triangulate import SLIVER_WIDTH
 from tests.navmesh_checks import assert_valid_navmesh, polygon_xy
 
 
@@ -143,7 +143,7 @@ def test_orthogonal_blobs_decompose_exactly_within_the_notch_bound(shape, maxv):
 def test_triangulating_keeps_vertices_that_lie_straight_between_others(mode):
     """Ear clipping of a polygon with straight vertices can end on a flat remainder; those vertices
     must stay in the triangles, or the polygon next door sees a T-junction."""
-    from lib.triangulate import ear_clip
+    from blender_navmesh.triangulate import ear_clip
 
     ring = [
         (8.279, 0.3),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib import BakeCancelled, BakeParams, generate, progress
-from lib.progress import Progress
+from blender_navmesh import BakeCancelled, BakeParams, generate, progress
+from blender_navmesh.progress import Progress
 from tests.scenes import Scene
 
 STAGES = ("input", "heightfield", "regions", "contours", "polygons", "detail", "clearance", "done")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import BakeParams, NavMeshError, generate
-from lib.prune import islands, keep_seeded, select_polygons
+from blender_navmesh import BakeParams, NavMeshError, generate
+from blender_navmesh.prune import islands, keep_seeded, select_polygons
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 

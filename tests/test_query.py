@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, Point, box
 
-from lib.errors import NavMeshError
-from lib.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
+from blender_navmesh.errors import NavMeshError
+from blender_navmesh.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
 from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, two_floors, visibility_shortest
 
 DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lib import generate
-from lib.errors import NavMeshError
-from lib.navmesh import NavMesh
-from lib.query import NavMeshQuery, QueryFilter, find_path
-from lib.query.navmesh_query import FILTER_SLOTS, PATH_CACHE_SIZE, RADIUS_SLOTS
+from blender_navmesh import generate
+from blender_navmesh.errors import NavMeshError
+from blender_navmesh.navmesh import NavMesh
+from blender_navmesh.query import NavMeshQuery, QueryFilter, find_path
+from blender_navmesh.query.navmesh_query import FILTER_SLOTS, PATH_CACHE_SIZE, RADIUS_SLOTS
 from tests.test_generate_properties import PARAMS as SOUP_PARAMS
 from tests.test_generate_properties import level_soups
 from tests.test_query_scenes import PILLARS, ROOM, grid_mesh

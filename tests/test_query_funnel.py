@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from lib import BakeParams, generate
-from lib.query import NavMeshQuery, funnel
-from lib.query.graph import MeshGraph
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.query import NavMeshQuery, funnel
+from blender_navmesh.query.graph import MeshGraph
 from tests.oracle import PARAMS, random_level
 from tests.test_query_scenes import ROOM, grid_mesh, two_floors, visibility_shortest
 

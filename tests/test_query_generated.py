@@ -4,8 +4,8 @@ import numpy as np
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import unary_union
 
-from lib import BakeParams, generate
-from lib.query import find_path, random_point
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.query import find_path, random_point
 from tests.scenes import Scene, rotated_boxes_scene
 
 R0 = 0.3

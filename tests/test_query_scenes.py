@@ -15,9 +15,9 @@ import pytest
 import shapely
 from shapely.geometry import LineString, Point, box
 
-from lib.clearance import compute_clearance
-from lib.navmesh import NavMesh
-from lib.params import BakeParams
+from blender_navmesh.clearance import compute_clearance
+from blender_navmesh.navmesh import NavMesh
+from blender_navmesh.params import BakeParams
 
 
 def grid_mesh(floor, obstacles, r0: float = 0.0, step: float = 1.0, z=None) -> NavMesh:

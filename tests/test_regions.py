@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.heightfield import DIR_DX, DIR_DY, Heightfield
-from lib.params import BakeParams
-from lib.regions import build_regions
+from blender_navmesh.heightfield import DIR_DX, DIR_DY, Heightfield
+from blender_navmesh.params import BakeParams
+from blender_navmesh.regions import build_regions
 
 
 def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield:
@@ -288,8 +288,8 @@ def test_random_layered_floors(masks, radius):
 def _wall_with_gap(gap: float, angle: float):
     """A 20 m floor crossed by a wall (two 12 m boxes, 0.4 m thick, at `angle` degrees) with one gap
     `gap` wide at the origin: (heightfield, params, the two walls' boxes as (centre, half length))."""
-    from lib import heightfield
-    from lib.soup import prepare_soup
+    from blender_navmesh import heightfield
+    from blender_navmesh.soup import prepare_soup
     from tests.scenes import Scene
 
     params = BakeParams(cell_size=0.3, agent_radius=0.6, region_min_area=64 * 0.09)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib.soup import closed_shells, prepare_soup
+from blender_navmesh.soup import closed_shells, prepare_soup
 from tests.scenes import Scene
 
 
@@ -50,7 +50,7 @@ def test_a_box_duplicated_in_place_stays_closed():
 
 
 def test_no_floor_inside_a_crate_duplicated_in_place():
-    from lib import BakeParams, generate
+    from blender_navmesh import BakeParams, generate
 
     scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (4, 4, 3))
     crate = Scene().box((5, 5, 0), (4, 4, 3))
@@ -76,7 +76,7 @@ def test_crates_sharing_a_face_are_solid():
 
 @pytest.mark.parametrize("layout", ["stacked", "beside", "overlapping"])
 def test_no_floor_inside_crates_that_touch_or_overlap(layout):
-    from lib import BakeParams, generate
+    from blender_navmesh import BakeParams, generate
 
     first, second = (
         (4.0, 4.0, 0.0),

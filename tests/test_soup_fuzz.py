@@ -10,7 +10,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from lib import BakeParams
+from blender_navmesh import BakeParams
 from tests.scenes import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_CASES, KNOWN_GAPS, Case, check_case, make_case
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import AreaVolume, BakeParams, NavMeshError, generate
-from lib.prune import islands
-from lib.query import NavMeshQuery, QueryFilter
+from blender_navmesh import AreaVolume, BakeParams, NavMeshError, generate
+from blender_navmesh.prune import islands
+from blender_navmesh.query import NavMeshQuery, QueryFilter
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.scenes import Scene
 
