@@ -87,3 +87,30 @@ def test_a_colonnade_whose_pillar_bands_nearly_touch_keeps_the_bake_radius_off_t
 @pytest.mark.parametrize("seed", [63, 136])
 def test_a_colonnade_keeps_the_floor_between_its_rows(seed):
     assert boundary_figures("r0.6", seed, pillar_rows)[2] >= MIN_COVERAGE
+
+
+def test_settling_adds_no_point_the_band_holds(monkeypatch):
+    """Where the bands of walls on both sides of a ring overlap (three storeys of a fuzz level), a
+    point splitting a deep edge cannot be moved out of the band: settling keeps only the new points
+    that leave it. Kept, they were split again round after round (31 points grew to 14,291)."""
+    import json
+
+    import numpy as np
+
+    from blender_navmesh.contours import push
+
+    level = json.loads((Path(__file__).parent / "fixtures" / "levels" / "squeezed_storeys.json").read_text())
+    settled, original = [], push._settle
+
+    def settle(ring, nb, fixed, boundary):
+        out, out_nb = original(ring, nb, fixed, boundary)
+        new = ~(out[:, None, :2] == ring[None, :, :2]).all(axis=2).any(axis=1)  # added or moved
+        reach = boundary.radius - push._SETTLE_DEPTH * boundary.cs
+        settled.append(boundary.point_distance(out[new, :2], out[new, 2], boundary.radius) >= reach)
+        return out, out_nb
+
+    monkeypatch.setattr(push, "_settle", settle)
+    params = BakeParams.from_dict(level["params"])
+    mesh = generate(np.array(level["vertices"]), np.array(level["triangles"]), params, np.array(level["walkable"]))
+    assert settled and all(ok.all() for ok in settled)
+    assert mesh.polygon_count > 0

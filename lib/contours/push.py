@@ -191,6 +191,14 @@ def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Floor
         nb = np.r_[nb, nb[split]][order]
         fixed = np.r_[fixed, np.zeros(len(split), dtype=bool)][order]
         xy = _away_from_walls(xy, z, ~fixed, boundary)
+        # A new point that could not leave the band sits where walls on both sides are closer
+        # than the agent: splitting there again would only double the points, round after round.
+        new = np.flatnonzero(order >= len(order) - len(split))
+        stuck = new[boundary.point_distance(xy[new], z[new], boundary.radius) < reach]
+        if stuck.size:
+            keep = np.ones(len(xy), dtype=bool)
+            keep[stuck] = False
+            xy, z, nb, fixed = xy[keep], z[keep], nb[keep], fixed[keep]
     return _prune(np.column_stack([xy, z]), nb, fixed, boundary, reach)
 
 
