@@ -8,14 +8,21 @@ import numpy as np
 
 
 def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Label of each node = smallest node id in its component (hook to smaller root, pointer jumping)."""
-    label = np.arange(n, dtype=np.int64)
+    """Label of each node = smallest node id in its component (hook to smaller root, pointer jumping).
+
+    Labels only ever join, so an edge whose ends share a label is done and dropped; int32 while the
+    ids fit (this runs on every span of a level)."""
+    small = np.int32 if n < 2**31 else np.int64
+    label = np.arange(n, dtype=small)
+    u, v = np.asarray(u, dtype=small), np.asarray(v, dtype=small)
     while True:
         lu, lv = label[u], label[v]
         diff = lu != lv
         if not diff.any():
-            return label
-        np.minimum.at(label, np.maximum(lu, lv)[diff], np.minimum(lu, lv)[diff])
+            return label.astype(np.int64)
+        lu, lv, u, v = lu[diff], lv[diff], u[diff], v[diff]
+        np.minimum.at(label, np.maximum(lu, lv), np.minimum(lu, lv))
+        del lu, lv
         while True:
             jumped = label[label]
             if np.array_equal(jumped, label):

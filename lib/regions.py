@@ -222,16 +222,17 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
     along_y = np.zeros(s, dtype=bool)  # the edge runs along y (it faces +-x)
     extent = np.zeros(s)  # half-length of the edge: half a cell at ledges, 0 (a point) at walls
     dist = np.full(s, np.inf)
-    block = hf.block_fraction() * cs
-    found = hf.block_found()
+    fraction, found = hf.block_fraction(), hf.block_found()
     for d in (1, 3, 0, 2):
         missing = np.flatnonzero(links[:, d] < 0)
+        block = fraction[missing, d] * cs
         # Nearest first, so a wall one cell away does not hide a ledge at this cell's edge.
-        missing = missing[block[missing, d] <= dist[missing]]
-        near[missing] = centre[missing] + block[missing, d, None] * np.array([DIR_DX[d], DIR_DY[d]])
+        nearer = block <= dist[missing]
+        missing, block = missing[nearer], block[nearer]
+        near[missing] = centre[missing] + block[:, None] * np.array([DIR_DX[d], DIR_DY[d]])
         along_y[missing] = DIR_DX[d] != 0
         extent[missing] = np.where(found[missing, d], half, 0.0)
-        dist[missing] = block[missing, d]
+        dist[missing] = block
     nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)
     sweeps = int(np.ceil(radius / cs)) + 3
@@ -279,9 +280,10 @@ def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
 
 
 def _eight_neighbours(links: np.ndarray) -> np.ndarray:
-    """(S, 8): the 4 linked neighbours, then the 4 diagonals reached through two links (-1 if none)."""
+    """(S, 8): the 4 linked neighbours, then the 4 diagonals reached through two links (-1 if none).
+    int32 while the spans fit: the largest array of the erosion, 64 bytes a span as int64."""
     s = len(links)
-    out = np.full((s, 8), -1, dtype=np.int64)
+    out = np.full((s, 8), -1, dtype=np.int32 if s < 2**31 else np.int64)
     out[:, :4] = links
     for d in range(4):
         e = (d + 1) % 4

@@ -20,7 +20,7 @@ from ..soup import TriangleSoup, volume_triangles
 from .ends import _block_fractions, _ledge_fractions, _ledge_segments, _wall_fractions
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
-from .spans import _inside_solids, _link_spans, _merge_spans
+from .spans import _column_order, _inside_solids, _link_spans, _merge_spans
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "build_heightfield"]
 
@@ -92,11 +92,21 @@ def build_heightfield(
     walk = np.concatenate([f[3] for f in frags])
     # Every fragment's label is the soup triangle it came from.
     label = np.concatenate([frags[0][4], np.flatnonzero(~floor_tri)[frags[1][4]]])
+    del frags  # fragments are the stage's largest arrays: one copy at a time
     if not walk.any():
         return _empty(grid)
+    # In column order, each array replaced in turn (so only one is ever held twice).
+    order = _column_order(col, lo, hi)
+    progress.at(0.4)
+    col = col[order]
+    lo = lo[order]
+    hi = hi[order]
+    walk = walk[order]
+    label = label[order]
+    del order
 
     span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_tri = _merge_spans(
-        col, lo, hi, walk, label, params.agent_max_climb, progress.span(0.35, 0.5)
+        col, lo, hi, walk, label, params.agent_max_climb, progress.span(0.4, 0.5)
     )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     progress.at(0.5)
@@ -121,6 +131,7 @@ def build_heightfield(
     links = _link_spans(span_col, x, y, z, gradient, surface_range, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
+    del solid, span_bottom, span_top, floor_top, span_walk  # every solid span's, not only the floors'
     progress.at(0.8)
     found = np.zeros_like(links, dtype=bool)
     ledge = (links < 0) & (block < 1.0)
@@ -132,6 +143,7 @@ def build_heightfield(
     block[wall], found[wall], blockers = _wall_fractions(
         np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
     )
+    del col, lo, hi, walk, label
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:

@@ -18,8 +18,20 @@ _SAME_SURFACE = 1e-4
 _LINK_CHUNK = 1 << 18
 
 
+def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The order of the fragments by (column, bottom), as _merge_spans takes them."""
+    # Columns are offset by more than the soup's height range, so one float key sorts by
+    # (column, lo). Fragments come mostly in column order already, which a stable sort (a merge of
+    # sorted runs) takes in about linear time. Ties in the key are the same height in one column,
+    # and every per-span figure of _merge_spans is a max or a sum, so their order does not matter.
+    zbase = lo.min()
+    stride = float(hi.max() - zbase) + 1.0
+    return np.argsort(lo + (col * stride - zbase), kind="stable")
+
+
 def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SILENT):
-    """Merge overlapping fragments per column into solid spans (Recast's span merge, exact heights).
+    """Merge overlapping fragments per column, given in _column_order, into solid spans (Recast's
+    span merge, exact heights).
 
     Returns per span: column, bottom, top, floor top, ceiling (bottom of the next span up, inf if
     none), walkable flag (a walkable fragment within `climb` of the top) and that fragment's label
@@ -29,21 +41,14 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
     the surface an agent stands on. Recast takes the span's top instead, which lifts the navmesh
     onto such an edge by up to a climb step where no surface is.
     """
-    # Columns are offset by more than the soup's height range, so one float key sorts by
-    # (column, lo) and one global accumulate gives the running max of hi within each column.
-    zbase = lo.min()
-    stride = float(hi.max() - zbase) + 1.0
-    offset = col * stride - zbase
-    # Fragments come mostly in column order already, which a stable sort (a merge of sorted runs)
-    # takes in about linear time. Ties in the key are the same height in one column, and every
-    # per-span figure below is a max or a sum, so their order does not matter.
-    order = np.argsort(lo + offset, kind="stable")
-    progress.at(0.4)
-    col, lo, hi, walk, label, offset = col[order], lo[order], hi[order], walk[order], label[order], offset[order]
-    progress.at(0.6)
+    # Offset by column as in _column_order, one global accumulate gives the running max of hi
+    # within each column.
+    offset = col * (float(hi.max() - lo.min()) + 1.0) - lo.min()
     run = np.maximum.accumulate(hi + offset) - offset
+    del offset
     start = np.ones(len(col), dtype=bool)
     start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
+    del run
     starts = np.flatnonzero(start)
     sid = np.cumsum(start) - 1
     span_col = col[starts]
