@@ -15,7 +15,17 @@ from tests.scenes import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_CASES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-REPRODUCERS = sorted((pathlib.Path(__file__).parent / "fixtures" / "fuzz").glob("*.json"))
+# Reproducers of violations whose cause is known and open, by file stem. case61065: with
+# max_verts_per_poly 3, an outline arc round an obstacle, traced in edges 4-6 cm long, is cut into
+# triangles fanned from a corner 9 m away: a 4 cm base under 9 m sides is a needle, and no triangle
+# on so short an edge is fat without a vertex added near it (or fewer, longer edges on the arc).
+KNOWN_REPRODUCERS = {"case61065_needle": "known gap: an arc of short edges fanned into triangles"}
+REPRODUCERS = [
+    pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
+    if path.stem in KNOWN_REPRODUCERS
+    else pytest.param(path, id=path.stem)
+    for path in sorted((pathlib.Path(__file__).parent / "fixtures" / "fuzz").glob("*.json"))
+]
 
 
 @pytest.mark.parametrize("first", range(0, CASES, 20))
@@ -49,7 +59,7 @@ def load_reproducer(path: pathlib.Path) -> tuple[Case, str]:
     return Case(data["case"], data["family"], scene, BakeParams.from_dict(data["params"])), data["kind"]
 
 
-@pytest.mark.parametrize("path", REPRODUCERS, ids=[p.stem for p in REPRODUCERS])
+@pytest.mark.parametrize("path", REPRODUCERS)
 def test_minimal_reproducers_the_fuzzer_found_stay_fixed(path):
     case, kind = load_reproducer(path)
     assert [m for k, m in check_case(case) if k == kind] == []
