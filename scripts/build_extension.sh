@@ -3,8 +3,9 @@
 # (lib/) goes in as the wheel blender_navmesh, built first into wheels/ (the manifest lists it);
 # Blender installs it with the extension and the add-on imports it by that name.
 # Usage: bash scripts/build_extension.sh [OUTPUT_DIR]   (default dist/)
-# Uses the blender_ext.py tool shipped with the bpy module in .venv (or $PYTHON); with $BLENDER set
-# to a Blender 4.2+ binary it uses `blender --command extension` instead.
+# The wheel is built with .venv's Python (or $PYTHON; it needs pip and setuptools). The zip is built
+# with the blender_ext.py tool shipped with the bpy module there; with $BLENDER set to a Blender
+# 4.2+ binary, with `blender --command extension` instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-dist}"
