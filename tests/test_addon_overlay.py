@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import shapely
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,7 +117,6 @@ def _random_path(seed: int, radius: float) -> np.ndarray:
 def test_the_path_band_outlines_the_ground_the_agent_sweeps(seed):
     """Against shapely: the band is the outline of the path buffered by the radius, to the arc's
     chord error, and every point of it is the radius away from the path."""
-    shapely = pytest.importorskip("shapely")
     radius = 0.4
     points = _random_path(seed, radius)
     coords, colors = overlay.path_band(points, radius)
@@ -167,7 +167,6 @@ def test_scene_lines_follow_the_toggles():
 def test_boundary_lines_trace_the_navmesh_outline_exactly(make):
     """Against shapely: the boundary segments cover the outline of the union of the polygons, no
     more (no portal among them) and no less."""
-    shapely = pytest.importorskip("shapely")
     mesh = make()
     coords, colors = overlay.boundary_lines(mesh)
     np.testing.assert_allclose(colors, [overlay.BOUNDARY_COLOR] * len(colors))

@@ -1,4 +1,4 @@
-"""A* over portal crossing points for an agent radius and a filter, time-sliced (Norberg, seed 003).
+"""A* over portal crossing points for an agent radius and a filter, time-sliced (after Norberg).
 
 The search picks the corridor: nodes are portals, each entered at the point of the portal (shrunk
 to where the agent fits) that is on the way to the goal. `refine` then draws the path near it.
