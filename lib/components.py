@@ -7,12 +7,17 @@ from __future__ import annotations
 import numpy as np
 
 
+def index_dtype(n: int) -> np.dtype:
+    """int32 for ids below n when they fit (half the memory of int64 on per-span tables), else int64."""
+    return np.dtype(np.int32 if n < 2**31 else np.int64)
+
+
 def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Label of each node = smallest node id in its component (hook to smaller root, pointer jumping).
 
     Labels only ever join, so an edge whose ends share a label is done and dropped; int32 while the
     ids fit (this runs on every span of a level)."""
-    small = np.int32 if n < 2**31 else np.int64
+    small = index_dtype(n)
     label = np.arange(n, dtype=small)
     u, v = np.asarray(u, dtype=small), np.asarray(v, dtype=small)
     while True:

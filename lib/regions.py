@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .boundary import FloorBoundary
-from .components import connected_components
+from .components import connected_components, index_dtype
 from .geometry import point_segment_distance_matrix
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -281,9 +281,9 @@ def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
 
 def _eight_neighbours(links: np.ndarray) -> np.ndarray:
     """(S, 8): the 4 linked neighbours, then the 4 diagonals reached through two links (-1 if none).
-    int32 while the spans fit: the largest array of the erosion, 64 bytes a span as int64."""
+    The largest array of the erosion (64 bytes a span as int64), so in index_dtype."""
     s = len(links)
-    out = np.full((s, 8), -1, dtype=np.int32 if s < 2**31 else np.int64)
+    out = np.full((s, 8), -1, dtype=index_dtype(s))
     out[:, :4] = links
     for d in range(4):
         e = (d + 1) % 4
