@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
-from scenes import Scene
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
+
+from levels import Scene
 
 # Arcs of grown obstacles and shrunk navmeshes are polygons with this many segments per quarter.
 QUAD_SEGS = 32

@@ -31,8 +31,8 @@ import numpy as np
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.errors import NavMeshError
+from levels import Scene
 from tests.navmesh_checks import navmesh_violations
-from tests.scenes import Scene
 
 # Kinds of violation the derandomised run lets pass while their cause is open (issue 12); none of
 # its cases shows one now. Off_surface (38 of 10,000 soups) went when floor spans stopped taking the

@@ -8,7 +8,7 @@ import pytest
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.query import NavMeshQuery
-from tests.scenes import Scene
+from levels import Scene
 
 BASE = dict(cell_size=0.2, agent_radius=0.3, agent_height=1.8, agent_max_climb=0.4)
 JUMPS = BakeParams(**BASE, jump_max_distance=3.0, jump_max_up=0.6, jump_max_drop=3.0, jump_step=1.5)

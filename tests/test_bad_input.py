@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from blender_navmesh import BakeParams, NavMeshError, generate
-from tests.scenes import Scene
+from levels import Scene
 
 FLOOR = Scene().floor(0, 0, 4, 4)
 

@@ -8,17 +8,13 @@ obstacles grown by r0).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import shapely
 
-sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a top-level module
-
-from oracle import PARAMS, floor_polygons, pillar_rows, random_level  # noqa: E402
-
-from blender_navmesh import BakeParams, generate  # noqa: E402
+from blender_navmesh import BakeParams, generate
+from tests.oracle import PARAMS, floor_polygons, pillar_rows, random_level
 
 # How far (m) the boundary may reach into the band, and the least share of the free space covered.
 MAX_INTRUSION = 0.02

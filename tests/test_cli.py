@@ -515,7 +515,7 @@ def test_bad_seeds_are_named(tmp_path, seed, code, message):
 def test_paths_weigh_areas_by_the_baked_costs_unless_told_otherwise(tmp_path):
     """A mud strip (area 5) across most of a floor: with its baked cost of 10 the path goes round
     its end, with --area-cost 5=1 straight through, with --exclude-area 5 round it as well."""
-    from tests.scenes import Scene
+    from levels import Scene
 
     scene = Scene().floor(0, 0, 20, 10)
     scene.floor(9, 0, 11, 8, z=0.0)

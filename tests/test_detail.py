@@ -116,7 +116,7 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     edge, so the surface along every edge stays within the height error of the floor and
     neighbouring surfaces meet (without edge points, edges across these bumps ran 1.6 m off)."""
     from blender_navmesh import generate
-    from tests.scenes import Scene
+    from levels import Scene
 
     cells, size = 60, 30.0
     xs = np.linspace(0.0, size, cells + 1)

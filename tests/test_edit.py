@@ -9,8 +9,8 @@ import pytest
 from blender_navmesh import BakeParams, NavMeshError, generate
 from blender_navmesh.edit import from_edited_polygons
 from blender_navmesh.query import NavMeshQuery
+from levels import Scene
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.scenes import Scene
 
 
 @pytest.fixture(scope="module")

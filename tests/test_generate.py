@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from blender_navmesh import BakeParams, NavMesh, generate
+from levels import Scene, rotated_boxes_scene
 from tests.navmesh_checks import (
     as_shapely,
     assert_valid_navmesh,
@@ -20,7 +21,6 @@ from tests.navmesh_checks import (
     polygon_xy,
     polygons_at,
 )
-from tests.scenes import Scene, rotated_boxes_scene
 
 PARAMS = BakeParams(
     cell_size=0.1,

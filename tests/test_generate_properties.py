@@ -12,8 +12,8 @@ from blender_navmesh.heightfield import build_heightfield
 from blender_navmesh.polygons import build_polygons
 from blender_navmesh.regions import build_regions
 from blender_navmesh.soup import prepare_soup
+from levels import Scene
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.scenes import Scene
 from tests.soup_fuzz import KNOWN_GAPS
 
 PARAMS = BakeParams(

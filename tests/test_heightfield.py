@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield
 from blender_navmesh.params import BakeParams
 from blender_navmesh.soup import prepare_soup
-from tests.scenes import Scene
+from levels import Scene
 
 PARAMS = BakeParams(cell_size=0.5, agent_height=2.0, agent_max_climb=0.5, agent_max_slope=45.0)
 

@@ -13,6 +13,7 @@ import blender_navmesh as lib
 from blender_navmesh import detour
 from blender_navmesh.detail import surface_height
 from blender_navmesh.query import NavMeshQuery
+from levels import Scene
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import (
     SECTION_SIZES,
@@ -22,7 +23,6 @@ from tests.fixtures.io.detour_tools import (
     tile_offsets,
     tile_polygons,
 )
-from tests.scenes import Scene
 
 # Detour's path length against ours. Ours is the shortest path draped over the detail surface;
 # Detour's straight path joins its corners in straight lines (a little shorter over hills), and its A*

@@ -11,8 +11,8 @@ import pytest
 
 import blender_navmesh as lib
 from blender_navmesh.collada import to_collada
+from levels import Scene
 from tests.fixtures.io import navmeshes
-from tests.scenes import Scene
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "schema" / "navmesh.schema.json").read_text())
 START, GOAL = (2.0, 2.0, 0.0), (18.0, 2.0, 0.0)

@@ -12,7 +12,7 @@ import pytest
 from blender_navmesh import BakeParams, NavMeshError, generate, load, save
 from blender_navmesh.links import LinkSpec, attach_links
 from blender_navmesh.query import NavMeshQuery, QueryFilter
-from tests.scenes import Scene
+from levels import Scene
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3)
 WEST, EAST = (2.0, 4.0, 0.0), (16.0, 4.0, 1.0)

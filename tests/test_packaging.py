@@ -84,22 +84,44 @@ def test_the_manifest_lists_the_wheel_of_this_version():
     assert manifest["wheels"] == [f"./wheels/blender_navmesh-{version}-py3-none-any.whl"]
 
 
+def imported_modules(folder: str) -> list[tuple[str, str]]:
+    """(file, module) for every import in the folder's Python files; a relative import names its
+    module as written (from . import lib: lib; from ..lib import x: lib)."""
+    import ast
+
+    found = []
+    for path in (ROOT / folder).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module] if node.module else [alias.name for alias in node.names]
+            else:
+                continue
+            found += [(str(path.relative_to(ROOT)), n) for n in names]
+    return found
+
+
 def test_nothing_outside_lib_imports_it_as_lib():
     """The add-on, tests, benchmark and scripts import the library by one name, blender_navmesh; a
     second name would load second copies of its modules and classes."""
-    import ast
+    offenders = [
+        f"{path}: {name}"
+        for folder in ("navmesh_addon", "tests", "bench", "scripts", "levels")
+        for path, name in imported_modules(folder)
+        if name.split(".")[0] == "lib"
+    ]
+    assert not offenders
 
-    offenders = []
-    for folder in ("navmesh_addon", "tests", "bench", "scripts"):
-        for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom):  # relative: from . import lib, from ..lib import x
-                    names = [node.module] if node.module else [alias.name for alias in node.names]
-                else:
-                    continue
-                offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "lib"]
+
+def test_benchmark_and_levels_do_not_reach_into_the_tests():
+    """The level builders both use live in levels/; the benchmark runs without the test suite."""
+    offenders = [
+        f"{path}: {name}"
+        for folder in ("bench", "levels")
+        for path, name in imported_modules(folder)
+        if name.split(".")[0] == "tests"
+    ]
     assert not offenders
 
 

@@ -15,8 +15,8 @@ import blender_navmesh as lib
 from blender_navmesh import BAKE_PARAMETERS, BakeParams, NavMeshError, generate
 from blender_navmesh.contours import _split_long_wall_edges
 from blender_navmesh.params import LEGACY_KEYS
+from levels import Scene
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.scenes import Scene
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,21 +10,16 @@ where the upper floor has a hole in it.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from shapely.geometry import LineString, box
 
-sys.path.insert(0, str(Path(__file__).parent))  # oracle.py imports scenes as a top-level module
-
-from oracle import PARAMS, ShortestPaths, floor_polygons, judge, random_level  # noqa: E402
-from scenes import Scene  # noqa: E402
-
-from blender_navmesh import BakeParams, generate  # noqa: E402
-from blender_navmesh.query import NavMeshQuery  # noqa: E402
-from blender_navmesh.query.refine import DRAPE_TOL  # noqa: E402
+from blender_navmesh import BakeParams, generate
+from blender_navmesh.query import NavMeshQuery
+from blender_navmesh.query.refine import DRAPE_TOL
+from levels import Scene
+from tests.oracle import PARAMS, ShortestPaths, floor_polygons, judge, random_level
 
 SEEDS = range(5)
 QUERIES = 50  # per seed and radius: 5 seeds x 2 radii x 50 = 500 per parameter set

@@ -17,7 +17,7 @@ from blender_navmesh.navmesh import Clearance, DetailMesh, NavMesh, PolyMesh
 from blender_navmesh.polygons import build_polygons
 from blender_navmesh.regions import build_regions
 from blender_navmesh.soup import prepare_soup
-from tests.scenes import Scene
+from levels import Scene
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.3, max_edge_error=0.26, max_height_error=0.1)
 

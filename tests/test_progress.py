@@ -8,7 +8,7 @@ import pytest
 
 from blender_navmesh import BakeCancelled, BakeParams, generate, progress
 from blender_navmesh.progress import Progress
-from tests.scenes import Scene
+from levels import Scene
 
 STAGES = ("input", "heightfield", "regions", "contours", "polygons", "detail", "clearance", "done")
 

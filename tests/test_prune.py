@@ -9,8 +9,8 @@ import pytest
 
 from blender_navmesh import BakeParams, NavMeshError, generate
 from blender_navmesh.prune import islands, keep_seeded, select_polygons
+from levels import Scene
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.scenes import Scene
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.4, agent_max_climb=0.4)
 FLOOR, CRATE_TOP, PLATFORM = (2.0, 2.0, 0.0), (10.0, 10.0, 3.0), (25.0, 5.0, 1.0)

@@ -6,7 +6,7 @@ from shapely.ops import unary_union
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.query import find_path, random_point
-from tests.scenes import Scene, rotated_boxes_scene
+from levels import Scene, rotated_boxes_scene
 
 R0 = 0.3
 

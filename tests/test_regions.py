@@ -290,7 +290,7 @@ def _wall_with_gap(gap: float, angle: float):
     `gap` wide at the origin: (heightfield, params, the two walls' boxes as (centre, half length))."""
     from blender_navmesh import heightfield
     from blender_navmesh.soup import prepare_soup
-    from tests.scenes import Scene
+    from levels import Scene
 
     params = BakeParams(cell_size=0.3, agent_radius=0.6, region_min_area=64 * 0.09)
     c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from blender_navmesh.soup import closed_shells, prepare_soup
-from tests.scenes import Scene
+from levels import Scene
 
 
 def test_a_box_is_a_closed_shell_and_a_floor_is_not():

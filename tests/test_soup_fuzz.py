@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from blender_navmesh import BakeParams
-from tests.scenes import Scene
+from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_CASES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100

@@ -9,8 +9,8 @@ import pytest
 from blender_navmesh import AreaVolume, BakeParams, NavMeshError, generate
 from blender_navmesh.prune import islands
 from blender_navmesh.query import NavMeshQuery, QueryFilter
+from levels import Scene
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.scenes import Scene
 
 PARAMS = BakeParams(cell_size=0.2, agent_radius=0.4, max_edge_error=0.2)
 R = PARAMS.agent_radius

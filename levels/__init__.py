@@ -1,4 +1,5 @@
-"""Small test levels built from numpy, with the exact answers tests compare against.
+"""Levels built from numpy, shared by the tests and the benchmark, some with the exact answers the
+tests compare against.
 
 Each builder returns a `Scene`: a world-space triangle soup (Z-up, meters) with optional
 per-triangle walkable flags. Geometry is closed and outward-facing like modelled levels.
@@ -98,3 +99,48 @@ def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
         return floor.buffer(-r).difference(obstacles.buffer(r)).union(obstacles.buffer(-r))
 
     return scene, exact_free
+
+
+def large_terrain(target_triangles: int = 150_000, seed: int = 7) -> Scene:
+    """Rolling terrain tessellated finely plus scattered crates: a big, realistic soup."""
+    rng = np.random.default_rng(seed)
+    crates = 400
+    n = int(np.sqrt((target_triangles - crates * 12) / 2)) + 1
+    size = 160.0
+    xs = np.linspace(0, size, n + 1)
+    gx, gy = np.meshgrid(xs, xs)
+    gz = 1.5 * np.sin(gx / 13.0) * np.cos(gy / 17.0) + 0.4 * np.sin(gx / 3.1 + gy / 4.3)
+    verts = np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1)
+    i, j = np.meshgrid(np.arange(n), np.arange(n))
+    a = (j * (n + 1) + i).ravel()
+    tris = np.concatenate([np.stack([a, a + 1, a + n + 2], 1), np.stack([a, a + n + 2, a + n + 1], 1)])
+    scene = Scene().add(verts, tris)
+    for _ in range(crates):
+        cx, cy = rng.uniform(5, size - 5, size=2)
+        scene.box((cx, cy, -1.0), (*rng.uniform(0.8, 3.0, size=2), 4.0), float(rng.uniform(0, 180)))
+    return scene
+
+
+def multi_storey() -> Scene:
+    """Three floors stacked 3.5 m apart, joined by stairs through an opening in each slab, with pillars."""
+    scene = Scene()
+    run, rise, steps = 0.3, 0.25, 14
+    stair_x0, stair_x1 = 20.0, 20.0 + run * steps
+    bands = [(0.0, 4.0), (16.0, 20.0)]  # the y-band of the stairs leaving floor 0 and floor 1
+    for level in range(3):
+        z = level * 3.5
+        if level == 0:
+            scene.floor(0, 0, 30, 20, z)
+        else:  # a slab with an opening where the stairs from the floor below arrive
+            y0, y1 = bands[level - 1]
+            rest = (4.0, 20.0) if y0 == 0.0 else (0.0, 16.0)
+            scene.box((15, sum(rest) / 2, z - 0.2), (30, rest[1] - rest[0], 0.2))
+            scene.box(((stair_x0 - 1) / 2, (y0 + y1) / 2, z - 0.2), (stair_x0 - 1, y1 - y0, 0.2))
+            scene.box(((stair_x1 + 30) / 2, (y0 + y1) / 2, z - 0.2), (30 - stair_x1, y1 - y0, 0.2))
+        for px in (8, 14):
+            scene.box((px, 8, z), (0.6, 0.6, 3.3))
+            scene.box((px, 12, z), (0.6, 0.6, 3.3))
+        if level < 2:
+            y0, y1 = bands[level]
+            scene.stairs(stair_x0, y0 + 0.5, width=3.0, step_run=run, step_rise=rise, steps=steps, z0=z)
+    return scene
