@@ -11,7 +11,7 @@ from shapely import affinity
 from shapely.geometry import LinearRing, Point, Polygon, box
 
 from blender_navmesh.contours import build_contours
-from blender_navmesh.contours.rings import _merge_rings
+from blender_navmesh.contours.rings import _cut_necks, _merge_rings
 from blender_navmesh.geometry import segments_meet_matrix
 from blender_navmesh.heightfield import build_heightfield
 from blender_navmesh.params import BakeParams
@@ -469,3 +469,43 @@ def test_merged_rings_match_shapely_on_random_stars():
             assert same_area(Polygon(merged[:, :2]), Polygon(pa.union(pb).exterior))
         merges += 1
     assert merges > 150
+
+
+def _keyhole(lobe: float) -> tuple[np.ndarray, np.ndarray]:
+    """A 4 m square room (counter-clockwise, walls only) whose north wall opens, through a mouth 2 cm
+    wide at x = 2, into a 2 m wide trapezoid 1 m deep: floor beyond the wall (lobe = +1) or a notch
+    into the room (lobe = -1)."""
+    pts = [(0, 0), (4, 0), (4, 4), (2.01, 4), (3, 4 + lobe), (1, 4 + lobe), (1.99, 4), (0, 4)]
+    return np.array([(x, y, 0.0) for x, y in pts], dtype=float), np.full(len(pts), -1, dtype=np.int64)
+
+
+def test_a_small_lobe_of_floor_on_a_neck_is_cut_off():
+    """Polygons across a 2 cm neck would be slivers: the lobe (1 m², under min_area) is given up,
+    and the room keeps its walls (the cut runs along the wall the neck left)."""
+    ring, nb = _keyhole(+1)
+    cut, cut_nb = _cut_necks(ring, nb, neck=0.03, min_area=2.0, others=[])
+    room = Polygon(cut[:, :2])
+    assert room.is_valid and room.area == pytest.approx(16.0, abs=0.02) and (cut_nb < 0).all()
+    assert room.buffer(1e-9).contains(box(0, 0, 4, 4).buffer(-0.03))
+
+
+def test_two_large_parts_joined_by_a_neck_stay_joined():
+    """With the lobe over min_area nothing is cut: the neck may be a passage the push off the walls
+    narrowed, and the floor beyond it stays reachable."""
+    ring, nb = _keyhole(+1)
+    assert len(_cut_necks(ring, nb, neck=0.03, min_area=0.5, others=[])[0]) == len(ring)
+
+
+def test_a_lobe_is_kept_when_wide_necked_or_a_notch_or_holding_a_border_or_a_hole():
+    """Only floor is given up, and only behind a neck narrower than `neck`: a notch (the neck's far
+    side is not floor) is never filled in, a lobe holding a shared border or another ring of the
+    region stays."""
+    ring, nb = _keyhole(+1)
+    assert len(_cut_necks(ring, nb, 0.01, 2.0, [])[0]) == len(ring)
+    notch, notch_nb = _keyhole(-1)
+    assert len(_cut_necks(notch, notch_nb, 0.03, 2.0, [])[0]) == len(notch)
+    shared = nb.copy()
+    shared[4] = 7  # the lobe's far edge borders region 7
+    assert len(_cut_necks(ring, shared, 0.03, 2.0, [])[0]) == len(ring)
+    pillar = np.array([(1.9, 4.5, 0.0), (2.1, 4.5, 0.0), (2.1, 4.7, 0.0)])  # a hole of the region in the lobe
+    assert len(_cut_necks(ring, nb, 0.03, 2.0, [pillar])[0]) == len(ring)

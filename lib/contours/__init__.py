@@ -22,7 +22,14 @@ from ..progress import SILENT, Progress
 from ..regions import RegionMap
 from .holes import _HOLE_REACH, _enclosing_hole
 from .push import _push_rings, _RingBoxes
-from .rings import _dedupe, _hole_inside, _split_at_crossings, _split_at_touches, _touches_itself
+from .rings import (
+    _cut_necks,
+    _dedupe,
+    _hole_inside,
+    _split_at_crossings,
+    _split_at_touches,
+    _touches_itself,
+)
 from .simplify import _rdp, _section, _simplify
 from .trace import _boundary_edges, _cycles, _edge_points, _square_corners, _successors
 
@@ -71,6 +78,9 @@ _MIN_RING_AREA = 1e-3
 # A ring whose simplified outline cannot be pushed off the walls is simplified again with the
 # tolerance divided by each of these in turn.
 _FINER_STEPS = (2, 4)
+# A lobe of floor smaller than region_min_area that a ring holds by a neck narrower than this many
+# cells is cut off: polygons across the neck would be needles or slivers.
+_NECK = 0.1
 # Traced points of the rings simplified together (bounds the time between progress reports).
 _BATCH_POINTS = 20_000
 
@@ -178,9 +188,17 @@ def build_contours(
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours, unpushed = _push_rings(options, boundary, region_part.span(0.4, 1.0))
+            neck, min_lobe = _NECK * float(params.cell_size), float(params.region_min_area)
             chosen, neighbours = map(
                 list,
-                zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
+                zip(
+                    *(
+                        _split_long_wall_edges(
+                            *_cut_necks(ring, nb, neck, min_lobe, chosen[:j] + chosen[j + 1 :]), params.max_edge_len
+                        )
+                        for j, (ring, nb) in enumerate(zip(chosen, neighbours))
+                    )
+                ),
             )
             outlines.append(
                 RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import point_segment_distance, segments_meet_matrix, signed_area
+from ..geometry import segments_meet_matrix, signed_area
 from ..progress import SILENT, Progress
 from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
@@ -28,15 +28,16 @@ _SPIKE_RETREAT = 0.5
 # close enough (float noise and chords a hair inside the band).
 _BAND_SLACK = 0.05
 # A ring no push clears is settled onto the band's edge: wall edges deeper than this many cells
-# are split, for at most _SETTLE_ROUNDS rounds, at their closest approach (kept this fraction of the
-# edge from its ends), and points moved off the walls at most _SETTLE_MOVES times, along the
-# distance's gradient measured _GRADIENT_STEP (m) either side.
+# (also the most a pruned shortcut may dip into the band) are split, for at most _SETTLE_ROUNDS
+# rounds, at their closest approach (kept this fraction of the edge from its ends), and points
+# moved off the walls at most _SETTLE_MOVES times, along the distance's gradient measured
+# _GRADIENT_STEP (m) either side.
 _SETTLE_DEPTH = 0.04
 _SETTLE_ROUNDS = 6
 _SETTLE_SPLIT_END = 0.1
 _SETTLE_MOVES = 4
 _GRADIENT_STEP = 1e-5
-# Settling drops a point whose neighbours' shortcut passes within this many cells of it.
+# Settling and pruning drop a point whose neighbours' shortcut passes within this many cells of it.
 _PRUNE_OFFSET = 0.25
 # A ring too close to others to be pushed off the walls alone is merged with at most this many.
 _MERGE_ROUNDS = 3
@@ -127,6 +128,7 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             if cleared and len(pushed) and _fits(pushed, k, out):
                 out.replace(k, pushed)
                 out_nb[k] = pushed_nb
+                _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
                 break
         else:
             merged = _merged(k, first, out, out_nb, boundary)
@@ -134,6 +136,7 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
                 ring, slot, absorbed = merged
                 out.absorb(slot, ring, absorbed)
                 out_nb[slot] = np.full(len(ring), -1, dtype=np.int64)
+                _prune_in_place(slot, out, out_nb, np.zeros(len(ring), dtype=bool), boundary)
             # Nothing pushes clear (the ring pinches against another): the finest outline, which
             # follows the eroded boundary closest, settled onto the band's edge if it reaches in.
             else:
@@ -148,6 +151,8 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
                         out_nb[slot] = nb
                     if _in_band(out.rings[slot], out_nb[slot], boundary):
                         unpushed.append(out.rings[slot])
+                else:
+                    _prune_in_place(k, out, out_nb, out_fixed[k], boundary)
     kept = [k for k, ring in enumerate(out.rings) if len(ring)]
     return [out.rings[k] for k in kept], [out_nb[k] for k in kept], unpushed
 
@@ -171,7 +176,7 @@ def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Floor
     round, so a few rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a
     shortcut can then skip are dropped (_prune)."""
     xy, z = ring[:, :2], ring[:, 2]
-    reach = boundary.radius - _SETTLE_DEPTH * boundary.cs
+    reach = _reach(boundary)
     for _ in range(_SETTLE_ROUNDS):
         a, b = xy, np.roll(xy, -1, axis=0)
         za, zb = z, np.roll(z, -1)
@@ -202,16 +207,42 @@ def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Floor
     return _prune(np.column_stack([xy, z]), nb, fixed, boundary, reach)
 
 
+def _prune_in_place(k: int, out: _RingBoxes, out_nb: list, fixed: np.ndarray, boundary: FloorBoundary) -> None:
+    """Ring k, which clears the band, without the points _prune drops, if it still fits."""
+    ring, nb = _prune(out.rings[k], out_nb[k], fixed, boundary, _reach(boundary))
+    if len(ring) < len(out.rings[k]) and _fits(ring, k, out):
+        out.replace(k, ring)
+        out_nb[k] = nb
+
+
+def _reach(boundary: FloorBoundary) -> float:
+    """How far from the floor's boundary a settled or pruned edge must stay: agent_radius less
+    _SETTLE_DEPTH cells."""
+    return boundary.radius - _SETTLE_DEPTH * boundary.cs
+
+
+def _still_fixed(pushed: np.ndarray, ring: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """Per point of the pushed ring: is it one of the ring's fixed (shared) points? The push never
+    moves those, so they are found bit for bit."""
+    shared = {tuple(p) for p in ring[fixed, :2].tolist()}
+    return np.array([tuple(p) in shared for p in pushed[:, :2].tolist()], dtype=bool)
+
+
 def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, reach: float):
     """(ring, neighbours) without the free points between two wall edges whose neighbours can be
     joined directly: the shortcut stays `reach` from the floor's boundary and passes within
     _PRUNE_OFFSET cells of the point. Settling splits edges on straight runs too, and its nearly
-    collinear points would leave slivers between the polygons."""
+    collinear points would leave slivers between the polygons; a fine outline pushed off the walls
+    rounds each corner of the band with a point per cell, a few centimetres apart, which would
+    leave needles (and a convex polygon per point where the corner bulges into the floor)."""
     while len(ring) > 3:
         xy, z = ring[:, :2], ring[:, 2]
         prev, nxt = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
         cand = np.flatnonzero(~fixed & (nb < 0) & (np.roll(nb, 1) < 0))
-        cand = cand[point_segment_distance(xy[cand], prev[cand], nxt[cand])[0] <= _PRUNE_OFFSET * boundary.cs]
+        chord = nxt[cand] - prev[cand]
+        off = xy[cand] - prev[cand]
+        bulge = np.abs(chord[:, 0] * off[:, 1] - chord[:, 1] * off[:, 0]) / np.maximum(np.hypot(*chord.T), 1e-300)
+        cand = cand[bulge <= _PRUNE_OFFSET * boundary.cs]
         if cand.size:
             dist = boundary.distance(prev[cand], nxt[cand], np.roll(z, 1)[cand], np.roll(z, -1)[cand])[0]
             cand = cand[dist >= reach]

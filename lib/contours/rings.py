@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import segments_meet_matrix, signed_area
+from ..geometry import point_segment_distance, segments_meet_matrix, signed_area
 
 # Sine of the angle below which two edges count as straight (float noise, not geometry).
 _STRAIGHT = 1e-9
@@ -240,4 +240,63 @@ def _merge_rings(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         if (signed_area(loop) > 0) != outer:
             continue  # a pocket between two holes: the union's outline passes elsewhere
         return loop if not outer or len(seen) == len(crossings) else None
+    return None
+
+
+def _cut_necks(
+    ring: np.ndarray, nb: np.ndarray, neck: float, min_area: float, others: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ring, neighbours) without the lobes of floor it holds by a neck narrower than `neck`: where
+    a point comes that close to a wall edge of the ring that is not its own, the ring splits there
+    into two loops, and a loop of floor (counter-clockwise) bounded by walls only, smaller than
+    min_area (and than the rest, in the outer ring) and clear of the region's other rings
+    (`others`) is dropped, if the rest is a simple ring: floor given up, as a region under min_area
+    is. Polygons across such a neck would be needles or slivers. Two larger parts stay joined: the
+    neck can be a passage the outline keeps open, narrowed by the push off the walls."""
+    for _ in range(len(ring)):
+        rest = _first_neck(ring, nb, neck, min_area, others)
+        if rest is None:
+            break
+        ring, nb = rest
+    return ring, nb
+
+
+def _first_neck(ring: np.ndarray, nb: np.ndarray, neck: float, min_area: float, others: list[np.ndarray]):
+    """(ring, neighbours) with the first lobe _cut_necks drops cut off, or None."""
+    n = len(ring)
+    if n < 6:
+        return None
+    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    i, j = _overlapping_boxes(np.minimum(a, b) - neck, np.maximum(a, b) + neck)
+    apart = (np.abs(i - j) > 1) & (np.abs(i - j) != n - 1)
+    # Each point of one edge against the other edge, both ways round: (point k, edge e).
+    k = np.concatenate([j[apart], (j[apart] + 1) % n, i[apart], (i[apart] + 1) % n])
+    e = np.concatenate([i[apart], i[apart], j[apart], j[apart]])
+    near = (nb[e] < 0) & (k != e) & (k != (e + 1) % n)
+    k, e = k[near], e[near]
+    if not len(k):
+        return None
+    close = point_segment_distance(a[k], a[e], b[e])[0] < neck
+    outer = signed_area(ring) > 0
+    for point, edge in sorted(set(zip(k[close].tolist(), e[close].tolist()))):
+        # Loop one runs from the edge's end to the point, loop two from the point to the edge's start;
+        # the edge closing each runs along the cut wall edge.
+        loops = (
+            np.arange(edge + 1, edge + 1 + (point - edge - 1) % n + 1) % n,
+            np.arange(point, point + (edge - point) % n + 1) % n,
+        )
+        if min(len(loop) for loop in loops) < 3:
+            continue
+        pieces = [(ring[loop], np.r_[nb[loop[:-1]], -1]) for loop in loops]
+        areas = [signed_area(piece) for piece, _ in pieces]
+        if any(_crossing_edges(piece[:, :2]).size for piece, _ in pieces):
+            continue
+        for lobe, rest in ((0, 1), (1, 0)):
+            if (
+                0 < areas[lobe] < min_area
+                and (nb[loops[lobe][:-1]] < 0).all()
+                and (not outer or areas[lobe] <= areas[rest])
+                and all(_boxes_apart(pieces[lobe][0], other) for other in others if len(other))
+            ):
+                return pieces[rest]
     return None
