@@ -1,0 +1,99 @@
+"""Detail stage: a triangulated surface per polygon that follows the real floor (Recast: rcBuildPolyMeshDetail).
+
+Each polygon starts as a fan over its own vertices. Its edges are sampled first (Recast's
+hull tessellation): where the floor along an edge leaves the straight edge by more than
+max_height_error, points are added on the edge, the same ones for both polygons that share it, so
+neighbouring surfaces meet. Then the heightfield sample (span at a column centre inside the
+polygon, on the polygon's own floor) farthest from the surface is inserted until every sample is
+within max_height_error or the per-polygon insertion cap is reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..heightfield import Heightfield
+from ..navmesh import DetailMesh, NavMesh, PolyMesh
+from ..params import BakeParams
+from ..progress import SILENT, Progress
+from .corners import _vertices_on_floor
+from .edges import _edge_points
+from .fan import _barycentric, _fan, _fan_fits, fan_apexes
+from .refine import _refine
+from .samples import _samples
+
+
+def build_detail(
+    mesh: PolyMesh,
+    hf: Heightfield,
+    params: BakeParams,
+    span_region: np.ndarray | None = None,
+    progress: Progress = SILENT,
+) -> DetailMesh:
+    """The polygons' corners moved onto their floor and a surface over each polygon within
+    params.max_height_error of the sampled floor.
+
+    span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
+    span per column, so a polygon samples exactly its own floor even on steep, rolling ground. Without
+    it, the span nearest the polygon's plane is taken, which suits gently sloped floors only.
+    """
+    if mesh.is_empty:
+        return DetailMesh(
+            mesh.vertices, np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        )
+    # Floors above each other are at least agent_height apart, so a sample farther than half of it
+    # from the polygon's plane belongs to another floor.
+    layer_tol = 0.5 * float(params.agent_height)
+    sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region)
+    progress.at(0.2)
+    vertices = _vertices_on_floor(
+        mesh, sample_poly, samples, sample_span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
+    )
+    mesh = replace(mesh, vertices=vertices)
+    progress.at(0.25)
+    cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
+    max_error = float(params.max_height_error)
+    apex = fan_apexes(mesh)
+    fits = _fan_fits(mesh, apex, sample_poly, samples, max_error, progress.span(0.25, 0.4))
+    edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error, float(params.agent_max_climb))
+    progress.at(0.5)
+    offs = mesh.poly_offsets
+    out_vertices, out_tris, out_polys = [], [], []
+    base = 0
+    for p in range(mesh.polygon_count):
+        progress.at(0.5 + 0.5 * p / mesh.polygon_count)
+        poly = mesh.vertices[mesh.polygon(p)]
+        on_edges = [edge_points.get(e) for e in range(offs[p], offs[p + 1])]
+        if fits[p] and not any(pts is not None for pts in on_edges):
+            verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
+        else:
+            verts, tris = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
+        out_vertices.append(verts)
+        out_tris.append(tris + base)
+        out_polys.append(np.full(len(tris), p, dtype=np.int64))
+        base += len(verts)
+    return DetailMesh(
+        corners=mesh.vertices,
+        vertices=np.concatenate(out_vertices),
+        triangles=np.concatenate(out_tris).astype(np.int64),
+        polygons=np.concatenate(out_polys),
+    )
+
+
+def surface_height(mesh: NavMesh, poly: int, xy) -> float:
+    """Height of the detail surface of polygon `poly` at xy (clamped to the nearest triangle)."""
+    q = np.asarray(xy, dtype=np.float64)[:2]
+    sel = np.nonzero(mesh.detail_polygons == poly)[0]
+    if len(sel):
+        tri = mesh.detail_vertices[mesh.detail_triangles[sel]]
+    else:
+        pv = mesh.vertices[mesh.polygon(poly)]
+        n = len(pv)
+        tri = np.stack([np.repeat(pv[:1], n - 2, axis=0), pv[1:-1], pv[2:]], axis=1)
+    bary = _barycentric(tri, q[None, :])[:, 0, :]
+    k = int(np.argmax(bary.min(axis=1)))
+    w = np.clip(bary[k], 0.0, None)
+    w = w / w.sum()
+    return float(w @ tri[k, :, 2])

@@ -1,0 +1,114 @@
+"""Polygon corners moved onto their floor: the nearest floor sample of their polygon or region."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..heightfield import Heightfield
+from ..navmesh import PolyMesh
+
+# A polygon vertex's height is checked against its region's floor samples this many cells around it.
+_VERTEX_REACH = 2
+
+
+def _vertices_on_floor(
+    mesh: PolyMesh,
+    sample_poly: np.ndarray,
+    samples: np.ndarray,
+    sample_span: np.ndarray,
+    hf: Heightfield,
+    layer_tol: float,
+    tol: float,
+    span_region: np.ndarray | None = None,
+) -> np.ndarray:
+    """The vertices, each moved up or down onto its polygons' floor where it is more than tol off it.
+
+    Outline points take their height between two column centres and keep it when simplification
+    or the push off walls moves them across a slope, and a vertex added on a long edge (a portal's
+    end) takes it along the edge, across a crease: any of these can float above the floor or sink
+    below it. The floor at a vertex is that of the nearest sample of its polygon within
+    _VERTEX_REACH cells, carried over along that sample's slope but not past its triangle's
+    lowest or highest point; failing one, the nearest sample of the polygon's region there within
+    layer_tol (half the agent height) of the vertex: a region can hold another floor in the next
+    column, at least an agent height away, but a vertex pushed across a steep slope can be more
+    than a climb step off its own. A vertex whose polygons hold no sample that near (a thin polygon
+    between cell centres, at the foot of a stair) takes the nearest span of its region instead."""
+    vertex = mesh.poly_vertices
+    poly = mesh.edge_polygon
+    xyz = mesh.vertices[vertex]
+    floor = _floor_near(
+        hf,
+        xyz,
+        mesh.regions[poly],
+        samples,
+        mesh.regions[sample_poly],
+        sample_span,
+        layer_tol,
+        (
+            poly,
+            sample_poly,
+        ),
+    )
+    missing = np.flatnonzero(np.isnan(floor))
+    if len(missing) and span_region is not None:
+        span = np.flatnonzero(span_region >= 0)
+        centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
+        points = np.column_stack([centre, hf.z[span]])
+        floor[missing] = _floor_near(
+            hf, xyz[missing], mesh.regions[poly[missing]], points, span_region[span], span, layer_tol
+        )
+    vertices = np.array(mesh.vertices)
+    off = np.abs(floor - vertices[vertex, 2])
+    # A vertex of several polygons takes the floor closest to its height.
+    by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), vertex))
+    first = by_vertex[np.concatenate([[True], vertex[by_vertex[1:]] != vertex[by_vertex[:-1]]])]
+    move = first[off[first] > tol]
+    vertices[vertex[move], 2] = floor[move]
+    return vertices
+
+
+def _floor_near(
+    hf: Heightfield,
+    xyz: np.ndarray,
+    region: np.ndarray,
+    points: np.ndarray,
+    point_region: np.ndarray,
+    point_span: np.ndarray,
+    layer_tol: float,
+    owners: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
+    column centres, one per region and column) of the same region within _VERTEX_REACH cells,
+    carried along its span's slope but not past its triangle's lowest or highest point; NaN where
+    none is that near. A point on another floor of the region (farther than layer_tol) is skipped
+    unless owners = (polygon of each of xyz, polygon of each point) says it is the same polygon's,
+    and a point of the same polygon is preferred to a nearer one of another."""
+    cs = hf.cell_size
+    cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
+    key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    base = np.floor((xyz[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
+    k = np.arange(-_VERTEX_REACH, _VERTEX_REACH + 1)
+    di, dj = (a.ravel() for a in np.meshgrid(k, k))
+    slot = np.repeat(np.arange(len(xyz)), len(di))
+    i, j = base[slot, 0] + np.tile(di, len(xyz)), base[slot, 1] + np.tile(dj, len(xyz))
+    query = (region[slot] * hf.height + j) * hf.width + i
+    at = np.minimum(np.searchsorted(key, query), max(len(key) - 1, 0))
+    hit = (i >= 0) & (i < hf.width) & (j >= 0) & (j < hf.height)
+    hit &= (key[at] == query) if len(key) else False
+    slot, point = slot[hit], order[at[hit]]
+    rel = xyz[slot, :2] - points[point, :2]
+    span = point_span[point]
+    slope = hf.gradient[span] if hf.gradient is not None else np.zeros((len(point), 2))
+    z = points[point, 2] + (rel * slope).sum(axis=1)
+    if hf.surface_range is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
+        z = np.clip(z, hf.surface_range[span, 0], hf.surface_range[span, 1])
+    own = owners[1][point] == owners[0][slot] if owners is not None else np.zeros(len(slot), dtype=bool)
+    usable = own | (np.abs(z - xyz[slot, 2]) <= layer_tol)
+    slot, z, own, dist = slot[usable], z[usable], own[usable], np.hypot(*rel[usable].T)
+    best = np.lexsort((dist, ~own, slot))
+    best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
+    floor = np.full(len(xyz), np.nan)
+    floor[slot[best]] = z[best]
+    return floor

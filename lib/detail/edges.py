@@ -1,0 +1,126 @@
+"""Points along polygon edges where the floor leaves the straight edge (Recast's hull tessellation),
+the same for both polygons of a shared edge."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..components import twin_edges
+from ..heightfield import Heightfield
+from ..navmesh import PolyMesh
+from .samples import _column_index
+
+# At most this many points are added along one polygon edge.
+MAX_EDGE_POINTS = 32
+
+
+def _edge_points(
+    mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, max_error: float, climb: float
+) -> dict[int, np.ndarray]:
+    """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
+    it, in the slot's direction, where the floor is farthest from the line through those kept so far
+    (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
+
+    The floor under a sample is the span of the edge's polygon's region in that column (else its
+    neighbour's), or without regions the span nearest the straight edge within layer_tol. A region
+    can reach round to another floor beside the edge (the floor below a ramp's top end, joined to the
+    ramp at its foot): samples are kept only while the floor runs on from the edge's start as linked
+    spans do, at most a climb step per link (_one_floor)."""
+    cs = hf.cell_size
+    start, count = _column_index(hf)
+    u, w = mesh.poly_vertices, mesh.edge_next_vertex
+    owner = mesh.edge_polygon
+    # One slot per undirected edge: the one running from the lower vertex id (or the only one).
+    canon = (u < w) | (mesh.neighbors < 0)
+    slots = np.flatnonzero(canon)
+    a, b = mesh.vertices[u[slots]], mesh.vertices[w[slots]]
+    steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / cs).astype(np.int64), 1)
+    n = steps - 1
+    edge = np.repeat(np.arange(len(slots)), n)
+    t = (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + 1) / np.repeat(steps, n)
+    xyz = a[edge] + t[:, None] * (b[edge] - a[edge])
+    ii = np.floor((xyz[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
+    jj = np.floor((xyz[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
+    inside = (ii >= 0) & (ii < hf.width) & (jj >= 0) & (jj < hf.height)
+    cols = np.where(inside, jj * hf.width + np.clip(ii, 0, hf.width - 1), 0)
+    reps = np.where(inside, count[cols], 0)
+    span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+    sample = np.repeat(np.arange(len(t)), reps)
+    floor = np.full(len(t), np.nan)
+    if span_region is not None:
+        other = mesh.neighbors[slots]
+        # The neighbour's region may hold another storey in this column: only its span nearest the
+        # edge counts, and only within a storey's height of it.
+        gap = np.abs(hf.z[span] - xyz[sample, 2])
+        least = np.full(len(t), np.inf)
+        np.minimum.at(least, sample, gap)
+        near_line = (gap <= least[sample]) & (gap < 2.0 * layer_tol)
+        for region_of, accept in (
+            (mesh.regions[owner[slots]], True),
+            (np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1), near_line),
+        ):
+            mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample]) & accept
+            floor[sample[mine]] = hf.z[span[mine]]
+    else:
+        gap = np.abs(hf.z[span] - xyz[sample, 2])
+        order = np.lexsort((gap, sample))
+        first = order[np.concatenate([[True], sample[order][1:] != sample[order][:-1]])] if len(order) else order
+        first = first[gap[first] <= layer_tol]
+        floor[sample[first]] = hf.z[span[first]]
+    known = ~np.isnan(floor)
+    off = np.zeros(len(slots))
+    np.maximum.at(off, edge[known], np.abs(floor[known] - xyz[known, 2]))
+    out: dict[int, np.ndarray] = {}
+    twins = twin_edges(u, w) if (off > max_error).any() else None
+    cuts = np.concatenate([[0], np.cumsum(n)])
+    for k in np.flatnonzero(off > max_error).tolist():
+        sel = slice(cuts[k], cuts[k + 1])
+        good = known[sel]
+        profile = np.column_stack([xyz[sel, 0], xyz[sel, 1], floor[sel]])[good]
+        on = _one_floor(a[k, 2], profile[:, 2], climb)
+        keep = _profile_points(a[k], b[k], profile[on], t[sel][good][on], max_error)
+        if not keep:
+            continue
+        pts = profile[on][sorted(keep)]
+        e = int(slots[k])
+        out[e] = pts
+        back = int(twins[e]) if twins is not None else -1
+        if back >= 0 and mesh.neighbors[e] >= 0:
+            out[back] = pts[::-1]
+    return out
+
+
+def _one_floor(start: float, heights: np.ndarray, climb: float) -> np.ndarray:
+    """Bool per sample along an edge (heights, in order from the edge's start at height `start`,
+    one cell apart): whether it continues the floor the edge starts on. Samples a cell apart lie in
+    the same or neighbouring columns, at most two links (a diagonal) apart, so one floor rises or
+    falls at most 2 * climb from one to the next; a sample farther than that from the last one kept
+    is another floor (where samples are missing the floor may have moved more, and is dropped too:
+    fewer points, never a wrong one)."""
+    keep = np.zeros(len(heights), dtype=bool)
+    last = start
+    for i, z in enumerate(heights.tolist()):
+        if abs(z - last) <= 2.0 * climb:
+            keep[i], last = True, z
+    return keep
+
+
+def _profile_points(a: np.ndarray, b: np.ndarray, profile: np.ndarray, t: np.ndarray, max_error: float) -> list[int]:
+    """Indices of the samples to keep along a -> b so the polyline through them stays within
+    max_error of every sample's height (Douglas-Peucker, at most MAX_EDGE_POINTS)."""
+    keep: list[int] = []
+    stack = [(0.0, float(a[2]), 1.0, float(b[2]), 0, len(t))]
+    while stack and len(keep) < MAX_EDGE_POINTS:
+        t0, z0, t1, z1, lo, hi = stack.pop()
+        if hi <= lo:
+            continue
+        line = z0 + (t[lo:hi] - t0) / (t1 - t0) * (z1 - z0)
+        gap = np.abs(profile[lo:hi, 2] - line)
+        k = int(np.argmax(gap))
+        if gap[k] <= max_error:
+            continue
+        m = lo + k
+        keep.append(m)
+        stack.append((t0, z0, float(t[m]), float(profile[m, 2]), lo, m))
+        stack.append((float(t[m]), float(profile[m, 2]), t1, z1, m + 1, hi))
+    return keep

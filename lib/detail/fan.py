@@ -1,0 +1,103 @@
+"""Fan triangulations of the polygons: the best corner to fan from, and how far a fan is from the samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..navmesh import PolyMesh
+from ..progress import SILENT, Progress
+
+# Samples measured against their polygon's fan at a time (bounds _fan_fits' temporaries).
+_SAMPLES_PER_CHUNK = 1 << 16
+
+
+def _fan(n: int, apex: int) -> list[list[int]]:
+    """The fan triangulation of an n-gon from corner `apex`."""
+    return [[apex, (apex + k) % n, (apex + k + 1) % n] for k in range(1, n - 1)]
+
+
+def fan_apexes(mesh: PolyMesh) -> np.ndarray:
+    """Per polygon, the corner whose fan has the fattest thinnest triangle (2·area / longest side²):
+    a fan from a corner next to a nearly straight one would start with a sliver along the polygon's
+    edge, and a point on that edge would take its height across the sliver. All polygons at once."""
+    offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
+    xy = mesh.vertices[mesh.poly_vertices, :2]
+    best, apex = np.full(mesh.polygon_count, -np.inf), np.zeros(mesh.polygon_count, dtype=np.int64)
+    for j in range(int(sizes.max(initial=3))):
+        has = np.flatnonzero(sizes > j)
+        worst = np.full(len(has), np.inf)
+        n = sizes[has]
+        a = xy[offs[has] + j]
+        for k in range(1, int(n.max(initial=3)) - 1):
+            fan = np.flatnonzero(n > k + 1)
+            b, c = xy[offs[has[fan]] + (j + k) % n[fan]], xy[offs[has[fan]] + (j + k + 1) % n[fan]]
+            u, v, w = b - a[fan], c - a[fan], c - b
+            area2 = np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
+            longest = np.maximum(np.maximum((u**2).sum(1), (v**2).sum(1)), (w**2).sum(1))
+            worst[fan] = np.minimum(worst[fan], area2 / np.maximum(longest, 1e-300))
+        better = worst > best[has]
+        best[has[better]], apex[has[better]] = worst[better], j
+    return apex
+
+
+def _fan_fits(
+    mesh: PolyMesh,
+    apex: np.ndarray,
+    sample_poly: np.ndarray,
+    samples: np.ndarray,
+    max_error: float,
+    progress: Progress = SILENT,
+) -> np.ndarray:
+    """Bool per polygon: its fan triangulation (from `apex`) is already within max_error of every
+    sample (with a hair to spare), so refinement would insert nothing. All polygons at once, the
+    samples _SAMPLES_PER_CHUNK at a time (each sample is measured on its own)."""
+    corner = mesh.vertices[mesh.poly_vertices]
+    worst = np.zeros(mesh.polygon_count)
+    for start in range(0, len(samples), _SAMPLES_PER_CHUNK):
+        progress.at(start / len(samples))
+        part = slice(start, start + _SAMPLES_PER_CHUNK)
+        z = _fan_heights(mesh, corner, apex, sample_poly[part], samples[part])
+        np.maximum.at(worst, sample_poly[part], np.abs(z - samples[part, 2]))
+    return worst <= max_error - 1e-9
+
+
+def _fan_heights(
+    mesh: PolyMesh, corner: np.ndarray, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray
+) -> np.ndarray:
+    """(N,) height of each sample on its polygon's fan from `apex`: in the fan triangle that holds
+    it, or the one it lies least outside of."""
+    offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
+    first = offs[sample_poly]
+    n, top = sizes[sample_poly], apex[sample_poly]
+    a = corner[first + top]
+    best = np.full(len(samples), -np.inf)
+    z = np.zeros(len(samples))
+    for k in range(1, int(sizes.max(initial=2)) - 1):
+        has = np.flatnonzero(sizes[sample_poly] > k + 1)
+        b = corner[first[has] + (top[has] + k) % n[has]]
+        c = corner[first[has] + (top[has] + k + 1) % n[has]]
+        ux, uy = b[:, 0] - a[has, 0], b[:, 1] - a[has, 1]
+        vx, vy = c[:, 0] - a[has, 0], c[:, 1] - a[has, 1]
+        det = ux * vy - uy * vx
+        det = np.where(det != 0.0, det, 1e-300)
+        rx, ry = samples[has, 0] - a[has, 0], samples[has, 1] - a[has, 1]
+        w1, w2 = (rx * vy - ry * vx) / det, (ux * ry - uy * rx) / det
+        w0 = 1.0 - w1 - w2
+        score = np.minimum(np.minimum(w0, w1), w2)
+        better = score > best[has]
+        rows = has[better]
+        best[rows] = score[better]
+        z[rows] = (w0 * a[has, 2] + w1 * b[:, 2] + w2 * c[:, 2])[better]
+    return z
+
+
+def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """(T, N, 3) barycentric coordinates (top view) of points q (N, 2) in triangles tri (T, 3, >=2)."""
+    a, b, c = tri[:, 0, :2], tri[:, 1, :2], tri[:, 2, :2]
+    v0, v1 = b - a, c - a
+    det = v0[:, 0] * v1[:, 1] - v0[:, 1] * v1[:, 0]
+    det = np.where(np.abs(det) > 0, det, 1e-300)
+    r = q[None, :, :] - a[:, None, :]
+    w1 = (r[..., 0] * v1[:, None, 1] - r[..., 1] * v1[:, None, 0]) / det[:, None]
+    w2 = (v0[:, None, 0] * r[..., 1] - v0[:, None, 1] * r[..., 0]) / det[:, None]
+    return np.stack([1.0 - w1 - w2, w1, w2], axis=-1)

@@ -1,0 +1,199 @@
+"""A polygon's detail triangulation refined by inserting its worst samples (Delaunay flips)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fan import _fan
+
+# At most this many samples are inserted into one polygon's detail triangulation.
+MAX_INSERTIONS = 256
+
+
+# Barycentric margin below which a sample counts as lying on a triangle edge.
+_EDGE_EPS = 1e-9
+
+
+def _refine(
+    poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fan triangulation of the polygon from `apex`, its edge points (on_edges[k]: points along edge
+    k in order, or None), then inserted samples (Delaunay flips) until the error bound holds."""
+    n = len(poly)
+    extra = sum(len(pts) for pts in on_edges if pts is not None)
+    tin = _Tin([*poly], _fan(n, apex), extra)
+    for k, pts in enumerate(on_edges):
+        u = k
+        for point in pts if pts is not None else ():
+            u = tin.insert_on_boundary(u, (k + 1) % n, point)
+    owner = np.zeros(len(samples), dtype=np.int64)
+    w = np.zeros((len(samples), 3))
+    err = np.zeros(len(samples))
+    _locate(tin, samples, np.arange(len(samples)), np.arange(len(tin.tris)), owner, w, err)
+    for _ in range(MAX_INSERTIONS):
+        worst = int(np.argmax(err)) if len(err) else 0
+        if not len(err) or err[worst] <= max_error:
+            break
+        err[worst] = -1.0
+        changed = tin.insert(int(owner[worst]), w[worst], samples[worst])
+        if changed:
+            changed_arr = np.asarray(sorted(changed))
+            mark = np.zeros(len(tin.tris), dtype=bool)
+            mark[changed_arr] = True
+            redo = np.nonzero(mark[owner] & (err >= 0))[0]
+            _locate(tin, samples, redo, changed_arr, owner, w, err)
+    return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64)
+
+
+def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
+    """Assign samples `which` to their containing triangle among `cand`; update weights and errors.
+
+    Written out component by component: this runs once per insertion on small arrays, where the
+    number of numpy calls, not their size, sets the cost."""
+    if len(which) == 0:
+        return
+    corner = tin.array[tin.tri_array[cand]]  # (T, 3, 3)
+    ax, ay = corner[:, 0, 0, None], corner[:, 0, 1, None]
+    ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
+    vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
+    det = ux * vy - uy * vx
+    det = np.where(det != 0.0, det, 1e-300)
+    q = samples[which]
+    rx, ry = q[None, :, 0] - ax, q[None, :, 1] - ay
+    w1 = (rx * vy - ry * vx) / det
+    w2 = (ux * ry - uy * rx) / det
+    w0 = 1.0 - w1 - w2
+    best = np.argmax(np.minimum(np.minimum(w0, w1), w2), axis=0)
+    cols = np.arange(len(which))
+    wb = np.column_stack([w0[best, cols], w1[best, cols], w2[best, cols]])
+    owner[which] = cand[best]
+    w[which] = wb
+    err[which] = np.abs(np.einsum("nk,nk->n", wb, corner[best, :, 2]) - q[:, 2])
+
+
+class _Tin:
+    """A small triangulation of one convex polygon with point insertion and Lawson flips."""
+
+    def __init__(self, verts: list, tris: list[list[int]], boundary: int = 0):
+        self.verts = verts
+        # The same vertices as one array (room for every insertion and `boundary` edge points), for
+        # vectorised point location.
+        self.array = np.empty((len(verts) + MAX_INSERTIONS + boundary, 3))
+        self.array[: len(verts)] = verts
+        self.tris = tris
+        # The triangles as an array too (each insertion adds at most two), kept in step by _set.
+        self.tri_array = np.zeros((len(tris) + 2 * (MAX_INSERTIONS + boundary), 3), dtype=np.int64)
+        self.tri_array[: len(tris)] = tris
+        # Top-view coordinates as float tuples for the flip tests (plain floats beat numpy scalars).
+        self.xy = [(float(q[0]), float(q[1])) for q in verts]
+        self.edge: dict[tuple[int, int], int] = {}
+        for t in range(len(tris)):
+            self._register(t)
+
+    def _register(self, t: int) -> None:
+        tri = self.tris[t]
+        for i in range(3):
+            self.edge[(tri[i], tri[(i + 1) % 3])] = t
+
+    def _set(self, t: int, tri: list[int]) -> None:
+        if t < len(self.tris):
+            old = self.tris[t]
+            for i in range(3):
+                if self.edge.get((old[i], old[(i + 1) % 3])) == t:
+                    del self.edge[(old[i], old[(i + 1) % 3])]
+            self.tris[t] = tri
+        else:
+            self.tris.append(tri)
+        self.tri_array[t] = tri
+        self._register(t)
+
+    def _add_vertex(self, new: int, point: np.ndarray) -> None:
+        self.array[new] = point
+        self.verts.append(self.array[new].copy())
+        self.xy.append((float(point[0]), float(point[1])))
+
+    def insert_on_boundary(self, u: int, v: int, point: np.ndarray) -> int:
+        """Split the boundary edge u -> v at point (on it, seen from above); the new vertex."""
+        t = self.edge[(u, v)]
+        opp = next(x for x in self.tris[t] if x not in (u, v))
+        new = len(self.verts)
+        self._add_vertex(new, point)
+        t1 = len(self.tris)
+        self._set(t, [opp, u, new])
+        self._set(t1, [v, opp, new])
+        self._legalize(new, [t, t1])
+        return new
+
+    def insert(self, t: int, w: np.ndarray, point: np.ndarray) -> set[int]:
+        """Split triangle t at point (3 triangles, or 2+2 across an inner edge it lies on); the changed triangles.
+
+        Points on the polygon's own boundary are not inserted: they would put a vertex inside a
+        polygon edge, which the neighbouring polygon's detail surface would not share.
+        """
+        on_edge = np.nonzero(w < _EDGE_EPS)[0]
+        if len(on_edge) > 1:
+            return set()
+        new = len(self.verts)
+        tri = self.tris[t]
+        if len(on_edge) == 0:
+            a, b, c = tri
+            self._add_vertex(new, point)
+            t1, t2 = len(self.tris), len(self.tris) + 1
+            self._set(t, [a, b, new])
+            self._set(t1, [b, c, new])
+            self._set(t2, [c, a, new])
+            created = [t, t1, t2]
+        else:
+            k = int(on_edge[0])
+            opp, u, v = tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]
+            other = self.edge.get((v, u))
+            if other is None:
+                return set()
+            far = next(x for x in self.tris[other] if x not in (u, v))
+            self._add_vertex(new, point)
+            t1, t2 = len(self.tris), len(self.tris) + 1
+            self._set(t, [opp, u, new])
+            self._set(t1, [v, opp, new])
+            self._set(other, [far, v, new])
+            self._set(t2, [u, far, new])
+            created = [t, t1, other, t2]
+        return self._legalize(new, created)
+
+    def _legalize(self, new: int, created: list[int]) -> set[int]:
+        """Lawson flips around a new vertex; the triangles changed."""
+        changed = set(created)
+        stack = [(self.tris[s][0], self.tris[s][1]) for s in created]
+        while stack:
+            u, v = stack.pop()
+            t_in = self.edge.get((u, v))
+            t_out = self.edge.get((v, u))
+            if t_in is None or t_out is None or new not in self.tris[t_in]:
+                continue
+            far = next(x for x in self.tris[t_out] if x not in (u, v))
+            if not self._in_circle(new, u, v, far) or not self._convex_quad(new, u, far, v):
+                continue
+            self._set(t_in, [new, u, far])
+            self._set(t_out, [new, far, v])
+            changed.update((t_in, t_out))
+            stack.extend([(u, far), (far, v)])
+        return changed
+
+    def _in_circle(self, a: int, b: int, c: int, d: int) -> bool:
+        """Is d strictly inside the circumcircle of the CCW triangle abc (top view)?"""
+        dx, dy = self.xy[d]
+        rows = []
+        for i in (a, b, c):
+            x, y = self.xy[i][0] - dx, self.xy[i][1] - dy
+            rows.append((x, y, x * x + y * y))
+        (ax, ay, aw), (bx, by, bw), (cx, cy, cw) = rows
+        det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
+        return det > 1e-12
+
+    def _convex_quad(self, a: int, b: int, c: int, d: int) -> bool:
+        """Is the quad a, b, c, d strictly convex, so flipping its diagonal keeps both triangles valid?"""
+        q = [self.xy[i] for i in (a, b, c, d)]
+        for k in range(4):
+            (x0, y0), (x1, y1), (x2, y2) = q[k], q[(k + 1) % 4], q[(k + 2) % 4]
+            if (x1 - x0) * (y2 - y1) - (y1 - y0) * (x2 - x1) <= 1e-12:
+                return False
+        return True

@@ -1,0 +1,97 @@
+"""Floor samples of each polygon: one span per column centre inside it, on its own floor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..heightfield import Heightfield
+from ..navmesh import PolyMesh
+
+
+def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
+    """Per grid column: first span index and span count (spans are sorted by (j, i, z))."""
+    col = hf.y.astype(np.int64) * hf.width + hf.x.astype(np.int64)
+    n_cols = hf.width * hf.height
+    count = np.bincount(col, minlength=n_cols)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    return start, count
+
+
+# Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
+_PAIRS_PER_CHUNK = 1 << 20
+
+
+def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
+    """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
+    (S,) polygon of each sample, sorted, (S, 3) points and (S,) their spans. All polygons at once, in chunks.
+
+    span_region given: the span of the polygon's own region in each column. Otherwise the span
+    nearest the polygon's least-squares plane, if within layer_tol of it."""
+    cs = hf.cell_size
+    start, count = _column_index(hf)
+    offs = mesh.poly_offsets
+    sizes = mesh.polygon_sizes
+    corner = mesh.vertices[mesh.poly_vertices]
+    a = corner[:, :2]
+    d = mesh.vertices[mesh.edge_next_vertex][:, :2] - a
+    edge_eps = 1e-6 * cs * np.linalg.norm(d, axis=1)
+    lo = np.maximum(np.floor((np.minimum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), 0)
+    hi = np.minimum(
+        np.floor((np.maximum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), [hf.width - 1, hf.height - 1]
+    )
+    width, height = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
+    pairs = np.where((width > 0) & (height > 0), width * height, 0)
+    plane = None if span_region is not None else _planes(corner, offs)
+    out_poly, out_xyz, out_span = [], [], []
+    first = 0
+    ends = np.cumsum(pairs)
+    while first < mesh.polygon_count:
+        last = max(int(np.searchsorted(ends, (ends[first] - pairs[first]) + _PAIRS_PER_CHUNK, side="right")), first + 1)
+        polys = np.arange(first, last)
+        n = pairs[polys]
+        owner = np.repeat(polys, n)
+        k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+        ii = lo[owner, 0] + k % width[owner]
+        jj = lo[owner, 1] + k // width[owner]
+        cx, cy = hf.bmin[0] + (ii + 0.5) * cs, hf.bmin[1] + (jj + 0.5) * cs
+        cols = jj * hf.width + ii
+        keep = count[cols] > 0
+        for j in range(int(sizes[polys].max(initial=0))):
+            has = keep & (sizes[owner] > j)
+            e = offs[owner[has]] + j
+            keep[has] = d[e, 0] * (cy[has] - a[e, 1]) - d[e, 1] * (cx[has] - a[e, 0]) > edge_eps[e]
+        owner, cx, cy, cols = owner[keep], cx[keep], cy[keep], cols[keep]
+        reps = count[cols]
+        span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+        pair = np.repeat(np.arange(len(cols)), reps)
+        if span_region is not None:
+            mine = span_region[span] == mesh.regions[owner[pair]]
+            pick, pair = span[mine], pair[mine]
+        else:
+            assert plane is not None  # made whenever span_region is not given
+            q = owner[pair]
+            dz = np.abs(hf.z[span] - (plane[q, 0] * cx[pair] + plane[q, 1] * cy[pair] + plane[q, 2]))
+            order = np.lexsort((dz, pair))
+            best = order[np.concatenate([[True], pair[order][1:] != pair[order][:-1]])]
+            best = best[dz[best] <= layer_tol]
+            pick, pair = span[best], pair[best]
+        out_poly.append(owner[pair])
+        out_xyz.append(np.column_stack([cx[pair], cy[pair], hf.z[pick]]))
+        out_span.append(pick)
+        first = last
+    return np.concatenate(out_poly), np.concatenate(out_xyz), np.concatenate(out_span)
+
+
+def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """(P, 3) least-squares planes z = a x + b y + c through each polygon's vertices, all at once
+    (normal equations about each polygon's centroid, which keeps them well conditioned)."""
+    size = np.diff(offs)
+    centre = np.add.reduceat(corner, offs[:-1]) / size[:, None]
+    local = corner - np.repeat(centre, size, axis=0)
+    x, y, z = local[:, 0], local[:, 1], local[:, 2]
+    sxx, sxy, syy, sxz, syz = (np.add.reduceat(t, offs[:-1]) for t in (x * x, x * y, y * y, x * z, y * z))
+    zeros = np.zeros_like(sxx)
+    lhs = np.stack([sxx, sxy, zeros, sxy, syy, zeros, zeros, zeros, size.astype(np.float64)], axis=1).reshape(-1, 3, 3)
+    rhs = np.stack([sxz, syz, zeros], axis=1)
+    slope_x, slope_y, offset = np.einsum("pij,pj->pi", np.linalg.pinv(lhs), rhs).T
+    return np.column_stack([slope_x, slope_y, centre[:, 2] + offset - slope_x * centre[:, 0] - slope_y * centre[:, 1]])
