@@ -13,7 +13,8 @@ from shapely.ops import unary_union
 
 from blender_navmesh.contours import RegionOutline
 from blender_navmesh.params import BakeParams
-from blender_navmesh.polygons import _weld_t_junctions, build_polygons
+from blender_navmesh.polygons import build_polygons
+from blender_navmesh.polygons.repair import _weld_t_junctions
 from blender_navmesh.triangulate import SLIVER_WIDTH
 from tests.navmesh_checks import assert_valid_navmesh, polygon_xy
 

@@ -1,0 +1,117 @@
+"""Polygon stage: region outlines with holes -> few convex polygons (Recast: rcBuildPolyMesh).
+
+Each region is cut into convex cells by notch portals (lib.notch_portals, NEOGEN-2D). Cells over
+max_verts_per_poly are cut into pieces, the pieces merged Hertel-Mehlhorn style across inessential
+portals (longest first), and a local search then replaces any three adjacent polygons that one
+chord can cut into two. Triangulating (holes bridged into the outer ring, ear clipping) and merging
+is the fallback for outlines the portals cannot handle. Vertices are welded across regions by exact
+coordinates, so shared borders (bitwise-identical in both outlines, never given new vertices) join
+without T-junctions. Slivers (narrower than SLIVER_WIDTH cells, or needle-shaped) are avoided
+throughout: wall corners thinner than that are cut off the outline first, decompositions compare
+by their slivers, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..contours import RegionOutline
+from ..geometry import signed_area
+from ..navmesh import PolyMesh
+from ..params import BakeParams
+from ..progress import SILENT, Progress
+from ..triangulate import SLIVER_WIDTH, simple_hole
+from .decompose import _STEINER_SNAP, _clean_ring, _decompose, _decompose_by_portals, _extended, _quality_key
+from .repair import _drop_free_collinear, _drop_straight_vertices, _trim_thin_corners, _weld_t_junctions, _widen_slivers
+
+log = logging.getLogger(__name__)
+
+
+# Outline points this close (m) are welded into one vertex.
+_WELD = 1e-9
+
+
+def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> PolyMesh:
+    """Decompose every region outline into convex polygons and weld them into one PolyMesh (empty
+    when no outline can hold a polygon)."""
+    maxv = int(params.max_verts_per_poly)
+    vertex_index: dict[tuple, int] = {}
+    points: list[tuple] = []
+    rings_idx: list[list[list[int]]] = []
+    for outline in outlines:
+        region_rings = []
+        # Within a region, one vertex per top-view point: two of its layers can meet at one point
+        # at two heights (the detail stage puts each vertex on its floor).
+        in_region: dict[tuple, int] = {}
+        for ring in outline.rings:
+            ring = np.asarray(ring, dtype=np.float64).reshape(-1, 3)
+            idx = []
+            # Points within _WELD of each other are one vertex: rings of a region that pinches to
+            # zero width meet there, and float noise must not leave two vertices a hair apart.
+            for p, key in zip(map(tuple, ring.tolist()), map(tuple, np.round(ring / _WELD).tolist())):
+                if key not in vertex_index:
+                    vertex_index[key] = in_region.get(key[:2], len(points))
+                    if vertex_index[key] == len(points):
+                        points.append(p)
+                in_region.setdefault(key[:2], vertex_index[key])
+                idx.append(vertex_index[key])
+            region_rings.append(idx)
+        rings_idx.append(region_rings)
+    xy = np.array([p[:2] for p in points], dtype=np.float64).reshape(-1, 2)
+    uses = np.zeros(len(points), dtype=np.int64)
+    for region_rings in rings_idx:
+        for idx in region_rings:
+            np.add.at(uses, idx, 1)
+
+    polys: list[list[int]] = []
+    regions: list[int] = []
+    areas: list[int] = []
+    snap = _STEINER_SNAP * params.cell_size
+    thin = SLIVER_WIDTH * params.cell_size
+    # Each region's share of the stage grows with its ring points (the work is about linear in them).
+    weight = np.cumsum([0] + [sum(len(r) for r in rings) for rings in rings_idx], dtype=np.float64)
+    weight /= max(weight[-1], 1.0)
+    for k, (outline, region_rings) in enumerate(zip(outlines, rings_idx)):
+        part = progress.span(weight[k], weight[k + 1])
+        part.at(0.0)
+        shared = {
+            (idx[k], idx[(k + 1) % len(idx)])
+            for idx, nb in zip(region_rings, outline.ring_neighbors)
+            for k in np.flatnonzero(np.asarray(nb).reshape(-1) >= 0)
+        }
+        rings = [
+            _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses, params.max_edge_len)
+            for idx, nb in zip(region_rings, outline.ring_neighbors)
+        ]
+        rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
+        rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
+        rings = _trim_thin_corners(rings, xy, uses, shared, thin)
+        if not rings or signed_area(xy[rings[0]]) <= 0:
+            log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
+            continue
+        # Notch portals; triangulation and merging where the portals cannot be laid or leave slivers.
+        found = _decompose_by_portals(rings, points, xy, shared, maxv, snap, thin, part.span(0.0, 0.5))
+        found_key = None if found is None else _quality_key(found[0], _extended(xy, found[1]), thin)
+        if found_key is None or found_key[0]:
+            fallback = _decompose(rings, xy, maxv, thin, part.span(0.5, 1.0))
+            if found_key is None or (fallback is not None and _quality_key(fallback[0], xy, thin) < found_key):
+                found = fallback
+        if found is None:
+            log.warning("region %d dropped: its outline could not be decomposed (self-intersecting?)", outline.region)
+            continue
+        region_polys, steiner = found
+        if len(steiner):
+            points.extend(map(tuple, steiner.tolist()))
+            xy = _extended(xy, steiner)
+        region_polys = _widen_slivers(region_polys, xy, maxv, thin)
+        polys.extend(region_polys)
+        regions.extend([outline.region] * len(region_polys))
+        areas.extend([outline.area] * len(region_polys))
+
+    vertices = np.array(points, dtype=np.float64).reshape(-1, 3)
+    polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
+    polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
+    regions, areas = [regions[p] for p in source], [areas[p] for p in source]
+    return PolyMesh.from_polygons(polys, regions, areas, vertices, params)

@@ -1,0 +1,260 @@
+"""Repairs of the decomposed polygons: slivers widened, T-junctions welded, straight vertices and
+thin wall corners dropped."""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from ..geometry import cross_many, distances_to_segment, is_straight, min_width, narrower_than, turn
+from .decompose import _decompose, _split_convex
+from .merge import _is_sliver, _union_ring
+
+# A vertex closer than this (m, in 3D) to another polygon's edge, and more than _INSIDE_EDGE of
+# the edge's length from its ends, lies inside that edge (a T-junction to weld).
+_ON_EDGE = 1e-7
+
+
+_INSIDE_EDGE = 1e-6
+
+
+def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:
+    """One region's polygons with slivers (_is_sliver) repaired where that is possible.
+
+    A sliver is merged with a neighbour (across its longest edges first: a sliver lies along its
+    longest edge), or with all of them, and the group is decomposed again over the same outline,
+    so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
+    repairs, that is narrower than `thin` and lies on the floor's edge (a spike of the outline, or
+    the floor between two walls all but touching) is cut off: its neighbours see a wall there."""
+    current: list[list[int] | None] = list(polys)
+    owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
+    for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
+        poly = current[s]
+        if poly is None or not _is_sliver(xy[poly], thin):
+            continue  # a repair of an earlier sliver took this one in
+        edges = sorted(
+            ((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]])))
+        )
+        groups = [[n] for n in (owner.get((b, a)) for a, b in edges) if n is not None]
+        if len(groups) > 1:
+            groups.append([g[0] for g in groups])
+        for group in groups:
+            ring = _union_ring([poly] + [_live(current, n) for n in group])
+            if ring is None:
+                continue
+            found = _decompose([ring], xy, maxv, thin)
+            # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
+            if (
+                found is None
+                or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
+                <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
+                or any(_is_sliver(xy[piece], thin) for piece in found[0])
+            ):
+                continue
+            pieces = found[0]
+            slots = [s, *group]
+            extra = max(len(pieces) - len(slots), 0)
+            slots += range(len(current), len(current) + extra)
+            current.extend([None] * extra)
+            for slot in slots:
+                old = current[slot] or []
+                for k in range(len(old)):
+                    del owner[(old[k - 1], old[k])]
+                current[slot] = None
+            for slot, piece in zip(slots, pieces):
+                current[slot] = piece
+                for k in range(len(piece)):
+                    owner[(piece[k - 1], piece[k])] = slot
+            break
+        else:
+            # Cut off only at the floor's edge (a spike, a pinch between walls): one with
+            # polygons of the region all round would leave a hole inside the floor.
+            at_wall = any(owner.get((b, a)) is None for a, b in edges)
+            if narrower_than(xy[poly], thin) and at_wall:
+                for k in range(len(poly)):
+                    del owner[(poly[k - 1], poly[k])]
+                current[s] = None
+    return [poly for poly in current if poly is not None]
+
+
+def _weld_t_junctions(
+    polys: list[list[int]], xyz: np.ndarray, maxv: int, thin: float
+) -> tuple[list[list[int]], list[int]]:
+    """(polygons, the polygon each came from) with every T-junction welded: where polygons on one
+    side of a line end at a vertex strictly inside an edge of a polygon on the other side (a
+    decomposition that cut a chord through a vertex straight to float noise), that vertex is
+    inserted into the edge, so the two sides share it. A polygon the insertion takes over maxv
+    vertices is cut by chords (_split_convex); one that cannot be is left as it was."""
+    directed = {(poly[k - 1], poly[k]) for poly in polys for k in range(len(poly))}
+    unpaired = [(p, k, poly[k - 1], poly[k]) for p, poly in enumerate(polys) for k in range(len(poly))]
+    unpaired = [(p, k, u, v) for p, k, u, v in unpaired if (v, u) not in directed]
+    if not unpaired:
+        return polys, list(range(len(polys)))
+    along: dict[int, list[int]] = {}  # vertex -> the other ends of its unpaired edges
+    for _, _, u, v in unpaired:
+        along.setdefault(u, []).append(v)
+        along.setdefault(v, []).append(u)
+    ends = np.array(sorted(along), dtype=np.int64)
+    ends = ends[np.argsort(xyz[ends, 0], kind="stable")]
+    end_x = xyz[ends, 0]
+    inserts: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for p, k, u, v in unpaired:
+        a, d = xyz[u], xyz[v] - xyz[u]
+        length_sq = float(d @ d)
+        if length_sq <= _ON_EDGE**2:
+            continue
+        lo, hi = np.searchsorted(end_x, [min(a[0], a[0] + d[0]) - _ON_EDGE, max(a[0], a[0] + d[0]) + _ON_EDGE])
+        cand = ends[lo:hi]
+        rel = xyz[cand] - a
+        t = rel @ d / length_sq
+        off = np.linalg.norm(rel - np.outer(t, d), axis=1)
+        inside = (t > _INSIDE_EDGE) & (t < 1 - _INSIDE_EDGE) & (off < _ON_EDGE)
+        for w, tw in zip(cand[inside].tolist(), t[inside].tolist()):
+            # Only where an unpaired edge at the vertex runs along this one (not a mere touch).
+            rel_o = xyz[along[w]] - a
+            if (np.linalg.norm(rel_o - np.outer(rel_o @ d / length_sq, d), axis=1) < _ON_EDGE).any():
+                inserts.setdefault((p, k), []).append((tw, w))
+    if not inserts:
+        return polys, list(range(len(polys)))
+    out, source = [], []
+    for p, poly in enumerate(polys):
+        welded = []
+        for k, v in enumerate(poly):
+            welded += [w for _, w in sorted(inserts.get((p, k), []))]
+            welded.append(v)
+        pieces = [welded] if len(welded) <= maxv else _split_convex(welded, xyz[:, :2], maxv, thin) or [poly]
+        out += pieces
+        source += [p] * len(pieces)
+    return out, source
+
+
+def _live(polys: list[list[int] | None], p: int) -> list[int]:
+    """Polygon p, which an edge owner names and so is still there."""
+    poly = polys[p]
+    assert poly is not None
+    return poly
+
+
+def _drop_straight_vertices(polys: list[list[int]], xy: np.ndarray, max_edge_len: float) -> list[list[int]]:
+    """The polygons without the straight vertices no polygon needs.
+
+    A vertex is needed where some polygon turns at it, or where the two edges of a polygon that
+    meet at it have different neighbours (a portal or a wall starts there): dropping it there would
+    leave a T-junction or merge a wall edge into a portal. It is also needed between two wall
+    edges that dropping it would join into one longer than max_edge_len. Elsewhere it is dropped
+    from every polygon at once, so shared edges stay shared."""
+    owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
+    pts = xy.tolist()
+    straight, needed = set(), set()
+    for p, poly in enumerate(polys):
+        n = len(poly)
+        for k, v in enumerate(poly):
+            a, b = poly[k - 1], poly[(k + 1) % n]
+            if is_straight(pts[a], pts[v], pts[b]) and owner.get((v, a)) == owner.get((b, v)):
+                straight.add((p, v))
+            else:
+                needed.add(v)
+    drop = {(p, v) for p, v in straight if v not in needed}
+    if not drop:
+        return polys
+    out = []
+    for p, poly in enumerate(polys):
+        on_wall = [owner.get((v, poly[k - 1])) is None for k, v in enumerate(poly)]
+        dropped = _keep_walls_short(poly, [(p, v) in drop for v in poly], on_wall, xy, max_edge_len)
+        kept = [v for v, gone in zip(poly, dropped) if not gone]
+        out.append(kept if len(kept) >= 3 else poly)
+    return out
+
+
+def _keep_walls_short(
+    ring: list[int], drop: list[bool], on_wall: list[bool], xy: np.ndarray, max_edge_len: float
+) -> list[bool]:
+    """`drop` (per vertex of `ring`) less the wall vertices (on_wall: between two wall edges)
+    whose dropping would join wall edges into one longer than max_edge_len (0: no limit)."""
+    if max_edge_len <= 0 or all(drop) or not any(d and w for d, w in zip(drop, on_wall)):
+        return drop
+    drop, n = list(drop), len(ring)
+    start = drop.index(False)
+    last = ring[start]
+    for k in range(start + 1, start + n):
+        i = k % n
+        if drop[i] and on_wall[i] and math.dist(xy[last], xy[ring[(i + 1) % n]]) > max_edge_len:
+            drop[i] = False
+        if not drop[i]:
+            last = ring[i]
+    return drop
+
+
+def _drop_free_collinear(
+    idx: list[int], nb: np.ndarray, xy: np.ndarray, uses: np.ndarray, max_edge_len: float
+) -> list[int]:
+    """Remove straight-angle vertices between two wall edges that nothing else uses, unless that
+    would join them into a wall edge longer than max_edge_len.
+
+    Such vertices only cost polygon vertex budget; vertices on shared borders (or used by another
+    ring) must stay, or the neighbour region would see a T-junction.
+    """
+    n = len(idx)
+    if n <= 3 or len(nb) != n:
+        return idx
+    drop = []
+    for i in range(n):
+        a, v, b = idx[i - 1], idx[i], idx[(i + 1) % n]
+        free = nb[i - 1] == -1 and nb[i] == -1 and uses[v] == 1
+        drop.append(free and turn(xy[a], xy[v], xy[b]) == 0 and np.dot(xy[v] - xy[a], xy[b] - xy[v]) > 0)
+    drop = _keep_walls_short(idx, drop, [True] * n, xy, max_edge_len)
+    return [v for v, gone in zip(idx, drop) if not gone]
+
+
+def _trim_thin_corners(
+    rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float
+) -> list[list[int]]:
+    """The region's rings without the convex wall corners whose triangle with their two
+    neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
+    on its neighbours' line. Polygons at such corners tend to be slivers or needles (every triangle
+    on an edge that short is one). Each is cut off, thinnest first, where no other ring point lies
+    in the floor given up and every point cut so far stays within `thin` of the edge that replaces
+    it (the floor lost is a strip thinner than that). Corners on a shared border or used by
+    another ring stay; reflex ones too (dropping them would add floor)."""
+    every = np.array([v for ring in rings for v in ring], dtype=np.int64)
+    pts = {v: xy[v].tolist() for v in every.tolist()}  # this region's points only
+    out = []
+    for ring in rings:
+        n = len(ring)
+        prv, nxt = [(k - 1) % n for k in range(n)], [(k + 1) % n for k in range(n)]
+        alive = n
+
+        def width(k: int) -> float | None:
+            """Least width of the corner's triangle if it may be cut, else None (called for this
+            ring only)."""
+            a, v, b = ring[prv[k]], ring[k], ring[nxt[k]]  # noqa: B023
+            if uses[v] != 1 or (a, v) in shared or (v, b) in shared or turn(xy[a], xy[v], xy[b]) <= 0:
+                return None
+            w = min_width([pts[a], pts[v], pts[b]])
+            return w if w < thin else None
+
+        heap = [(w, k) for k in range(n) if (w := width(k)) is not None]
+        heapq.heapify(heap)
+        gone = [False] * n
+        while heap and alive > 3:
+            w, k = heapq.heappop(heap)
+            if gone[k] or width(k) != w:
+                continue
+            a, b = prv[k], nxt[k]
+            pa, pv, pb = xy[ring[a]], xy[ring[k]], xy[ring[b]]
+            between = [ring[(a + j) % n] for j in range(1, (b - a) % n)]
+            others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
+            q = xy[others]
+            inside = (cross_many(pa, pv, q) >= 0) & (cross_many(pv, pb, q) >= 0) & (cross_many(pb, pa, q) >= 0)
+            if inside.any() or distances_to_segment(xy[between], pa, pb).max() >= thin:
+                continue
+            gone[k] = True
+            alive -= 1
+            nxt[a], prv[b] = b, a
+            for j in (a, b):
+                if (wj := width(j)) is not None:
+                    heapq.heappush(heap, (wj, j))
+        out.append([v for k, v in enumerate(ring) if not gone[k]])
+    return out
