@@ -1,0 +1,96 @@
+"""Detour's binary navmesh (.bin): the tile set ('MSET', version 1) RecastDemo saves and
+recast-navigation-js's importNavMesh (Babylon.js, three.js), DotRecast and Detour itself load.
+
+Detour is Y-up: Blender's (x, y, z) is written as (x, z, -y). That rotation keeps our winding, which
+is Recast's poly mesh winding (counter-clockwise seen from above), so polygons are written as they are.
+A level that would overflow a tile's 16-bit indices (or any level, given tile_size) is cut into a grid
+of square tiles: polygons crossing a tile border are clipped there, their detail surface with them,
+and the clipped edges become portals (DT_EXT_LINK | side) that Detour links across when it loads.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import files
+from ..errors import NavMeshError
+from ..navmesh import MAX_AREA, NavMesh
+from .binary import _pack
+from .format import (
+    EXT_LINK,
+    MAX_TILE_POLYGONS,
+    MIN_POLYGON_BITS,
+    REFERENCE_BITS,
+    SET_MAGIC,
+    VERTS_PER_POLYGON,
+    WALK_FLAG,
+    _bits,
+)
+from .tiles import _Level, _overflow
+
+__all__ = ["EXT_LINK", "MAX_TILE_POLYGONS", "SET_MAGIC", "WALK_FLAG", "to_detour_bytes", "write_detour"]
+
+
+def write_detour(mesh: NavMesh, path, tile_size: float | None = None) -> None:
+    """Write the navmesh as a Detour .bin tile set, all or nothing (see `to_detour_bytes`)."""
+    data = to_detour_bytes(mesh, tile_size)
+    with files.replacing(path) as temp:
+        temp.write_bytes(data)
+
+
+def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None) -> bytes:
+    """The navmesh as a Detour tile set. tile_size (meters) cuts it into square tiles of that size;
+    without it the level is one tile unless it overflows Detour's per-tile limits, then it is cut
+    into the largest tiles that fit."""
+    _check_mesh(mesh)
+    if tile_size is not None:
+        tile_size = _positive_meters(tile_size)
+    level = _Level(mesh)
+    if tile_size is not None:
+        grid = level.grid_size(tile_size)
+        if _bits(grid) > REFERENCE_BITS - MIN_POLYGON_BITS:
+            raise NavMeshError(
+                f"tile_size {tile_size:g} m does not fit Detour: a grid of {grid} tiles leaves too few "
+                f"bits of its 32-bit polygon references for the polygons (larger tiles need fewer)"
+            )
+        tiles = level.tiles(tile_size)
+        problem = _overflow(tiles, level.quant)
+        if problem:
+            raise NavMeshError(f"tile_size {tile_size:g} m does not fit Detour: {problem}")
+    else:
+        size = level.span + level.cell
+        while True:
+            tiles = level.tiles(size)
+            if not _overflow(tiles, level.quant):
+                break
+            if size < 4 * level.cell:
+                raise NavMeshError(f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}")
+            size /= 2
+    return _pack(tiles, level, size if tile_size is None else tile_size)
+
+
+def _positive_meters(value) -> float:
+    try:
+        meters = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        meters = math.nan
+    if not (math.isfinite(meters) and meters > 0):
+        raise NavMeshError(f"tile_size must be a positive number of meters, got {value!r}")
+    return meters
+
+
+def _check_mesh(mesh: NavMesh) -> None:
+    if mesh.is_empty:
+        reason = f" ({mesh.empty_reason})" if mesh.empty_reason else ""
+        raise NavMeshError(f"the navmesh is empty{reason}: there is nothing to export to Detour")
+    largest = int(mesh.polygon_sizes.max())
+    if largest > VERTS_PER_POLYGON:
+        raise NavMeshError(
+            f"the navmesh has polygons with {largest} vertices; Detour allows at most "
+            f"{VERTS_PER_POLYGON}: re-bake with max_verts_per_poly <= {VERTS_PER_POLYGON}"
+        )
+    if mesh.areas.min() < 0 or mesh.areas.max() > MAX_AREA:
+        raise NavMeshError(
+            f"area ids must be 0..{MAX_AREA} for Detour, the navmesh has "
+            f"{int(mesh.areas.min())}..{int(mesh.areas.max())}"
+        )

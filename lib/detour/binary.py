@@ -1,0 +1,255 @@
+"""The tile set written out: set header, per tile its header, vertices, polygons, links, detail
+meshes and BV tree, as Detour reads them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NavMeshError
+from ..navmesh import to_y_up
+from .clip import _PORTAL, ON_EDGE, WELD
+from .format import (
+    _BV_NODE,
+    _HEADER,
+    _LINK_SIZE,
+    _OFFMESH,
+    _POLY,
+    _POLY_DETAIL,
+    _SET_HEADER,
+    _TILE_ENTRY,
+    EXT_LINK,
+    LINKS_PER_PORTAL,
+    MAX_DETAIL_INDEX,
+    MAX_QUANTISED,
+    OFFMESH_BOTH_WAYS,
+    OFFMESH_POLY_TYPE,
+    OFFMESH_SAME_TILE,
+    SET_MAGIC,
+    SET_VERSION,
+    TILE_MAGIC,
+    TILE_VERSION,
+    VERTS_PER_POLYGON,
+    WALK_FLAG,
+    _bits,
+)
+from .tiles import _Level, _Tile
+
+
+def _pack(tiles: list[_Tile], level: _Level, size: float) -> bytes:
+    """The MSET file: set header with dtNavMeshParams, then per tile its reference, size and data.
+    Each off-mesh link goes to the tile its start lies in."""
+    starts = to_y_up(np.array([link.start for link in level.mesh.links]).reshape(-1, 3))
+    placed = np.zeros(len(starts), dtype=bool)
+    tile_links = []
+    for tile in tiles:
+        x0, z0, x1, z1 = tile.box
+        inside = ~placed & (starts[:, 0] >= x0) & (starts[:, 0] <= x1) & (starts[:, 2] >= z0) & (starts[:, 2] <= z1)
+        placed |= inside
+        tile_links.append([level.mesh.links[k] for k in np.flatnonzero(inside)])
+    max_polygons = max(t.polygon_count + len(links) for t, links in zip(tiles, tile_links))
+    tile_bits, poly_bits = _bits(len(tiles)), _bits(max_polygons)
+    origin = level.origin
+    out = [
+        _SET_HEADER.pack(
+            SET_MAGIC, SET_VERSION, len(tiles), origin[0], origin[1], origin[2], size, size, len(tiles), max_polygons
+        )
+    ]
+    for index, (tile, links) in enumerate(zip(tiles, tile_links)):
+        data = _tile_bytes(tile, level, links)
+        # Salt 1 (a fresh navmesh's), tile slot `index`, polygon 0.
+        reference = 1 << (tile_bits + poly_bits) | index << poly_bits
+        out += [_TILE_ENTRY.pack(reference, len(data)), data]
+    return b"".join(out)
+
+
+def _tile_bytes(tile: _Tile, level: _Level, links: list) -> bytes:
+    """One tile's data as dtCreateNavMeshData lays it out: header, vertices, polygons, links (room
+    only: Detour builds them on load), detail meshes, detail vertices, detail triangles, BV tree,
+    off-mesh connections. `links`: the off-mesh links that start in this tile, each written as a
+    two-vertex polygon after the ground polygons and a dtOffMeshConnection."""
+    params = level.mesh.params
+    count = tile.polygon_count
+    used = np.arange(VERTS_PER_POLYGON) < tile.counts[:, None]
+    polys = np.zeros(count, dtype=_POLY)
+    polys["verts"] = np.where(used, tile.poly_vertices, 0)
+    neis = tile.neis
+    portal = used & (neis <= _PORTAL)
+    polys["neis"] = np.where(neis >= 0, neis + 1, 0) + np.where(portal, EXT_LINK | (_PORTAL - neis), 0)
+    polys["flags"] = WALK_FLAG
+    polys["vert_count"] = tile.counts
+    polys["area_and_type"] = level.mesh.areas[tile.polygons]
+    link_count = int(used.sum()) + LINKS_PER_PORTAL * int(portal.sum()) + LINKS_PER_PORTAL * len(links)
+    details, detail_vertices, detail_tris = _detail_meshes(tile)
+    low, high = tile.bounds()
+    tree = _bv_tree(tile, low, level.quant)
+    ends = to_y_up(np.array([[link.start, link.end] for link in links]).reshape(-1, 3))
+    vertices = np.concatenate([tile.vertices, ends])
+    connection_polys = np.zeros(len(links), dtype=_POLY)
+    connection_polys["verts"][:, :2] = len(tile.vertices) + np.arange(2 * len(links)).reshape(-1, 2)
+    connection_polys["flags"] = WALK_FLAG
+    connection_polys["vert_count"] = 2
+    connection_polys["area_and_type"] = [link.area | OFFMESH_POLY_TYPE << 6 for link in links]
+    connections = b"".join(
+        _OFFMESH.pack(
+            *ends[2 * i],
+            *ends[2 * i + 1],
+            link.radius,
+            count + i,
+            OFFMESH_BOTH_WAYS if link.bidirectional else 0,
+            _outside_side(ends[2 * i + 1], low, high),
+            i,
+        )
+        for i, link in enumerate(links)
+    )
+    header = _HEADER.pack(
+        TILE_MAGIC,
+        TILE_VERSION,
+        tile.tx,
+        tile.ty,
+        0,
+        0,
+        count + len(links),
+        len(vertices),
+        link_count,
+        count,
+        len(detail_vertices),
+        len(detail_tris),
+        len(tree),
+        len(links),
+        count,
+        float(params.agent_height),
+        float(params.agent_radius),
+        float(params.agent_max_climb),
+        *low,
+        *high,
+        level.quant,
+    )
+    sections = [
+        header,
+        vertices.astype("<f4").tobytes(),
+        polys.tobytes() + connection_polys.tobytes(),
+        bytes(_LINK_SIZE * link_count),
+        details.tobytes(),
+        detail_vertices.astype("<f4").tobytes(),
+        detail_tris.tobytes(),
+        tree.tobytes(),
+        connections,
+    ]
+    return b"".join(s + bytes(-len(s) % 4) for s in sections)  # dtAlign4 after every section
+
+
+def _outside_side(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:
+    """Which neighbour tile an off-mesh link's end lies toward (Detour's side codes: 0 = +x, then
+    counter-clockwise in steps of 45 degrees to 7 = +x -z), OFFMESH_SAME_TILE when inside this one."""
+    east, north = point[0] >= high[0], point[2] >= high[2]
+    west, south = point[0] < low[0], point[2] < low[2]
+    code = {
+        (True, False, False, False): 0,
+        (True, True, False, False): 1,
+        (False, True, False, False): 2,
+        (False, True, True, False): 3,
+        (False, False, True, False): 4,
+        (False, False, True, True): 5,
+        (False, False, False, True): 6,
+        (True, False, False, True): 7,
+    }
+    return code.get((bool(east), bool(north), bool(west), bool(south)), OFFMESH_SAME_TILE)
+
+
+def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Detour's detail data: per polygon (dtPolyDetail) its extra vertices and triangles; a triangle
+    corner is the polygon's corner k (index k) where it is that corner, else an extra vertex
+    (index corner count + j). The fourth byte flags triangle edges on the polygon outline."""
+    order = np.argsort(tile.tri_piece, kind="stable")
+    tris, owner = tile.tri_coords[order], tile.tri_piece[order]
+    corners, counts = tile.corners[owner], tile.counts[owner]
+    gap = tris[:, :, None, :] - corners[:, None, :, :]
+    same = (
+        (np.hypot(gap[..., 0], gap[..., 2]) < WELD)
+        & (np.abs(gap[..., 1]) < WELD)
+        & (np.arange(VERTS_PER_POLYGON) < counts[:, None, None])
+    )
+    is_corner = same.any(axis=2)
+    index = np.argmax(same, axis=2)
+    extra_keys = np.column_stack(
+        [np.repeat(owner, 3)[~is_corner.reshape(-1)], np.round(tris[~is_corner] / WELD).astype(np.int64)]
+    )
+    unique, first, inverse = np.unique(extra_keys, axis=0, return_index=True, return_inverse=True)
+    extra_owner = unique[:, 0]
+    piece_first = np.searchsorted(extra_owner, np.arange(tile.polygon_count))
+    extra_count = np.bincount(extra_owner, minlength=tile.polygon_count)
+    inverse = inverse.reshape(-1)
+    index[~is_corner] = tile.counts[extra_owner[inverse]] + inverse - piece_first[extra_owner[inverse]]
+    tri_count = np.bincount(owner, minlength=tile.polygon_count)
+    too_many = np.flatnonzero((tile.counts + extra_count > MAX_DETAIL_INDEX + 1) | (tri_count > MAX_DETAIL_INDEX))
+    if len(too_many):
+        p = int(tile.polygons[too_many[0]])
+        raise NavMeshError(
+            f"polygon {p}'s detail surface has more vertices or triangles than Detour's byte indices "
+            f"hold ({MAX_DETAIL_INDEX}); re-bake with a larger max_height_error"
+        )
+    details = np.zeros(tile.polygon_count, dtype=_POLY_DETAIL)
+    details["vert_base"] = piece_first
+    details["tri_base"] = np.concatenate([[0], np.cumsum(tri_count)[:-1]])
+    details["vert_count"] = extra_count
+    details["tri_count"] = tri_count
+    encoded = np.zeros((len(tris), 4), dtype=np.uint8)
+    encoded[:, :3] = index
+    encoded[:, 3] = _outline_flags(tris, corners, counts)
+    extra_points = tris[~is_corner][first]
+    return details, extra_points, encoded
+
+
+def _outline_flags(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per triangle, bit 2k set when its edge k (corner k to k+1) lies on its polygon's outline
+    (Detour's DT_DETAIL_EDGE_BOUNDARY, which closestPointOnPoly needs to find the nearest edge)."""
+    a = corners[:, :, [0, 2]]
+    b = np.roll(corners, -1, axis=1)[:, :, [0, 2]]
+    last = counts - 1
+    rows = np.arange(len(corners))
+    b[rows, last] = a[rows, 0]
+    d = b - a
+    length2 = np.maximum((d**2).sum(axis=-1), 1e-30)
+    points = tris[:, :, [0, 2]]
+    rel = points[:, :, None, :] - a[:, None, :, :]
+    t = np.clip((rel * d[:, None]).sum(axis=-1) / length2[:, None], 0.0, 1.0)
+    dist = np.linalg.norm(rel - t[..., None] * d[:, None], axis=-1)
+    on = (dist < ON_EDGE) & (np.arange(VERTS_PER_POLYGON) < counts[:, None, None])
+    flags = np.zeros(len(tris), dtype=np.uint8)
+    for k in range(3):
+        flags |= np.any(on[:, k] & on[:, (k + 1) % 3], axis=1).astype(np.uint8) << (2 * k)
+    return flags
+
+
+def _bv_tree(tile: _Tile, low: np.ndarray, quant: float) -> np.ndarray:
+    """Detour's bounding-volume tree over the tile's polygons (with their detail surface), boxes in
+    cells of 1 / quant from the tile's low corner; nodes in depth-first order, a leaf's i its polygon,
+    an inner node's i minus the size of its subtree (where the search skips to)."""
+    used = np.arange(VERTS_PER_POLYGON) < tile.counts[:, None]
+    points = tile.corners
+    box_low = np.where(used[..., None], points, np.inf).min(axis=1)
+    box_high = np.where(used[..., None], points, -np.inf).max(axis=1)
+    np.minimum.at(box_low, tile.tri_piece, tile.tri_coords.min(axis=1))
+    np.maximum.at(box_high, tile.tri_piece, tile.tri_coords.max(axis=1))
+    q_low = np.clip(np.floor((box_low - low) * quant), 0, MAX_QUANTISED).astype(np.int64)
+    q_high = np.clip(np.ceil((box_high - low) * quant), 0, MAX_QUANTISED).astype(np.int64)
+    nodes = np.zeros(2 * tile.polygon_count - 1, dtype=_BV_NODE)
+    cursor = 0
+
+    def build(items: np.ndarray) -> None:
+        nonlocal cursor
+        here = cursor
+        cursor += 1
+        lo, hi = q_low[items].min(axis=0), q_high[items].max(axis=0)
+        nodes[here]["bmin"], nodes[here]["bmax"] = lo, hi
+        if len(items) == 1:
+            nodes[here]["i"] = items[0]
+            return
+        axis = int(np.argmax(hi - lo))
+        items = items[np.argsort(q_low[items, axis], kind="stable")]
+        build(items[: len(items) // 2])
+        build(items[len(items) // 2 :])
+        nodes[here]["i"] = -(cursor - here)
+
+    build(np.arange(tile.polygon_count))
+    return nodes

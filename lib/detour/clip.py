@@ -1,0 +1,150 @@
+"""Polygons and detail triangles clipped at tile borders, in Detour's Y-up frame (x, z), and the
+labels their edges carry while the tiles are built."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import signed_area
+from .format import VERTS_PER_POLYGON
+
+# Points closer than this (m) are one point; detail edges this close to a polygon edge lie on it.
+WELD = 1e-6
+
+
+ON_EDGE = 1e-4
+
+
+# Clipped pieces with less area than this (m²) are dropped: a polygon only touching a tile.
+MIN_PIECE_AREA = 1e-8
+
+
+# Detail triangle fragments with less area than this (m²) are slivers of a clip: left out.
+MIN_FRAGMENT_AREA = 1e-11
+
+
+# Edge labels while tiles are built: >= 0 an original edge slot, _BORDER - side an edge cut along a
+# tile border, _SPLIT - k the diagonal that split clipped piece k in two, _NO_EDGE padding.
+_NO_EDGE = -(1 << 40)
+
+
+_BORDER = -1
+
+
+_SPLIT = -100
+
+
+# After resolving: >= 0 a neighbour (index in the tile), _WALL, or _PORTAL - side.
+_WALL = -1
+
+
+_PORTAL = -10
+
+
+def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_below: bool, cut_label: int):
+    """Sutherland-Hodgman: the convex polygon's part on one side of the plane coordinate[axis] = value.
+    Edge k runs from point k with labels[k]; the new edge along the plane gets cut_label."""
+
+    def inside(q):
+        return q[axis] <= value if keep_below else q[axis] >= value
+
+    out_points: list = []
+    out_labels: list = []
+    n = len(points)
+    for k in range(n):
+        a, b = points[k], points[(k + 1) % n]
+        a_in, b_in = inside(a), inside(b)
+        if a_in:
+            _append(out_points, out_labels, a, labels[k])
+        if a_in != b_in:
+            _append(out_points, out_labels, _crossing(a, b, axis, value), cut_label if a_in else labels[k])
+    if len(out_points) > 1 and np.linalg.norm(out_points[-1] - out_points[0]) < WELD:
+        out_points.pop()
+        out_labels.pop()
+    return out_points, out_labels
+
+
+def _append(points: list, labels: list, point, label: int) -> None:
+    """Add a corner; one that repeats the previous corner replaces that corner's outgoing edge label."""
+    if points and np.linalg.norm(points[-1] - point) < WELD:
+        labels[-1] = label
+        return
+    points.append(np.asarray(point, dtype=np.float64))
+    labels.append(label)
+
+
+def _crossing(a, b, axis: int, value: float) -> np.ndarray:
+    """Where segment a-b meets the plane, computed from its ends in a fixed order so the two polygons
+    sharing the edge get the same point."""
+    if tuple(b) < tuple(a):
+        a, b = b, a
+    t = (value - a[axis]) / (b[axis] - a[axis])
+    point = a + t * (b - a)
+    point[axis] = value
+    return point
+
+
+def _split_to_hexagons(points: np.ndarray, labels: list, split_ids) -> list:
+    """A convex polygon as convex pieces of at most six corners (split along diagonals; a clip can
+    add up to four corners), each with its edge labels; the two sides of a diagonal share a label."""
+    if len(points) <= VERTS_PER_POLYGON:
+        return [(points, list(labels))]
+    k = len(points) // 2
+    diagonal = _SPLIT - next(split_ids)
+    first = _split_to_hexagons(points[: k + 1], list(labels[:k]) + [diagonal], split_ids)
+    second = _split_to_hexagons(np.concatenate([points[k:], points[:1]]), list(labels[k:]) + [diagonal], split_ids)
+    return first + second
+
+
+def _clip_convex(triangle: np.ndarray, polygon: np.ndarray) -> np.ndarray:
+    """The part of a 3D triangle inside a convex polygon (seen from above), heights on the triangle's plane."""
+    points = list(triangle)
+    sign = np.sign(_signed_area_xz(polygon))
+    n = len(polygon)
+    for k in range(n):
+        a, b = polygon[k], polygon[(k + 1) % n]
+        d = b - a
+
+        def side(q, a=a, d=d):
+            return sign * (d[0] * (q[2] - a[2]) - d[2] * (q[0] - a[0]))
+
+        out = []
+        for i in range(len(points)):
+            p, q = points[i], points[(i + 1) % len(points)]
+            sp, sq = side(p), side(q)
+            if sp >= 0:
+                out.append(p)
+            if (sp >= 0) != (sq >= 0):
+                out.append(p + (sp / (sp - sq)) * (q - p))
+        points = [q for i, q in enumerate(out) if i == 0 or np.linalg.norm(q - out[i - 1]) >= WELD]
+        if len(points) > 1 and np.linalg.norm(points[-1] - points[0]) < WELD:
+            points.pop()
+        if len(points) < 3:
+            return np.zeros((0, 3))
+    return np.array(points)
+
+
+def _signed_area_xz(points: np.ndarray) -> float:
+    """Signed area seen from above in Detour's Y-up frame (its ground plane is x, z)."""
+    return signed_area(points[:, [0, 2]])
+
+
+def _area_xz(points) -> float:
+    return abs(_signed_area_xz(np.asarray(points)))
+
+
+def _surface_heights(tris: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Heights of a polygon's detail surface (its triangles, (T, 3, 3)) at points seen from above:
+    from the triangle each point lies in, or the one it is nearest to inside of."""
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    e1, e2 = b - a, c - a
+    det = e1[:, 0] * e2[:, 2] - e1[:, 2] * e2[:, 0]
+    det = np.where(np.abs(det) < 1e-15, np.nan, det)
+    rel = points[:, None, :] - a[None]
+    u = (rel[..., 0] * e2[:, 2] - rel[..., 2] * e2[:, 0]) / det
+    v = (e1[:, 0] * rel[..., 2] - e1[:, 2] * rel[..., 0]) / det
+    worst = np.nan_to_num(np.minimum(np.minimum(u, v), 1 - u - v), nan=-np.inf)
+    best = np.argmax(worst, axis=1)
+    rows = np.arange(len(points))
+    u, v = u[rows, best], v[rows, best]
+    return a[best, 1] + u * e1[best, 1] + v * e2[best, 1]
