@@ -2,8 +2,9 @@
 
 Orientation is `turn` (collinear within COLLINEAR, relative to the edge lengths) or, where exact
 signs of float input are wanted (outline crossings), the plain sign of `cross`. Not here yet: the
-3D segment distances of clearance.py, and detail.py's in-circle test on its own cached tuples
-(an absolute tolerance); the query modules inline their 2D cross products in hot loops.
+3D segment distances of clearance.py, and the detail stage's in-circle test (detail/refine.py) on
+its own cached tuples (an absolute tolerance); the query modules inline their 2D cross products in
+hot loops.
 """
 
 from __future__ import annotations
