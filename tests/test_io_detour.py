@@ -51,15 +51,20 @@ def rooms_with_ramp() -> lib.NavMesh:
     return _bake(scene)
 
 
-def rolling_ground(size: float = 30.0, step: float = 0.5) -> lib.NavMesh:
-    """Smooth hills up to 1.2 m: the detail surface carries the heights between polygon corners."""
+def hills_scene(size: float = 30.0, step: float = 0.5) -> Scene:
+    """Smooth hills up to 1.2 m, a grid of triangles `step` apart."""
     n = int(size / step)
     x, y = np.meshgrid(np.arange(n + 1) * step, np.arange(n + 1) * step, indexing="ij")
     z = 0.6 * np.sin(x / 3.0) * np.cos(y / 4.0) + 0.6
     ids = np.arange((n + 1) ** 2).reshape(n + 1, n + 1)
     quads = np.stack([ids[:-1, :-1], ids[1:, :-1], ids[1:, 1:], ids[:-1, 1:]], axis=-1).reshape(-1, 4)
     triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
-    return lib.generate(np.column_stack([x.ravel(), y.ravel(), z.ravel()]), triangles, PARAMS)
+    return Scene().add(np.column_stack([x.ravel(), y.ravel(), z.ravel()]), triangles)
+
+
+def rolling_ground() -> lib.NavMesh:
+    """The hills baked: the detail surface carries the heights between polygon corners."""
+    return _bake(hills_scene())
 
 
 def big_grid(cells: int = 200, step: float = 0.5, seed: int = 0) -> lib.NavMesh:
@@ -254,6 +259,25 @@ def test_detour_heights_are_our_detail_surface(tmp_path, hills):
     found = detour_queries(path, [], points=lifted, half_extents=(0.1, 0.5, 0.1))
     heights = np.array([h["height"] for h in found["heights"]])
     assert np.abs(heights - truth).max() < 1e-3, "getPolyHeight reads the detail triangles we wrote"
+
+
+def test_a_finely_detailed_surface_fits_detours_byte_indices(tmp_path):
+    """Hills baked with a 1 cm height error would want more detail triangles per polygon than
+    Detour's byte indices hold: the detail stage stops at 255 (as Recast does), so the export works
+    in one tile and Detour reads our heights."""
+    scene = hills_scene()
+    fine = lib.generate(scene.vertices, scene.triangles, replace(PARAMS, max_height_error=0.01))
+    per_polygon = np.bincount(fine.detail_polygons, minlength=fine.polygon_count)
+    assert per_polygon.max() == 255, "some polygon reaches the cap (else this level does not test it)"
+    path = tmp_path / "fine.bin"
+    detour.write_detour(fine, path)
+    rng = np.random.default_rng(9)
+    query = NavMeshQuery(fine)
+    polygons, points = zip(*(query.random_point(rng) for _ in range(100)))
+    truth = np.array([surface_height(fine, p, x) for p, x in zip(polygons, points)])
+    lifted = np.column_stack([np.array(points)[:, :2], truth + 0.05])
+    found = detour_queries(path, [], points=lifted, half_extents=(0.1, 0.5, 0.1))
+    assert np.abs(np.array([h["height"] for h in found["heights"]]) - truth).max() < 1e-3
 
 
 @pytest.mark.parametrize("tile_size", [None, 7.0], ids=["one tile", "7 m tiles"])

@@ -6,8 +6,11 @@ import numpy as np
 
 from .fan import _fan
 
-# At most this many samples are inserted into one polygon's detail triangulation.
-MAX_INSERTIONS = 256
+# At most this many triangles in one polygon's detail surface: Detour numbers a polygon's detail
+# triangles and vertices with a byte each (Recast's rcBuildPolyMeshDetail keeps to the same limit),
+# so a .bin export never refuses a bake. Each inserted sample adds two triangles.
+MAX_TRIANGLES = 255
+MAX_INSERTIONS = MAX_TRIANGLES // 2
 
 
 # Barycentric margin below which a sample counts as lying on a triangle edge.
@@ -18,7 +21,8 @@ def _refine(
     poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fan triangulation of the polygon from `apex`, its edge points (on_edges[k]: points along edge
-    k in order, or None), then inserted samples (Delaunay flips) until the error bound holds."""
+    k in order, or None), then inserted samples (Delaunay flips) until the error bound holds or the
+    surface has MAX_TRIANGLES triangles."""
     n = len(poly)
     extra = sum(len(pts) for pts in on_edges if pts is not None)
     tin = _Tin([*poly], _fan(n, apex), extra)
@@ -30,7 +34,7 @@ def _refine(
     w = np.zeros((len(samples), 3))
     err = np.zeros(len(samples))
     _locate(tin, samples, np.arange(len(samples)), np.arange(len(tin.tris)), owner, w, err)
-    for _ in range(MAX_INSERTIONS):
+    for _ in range(max(MAX_TRIANGLES - len(tin.tris), 0) // 2):
         worst = int(np.argmax(err)) if len(err) else 0
         if not len(err) or err[worst] <= max_error:
             break
