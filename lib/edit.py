@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import clearance
+from .detail.fan import _fan
 from .errors import NavMeshError
 from .navmesh import DetailMesh, NavMesh, PolyMesh, check_convex
 
@@ -68,8 +69,7 @@ def _detail(mesh: PolyMesh, baked: NavMesh) -> DetailMesh:
     # The baked detail triangles grouped by polygon: polygon q's are by_polygon[cuts[q]:cuts[q + 1]].
     by_polygon = np.argsort(baked.detail_polygons, kind="stable")
     cuts = np.searchsorted(baked.detail_polygons[by_polygon], np.arange(baked.polygon_count + 1))
-    out_vertices, out_triangles, out_polygons = [], [], []
-    base = 0
+    surfaces = []
     for p in range(mesh.polygon_count):
         q = same.get(p)
         if q is not None and cuts[q + 1] > cuts[q]:
@@ -78,17 +78,9 @@ def _detail(mesh: PolyMesh, baked: NavMesh) -> DetailMesh:
             verts, local = baked.detail_vertices[used], local.reshape(-1, 3)
         else:
             verts = mesh.vertices[mesh.polygon(p)]
-            local = np.array([[0, k, k + 1] for k in range(1, len(verts) - 1)], dtype=np.int64)
-        out_vertices.append(verts)
-        out_triangles.append(local + base)
-        out_polygons.append(np.full(len(local), p, dtype=np.int64))
-        base += len(verts)
-    return DetailMesh(
-        corners=mesh.vertices,
-        vertices=np.concatenate(out_vertices),
-        triangles=np.concatenate(out_triangles),
-        polygons=np.concatenate(out_polygons),
-    )
+            local = np.array(_fan(len(verts), 0), dtype=np.int64)
+        surfaces.append((verts, local))
+    return DetailMesh.from_surfaces(mesh.vertices, surfaces)
 
 
 def _unchanged_polygons(mesh: PolyMesh, baked: NavMesh) -> dict[int, int]:

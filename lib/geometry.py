@@ -145,6 +145,13 @@ def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
     return np.hypot(*(x - a - t[:, None] * ab).T), t
 
 
+def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance of points x (N, 2) to the lines through a-b (N, 2): how far each bulges from the
+    chord a-b, wherever along it; a line with no length has distance 0."""
+    ab, ax = b - a, x - a
+    return np.abs(ab[:, 0] * ax[:, 1] - ab[:, 1] * ax[:, 0]) / np.maximum(np.hypot(*ab.T), 1e-300)
+
+
 def point_segment_distance_matrix(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(P, S) 2D distances of points p (P, 2) to segments a-b (S, 2)."""
     ab = b - a

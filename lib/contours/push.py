@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import segments_meet_matrix, signed_area
+from ..geometry import point_line_distance, segments_meet_matrix, signed_area
 from ..progress import SILENT, Progress
 from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
@@ -239,10 +239,7 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
         xy, z = ring[:, :2], ring[:, 2]
         prev, nxt = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
         cand = np.flatnonzero(~fixed & (nb < 0) & (np.roll(nb, 1) < 0))
-        chord = nxt[cand] - prev[cand]
-        off = xy[cand] - prev[cand]
-        bulge = np.abs(chord[:, 0] * off[:, 1] - chord[:, 1] * off[:, 0]) / np.maximum(np.hypot(*chord.T), 1e-300)
-        cand = cand[bulge <= _PRUNE_OFFSET * boundary.cs]
+        cand = cand[point_line_distance(xy[cand], prev[cand], nxt[cand]) <= _PRUNE_OFFSET * boundary.cs]
         if cand.size:
             dist = boundary.distance(prev[cand], nxt[cand], np.roll(z, 1)[cand], np.roll(z, -1)[cand])[0]
             cand = cand[dist >= reach]

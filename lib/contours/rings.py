@@ -289,14 +289,13 @@ def _first_neck(ring: np.ndarray, nb: np.ndarray, neck: float, min_area: float, 
             continue
         pieces = [(ring[loop], np.r_[nb[loop[:-1]], -1]) for loop in loops]
         areas = [signed_area(piece) for piece, _ in pieces]
-        if any(_crossing_edges(piece[:, :2]).size for piece, _ in pieces):
-            continue
         for lobe, rest in ((0, 1), (1, 0)):
             if (
                 0 < areas[lobe] < min_area
                 and (nb[loops[lobe][:-1]] < 0).all()
                 and (not outer or areas[lobe] <= areas[rest])
                 and all(_boxes_apart(pieces[lobe][0], other) for other in others if len(other))
+                and not _crossing_edges(pieces[rest][0][:, :2]).size
             ):
                 return pieces[rest]
     return None

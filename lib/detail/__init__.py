@@ -60,8 +60,7 @@ def build_detail(
     edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error, float(params.agent_max_climb))
     progress.at(0.5)
     offs = mesh.poly_offsets
-    out_vertices, out_tris, out_polys = [], [], []
-    base = 0
+    surfaces = []
     for p in range(mesh.polygon_count):
         progress.at(0.5 + 0.5 * p / mesh.polygon_count)
         poly = mesh.vertices[mesh.polygon(p)]
@@ -70,16 +69,8 @@ def build_detail(
             verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
             verts, tris = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
-        out_vertices.append(verts)
-        out_tris.append(tris + base)
-        out_polys.append(np.full(len(tris), p, dtype=np.int64))
-        base += len(verts)
-    return DetailMesh(
-        corners=mesh.vertices,
-        vertices=np.concatenate(out_vertices),
-        triangles=np.concatenate(out_tris).astype(np.int64),
-        polygons=np.concatenate(out_polys),
-    )
+        surfaces.append((verts, tris))
+    return DetailMesh.from_surfaces(mesh.vertices, surfaces)
 
 
 def surface_height(mesh: NavMesh, poly: int, xy) -> float:

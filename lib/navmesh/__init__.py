@@ -245,6 +245,21 @@ class DetailMesh:
     def __post_init__(self) -> None:
         _read_only(self)
 
+    @classmethod
+    def from_surfaces(cls, corners: np.ndarray, surfaces: list[tuple[np.ndarray, np.ndarray]]) -> DetailMesh:
+        """The detail mesh of polygons 0, 1, ... whose surfaces are given in turn, each as (its
+        vertices (k, 3), its triangles (t, 3) indexing those)."""
+        offsets = np.cumsum([0] + [len(verts) for verts, _ in surfaces])
+        counts = [len(tris) for _, tris in surfaces]
+        return cls(
+            corners=corners,
+            vertices=np.concatenate([verts for verts, _ in surfaces]) if surfaces else np.zeros((0, 3)),
+            triangles=np.concatenate([tris + base for (_, tris), base in zip(surfaces, offsets)]).astype(np.int64)
+            if surfaces
+            else np.zeros((0, 3), dtype=np.int64),
+            polygons=np.repeat(np.arange(len(surfaces), dtype=np.int64), counts),
+        )
+
 
 @dataclass(frozen=True)
 class Clearance:
