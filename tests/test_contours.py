@@ -11,8 +11,9 @@ from shapely import affinity
 from shapely.geometry import LinearRing, Point, Polygon, box
 
 from blender_navmesh.contours import build_contours
+from blender_navmesh.contours.pinches import widen_pinches
 from blender_navmesh.contours.rings import _cut_necks, _merge_rings
-from blender_navmesh.geometry import segments_meet_matrix
+from blender_navmesh.geometry import segment_distance, segments_meet_matrix
 from blender_navmesh.heightfield import build_heightfield
 from blender_navmesh.params import BakeParams
 from blender_navmesh.regions import build_regions
@@ -509,3 +510,61 @@ def test_a_lobe_is_kept_when_wide_necked_or_a_notch_or_holding_a_border_or_a_hol
     assert len(_cut_necks(ring, shared, 0.03, 2.0, [])[0]) == len(ring)
     pillar = np.array([(1.9, 4.5, 0.0), (2.1, 4.5, 0.0), (2.1, 4.7, 0.0)])  # a hole of the region in the lobe
     assert len(_cut_necks(ring, nb, 0.03, 2.0, [pillar])[0]) == len(ring)
+
+
+class _Walls:
+    """A floor boundary made of given wall segments, as FloorBoundary answers the contours."""
+
+    def __init__(self, walls, radius: float, cs: float):
+        self.walls, self.radius, self.cs = np.asarray(walls, dtype=float), radius, cs
+
+    def distance(self, p, q, zp, zq):
+        a, b = self.walls[:, :2], self.walls[:, 2:]
+        each = [
+            segment_distance(np.repeat(p[[i]], len(a), 0), np.repeat(q[[i]], len(a), 0), a, b) for i in range(len(p))
+        ]
+        best = [int(np.argmin(d)) for d, _ in each]
+        return np.array([d[k] for (d, _), k in zip(each, best)]), np.array([t[k] for (_, t), k in zip(each, best)])
+
+
+def _pillar_by_the_wall():
+    """A 10 m room (walls on its sides) and a pillar 1.05 m from its left wall, agent radius 0.5:
+    the real passage between their bands is 5 cm wide, the traced outline left 1 cm of it. The
+    room's top edge is a shared border (region 3)."""
+    room = [(0, 0, 10, 0), (10, 0, 10, 10), (10, 10, 0, 10), (0, 10, 0, 0)]
+    pillar = [(1.05, 4, 1.1, 4), (1.1, 4, 1.1, 6), (1.1, 6, 1.05, 6), (1.05, 6, 1.05, 4)]
+    outer = np.array([(0.5, 0.5, 0), (9.5, 0.5, 0), (9.5, 9.5, 0), (0.5, 9.5, 0)], dtype=float)
+    hole = np.array([(0.51, 3.5, 0), (0.51, 6.5, 0), (1.6, 6.5, 0), (1.6, 3.5, 0)], dtype=float)
+    neighbours = [np.array([-1, -1, 3, -1]), np.array([-1, -1, -1, -1])]
+    return [outer, hole], neighbours, _Walls(room + pillar, radius=0.5, cs=0.2)
+
+
+def test_a_pinch_is_widened_as_far_as_the_band_allows():
+    """A strip of floor 1 cm wide along a 9 m wall would be a needle in any decomposition: the
+    pillar's outline moves off the wall to where its band really is (the strip becomes 4-6 cm), no
+    edge comes closer to a wall than agent_radius less 0.04 cells, and the points of the shared
+    border stay bit for bit."""
+    rings, neighbours, walls = _pillar_by_the_wall()
+    reach = walls.radius - 0.04 * walls.cs
+    widened = widen_pinches([r.copy() for r in rings], neighbours, walls, reach)
+    outer, hole = (Polygon(r[:, :2]) for r in widened)
+    assert 0.04 <= outer.exterior.distance(hole.exterior) <= 0.06
+    for ring in widened:
+        ends = np.roll(ring, -1, axis=0)
+        assert (walls.distance(ring[:, :2], ends[:, :2], ring[:, 2], ends[:, 2])[0] >= reach - 1e-12).all()
+    assert np.array_equal(widened[0][2:], rings[0][2:])
+    assert Polygon(widened[0][:, :2]).contains(Polygon(widened[1][:, :2]))
+
+
+def test_a_pinch_the_band_closes_is_widened_no_further_than_the_band():
+    """With the pillar's band right at its traced outline, the pillar's points stay; only the room's
+    corners may take the band's slack (agent_radius less 0.04 cells), never more."""
+    rings, neighbours, walls = _pillar_by_the_wall()
+    reach = walls.radius - 0.04 * walls.cs
+    walls.walls[4:, [0, 2]] += 0.51 + reach - 1.05
+    widened = widen_pinches([r.copy() for r in rings], neighbours, walls, reach)
+    assert np.array_equal(widened[1], rings[1])
+    assert widened[0][:, 0].min() >= walls.radius - 0.04 * walls.cs - 1e-12
+    for ring in widened:
+        ends = np.roll(ring, -1, axis=0)
+        assert (walls.distance(ring[:, :2], ends[:, :2], ring[:, 2], ends[:, 2])[0] >= reach - 1e-12).all()

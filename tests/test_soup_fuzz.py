@@ -15,11 +15,8 @@ from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-# Reproducers of violations whose cause is known and open, by file stem. case61065: with
-# max_verts_per_poly 3, an outline arc round an obstacle, traced in edges 4-6 cm long, is cut into
-# triangles fanned from a corner 9 m away: a 4 cm base under 9 m sides is a needle, and no triangle
-# on so short an edge is fat without a vertex added near it (or fewer, longer edges on the arc).
-KNOWN_REPRODUCERS = {"case1835_needle": "known gap: a 1 cm neck between two large parts of a region"}
+# Reproducers of violations whose cause is known and open, by file stem, with the cause (none now).
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

@@ -2,8 +2,8 @@
 
 build_contours runs the stage's steps, one module each: trace (cell edges to traced rings),
 simplify (rings within the edge error), holes (wall-only holes with few corners), push (wall edges
-off the agent's band, without crossing another ring) and rings (the ring geometry and repair they
-share).
+off the agent's band, without crossing another ring), pinches (points that nearly touch another
+edge moved to where the band is) and rings (the ring geometry and repair they share).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..regions import RegionMap
 from .holes import _HOLE_REACH, _enclosing_hole
-from .push import _push_rings, _RingBoxes
+from .pinches import widen_pinches
+from .push import _push_rings, _reach, _RingBoxes
 from .rings import (
     _cut_necks,
     _dedupe,
@@ -189,16 +190,15 @@ def build_contours(
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours, unpushed = _push_rings(options, boundary, region_part.span(0.4, 1.0))
             neck, min_lobe = _NECK * float(params.cell_size), float(params.region_min_area)
+            cut = [
+                _cut_necks(ring, nb, neck, min_lobe, chosen[:j] + chosen[j + 1 :])
+                for j, (ring, nb) in enumerate(zip(chosen, neighbours))
+            ]
+            neighbours = [nb for _, nb in cut]
+            chosen = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
             chosen, neighbours = map(
                 list,
-                zip(
-                    *(
-                        _split_long_wall_edges(
-                            *_cut_necks(ring, nb, neck, min_lobe, chosen[:j] + chosen[j + 1 :]), params.max_edge_len
-                        )
-                        for j, (ring, nb) in enumerate(zip(chosen, neighbours))
-                    )
-                ),
+                zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
             )
             outlines.append(
                 RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))

@@ -1,0 +1,114 @@
+"""Pinches widened: a point of a region's outline that comes within a fraction of a cell of an
+edge not its own is moved away from that edge, as far as the agent's band allows.
+
+The outline is traced from eroded cells and pushed off the walls, so where an obstacle's corner
+nears a wall it can leave a passage a centimetre wide that is really a decimetre wide. Any
+decomposition of the long strip of floor between such a pinch and the wall is a needle; moving the
+pinching point to where the band really is gives the strip the width the level has.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..boundary import FloorBoundary
+from ..geometry import point_segment_distance, segment_distance
+from .rings import _overlapping_boxes
+
+# A point closer than this many cells to an edge that is not its own pinches the outline.
+_PINCH = 0.25
+# A pinch is widened to this many cells where the band allows, or else as far as it allows: a
+# point tries _TRIES ever shorter moves, each _STEP times the last (a needle's fatness is its width
+# over its length, so along a long wall every millimetre counts).
+_GOAL = 0.5
+_TRIES = 12
+_STEP = 0.7
+
+
+def widen_pinches(
+    rings: list[np.ndarray], neighbours: list[np.ndarray], boundary: FloorBoundary, reach: float
+) -> list[np.ndarray]:
+    """The region's rings with each pinch widened: the pinching point moved off the edge it nears,
+    and if that is not enough, the edge's ends moved off the point. Only points whose two edges are
+    walls move (a point on a shared border stays, bit for bit), and only where their moved edges
+    keep `reach` from the floor's boundary and come no closer to any other edge of the region."""
+    if not rings:
+        return rings
+    sizes = [len(ring) for ring in rings]
+    starts = np.cumsum([0] + sizes[:-1])
+    points = np.concatenate(rings).astype(np.float64, copy=True)
+    nb = np.concatenate(neighbours)
+    index = np.arange(len(points))
+    ring_of = np.repeat(np.arange(len(rings)), sizes)
+    first, size = starts[ring_of], np.asarray(sizes)[ring_of]
+    nxt = first + (index - first + 1) % size
+    prv = first + (index - first - 1) % size
+    free = (nb < 0) & (nb[prv] < 0)
+    goal = _GOAL * boundary.cs
+    for k, e in _pinches(points[:, :2], nxt, prv, free, _PINCH * boundary.cs):
+        xy = points[:, :2]
+        dist, t = point_segment_distance(xy[[k]], xy[[e]], xy[[nxt[e]]])
+        away = (xy[k] - xy[e] - t[0] * (xy[nxt[e]] - xy[e])) / dist[0]
+        _move(points, nxt, prv, k, away, goal - dist[0], boundary, reach)
+        for end in (e, nxt[e]):
+            dist = point_segment_distance(xy[[k]], xy[[e]], xy[[nxt[e]]])[0]
+            if dist[0] < goal and free[end]:
+                _move(points, nxt, prv, end, -away, goal - dist[0], boundary, reach)
+    return [points[s : s + n] for s, n in zip(starts, sizes)]
+
+
+def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray, pinch: float):
+    """(point, edge) pairs, closest first, one per free point: the point within `pinch` (and not on)
+    the edge, which is not one of its own (a neighbour's next edge counts: a sharp corner pinches
+    the floor as well)."""
+    a, b = xy, xy[nxt]
+    i, j = _overlapping_boxes(np.minimum(a, b) - pinch, np.maximum(a, b) + pinch)
+    k = np.concatenate([i, nxt[i], j, nxt[j]])
+    e = np.concatenate([j, j, i, i])
+    near = free[k] & (k != e) & (k != nxt[e])
+    k, e = k[near], e[near]
+    dist = point_segment_distance(a[k], a[e], b[e])[0]
+    close = (dist < pinch) & (dist > 0)
+    k, e, dist = k[close], e[close], dist[close]
+    order = np.lexsort((e, k, dist))
+    seen: set[int] = set()
+    pairs = []
+    for point, edge in zip(k[order].tolist(), e[order].tolist()):
+        if point not in seen:
+            seen.add(point)
+            pairs.append((point, edge))
+    return pairs
+
+
+def _move(points, nxt, prv, k: int, direction: np.ndarray, shift: float, boundary: FloorBoundary, reach: float):
+    """Move point k (in place) along `direction` by `shift`, or by the largest of _TRIES shorter
+    steps (each _STEP times the last) that keeps its two edges `reach` from the floor's boundary
+    and no closer to the region's other edges than they were."""
+    xy = points[:, :2]
+    p = xy[k].copy()
+    ends = np.array([prv[k], nxt[k]])
+    others = np.flatnonzero((np.arange(len(xy)) != prv[k]) & (np.arange(len(xy)) != k))
+    before = _clearance(xy, nxt, others, ends, p)
+    # Every try's two edges in one measure, from the moved point: into it (reversed) and out of it.
+    moved = p + (shift * _STEP ** np.arange(_TRIES))[:, None] * direction
+    starts = np.repeat(moved, 2, axis=0)
+    clear = boundary.distance(
+        starts, xy[np.tile(ends, _TRIES)], np.full(2 * _TRIES, points[k, 2]), points[np.tile(ends, _TRIES), 2]
+    )[0]
+    for at, ok in zip(moved, (clear >= reach).reshape(-1, 2).all(axis=1)):
+        if ok and _clearance(xy, nxt, others, ends, at) >= before:
+            points[k, :2] = at
+            return
+
+
+def _clearance(xy: np.ndarray, nxt: np.ndarray, others: np.ndarray, ends: np.ndarray, p: np.ndarray) -> float:
+    """Least distance from the two edges p-ends[0] and p-ends[1] to the region's edges `others`
+    that share no point with them (0 when one crosses)."""
+    least = np.inf
+    for end in ends:
+        mine = others[(others != end) & (nxt[others] != end)]
+        if len(mine):
+            a = np.repeat(p[None], len(mine), 0)
+            b = np.repeat(xy[end][None], len(mine), 0)
+            least = min(least, float(segment_distance(a, b, xy[mine], xy[nxt[mine]])[0].min()))
+    return least
