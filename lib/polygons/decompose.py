@@ -7,7 +7,7 @@ import numpy as np
 from ..geometry import signed_area
 from ..notch_portals import notch_cells
 from ..progress import SILENT, Progress
-from ..triangulate import bridge_holes, delaunay_flips, ear_clip
+from ..triangulate import NEEDLE_FATNESS, bridge_holes, delaunay_flips, ear_clip
 from .merge import _fatness, _is_sliver, _merge, _regroup
 
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
@@ -129,6 +129,8 @@ def _extended(xy: np.ndarray, steiner: np.ndarray) -> np.ndarray:
     return np.vstack([xy, steiner[:, :2]]) if len(steiner) else xy
 
 
-def _quality_key(polys: list[list[int]], xy: np.ndarray, thin: float) -> tuple[int, int]:
-    """Decompositions compare by slivers first, then polygon count."""
-    return sum(_is_sliver(xy[p], thin) for p in polys), len(polys)
+def _quality_key(polys: list[list[int]], xy: np.ndarray, thin: float) -> tuple[int, int, int]:
+    """Decompositions compare by slivers (needles or thin) first, then needles (a thin polygon may
+    still be widened, a needle's length stays), then polygon count."""
+    bad = [p for p in polys if _is_sliver(xy[p], thin)]
+    return len(bad), sum(_fatness(xy[p]) <= NEEDLE_FATNESS for p in bad), len(polys)
