@@ -8,7 +8,7 @@ import errno
 import pytest
 
 import blender_navmesh as lib
-from blender_navmesh import collada, files
+from blender_navmesh import collada, detour, files, godot
 from tests.fixtures.io import navmeshes
 
 
@@ -21,8 +21,10 @@ def _disk_full(*_args):
     [
         lambda mesh, path: lib.save(mesh, path),
         lambda mesh, path: collada.write_collada(mesh, path),
+        lambda mesh, path: detour.write_detour(mesh, path),
+        lambda mesh, path: godot.write_tres(mesh, path),
     ],
-    ids=["json", "dae"],
+    ids=["json", "dae", "detour", "godot"],
 )
 def test_a_full_disk_leaves_the_existing_file_whole(tmp_path, monkeypatch, write):
     path = tmp_path / "level.out"
