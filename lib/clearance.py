@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .geometry import points_to_own_segment_3d, segment_segment_distance_3d, three_points_to_segment_3d
 from .navmesh import Clearance, PolyMesh
 from .progress import SILENT, Progress
 
@@ -42,7 +43,7 @@ def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np
     for round_ in range(_REFINES + 1):
         ts = lo[:, None] + (hi - lo)[:, None] * frac[None]
         pts = p0[:, None] + ts[..., None] * (p1 - p0)[:, None]
-        pair_d = _paired_distances(pts[owner], a, b)
+        pair_d = points_to_own_segment_3d(pts[owner], a, b)
         d = np.minimum.reduceat(pair_d, starts[:-1], axis=0)
         k = np.argmax(d, axis=1)
         best = np.maximum(best, d[rows, k])
@@ -57,61 +58,10 @@ def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np
     return best
 
 
-def _paired_distances(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(N, S) distances from points[n, s] to the one segment a[n]->b[n]."""
-    ab = b - a
-    denom = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-18)
-    px, py, pz = (points[..., c] - a[:, c, None] for c in range(3))
-    bx, by, bz = (ab[:, c, None] for c in range(3))
-    t = np.clip((px * bx + py * by + pz * bz) / denom[:, None], 0.0, 1.0)
-    px -= t * bx
-    py -= t * by
-    pz -= t * bz
-    return np.sqrt(px * px + py * py + pz * pz)
-
-
-def _segment_distances(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
-    """(N,) distances between 3D segments a0[n]-a1[n] and b0[n]-b1[n] (endpoint + interior checks)."""
-    d = np.minimum.reduce(
-        [
-            _paired_distances(a0[:, None], b0, b1)[:, 0],
-            _paired_distances(a1[:, None], b0, b1)[:, 0],
-            _paired_distances(b0[:, None], a0, a1)[:, 0],
-            _paired_distances(b1[:, None], a0, a1)[:, 0],
-        ]
-    )
-    # Interior-interior closest pair (segments crossing in projection or skew).
-    u, v, w = a1 - a0, b1 - b0, a0 - b0
-    A, B, C = (u * u).sum(axis=1), (u * v).sum(axis=1), (v * v).sum(axis=1)
-    D, E = (u * w).sum(axis=1), (v * w).sum(axis=1)
-    den = A * C - B * B
-    ok = den > 1e-18
-    den = np.where(ok, den, 1.0)
-    s, t = (B * E - C * D) / den, (A * E - B * D) / den
-    ok &= (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
-    inner = np.linalg.norm(w + s[:, None] * u - t[:, None] * v, axis=1)
-    return np.where(ok, np.minimum(d, inner), d)
-
-
 def _poly_bounds(mesh: PolyMesh) -> tuple[np.ndarray, np.ndarray]:
     lo = np.minimum.reduceat(mesh.vertices[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
     hi = np.maximum.reduceat(mesh.vertices[mesh.poly_vertices], mesh.poly_offsets[:-1], axis=0)
     return lo, hi
-
-
-def _end_distances(ends: tuple[tuple, tuple, tuple], s: tuple) -> tuple[float, float, float]:
-    """3D distances from the three points `ends` to segment s = (ax, ay, az, bx, by, bz), in plain floats."""
-    ax, ay, az, bx, by, bz = s
-    ux, uy, uz = bx - ax, by - ay, bz - az
-    inv = 1.0 / max(ux * ux + uy * uy + uz * uz, 1e-18)
-    out = []
-    for x, y, z in ends:
-        px, py, pz = x - ax, y - ay, z - az
-        t = (px * ux + py * uy + pz * uz) * inv
-        t = 0.0 if t < 0.0 else 1.0 if t > 1.0 else t
-        px, py, pz = px - t * ux, py - t * uy, pz - t * uz
-        out.append(math.sqrt(px * px + py * py + pz * pz))
-    return out[0], out[1], out[2]
 
 
 def _box_distances(ends: tuple[tuple, tuple, tuple], box: tuple) -> tuple[float, float, float]:
@@ -154,7 +104,7 @@ def _portal_candidates(
         if bound >= upper:
             break
         for col in bnd_by_poly[p]:
-            d0, dm, d1 = _end_distances(ends, walls[col])
+            d0, dm, d1 = three_points_to_segment_3d(ends, walls[col])
             edges.append((col, _segment_lower_bound(d0, dm, d1, half)))
             upper = min(upper, d0 if d0 > d1 else d1)
         for q in nbrs[p]:
@@ -182,7 +132,7 @@ def _portals_max_min(
         return out
     owner = np.repeat(np.arange(len(cand)), sizes)
     cols = np.fromiter((col for c in cand for col in c), dtype=np.int64, count=int(sizes.sum()))
-    keep = _segment_distances(p0[owner], p1[owner], wa[cols], wb[cols]) <= upper[owner] + 1e-9
+    keep = segment_segment_distance_3d(p0[owner], p1[owner], wa[cols], wb[cols]) <= upper[owner] + 1e-9
     owner, cols = owner[keep], cols[keep]
     sizes = np.bincount(owner, minlength=len(cand))
     cand_starts = np.concatenate(([0], np.cumsum(sizes)))
@@ -294,7 +244,7 @@ def _cross_clearance(
                         y1.append(t1)
     if slots:
         v = mesh.vertices
-        gap = np.minimum.reduceat(_segment_distances(v[x0], v[x1], v[y0], v[y1]), starts)
+        gap = np.minimum.reduceat(segment_segment_distance_3d(v[x0], v[x1], v[y0], v[y1]), starts)
         ij, ji, lim = (np.array(c) for c in zip(*slots))
         cross[ij] = cross[ji] = np.minimum(lim, r0 + 0.5 * gap)
     return cross

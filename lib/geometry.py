@@ -10,8 +10,12 @@ hot loops.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
+
+# A point seen from above: an array or a tuple whose first two entries are x and y.
+Point = np.ndarray | Sequence[float]
 
 # Relative tolerance of orientation tests: |cross| below this times the edge lengths is collinear
 # (float noise on coordinates up to a few km, far below any cell).
@@ -22,12 +26,15 @@ STRAIGHT_ANGLE = 1e-6
 # In-circle tests count a point on the circle as outside, within this fraction of the squared
 # distances, so Delaunay flips never loop on four cocircular points.
 IN_CIRCLE = 1e-12
+# Squared lengths (m², or the products of two) below this count as zero: a segment a nanometre long
+# has no direction to project onto.
+ZERO_LENGTH_SQ = 1e-18
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 SMALL_POLYGON = 32
 
 
 # --- Orientation -------------------------------------------------------------------------------------
-def cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+def cross(o: Point, a: Point, b: Point) -> float:
     """(a - o) x (b - o): positive when o -> a -> b turns left."""
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
 
@@ -42,7 +49,7 @@ def cross_many(o: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
     return (a[0] - o[0]) * (q[:, 1] - o[1]) - (a[1] - o[1]) * (q[:, 0] - o[0])
 
 
-def turn(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> int:
+def turn(o: Point, a: Point, b: Point) -> int:
     """+1 left turn o->a->b, -1 right turn, 0 collinear (relative tolerance)."""
     c = cross(o, a, b)
     scale = math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1])
@@ -180,6 +187,57 @@ def segment_distance(p, q, a, b):
         r = (w[:, 0] * u[:, 1] - w[:, 1] * u[:, 0]) / den
     cross = (den != 0) & (s >= 0) & (s <= 1) & (r >= 0) & (r <= 1)
     return np.where(cross, 0.0, best), np.where(cross, s, at)
+
+
+def points_to_own_segment_3d(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(N, S) distances from points[n, s] to the one segment a[n]->b[n]."""
+    ab = b - a
+    denom = np.maximum(np.einsum("ij,ij->i", ab, ab), ZERO_LENGTH_SQ)
+    px, py, pz = (points[..., c] - a[:, c, None] for c in range(3))
+    bx, by, bz = (ab[:, c, None] for c in range(3))
+    t = np.clip((px * bx + py * by + pz * bz) / denom[:, None], 0.0, 1.0)
+    px -= t * bx
+    py -= t * by
+    pz -= t * bz
+    return np.sqrt(px * px + py * py + pz * pz)
+
+
+def segment_segment_distance_3d(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
+    """(N,) distances between 3D segments a0[n]-a1[n] and b0[n]-b1[n] (endpoint + interior checks)."""
+    d = np.minimum.reduce(
+        [
+            points_to_own_segment_3d(a0[:, None], b0, b1)[:, 0],
+            points_to_own_segment_3d(a1[:, None], b0, b1)[:, 0],
+            points_to_own_segment_3d(b0[:, None], a0, a1)[:, 0],
+            points_to_own_segment_3d(b1[:, None], a0, a1)[:, 0],
+        ]
+    )
+    # Interior-interior closest pair (segments crossing in projection or skew).
+    u, v, w = a1 - a0, b1 - b0, a0 - b0
+    A, B, C = (u * u).sum(axis=1), (u * v).sum(axis=1), (v * v).sum(axis=1)
+    D, E = (u * w).sum(axis=1), (v * w).sum(axis=1)
+    den = A * C - B * B
+    ok = den > ZERO_LENGTH_SQ
+    den = np.where(ok, den, 1.0)
+    s, t = (B * E - C * D) / den, (A * E - B * D) / den
+    ok &= (s >= 0) & (s <= 1) & (t >= 0) & (t <= 1)
+    inner = np.linalg.norm(w + s[:, None] * u - t[:, None] * v, axis=1)
+    return np.where(ok, np.minimum(d, inner), d)
+
+
+def three_points_to_segment_3d(ends: tuple[tuple, tuple, tuple], s: tuple) -> tuple[float, float, float]:
+    """3D distances from the three points `ends` to segment s = (ax, ay, az, bx, by, bz), in plain floats."""
+    ax, ay, az, bx, by, bz = s
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    inv = 1.0 / max(ux * ux + uy * uy + uz * uz, ZERO_LENGTH_SQ)
+    out = []
+    for x, y, z in ends:
+        px, py, pz = x - ax, y - ay, z - az
+        t = (px * ux + py * uy + pz * uz) * inv
+        t = 0.0 if t < 0.0 else 1.0 if t > 1.0 else t
+        px, py, pz = px - t * ux, py - t * uy, pz - t * uz
+        out.append(math.sqrt(px * px + py * py + pz * pz))
+    return out[0], out[1], out[2]
 
 
 # --- Crossings ---------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import in_circle, turn
 from .fan import _fan
 
 # At most this many triangles in one polygon's detail surface: Detour numbers a polygon's detail
@@ -184,20 +185,9 @@ class _Tin:
 
     def _in_circle(self, a: int, b: int, c: int, d: int) -> bool:
         """Is d strictly inside the circumcircle of the CCW triangle abc (top view)?"""
-        dx, dy = self.xy[d]
-        rows = []
-        for i in (a, b, c):
-            x, y = self.xy[i][0] - dx, self.xy[i][1] - dy
-            rows.append((x, y, x * x + y * y))
-        (ax, ay, aw), (bx, by, bw), (cx, cy, cw) = rows
-        det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
-        return det > 1e-12
+        return in_circle(self.xy[a], self.xy[b], self.xy[c], self.xy[d])
 
     def _convex_quad(self, a: int, b: int, c: int, d: int) -> bool:
         """Is the quad a, b, c, d strictly convex, so flipping its diagonal keeps both triangles valid?"""
         q = [self.xy[i] for i in (a, b, c, d)]
-        for k in range(4):
-            (x0, y0), (x1, y1), (x2, y2) = q[k], q[(k + 1) % 4], q[(k + 2) % 4]
-            if (x1 - x0) * (y2 - y1) - (y1 - y0) * (x2 - x1) <= 1e-12:
-                return False
-        return True
+        return all(turn(q[k], q[(k + 1) % 4], q[(k + 2) % 4]) > 0 for k in range(4))
