@@ -240,6 +240,35 @@ def three_points_to_segment_3d(ends: tuple[tuple, tuple, tuple], s: tuple) -> tu
     return out[0], out[1], out[2]
 
 
+# Plain-float versions for the query's inner loops, where numpy's per-call cost dominates.
+def point_segment_xy(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> tuple[float, float, float]:
+    """Distance from (px, py) to the segment from (ax, ay) along (ux, uy), and its nearest point."""
+    length2 = ux * ux + uy * uy
+    t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
+    qx, qy = ax + t * ux, ay + t * uy
+    return math.hypot(px - qx, py - qy), qx, qy
+
+
+def point_segment_distance_xy(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> float:
+    """point_segment_xy's distance alone, for inner loops where the tuple costs."""
+    length2 = ux * ux + uy * uy
+    t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
+    return math.hypot(px - ax - t * ux, py - ay - t * uy)
+
+
+def segment_wall_distance_xy(a: tuple, b: tuple, wall: tuple) -> float:
+    """XY distance between segment a-b and a wall (ax, ay, ux, uy) that it does not cross: the least
+    of the four end-to-segment distances."""
+    ax, ay, ux, uy = wall
+    sx, sy = b[0] - a[0], b[1] - a[1]
+    return min(
+        point_segment_distance_xy(a[0], a[1], ax, ay, ux, uy),
+        point_segment_distance_xy(b[0], b[1], ax, ay, ux, uy),
+        point_segment_distance_xy(ax, ay, a[0], a[1], sx, sy),
+        point_segment_distance_xy(ax + ux, ay + uy, a[0], a[1], sx, sy),
+    )
+
+
 # --- Crossings ---------------------------------------------------------------------------------------
 def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per k: does segment p-q_k meet segment a_k-b_k (proper crossing or touching)? One start p

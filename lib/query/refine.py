@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..geometry import point_segment_distance_xy, point_segment_xy, segment_wall_distance_xy
 from .graph import FITS_TOL
 
 # The arcs around corners are cut into steps of at most this angle (radians); a finer step comes
@@ -45,34 +46,6 @@ TURN_TOL = 1e-9
 CORNER_RINGS = 2
 
 
-def point_segment(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> tuple[float, float, float]:
-    """Distance from (px, py) to the segment from (ax, ay) along (ux, uy), and its nearest point."""
-    length2 = ux * ux + uy * uy
-    t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
-    qx, qy = ax + t * ux, ay + t * uy
-    return math.hypot(px - qx, py - qy), qx, qy
-
-
-def _point_segment_distance(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> float:
-    """point_segment's distance alone: the clearance tests' inner loop, where the tuple costs."""
-    length2 = ux * ux + uy * uy
-    t = 0.0 if length2 <= 0.0 else min(max(((px - ax) * ux + (py - ay) * uy) / length2, 0.0), 1.0)
-    return math.hypot(px - ax - t * ux, py - ay - t * uy)
-
-
-def _segments_distance(a: tuple, b: tuple, wall: tuple) -> float:
-    """XY distance between segment a-b and a wall (ax, ay, ux, uy) that it does not cross: the least
-    of the four end-to-segment distances."""
-    ax, ay, ux, uy = wall
-    sx, sy = b[0] - a[0], b[1] - a[1]
-    return min(
-        _point_segment_distance(a[0], a[1], ax, ay, ux, uy),
-        _point_segment_distance(b[0], b[1], ax, ay, ux, uy),
-        _point_segment_distance(ax, ay, a[0], a[1], sx, sy),
-        _point_segment_distance(ax + ux, ay + uy, a[0], a[1], sx, sy),
-    )
-
-
 def keeps_clear(index, polys, a: tuple, b: tuple, d: float) -> bool:
     """Does segment a-b (XY), lying on the given polygons, keep d from every wall of its floor?
     Walls within d are found by flooding from those polygons through portals closer than d; edges
@@ -88,7 +61,7 @@ def keeps_clear(index, polys, a: tuple, b: tuple, d: float) -> bool:
         lx, ly, hx, hy = boxes[c]
         if lx > x1 or hx < x0 or ly > y1 or hy < y0:
             return math.inf
-        return _segments_distance(a, b, ex[c])
+        return segment_wall_distance_xy(a, b, ex[c])
 
     limit = d - CLEARANCE_TOL
     return all(dist >= limit for _, dist in _walls_within(index, polys, measure, d))
@@ -99,12 +72,13 @@ def nearest_wall(index, poly: int, x: tuple, d: float):
     edge slot), or None when every wall of its floor is at least d away."""
     _, _, ex = index.walk_lists()
     found = [
-        (dist, c) for c, dist in _walls_within(index, [poly], lambda c: _point_segment_distance(x[0], x[1], *ex[c]), d)
+        (dist, c)
+        for c, dist in _walls_within(index, [poly], lambda c: point_segment_distance_xy(x[0], x[1], *ex[c]), d)
     ]
     if not found:
         return None
     dist, c = min(found)
-    _, wx, wy = point_segment(x[0], x[1], *ex[c])
+    _, wx, wy = point_segment_xy(x[0], x[1], *ex[c])
     return dist, (wx, wy), c
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NavMeshError
-from . import refine
+from ..geometry import point_segment_xy
 from .filter import QueryFilter
 from .index import query_point, walk_segment
 
@@ -65,12 +65,12 @@ def move_along_surface(query, start, target, filter: QueryFilter | None = None) 
             q = nb[e]
             ax, ay, ux, uy = ex[e]
             if q < 0 or not passable[q]:
-                dist, wx, wy = refine.point_segment(tgt[0], tgt[1], ax, ay, ux, uy)
+                dist, wx, wy = point_segment_xy(tgt[0], tgt[1], ax, ay, ux, uy)
                 if dist < best_d:
                     a, b = query.index.edge_a[e], query.index.edge_b[e]
                     along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), 1e-18)
                     best_pt, best_d, best_poly = np.array([wx, wy, a[2] + along * (b[2] - a[2])]), dist, p
-            elif q not in parent and refine.point_segment(cx, cy, ax, ay, ux, uy)[0] <= reach:
+            elif q not in parent and point_segment_xy(cx, cy, ax, ay, ux, uy)[0] <= reach:
                 parent[q] = p
                 queue.append(q)
     path = [best_poly]
