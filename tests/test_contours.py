@@ -568,3 +568,15 @@ def test_a_pinch_the_band_closes_is_widened_no_further_than_the_band():
     for ring in widened:
         ends = np.roll(ring, -1, axis=0)
         assert (walls.distance(ring[:, :2], ends[:, :2], ring[:, 2], ends[:, 2])[0] >= reach - 1e-12).all()
+
+
+def test_a_notch_is_not_a_pinch():
+    """Two sides of a slot 2 cm wide with no floor between them (the room's outline running into
+    and out of a thin obstacle's band) are not a pinch: moving them apart would only give up floor."""
+    room = [(0, 0, 10, 0), (10, 0, 10, 10), (10, 10, 0, 10), (0, 10, 0, 0)]
+    outline = [(0.5, 0.5), (9.5, 0.5), (9.5, 9.5), (5.01, 9.5), (5.01, 5), (4.99, 5), (4.99, 9.5), (0.5, 9.5)]
+    ring = np.array([(x, y, 0.0) for x, y in outline])
+    walls = _Walls(room, radius=0.5, cs=0.2)
+    widened = widen_pinches([ring.copy()], [np.full(len(ring), -1)], walls, walls.radius - 0.04 * walls.cs)
+    assert Polygon(widened[0][:, :2]).area >= Polygon(ring[:, :2]).area
+    assert np.array_equal(widened[0][3:7], ring[3:7])

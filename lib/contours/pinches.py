@@ -59,7 +59,7 @@ def widen_pinches(
 
 def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray, pinch: float):
     """(point, edge) pairs, closest first, one per free point: the point within `pinch` (and not on)
-    the edge, which is not one of its own (a neighbour's next edge counts: a sharp corner pinches
+    the edge across floor, which is not one of its own (a neighbour's next edge counts: a sharp corner pinches
     the floor as well)."""
     a, b = xy, xy[nxt]
     i, j = _overlapping_boxes(np.minimum(a, b) - pinch, np.maximum(a, b) + pinch)
@@ -68,7 +68,11 @@ def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray,
     near = free[k] & (k != e) & (k != nxt[e])
     k, e = k[near], e[near]
     dist = point_segment_distance(a[k], a[e], b[e])[0]
-    close = (dist < pinch) & (dist > 0)
+    # Floor lies left of every ring edge: a point on the edge's right faces it across a notch of
+    # no floor (two sides of a thin obstacle's band), which moving the point would only widen.
+    ab, ak = b[e] - a[e], a[k] - a[e]
+    floor_between = ab[:, 0] * ak[:, 1] - ab[:, 1] * ak[:, 0] > 0
+    close = (dist < pinch) & (dist > 0) & floor_between
     k, e, dist = k[close], e[close], dist[close]
     order = np.lexsort((e, k, dist))
     seen: set[int] = set()
