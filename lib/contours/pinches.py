@@ -13,7 +13,7 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..geometry import point_segment_distance, segment_distance
-from .rings import _overlapping_boxes
+from .rings import _points_near_edges
 
 # A point closer than this many cells to an edge that is not its own pinches the outline.
 _PINCH = 0.25
@@ -59,15 +59,12 @@ def widen_pinches(
 
 def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray, pinch: float):
     """(point, edge) pairs, closest first, one per free point: the point within `pinch` (and not on)
-    the edge across floor, which is not one of its own (a neighbour's next edge counts: a sharp corner pinches
-    the floor as well)."""
+    the edge across floor, which is not one of its own (a neighbour's next edge counts: a sharp
+    corner pinches the floor as well)."""
+    k, e, dist = _points_near_edges(xy, nxt, pinch)
+    keep = free[k]
+    k, e, dist = k[keep], e[keep], dist[keep]
     a, b = xy, xy[nxt]
-    i, j = _overlapping_boxes(np.minimum(a, b) - pinch, np.maximum(a, b) + pinch)
-    k = np.concatenate([i, nxt[i], j, nxt[j]])
-    e = np.concatenate([j, j, i, i])
-    near = free[k] & (k != e) & (k != nxt[e])
-    k, e = k[near], e[near]
-    dist = point_segment_distance(a[k], a[e], b[e])[0]
     # Floor lies left of every ring edge: a point on the edge's right faces it across a notch of
     # no floor (two sides of a thin obstacle's band), which moving the point would only widen.
     ab, ak = b[e] - a[e], a[k] - a[e]

@@ -167,6 +167,23 @@ def _overlapping_boxes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.n
     return i[keep], j[keep]
 
 
+def _points_near_edges(xy: np.ndarray, nxt: np.ndarray, reach: float, apart_only: bool = False):
+    """(point k, edge k' -> nxt[k'], distance) for ring points near edges that do not end at them:
+    each pair of edges whose boxes, grown by `reach`, meet gives its ends against the other edge
+    (a sweep, not all pairs; a pair may come twice). apart_only: skip pairs of consecutive edges.
+    xy: the points of one or more rings; nxt: each point's successor on its ring."""
+    a, b = xy, xy[nxt]
+    i, j = _overlapping_boxes(np.minimum(a, b) - reach, np.maximum(a, b) + reach)
+    if apart_only:
+        keep = (nxt[i] != j) & (nxt[j] != i)
+        i, j = i[keep], j[keep]
+    k = np.concatenate([j, nxt[j], i, nxt[i]])
+    e = np.concatenate([i, i, j, j])
+    own = (k != e) & (k != nxt[e])
+    k, e = k[own], e[own]
+    return k, e, point_segment_distance(a[k], a[e], b[e])[0]
+
+
 def _boxes_apart(ring: np.ndarray, other: np.ndarray) -> bool:
     """Whether two rings' top-view bounding boxes do not even touch (so their edges cannot meet)."""
     lo1, hi1 = ring[:, :2].min(axis=0), ring[:, :2].max(axis=0)
@@ -266,17 +283,11 @@ def _first_neck(ring: np.ndarray, nb: np.ndarray, neck: float, min_area: float, 
     n = len(ring)
     if n < 6:
         return None
-    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
-    i, j = _overlapping_boxes(np.minimum(a, b) - neck, np.maximum(a, b) + neck)
-    apart = (np.abs(i - j) > 1) & (np.abs(i - j) != n - 1)
-    # Each point of one edge against the other edge, both ways round: (point k, edge e).
-    k = np.concatenate([j[apart], (j[apart] + 1) % n, i[apart], (i[apart] + 1) % n])
-    e = np.concatenate([i[apart], i[apart], j[apart], j[apart]])
-    near = (nb[e] < 0) & (k != e) & (k != (e + 1) % n)
-    k, e = k[near], e[near]
-    if not len(k):
+    nxt = (np.arange(n) + 1) % n
+    k, e, dist = _points_near_edges(ring[:, :2], nxt, neck, apart_only=True)
+    close = (nb[e] < 0) & (dist < neck)
+    if not close.any():
         return None
-    close = point_segment_distance(a[k], a[e], b[e])[0] < neck
     outer = signed_area(ring) > 0
     for point, edge in sorted(set(zip(k[close].tolist(), e[close].tolist()))):
         # Loop one runs from the edge's end to the point, loop two from the point to the edge's start;
