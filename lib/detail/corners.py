@@ -28,34 +28,28 @@ def _vertices_on_floor(
     end) takes it along the edge, across a crease: any of these can float above the floor or sink
     below it. The floor at a vertex is that of the nearest sample of its polygon within
     _VERTEX_REACH cells, carried over along that sample's slope but not past its triangle's
-    lowest or highest point; failing one, the nearest sample of the polygon's region there within
-    layer_tol (half the agent height) of the vertex: a region can hold another floor in the next
-    column, at least an agent height away, but a vertex pushed across a steep slope can be more
-    than a climb step off its own. A vertex whose polygons hold no sample that near (a thin polygon
-    between cell centres, at the foot of a stair) takes the nearest span of its region instead."""
+    lowest or highest point. A vertex whose polygon holds no sample that near (a thin polygon
+    between cell centres, at the foot of a stair) takes the nearest span of the polygon's region
+    within layer_tol (half the agent height) of the vertex: a region can hold another floor in the
+    next column, at least an agent height away, but a vertex pushed across a steep slope can be
+    more than a climb step off its own. The nearest span, not the nearest other polygon's sample:
+    on a stair of one-cell steps that sample can be two steps up while the step under the vertex
+    is a span no polygon samples (its column centre on an edge)."""
     vertex = mesh.poly_vertices
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
-    floor = _floor_near(
-        hf,
-        xyz,
-        mesh.regions[poly],
-        samples,
-        mesh.regions[sample_poly],
-        sample_span,
-        layer_tol,
-        (
-            poly,
-            sample_poly,
-        ),
-    )
+    # Keyed by polygon, _floor_near takes only the vertex's own polygon's samples, at any height.
+    floor = _floor_near(hf, xyz, poly, samples, sample_poly, sample_span, np.inf)
     missing = np.flatnonzero(np.isnan(floor))
-    if len(missing) and span_region is not None:
-        span = np.flatnonzero(span_region >= 0)
-        centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
-        points = np.column_stack([centre, hf.z[span]])
+    if len(missing):
+        if span_region is not None:
+            span = np.flatnonzero(span_region >= 0)
+            centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
+            points, point_region = np.column_stack([centre, hf.z[span]]), span_region[span]
+        else:
+            points, point_region, span = samples, mesh.regions[sample_poly], sample_span
         floor[missing] = _floor_near(
-            hf, xyz[missing], mesh.regions[poly[missing]], points, span_region[span], span, layer_tol
+            hf, xyz[missing], mesh.regions[poly[missing]], points, point_region, span, layer_tol
         )
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
@@ -75,14 +69,12 @@ def _floor_near(
     point_region: np.ndarray,
     point_span: np.ndarray,
     layer_tol: float,
-    owners: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
-    column centres, one per region and column) of the same region within _VERTEX_REACH cells,
-    carried along its span's slope but not past its triangle's lowest or highest point; NaN where
-    none is that near. A point on another floor of the region (farther than layer_tol) is skipped
-    unless owners = (polygon of each of xyz, polygon of each point) says it is the same polygon's,
-    and a point of the same polygon is preferred to a nearer one of another."""
+    column centres, at most one per column and key) with the same key (`region`, `point_region`:
+    a region or a polygon) within _VERTEX_REACH cells, carried along its span's slope but not past
+    its triangle's lowest or highest point; NaN where none is that near. A point farther than
+    layer_tol from the height of xyz is on another floor and skipped."""
     cs = hf.cell_size
     cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
@@ -104,10 +96,9 @@ def _floor_near(
     z = points[point, 2] + (rel * slope).sum(axis=1)
     if hf.surface_range is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
         z = np.clip(z, hf.surface_range[span, 0], hf.surface_range[span, 1])
-    own = owners[1][point] == owners[0][slot] if owners is not None else np.zeros(len(slot), dtype=bool)
-    usable = own | (np.abs(z - xyz[slot, 2]) <= layer_tol)
-    slot, z, own, dist = slot[usable], z[usable], own[usable], np.hypot(*rel[usable].T)
-    best = np.lexsort((dist, ~own, slot))
+    usable = np.abs(z - xyz[slot, 2]) <= layer_tol
+    slot, z, dist = slot[usable], z[usable], np.hypot(*rel[usable].T)
+    best = np.lexsort((dist, slot))
     best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
     floor = np.full(len(xyz), np.nan)
     floor[slot[best]] = z[best]
