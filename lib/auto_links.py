@@ -23,6 +23,11 @@ from .params import BakeParams
 
 # Heights (share of the agent's height, above the climb step) at which the way is tested for geometry.
 _BODY_HEIGHTS = (0.25, 0.6, 0.95)
+# Slack (m) on the farthest jump distance, so a reach that is a whole number of half cells is tried.
+_REACH_SLACK = 1e-9
+# A segment whose Möller-Trumbore determinant with a triangle is at most this (m³) runs parallel to
+# the triangle's plane: it does not cross it.
+_PARALLEL_DET = 1e-12
 
 
 def jump_links(mesh: NavMesh, triangles: np.ndarray, params: BakeParams) -> list[LinkSpec]:
@@ -83,7 +88,7 @@ def _landing(
     r: float,
 ):
     """(end point, both ways) of the nearest floor straight out from start within reach, or None."""
-    for distance in np.arange(2.0 * r + cs, reach + 1e-9, cs / 2.0):
+    for distance in np.arange(2.0 * r + cs, reach + _REACH_SLACK, cs / 2.0):
         xy = start[:2] + distance * outward
         if up > 0.0:  # a floor about level across a gap, or up or down by a jump
             hit = index.locate((xy[0], xy[1], start[2]), (cs / 2.0, max(up, climb)))
@@ -122,7 +127,7 @@ def _hits(triangles: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
     e1, e2 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
     pvec = np.cross(d, e2)
     det = np.einsum("ij,ij->i", e1, pvec)
-    ok = np.abs(det) > 1e-12
+    ok = np.abs(det) > _PARALLEL_DET
     inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
     tvec = a - tri[:, 0]
     u = np.einsum("ij,ij->i", tvec, pvec) * inv

@@ -23,6 +23,9 @@ from .progress import SILENT, Progress
 
 _SAMPLES = 33
 _REFINES = 3
+# Distances (m) are compared with this much slack, so a wall exactly at a bound is never dropped
+# for float noise.
+_DISTANCE_NOISE = 1e-9
 
 
 def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -49,7 +52,7 @@ def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np
         best = np.maximum(best, d[rows, k])
         step = (hi - lo) / (_SAMPLES - 1)
         if round_ < _REFINES:
-            slack = (0.5 if round_ == 0 else 1.0) * step * length + 1e-9
+            slack = (0.5 if round_ == 0 else 1.0) * step * length + _DISTANCE_NOISE
             keep = pair_d.min(axis=1) - slack[owner] <= (best + slack)[owner]
             owner, a, b = owner[keep], a[keep], b[keep]
             starts = np.searchsorted(owner, np.arange(count + 1))
@@ -132,7 +135,7 @@ def _portals_max_min(
         return out
     owner = np.repeat(np.arange(len(cand)), sizes)
     cols = np.fromiter((col for c in cand for col in c), dtype=np.int64, count=int(sizes.sum()))
-    keep = segment_segment_distance_3d(p0[owner], p1[owner], wa[cols], wb[cols]) <= upper[owner] + 1e-9
+    keep = segment_segment_distance_3d(p0[owner], p1[owner], wa[cols], wb[cols]) <= upper[owner] + _DISTANCE_NOISE
     owner, cols = owner[keep], cols[keep]
     sizes = np.bincount(owner, minlength=len(cand))
     cand_starts = np.concatenate(([0], np.cumsum(sizes)))

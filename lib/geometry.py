@@ -1,10 +1,9 @@
 """Plane geometry shared by the stages and the queries: top view (x, y), counter-clockwise positive.
 
 Orientation is `turn` (collinear within COLLINEAR, relative to the edge lengths) or, where exact
-signs of float input are wanted (outline crossings), the plain sign of `cross`. Not here yet: the
-3D segment distances of clearance.py, and the detail stage's in-circle test (detail/refine.py) on
-its own cached tuples (an absolute tolerance); the query modules inline their 2D cross products in
-hot loops.
+signs of float input are wanted (outline crossings), the plain sign of `cross`. Distances come in
+numpy form for the stages and in plain-float form for the query's inner loops, where numpy's
+per-call cost dominates; the query modules also inline their 2D cross products in hot loops.
 """
 
 from __future__ import annotations
@@ -29,6 +28,9 @@ IN_CIRCLE = 1e-12
 # Squared lengths (m², or the products of two) below this count as zero: a segment a nanometre long
 # has no direction to project onto.
 ZERO_LENGTH_SQ = 1e-18
+# Divisors that may be exactly zero (a repeated point, an edge of no length) are floored at this:
+# it never changes a real quotient, it only keeps a degenerate one finite.
+NONZERO_DIVISOR = 1e-300
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 SMALL_POLYGON = 32
 
@@ -156,13 +158,13 @@ def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarr
     """Distance of points x (N, 2) to the lines through a-b (N, 2): how far each bulges from the
     chord a-b, wherever along it; a line with no length has distance 0."""
     ab, ax = b - a, x - a
-    return np.abs(ab[:, 0] * ax[:, 1] - ab[:, 1] * ax[:, 0]) / np.maximum(np.hypot(*ab.T), 1e-300)
+    return np.abs(ab[:, 0] * ax[:, 1] - ab[:, 1] * ax[:, 0]) / np.maximum(np.hypot(*ab.T), NONZERO_DIVISOR)
 
 
 def point_segment_distance_matrix(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(P, S) 2D distances of points p (P, 2) to segments a-b (S, 2)."""
     ab = b - a
-    den = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
+    den = np.maximum(np.einsum("ij,ij->i", ab, ab), NONZERO_DIVISOR)
     rel = p[:, None, :] - a[None, :, :]
     t = np.clip(np.einsum("psk,sk->ps", rel, ab) / den, 0.0, 1.0)
     closest = a[None] + t[..., None] * ab[None]
@@ -241,6 +243,20 @@ def three_points_to_segment_3d(ends: tuple[tuple, tuple, tuple], s: tuple) -> tu
 
 
 # Plain-float versions for the query's inner loops, where numpy's per-call cost dominates.
+
+
+def point_segment_3d(x: float, y: float, z: float, s: tuple) -> tuple[float, float, float, float]:
+    """Squared 3D distance from (x, y, z) to segment s = (ax, ay, az, bx, by, bz), and its nearest point."""
+    ax, ay, az, bx, by, bz = s
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    t = min(
+        max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, ZERO_LENGTH_SQ), 0.0),
+        1.0,
+    )
+    qx, qy, qz = ax + t * ux, ay + t * uy, az + t * uz
+    return (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2, qx, qy, qz
+
+
 def point_segment_xy(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> tuple[float, float, float]:
     """Distance from (px, py) to the segment from (ax, ay) along (ux, uy), and its nearest point."""
     length2 = ux * ux + uy * uy

@@ -52,6 +52,8 @@ EXACT_BAND = 1.0
 _BRIDGE_OFFSETS = (-1.0 / 3.0, 0.0, 1.0 / 3.0)
 # A bridge's point lies farther than agent_radius by more than this many cells.
 _BRIDGE_MARGIN = 1e-3
+# A wall must be this much (m) nearer than the best so far to replace it: ties keep the first.
+_CLOSER = 1e-12
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
 _SWEEP_CHUNK = 1 << 16
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
@@ -275,7 +277,7 @@ def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
     k = np.argmin(cd, axis=1)
     rows = np.arange(len(act))
     best = np.sqrt(cd[rows, k])
-    better = best < dist[act] - 1e-12
+    better = best < dist[act] - _CLOSER
     return act[better], safe[rows[better], k[better]], best[better]
 
 

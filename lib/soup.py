@@ -13,6 +13,7 @@ import numpy as np
 
 from .components import connected_components, twin_edges
 from .errors import NavMeshError
+from .geometry import NONZERO_DIVISOR
 from .navmesh import MAX_AREA
 
 # A triangle whose doubled area is below this fraction of its longest edge squared is degenerate.
@@ -129,7 +130,7 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
     p0, p1, p2 = local[tris[:, 0]], local[tris[:, 1]], local[tris[:, 2]]
     doubled_area = np.linalg.norm(np.cross(p1 - p0, p2 - p0), axis=1)
     longest_sq = np.maximum.reduce([((p1 - p0) ** 2).sum(1), ((p2 - p1) ** 2).sum(1), ((p0 - p2) ** 2).sum(1)])
-    keep = doubled_area > _DEGENERATE_RATIO * np.maximum(longest_sq, 1e-300)
+    keep = doubled_area > _DEGENERATE_RATIO * np.maximum(longest_sq, NONZERO_DIVISOR)
     keep &= longest_sq > 0
     if not keep.any():
         return TriangleSoup(

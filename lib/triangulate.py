@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .geometry import cross, cross_many, in_circle, segments_meet, signed_area, turn
+from .geometry import NONZERO_DIVISOR, cross, cross_many, in_circle, segments_meet, signed_area, turn
 from .progress import SILENT, Progress
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,14 @@ _BRIDGE_BATCH = 8
 _BRIDGE_NEAREST = 64
 # A box spanning more than this many grid bins (BoxBins) is kept apart and checked by every search.
 MAX_BOX_BINS = 64
+# Bridge bins are at least this wide (m), so a ring of points gets finite bins.
+_MIN_BIN = 1e-9
+# A bridge whose smallest sine with its neighbouring edges is below this scores as if it were this:
+# it is the worst choice, but a finite one.
+_MIN_SINE = 1e-9
+# What is left of a ring when no ear can be cut is flat (nothing to triangulate) when its area is at
+# most this share of its extent squared (at least 1 m²).
+_FLAT_REST = 1e-12
 
 
 def is_simple(ring: list[int], xy: np.ndarray) -> bool:
@@ -118,7 +126,7 @@ class _EdgeIndex:
         self.b = np.array([e[1] for e in edges], dtype=np.int64)
         lengths = np.hypot(*(xy[self.b] - xy[self.a]).T)
         size = _BRIDGE_BIN_EDGES * float(np.median(lengths)) if len(lengths) else 1.0
-        self.bins = BoxBins(max(size, 1e-9))
+        self.bins = BoxBins(max(size, _MIN_BIN))
         self.bins.add(np.arange(len(edges)), self._boxes(self.a, self.b))
 
     def _boxes(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -190,10 +198,11 @@ def _best_bridge(
                 prev, nxt = pts[outer[k - 1]], pts[outer[(k + 1) % len(outer)]]
                 dx, dy = (m[0] - p[0]) / dist, (m[1] - p[1]) / dist
                 sines = [
-                    abs(dx * (q[1] - c[1]) - dy * (q[0] - c[0])) / max(math.hypot(q[0] - c[0], q[1] - c[1]), 1e-300)
+                    abs(dx * (q[1] - c[1]) - dy * (q[0] - c[0]))
+                    / max(math.hypot(q[0] - c[0], q[1] - c[1]), NONZERO_DIVISOR)
                     for c, q in ((p, p_prev), (p, p_next), (m, prev), (m, nxt))
                 ]
-                score = dist / max(min(sines), 1e-9)
+                score = dist / max(min(sines), _MIN_SINE)
                 if score < best_score:
                     best, best_score = (s, k), score
             else:
@@ -317,7 +326,7 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
             heapq.heappop(heap)
         if not heap:
             rest = [ring[i] for i in _walk(next(iter(alive)), nxt, len(alive))]
-            if abs(signed_area(xy[rest])) <= 1e-12 * max(1.0, float(np.ptp(xy[rest]) ** 2)):
+            if abs(signed_area(xy[rest])) <= _FLAT_REST * max(1.0, float(np.ptp(xy[rest]) ** 2)):
                 return _split_at_straight_vertices(tris, rest, xy)
             return None
         i = -heapq.heappop(heap)[1]
@@ -352,7 +361,7 @@ def _split_at_straight_vertices(tris: list[list[int]], chain: list[int], xy: np.
             for k in range(3):
                 a, b = t[k], t[(k + 1) % 3]
                 ab, ap = xy[b] - xy[a], p - xy[a]
-                along = float(ab @ ap) / max(float(ab @ ab), 1e-300)
+                along = float(ab @ ap) / max(float(ab @ ab), NONZERO_DIVISOR)
                 if 0.0 < along < 1.0 and turn(xy[a], p, xy[b]) == 0:
                     c = t[(k + 2) % 3]
                     t[:] = [a, v, c]

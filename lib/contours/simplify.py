@@ -29,6 +29,9 @@ _MAX_PUSH_OPEN = 1.0
 # this many agent radii onto its walkable side: a gap that agents up to 3 radii wide (the span of
 # the clearance view) need whole.
 _PASSAGE_REACH = 4.0
+# Three outline points are collinear when their cross product is at most this share of the
+# coordinates' size (m² per m): rounding of points traced on one cell edge.
+_COLLINEAR_CROSS = 1e-12
 
 
 def _simplify(
@@ -173,7 +176,7 @@ def _is_shared_run(labels: np.ndarray, span: np.ndarray) -> bool:
 def _collinear(points: np.ndarray) -> np.ndarray:
     p, q, r = np.roll(points[:, :2], 1, axis=0), points[:, :2], np.roll(points[:, :2], -1, axis=0)
     cross = (q[:, 0] - p[:, 0]) * (r[:, 1] - q[:, 1]) - (q[:, 1] - p[:, 1]) * (r[:, 0] - q[:, 0])
-    return np.abs(cross) <= 1e-12 * (1.0 + np.abs(points[:, :2]).max())
+    return np.abs(cross) <= _COLLINEAR_CROSS * (1.0 + np.abs(points[:, :2]).max())
 
 
 def _rdp(

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import NONZERO_DIVISOR
 from ..navmesh import PolyMesh
 from ..progress import SILENT, Progress
 
 # Samples measured against their polygon's fan at a time (bounds _fan_fits' temporaries).
 _SAMPLES_PER_CHUNK = 1 << 16
+# A fan fits when every sample is this much (m) within max_error: a sample exactly at the bound is
+# refined, as the refinement's own test would insert it.
+_FIT_MARGIN = 1e-9
 
 
 def _fan(n: int, apex: int) -> list[list[int]]:
@@ -34,7 +38,7 @@ def fan_apexes(mesh: PolyMesh) -> np.ndarray:
             u, v, w = b - a[fan], c - a[fan], c - b
             area2 = np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
             longest = np.maximum(np.maximum((u**2).sum(1), (v**2).sum(1)), (w**2).sum(1))
-            worst[fan] = np.minimum(worst[fan], area2 / np.maximum(longest, 1e-300))
+            worst[fan] = np.minimum(worst[fan], area2 / np.maximum(longest, NONZERO_DIVISOR))
         better = worst > best[has]
         best[has[better]], apex[has[better]] = worst[better], j
     return apex
@@ -58,7 +62,7 @@ def _fan_fits(
         part = slice(start, start + _SAMPLES_PER_CHUNK)
         z = _fan_heights(mesh, corner, apex, sample_poly[part], samples[part])
         np.maximum.at(worst, sample_poly[part], np.abs(z - samples[part, 2]))
-    return worst <= max_error - 1e-9
+    return worst <= max_error - _FIT_MARGIN
 
 
 def _fan_heights(
@@ -79,7 +83,7 @@ def _fan_heights(
         ux, uy = b[:, 0] - a[has, 0], b[:, 1] - a[has, 1]
         vx, vy = c[:, 0] - a[has, 0], c[:, 1] - a[has, 1]
         det = ux * vy - uy * vx
-        det = np.where(det != 0.0, det, 1e-300)
+        det = np.where(det != 0.0, det, NONZERO_DIVISOR)
         rx, ry = samples[has, 0] - a[has, 0], samples[has, 1] - a[has, 1]
         w1, w2 = (rx * vy - ry * vx) / det, (ux * ry - uy * rx) / det
         w0 = 1.0 - w1 - w2
@@ -96,7 +100,7 @@ def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
     a, b, c = tri[:, 0, :2], tri[:, 1, :2], tri[:, 2, :2]
     v0, v1 = b - a, c - a
     det = v0[:, 0] * v1[:, 1] - v0[:, 1] * v1[:, 0]
-    det = np.where(np.abs(det) > 0, det, 1e-300)
+    det = np.where(np.abs(det) > 0, det, NONZERO_DIVISOR)
     r = q[None, :, :] - a[:, None, :]
     w1 = (r[..., 0] * v1[:, None, 1] - r[..., 1] * v1[:, None, 0]) / det[:, None]
     w2 = (v0[:, None, 0] * r[..., 1] - v0[:, None, 1] * r[..., 0]) / det[:, None]

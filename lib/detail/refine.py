@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import in_circle, turn
+from ..geometry import NONZERO_DIVISOR, in_circle, turn
 from .fan import _fan
 
 # At most this many triangles in one polygon's detail surface: Detour numbers a polygon's detail
@@ -62,7 +62,7 @@ def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, e
     ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
     vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
     det = ux * vy - uy * vx
-    det = np.where(det != 0.0, det, 1e-300)
+    det = np.where(det != 0.0, det, NONZERO_DIVISOR)
     q = samples[which]
     rx, ry = q[None, :, 0] - ax, q[None, :, 1] - ay
     w1 = (rx * vy - ry * vx) / det

@@ -19,6 +19,9 @@ def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
 
 # Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
 _PAIRS_PER_CHUNK = 1 << 20
+# A column centre within this share of a cell of a polygon's edge is on it (cross product with the
+# edge, relative to the edge's length): rounding, counted inside.
+_ON_EDGE = 1e-6
 
 
 def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
@@ -34,7 +37,7 @@ def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.
     corner = mesh.vertices[mesh.poly_vertices]
     a = corner[:, :2]
     d = mesh.vertices[mesh.edge_next_vertex][:, :2] - a
-    edge_eps = 1e-6 * cs * np.linalg.norm(d, axis=1)
+    edge_eps = _ON_EDGE * cs * np.linalg.norm(d, axis=1)
     lo = np.maximum(np.floor((np.minimum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), 0)
     hi = np.minimum(
         np.floor((np.maximum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), [hf.width - 1, hf.height - 1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NavMeshError
+from ..geometry import NONZERO_DIVISOR
 from ..navmesh import to_y_up
 from .clip import _PORTAL, ON_EDGE, WELD
 from .format import (
@@ -209,7 +210,7 @@ def _outline_flags(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) ->
     rows = np.arange(len(corners))
     b[rows, last] = a[rows, 0]
     d = b - a
-    length2 = np.maximum((d**2).sum(axis=-1), 1e-30)
+    length2 = np.maximum((d**2).sum(axis=-1), NONZERO_DIVISOR)
     points = tris[:, :, [0, 2]]
     rel = points[:, :, None, :] - a[:, None, :, :]
     t = np.clip((rel * d[:, None]).sum(axis=-1) / length2[:, None], 0.0, 1.0)

@@ -21,6 +21,9 @@ MIN_PIECE_AREA = 1e-8
 
 # Detail triangle fragments with less area than this (m²) are slivers of a clip: left out.
 MIN_FRAGMENT_AREA = 1e-11
+# A detail triangle whose top-view determinant is below this (m²) stands upright: it gives no
+# height at a point seen from above.
+_UPRIGHT_DET = 1e-15
 
 
 # Edge labels while tiles are built: >= 0 an original edge slot, _BORDER - side an edge cut along a
@@ -139,7 +142,7 @@ def _surface_heights(tris: np.ndarray, points: np.ndarray) -> np.ndarray:
     a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
     e1, e2 = b - a, c - a
     det = e1[:, 0] * e2[:, 2] - e1[:, 2] * e2[:, 0]
-    det = np.where(np.abs(det) < 1e-15, np.nan, det)
+    det = np.where(np.abs(det) < _UPRIGHT_DET, np.nan, det)
     rel = points[:, None, :] - a[None]
     u = (rel[..., 0] * e2[:, 2] - rel[..., 2] * e2[:, 0]) / det
     v = (e1[:, 0] * rel[..., 2] - e1[:, 2] * rel[..., 0]) / det

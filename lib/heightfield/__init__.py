@@ -30,6 +30,8 @@ __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "build_heightfield"]
 BYTES_PER_CELL = 600
 BYTES_PER_COLUMN = 48
 MEMORY_SHARE = 0.75
+# A triangle exactly at agent_max_slope is walkable despite the rounding of its normal's cosine.
+_SLOPE_NOISE = 1e-12
 
 
 def _check_memory(area: float, cs: float, width: int, height: int) -> None:
@@ -80,7 +82,7 @@ def build_heightfield(
     _check_memory(0.5 * float(np.abs(normal[:, 2]).sum()), cs, width, height)
     nz = normal[:, 2] / np.linalg.norm(normal, axis=1)
     cos_slope = np.cos(np.radians(params.agent_max_slope))
-    floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - 1e-12)
+    floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - _SLOPE_NOISE)
 
     floor_ids = np.flatnonzero(floor_tri)
     frags = [_sample_centres(p[floor_tri], floor_ids, grid)]

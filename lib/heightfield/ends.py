@@ -17,6 +17,9 @@ _LEDGE_TRACE_STEPS = 8
 # A ledge edge is recorded within a square this many cells wide around each exit point through it:
 # consecutive exits along a straight ledge lie at most sqrt(2) cells apart, so the pieces overlap.
 _LEDGE_CLIP = 2.0
+# A trace step whose cross product with a boundary edge is at most this share of the edge's size
+# runs parallel to it: it does not cross it.
+_PARALLEL = 1e-12
 
 
 def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
@@ -137,7 +140,7 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.
         edge = q - p
         rel = p - start
         denom = step[:, 0] * edge[:, 1] - step[:, 1] * edge[:, 0]
-        ok = np.abs(denom) > 1e-12 * (np.abs(edge).sum(axis=1) + 1e-300)
+        ok = np.abs(denom) > _PARALLEL * np.abs(edge).sum(axis=1)
         safe = np.where(ok, denom, 1.0)
         t = (rel[:, 0] * edge[:, 1] - rel[:, 1] * edge[:, 0]) / safe
         u = (rel[:, 0] * step[:, 1] - rel[:, 1] * step[:, 0]) / safe

@@ -14,6 +14,11 @@ from .field import Heightfield
 _CHUNK_PAIRS = 131072
 # Inclusive tolerance (in cell sizes) of the coverage tests, so centres on shared edges are not lost.
 _INSIDE_TOL = 1e-9
+# A triangle whose unit normal has a z at most this stands upright: it has no height per column.
+UPRIGHT_NZ = 1e-9
+# A segment whose direction has a component at most this (m) along an axis does not move along it:
+# it crosses no cell boundary of that axis.
+_STILL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,7 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid, progress: Progress = SIL
 
     j0, j1 = cell_range(lo_y, hi_y, by, grid.height)
     normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-    flat = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
+    flat = np.abs(normal[:, 2]) > UPRIGHT_NZ * np.linalg.norm(normal, axis=1)
     grad = -normal[:, :2] / np.where(flat, normal[:, 2], 1.0)[:, None]
     out = []
     rows = max(int((j1 - j0 + 1).sum()), 1)
@@ -194,7 +199,7 @@ def _vertical_fragments(pm, t, i, j, x0, y0, grid: _Grid):
     ub = np.full(len(t), np.inf)
     for axis, lo in ((0, x0), (1, y0)):
         comp = d[:, axis]
-        moving = np.abs(comp) > 1e-12
+        moving = np.abs(comp) > _STILL
         safe = np.where(moving, comp, 1.0)
         e0 = (lo - xy[:, 0, axis]) / safe
         e1 = (lo + cs - xy[:, 0, axis]) / safe

@@ -8,7 +8,7 @@ import numpy as np
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .field import DIR_DX, DIR_DY
-from .rasterise import _Grid, _sample_centres
+from .rasterise import UPRIGHT_NZ, _Grid, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
 _MERGE_GAP = 1e-5
@@ -77,7 +77,7 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     surface met twice (a centre on an edge shared by two of its triangles) counts once.
     """
     normal = np.cross(shells[:, 1] - shells[:, 0], shells[:, 2] - shells[:, 0])
-    tilted = np.abs(normal[:, 2]) > 1e-9 * np.linalg.norm(normal, axis=1)
+    tilted = np.abs(normal[:, 2]) > UPRIGHT_NZ * np.linalg.norm(normal, axis=1)
     facing = np.where(normal[tilted, 2] > 0, 1, -1).astype(np.int32)
     col, z, _, _, sign = _sample_centres(shells[tilted], facing, grid)
     if len(col) == 0 or len(span_col) == 0:

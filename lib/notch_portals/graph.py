@@ -14,6 +14,13 @@ from ..triangulate import BoxBins
 _REFLEX_EPS = 1e-9
 # A cell with area / perimeter² at or below this is degenerate (a zero-width sliver): give up.
 _MIN_FATNESS = 1e-9
+# Relative tolerance of the ray casts: a direction within this share of its length of a wedge's
+# side splits it, a ray within it of parallel to an edge misses it, and a hit within it of an edge's
+# ends is on the edge.
+_SPLIT_TOL = 1e-12
+# Distances along a ray within this share of the coordinates' size (or of the ray's length, at least
+# 1 m) are float noise: a hit that near the ray's start or target touches, it does not block.
+_CAST_NOISE = 1e-9
 # Regions with at most this many vertices are searched whole; larger ones in windows around each
 # notch, and two-notch partners only within this many windows.
 _WHOLE_REGION_VERTICES = 400
@@ -84,7 +91,7 @@ class PlanarGraph:
                 self.inn[b].append(a)
                 new_edges.append(key)
         scale = max(float(np.abs(self._vertex_xy).max(initial=0.0)), 1.0)
-        self.eps = 1e-9 * scale
+        self.eps = _CAST_NOISE * scale
         self.extent = float(np.ptp(self._vertex_xy, axis=0).max(initial=0.0)) * 1.5 + 1.0
         starts = np.array([self.xyz[a][:2] for a, _ in new_edges]).reshape(-1, 2)
         ends = np.array([self.xyz[b][:2] for _, b in new_edges]).reshape(-1, 2)
@@ -202,7 +209,7 @@ class PlanarGraph:
         """Directions d (D, 2) that split the reflex wedge from a clockwise to b into two convex parts."""
         na, nb = math.hypot(*a), math.hypot(*b)
         nd = np.hypot(d[:, 0], d[:, 1])
-        tol = 1e-12 * nd
+        tol = _SPLIT_TOL * nd
         return (a[0] * d[:, 1] - a[1] * d[:, 0] <= tol * na) & (d[:, 0] * b[1] - d[:, 1] * b[0] <= tol * nb)
 
     def _cast(self, v: int, dirs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -220,8 +227,8 @@ class PlanarGraph:
         with np.errstate(divide="ignore", invalid="ignore"):
             s = s_num / den
             t = t_num / den
-        parallel = np.abs(den) <= 1e-12 * np.hypot(e[:, 0], e[:, 1])[None, :]
-        hit = ~parallel & (s > self.eps) & (t >= -1e-12) & (t <= 1 + 1e-12)
+        parallel = np.abs(den) <= _SPLIT_TOL * np.hypot(e[:, 0], e[:, 1])[None, :]
+        hit = ~parallel & (s > self.eps) & (t >= -_SPLIT_TOL) & (t <= 1 + _SPLIT_TOL)
         # A ray running along an edge meets it at its nearer end.
         along = parallel & (np.abs(t_num) <= self.eps)
         if along.any():
@@ -352,7 +359,7 @@ class PlanarGraph:
 
 def _blocked(dist: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Rays whose first hit (dist) comes before their target `length` away (beyond float noise)."""
-    return dist < length - 1e-9 * np.maximum(length, 1.0)
+    return dist < length - _CAST_NOISE * np.maximum(length, 1.0)
 
 
 def _reserve(rows: np.ndarray, count: int) -> np.ndarray:

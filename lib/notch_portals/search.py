@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 
+from ..geometry import NONZERO_DIVISOR
 from ..progress import SILENT, Progress
-from .graph import _REFLEX_EPS, PlanarGraph, _Target
+from .graph import _REFLEX_EPS, _SPLIT_TOL, PlanarGraph, _Target
 
 # A portal's score is its length divided by this floor at worst, so very acute corners are avoided
 # but still possible when nothing else resolves the notch.
@@ -21,6 +22,8 @@ _CAST_BATCH = 24
 # a new vertex as this multiple (a new vertex joins two cells and uses up their vertex budget).
 _TWO_NOTCH_BONUS = 0.5
 _STEINER_COST = 3.0
+# A notch's best portal scoring worse than the queue's best by more than this is queued again.
+_SCORE_TIE = 1e-12
 
 
 class PortalSearch(PlanarGraph):
@@ -82,7 +85,7 @@ class PortalSearch(PlanarGraph):
         a, b, several = self._corner_a[rows], self._corner_b[rows], self._corner_several[rows]
         d = -to_pts
         na, nb, nd = np.hypot(*a.T), np.hypot(*b.T), np.hypot(*d.T)
-        tol = 1e-12 * nd
+        tol = _SPLIT_TOL * nd
         inside = (a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0] <= tol * na) & (
             d[:, 0] * b[:, 1] - d[:, 1] * b[:, 0] <= tol * nb
         )
@@ -136,9 +139,9 @@ class PortalSearch(PlanarGraph):
         na, nb = math.hypot(*a), math.hypot(*b)
         ext = np.array([[-a[0] / na, -a[1] / na], [-b[0] / nb, -b[1] / nb]])
         bis = ext[0] + ext[1]
-        rays = [ext, bis[None] / max(np.hypot(*bis), 1e-300)]
+        rays = [ext, bis[None] / max(np.hypot(*bis), NONZERO_DIVISOR)]
         e = sb - sa
-        elen2 = np.maximum((e**2).sum(1), 1e-300)
+        elen2 = np.maximum((e**2).sum(1), NONZERO_DIVISOR)
         t = ((vx - sa[:, 0]) * e[:, 0] + (vy - sa[:, 1]) * e[:, 1]) / elen2
         foot = sa + np.clip(t, 0.0, 1.0)[:, None] * e - (vx, vy)
         flen = np.hypot(foot[:, 0], foot[:, 1])
@@ -206,7 +209,7 @@ class PortalSearch(PlanarGraph):
                 target = self._best_target(notch)
                 if target is None:
                     return False
-                if queue and target.score > queue[0][0] + 1e-12:
+                if queue and target.score > queue[0][0] + _SCORE_TIE:
                     heapq.heappush(queue, (target.score, order, notch, laid, target))
                     continue
             assert target is not None  # a score taken since the last portal comes with its target

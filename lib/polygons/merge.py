@@ -10,7 +10,7 @@ from typing import cast
 
 import numpy as np
 
-from ..geometry import narrower_than, signed_area, turn
+from ..geometry import NONZERO_DIVISOR, narrower_than, signed_area, turn
 from ..progress import SILENT, Progress
 from ..triangulate import NEEDLE_FATNESS
 
@@ -186,7 +186,7 @@ def _fatness(pts: np.ndarray) -> float:
     """Area / perimeter², signed (0.048 for an equilateral triangle, 0.0625 for a square)."""
     p = pts[:, :2].tolist()
     perimeter = sum(math.dist(p[k - 1], p[k]) for k in range(len(p)))
-    return signed_area(pts) / max(perimeter * perimeter, 1e-300)
+    return signed_area(pts) / max(perimeter * perimeter, NONZERO_DIVISOR)
 
 
 def _regroup(

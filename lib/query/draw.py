@@ -17,12 +17,15 @@ import numpy as np
 
 from ..navmesh import NavMesh
 from . import funnel, refine
+from .chain import shortest_chain
 from .graph import MeshGraph
 from .index import MeshIndex
 from .path import FOUND, PARTIAL, PARTIAL_REASON, PathPlan, PathResult, path_length, result, unreachable
 
 # A chain must be shorter than the best one so far by this much (m) to replace it.
 LENGTH_TOL = 1e-9
+# A partial path's end this close (m) to its start is the start: the agent stays where it is.
+SAME_POINT = 1e-12
 # Times a corridor is rerouted around a vertex its string bends at with no wall (each makes it shorter).
 REROUTES = 64
 # Corner-to-corner visibility answers kept at the bake radius.
@@ -79,7 +82,7 @@ class PathDrawing:
                 goal_poly, goal = plan.start_poly, plan.start
             else:
                 goal_poly, goal = cleared
-        if partial and math.dist(goal, plan.start) <= 1e-12:
+        if partial and math.dist(goal, plan.start) <= SAME_POINT:
             return result(
                 PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan, PARTIAL_REASON
             )
@@ -320,7 +323,7 @@ class PathDrawing:
                 ok = seen[key] = refine.segment_ok(self.index, walk, nodes[i][1], xyz[i], xyz[j], plan.d, self.climb)
             return ok
 
-        chain = refine.shortest_chain(xyz, visible, pulls, cones, bound)
+        chain = shortest_chain(xyz, visible, pulls, cones, bound)
         if chain is None:
             return None
         return [xyz[k] for k in chain], [nodes[k][1] for k in chain]

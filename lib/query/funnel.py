@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..components import connected_components
+from ..geometry import NONZERO_DIVISOR
 from ..navmesh import NavMesh
 from .graph import FITS_TOL
 
@@ -261,7 +262,7 @@ def overlaps(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     edge = np.roll(corners, -1, axis=1) - corners
     normal = np.stack([-edge[..., 1], edge[..., 0]], axis=2)
     length = np.linalg.norm(normal, axis=2)
-    normal /= np.maximum(length, 1e-300)[..., None]
+    normal /= np.maximum(length, NONZERO_DIVISOR)[..., None]
     real = length > 0.0  # a repeated corner's edge has no normal to separate along
     first, second = _box_pairs(lo, hi)
     centers, radii, pairs = [np.zeros((0, 2))], [np.zeros(0)], [np.zeros((0, 2), dtype=np.int64)]

@@ -9,10 +9,18 @@ import numpy as np
 
 from ..components import partners
 from ..errors import NavMeshError
+from ..geometry import NONZERO_DIVISOR, point_segment_3d
 from ..navmesh import NavMesh
 
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
+# A point counts as inside a polygon, seen from above, while its cross product with each edge (m²,
+# the edge's length times the point's distance outside it) is above -INSIDE_TOL: rounding.
+INSIDE_TOL = 1e-9
+# A polygon whose unit normal has a z below this stands upright: its height is no function of x and y.
+UPRIGHT_NZ = 1e-9
+# The index grids' cells are at least this wide (m), so a mesh of tiny polygons gets a finite grid.
+MIN_GRID_CELL = 1e-3
 # A detail triangle whose top-view area is below this share of its edges' squared lengths is a sliver.
 SLIVER_TOL = 1e-12
 # A polygon's detail triangles lie in one plane when their height coefficients agree to this share
@@ -30,10 +38,6 @@ FLAT_ROW = -1e30
 # Where a line enters such a sliver, the triangle beyond it is the one holding the line's point this
 # far on (a fraction of the line's length).
 SLIVER_STEP = 1e-9
-# Exit points this close (m) count as the same point when a walk leaves through a vertex.
-WALK_TOL = 1e-9
-# A walk along a polygon's edge that turns out of it by less than this (sine of the angle) runs along it.
-HEADING_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ class MeshIndex:
             axis=1,
         )
         self.area = 0.5 * n[:, 2]
-        self.normal = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-18)
+        self.normal = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), NONZERO_DIVISOR)
         self.centroid = np.add.reduceat(pv, offs[:-1], axis=0) / np.diff(offs)[:, None]
         # Polygons whose surface is one plane to within PLANAR_TOL: heights along a line across them
         # are linear, so a path needs no points inside them to follow the floor.
@@ -99,7 +103,7 @@ class MeshIndex:
         if len(mesh.detail_triangles):
             owner = np.repeat(mesh.detail_polygons, 3)
             corners = mesh.detail_vertices[mesh.detail_triangles.ravel()]
-            nz = np.maximum(np.abs(self.normal[owner, 2]), 1e-9)
+            nz = np.maximum(np.abs(self.normal[owner, 2]), UPRIGHT_NZ)
             gap = np.abs(np.einsum("ij,ij->i", corners - self.centroid[owner], self.normal[owner])) / nz
             np.maximum.at(off_plane, owner, gap)
         self.planar_l = (off_plane <= PLANAR_TOL).tolist()
@@ -108,8 +112,7 @@ class MeshIndex:
             order = np.argsort(mesh.detail_polygons, kind="stable")
             cuts = np.searchsorted(mesh.detail_polygons[order], np.arange(mesh.polygon_count + 1))
             self.detail_by_poly = [order[cuts[p] : cuts[p + 1]] for p in range(mesh.polygon_count)]
-        size = np.maximum(self.hi[:, :2] - self.lo[:, :2], 1e-6)
-        self.cell = float(max(np.median(size), 1e-3))
+        self.cell = float(max(np.median(self.hi[:, :2] - self.lo[:, :2]), MIN_GRID_CELL))
         self.origin = self.lo[:, :2].min(axis=0)
         c0 = np.floor((self.lo[:, :2] - self.origin) / self.cell).astype(np.int64)
         c1 = np.floor((self.hi[:, :2] - self.origin) / self.cell).astype(np.int64)
@@ -212,7 +215,7 @@ class MeshIndex:
         or two instead of crossing the polygon from its middle). Triangles far larger than a cell
         are entered only in the cells within START_SPAN of their centre."""
         lo, hi = corners.min(axis=1), corners.max(axis=1)
-        self._start_cell = float(max(np.median((hi - lo).max(axis=1)) if len(lo) else 1.0, 1e-3))
+        self._start_cell = float(max(np.median((hi - lo).max(axis=1)) if len(lo) else 1.0, MIN_GRID_CELL))
         self._start_origin = (float(self.origin[0]), float(self.origin[1]))
         c0 = np.floor((lo - self.origin) / self._start_cell).astype(np.int64)
         c1 = np.floor((hi - self.origin) / self._start_cell).astype(np.int64)
@@ -250,7 +253,7 @@ class MeshIndex:
                 found.update(self.cells.get(cx * ny + cy, ()))
         return list(found)
 
-    def inside_xy(self, p: int, xy, eps: float = 1e-9) -> bool:
+    def inside_xy(self, p: int, xy, eps: float = INSIDE_TOL) -> bool:
         offs, _, ex = self.walk_lists()
         x, y = float(xy[0]), float(xy[1])
         for ax, ay, ux, uy in ex[offs[p] : offs[p + 1]]:
@@ -312,7 +315,7 @@ class MeshIndex:
             return self._within_box(p, plane[0] + plane[1] * x + plane[2] * y), hint
         if not rows:
             n, c = self.normal[p], self.centroid[p]
-            if abs(n[2]) < 1e-9:
+            if abs(n[2]) < UPRIGHT_NZ:
                 return float(c[2]), 0
             return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2]), 0
         k = hint if hint >= 0 else self._start(p, x, y)
@@ -354,13 +357,8 @@ class MeshIndex:
         if self.inside_xy(p, (x, y)):
             return x, y, self._surface(p, x, y, -1)[0]
         best, out = math.inf, (x, y)
-        for ax, ay, az, bx, by, bz in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
-            ux, uy, uz = bx - ax, by - ay, bz - az
-            t = min(
-                max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, 1e-18), 0.0), 1.0
-            )
-            qx, qy, qz = ax + t * ux, ay + t * uy, az + t * uz
-            d = (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2
+        for seg in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
+            d, qx, qy, _ = point_segment_3d(x, y, z, seg)
             if d < best:
                 best, out = d, (qx, qy)
         return out[0], out[1], self._surface(p, out[0], out[1], -1)[0]
@@ -447,82 +445,6 @@ class MeshIndex:
             if d < best[1]:
                 best = (p, d, q)
         return best
-
-
-def _heads_inside(edges, x: float, y: float, dx: float, dy: float) -> bool:
-    """Does direction (dx, dy) from boundary point (x, y) of a convex polygon run into it or along
-    its edge? Only the edges whose lines pass through the point decide."""
-    norm = math.hypot(dx, dy)
-    for ax, ay, ux, uy in edges:
-        length = math.hypot(ux, uy)
-        if length <= 0.0 or abs(ux * (y - ay) - uy * (x - ax)) > WALK_TOL * length:
-            continue
-        if ux * dy - uy * dx < -HEADING_TOL * length * norm:
-            return False
-    return True
-
-
-def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list | None = None):
-    """Walk s->e (XY) through the polygon graph from polygon p, which holds s.
-
-    Returns (t, edge, visited): t = inf and edge = -1 when the walk reaches e, else the fraction where
-    it leaves through a wall edge slot (or an edge into an impassable or already visited polygon).
-    The exit edge is one that holds the exit point, so where two edges of a polygon are collinear the
-    walk leaves by the one the line really crosses; through a vertex it takes an edge that leads on.
-    crossings, when given, gets the fraction at which the walk enters each polygon after the first.
-    Plain Python floats over lists cached on the index: a walk touches few edges, so numpy's per-call
-    overhead would dominate.
-    """
-    offs, nb, ex = index.walk_lists()
-    sx, sy = float(s[0]), float(s[1])
-    dx, dy = float(e[0]) - sx, float(e[1]) - sy
-    tie = WALK_TOL / max(math.hypot(dx, dy), WALK_TOL)
-    visited = [p]
-    seen = {p}
-    t_enter = 0.0
-    while True:
-        a0, a1 = offs[p], offs[p + 1]
-        ts = []
-        for ax, ay, ux, uy in ex[a0:a1]:
-            den = uy * dx - ux * dy
-            t = (uy * (ax - sx) - ux * (ay - sy)) / den if den > 1e-15 else math.inf
-            if t < 1.0 and (den * (1.0 - t)) ** 2 <= WALK_TOL * WALK_TOL * (ux * ux + uy * uy):
-                # The end lies within WALK_TOL of the edge's line: the segment runs along the edge
-                # (a noisy crossing of a line it is parallel to), it does not leave by it.
-                t = math.inf
-            ts.append(t if t >= t_enter - tie else math.inf)
-        best = min(ts)
-        if best <= t_enter + tie and _heads_inside(ex[a0:a1], sx + best * dx, sy + best * dy, dx, dy):
-            # The line only touches this polygon's corner from inside or runs along its edge: no exit yet.
-            ts = [t if t > t_enter + tie else math.inf for t in ts]
-            best = min(ts)
-        if best >= 1.0 - tie:  # an end on the polygon's edge is on the polygon
-            return math.inf, -1, visited
-        x, y = sx + best * dx, sy + best * dy
-        exit_edge, wall = -1, -1
-        for c in range(a0, a1):
-            if ts[c - a0] > best + tie:
-                continue
-            ax, ay, ux, uy = ex[c]
-            length2 = ux * ux + uy * uy
-            along = ((x - ax) * ux + (y - ay) * uy) / max(length2, 1e-300)
-            slack = WALK_TOL / max(math.sqrt(length2), WALK_TOL)
-            if not -slack <= along <= 1.0 + slack:
-                continue  # collinear with the exit edge but not holding the exit point
-            q = nb[c]
-            if q >= 0 and q not in seen and (passable is None or passable(q)):
-                exit_edge = c
-                break
-            if wall < 0:
-                wall = c
-        if exit_edge < 0:
-            return best, (wall if wall >= 0 else a0 + ts.index(best)), visited
-        p = nb[exit_edge]
-        visited.append(p)
-        seen.add(p)
-        t_enter = best
-        if crossings is not None:
-            crossings.append(best)
 
 
 def _triangles_across(triangles: np.ndarray, owner: np.ndarray) -> np.ndarray:

@@ -22,9 +22,10 @@ from . import funnel, reach, refine, surface
 from .draw import PathDrawing
 from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
 from .graph import FITS_TOL, MeshGraph
-from .index import Location, MeshIndex, query_point, walk_segment
+from .index import Location, MeshIndex, query_point
 from .path import FOUND, PathPlan, PathResult, result, unreachable
 from .search import PortalEnds, SlicedSearch
+from .walk import walk_segment
 
 # Radii whose portal and corner data are kept (least recently used dropped first).
 RADIUS_SLOTS = 4

@@ -16,6 +16,8 @@ from .path import IN_PROGRESS
 # Search nodes at or below this id stand for off-mesh link crossings (portal nodes are edge slots,
 # -1 and -2 the start and goal).
 LINK_NODES = -3
+# A line toward the goal whose cross product with a portal (m²) is at most this is parallel to it.
+PARALLEL_TOL = 1e-12
 
 
 def link_node(k: int, forward: bool) -> int:
@@ -36,7 +38,7 @@ def crossing_point(x: tuple, goal: tuple, a: tuple, b: tuple) -> tuple:
     abx, aby = b[0] - a[0], b[1] - a[1]
     dx, dy = goal[0] - x[0], goal[1] - x[1]
     den = dx * aby - dy * abx
-    if abs(den) > 1e-12:
+    if abs(den) > PARALLEL_TOL:
         wx, wy = a[0] - x[0], a[1] - x[1]
         t = (dx * wy - dy * wx) / den
         s = (abx * wy - aby * wx) / den

@@ -8,9 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import NavMeshError
-from ..geometry import point_segment_xy
+from ..geometry import NONZERO_DIVISOR, point_segment_xy
 from .filter import QueryFilter
-from .index import query_point, walk_segment
+from .index import query_point
+from .walk import walk_segment
+
+# The search circle of move_along_surface reaches this far (m) beyond start and target, so polygons
+# that only touch it are searched.
+REACH_SLACK = 1e-3
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ def raycast(query, start, end, filter: QueryFilter | None = None) -> RaycastHit:
     s = loc.point
     xy = s[:2] + t * (e3[:2] - s[:2])
     w = query.index.edge_b[edge, :2] - query.index.edge_a[edge, :2]
-    n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), 1e-18)
+    n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), NONZERO_DIVISOR)
     return RaycastHit(t, np.array([xy[0], xy[1], query.index.height(visited[-1], xy)]), n, visited)
 
 
@@ -52,7 +57,7 @@ def move_along_surface(query, start, target, filter: QueryFilter | None = None) 
     tgt = query_point(target, "move target")
     s = tuple(loc.point.tolist())
     cx, cy = 0.5 * (s[0] + tgt[0]), 0.5 * (s[1] + tgt[1])
-    reach = 0.5 * math.hypot(tgt[0] - s[0], tgt[1] - s[1]) + 1e-3
+    reach = 0.5 * math.hypot(tgt[0] - s[0], tgt[1] - s[1]) + REACH_SLACK
     offs, nb, ex = query.index.walk_lists()
     best_pt, best_d, best_poly = np.array(s), math.inf, loc.polygon
     parent = {loc.polygon: -1}
@@ -68,7 +73,7 @@ def move_along_surface(query, start, target, filter: QueryFilter | None = None) 
                 dist, wx, wy = point_segment_xy(tgt[0], tgt[1], ax, ay, ux, uy)
                 if dist < best_d:
                     a, b = query.index.edge_a[e], query.index.edge_b[e]
-                    along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), 1e-18)
+                    along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), NONZERO_DIVISOR)
                     best_pt, best_d, best_poly = np.array([wx, wy, a[2] + along * (b[2] - a[2])]), dist, p
             elif q not in parent and point_segment_xy(cx, cy, ax, ay, ux, uy)[0] <= reach:
                 parent[q] = p
