@@ -47,8 +47,14 @@ def cross_xy(ax: float, ay: float, bx: float, by: float, cx: float, cy: float) -
 
 
 def cross_many(o: np.ndarray, a: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cross products (a - o) x (q_k - o) for points q (N, 2)."""
-    return (a[0] - o[0]) * (q[:, 1] - o[1]) - (a[1] - o[1]) * (q[:, 0] - o[0])
+    """Cross products (a - o) x (q - o) of arrays of points (..., 2), broadcast: positive where
+    o -> a -> q turns left."""
+    return (a[..., 0] - o[..., 0]) * (q[..., 1] - o[..., 1]) - (a[..., 1] - o[..., 1]) * (q[..., 0] - o[..., 0])
+
+
+def cross_vectors(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Cross products u x v of arrays of vectors (..., 2), broadcast: positive where v is left of u."""
+    return u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
 
 
 def turn(o: Point, a: Point, b: Point) -> int:
@@ -287,14 +293,14 @@ def segment_wall_distance_xy(a: tuple, b: tuple, wall: tuple) -> float:
 
 # --- Crossings ---------------------------------------------------------------------------------------
 def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per k: does segment p-q_k meet segment a_k-b_k (proper crossing or touching)? One start p
-    (2,); q, a, b (K, 2)."""
+    """Per k: does segment p_k-q_k meet segment a_k-b_k (proper crossing or touching)? Arrays of
+    points (K, 2), or one start p (2,) for every k."""
     ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
-    ux, uy = q[:, 0] - p[0], q[:, 1] - p[1]
-    d1 = ex * (p[1] - a[:, 1]) - ey * (p[0] - a[:, 0])
+    ux, uy = q[:, 0] - p[..., 0], q[:, 1] - p[..., 1]
+    d1 = ex * (p[..., 1] - a[:, 1]) - ey * (p[..., 0] - a[:, 0])
     d2 = ex * (q[:, 1] - a[:, 1]) - ey * (q[:, 0] - a[:, 0])
-    d3 = ux * (a[:, 1] - p[1]) - uy * (a[:, 0] - p[0])
-    d4 = ux * (b[:, 1] - p[1]) - uy * (b[:, 0] - p[0])
+    d3 = ux * (a[:, 1] - p[..., 1]) - uy * (a[:, 0] - p[..., 0])
+    d4 = ux * (b[:, 1] - p[..., 1]) - uy * (b[:, 0] - p[..., 0])
     proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
 
     def on(s, t, r, d):

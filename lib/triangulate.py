@@ -53,18 +53,7 @@ def is_simple(ring: list[int], xy: np.ndarray) -> bool:
     i, j = np.triu_indices(n, k=2)
     keep = (j - i) != n - 1
     i, j = i[keep], j[keep]
-
-    def side(o, u, v):
-        return (u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0])
-
-    def on(s, t, r, d):
-        return (d == 0) & np.all((np.minimum(s, t) <= r) & (r <= np.maximum(s, t)), axis=1)
-
-    d1, d2 = side(a[j], b[j], a[i]), side(a[j], b[j], b[i])
-    d3, d4 = side(a[i], b[i], a[j]), side(a[i], b[i], b[j])
-    proper = (d1 * d2 < 0) & (d3 * d4 < 0)
-    touch = on(a[j], b[j], a[i], d1) | on(a[j], b[j], b[i], d2) | on(a[i], b[i], a[j], d3) | on(a[i], b[i], b[j], d4)
-    return not (proper | touch).any()
+    return not segments_meet(a[i], b[i], a[j], b[j]).any()
 
 
 def simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
@@ -267,13 +256,9 @@ def _in_cone_many(prev: np.ndarray, m: np.ndarray, nxt: np.ndarray, p: np.ndarra
 
     Every vertex m_k (K, 2, with neighbours prev_k, nxt_k) against every point p_j (J, 2): (J, K).
     """
-
-    def cross(o, a, b):
-        return (a[..., 0] - o[..., 0]) * (b[..., 1] - o[..., 1]) - (a[..., 1] - o[..., 1]) * (b[..., 0] - o[..., 0])
-
-    convex = cross(prev, m, nxt) >= 0
+    convex = cross_many(prev, m, nxt) >= 0
     q = p[:, None, :]
-    c1, c2 = cross(m[None], nxt[None], q), cross(prev[None], m[None], q)
+    c1, c2 = cross_many(m[None], nxt[None], q), cross_many(prev[None], m[None], q)
     return np.where(convex[None], (c1 > 0) & (c2 > 0), ~((c1 <= 0) & (c2 <= 0)))
 
 

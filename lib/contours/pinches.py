@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import point_segment_distance, segment_distance
+from ..geometry import cross_vectors, point_segment_distance, segment_distance
 from .rings import _points_near_edges
 
 # A point closer than this many cells to an edge that is not its own pinches the outline.
@@ -68,7 +68,7 @@ def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray,
     # Floor lies left of every ring edge: a point on the edge's right faces it across a notch of
     # no floor (two sides of a thin obstacle's band), which moving the point would only widen.
     ab, ak = b[e] - a[e], a[k] - a[e]
-    floor_between = ab[:, 0] * ak[:, 1] - ab[:, 1] * ak[:, 0] > 0
+    floor_between = cross_vectors(ab, ak) > 0
     close = (dist < pinch) & (dist > 0) & floor_between
     k, e, dist = k[close], e[close], dist[close]
     order = np.lexsort((e, k, dist))

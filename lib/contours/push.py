@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import point_line_distance, segments_meet_matrix, signed_area
+from ..geometry import cross_vectors, point_line_distance, segments_meet_matrix, signed_area
 from ..progress import SILENT, Progress
 from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
@@ -404,7 +404,7 @@ def _push_off_walls(
         # Vertex k joins edge k-1 (in) and edge k (out): it moves by d with n_in.d = o_in, n_out.d = o_out.
         n1, n2 = np.roll(normal, 1, axis=0), normal
         o1, o2 = np.roll(at_end, 1), at_start
-        sine = n1[:, 0] * n2[:, 1] - n1[:, 1] * n2[:, 0]
+        sine = cross_vectors(n1, n2)
         cosine = np.einsum("ij,ij->i", n1, n2)
         straight = np.abs(sine) < _PUSH_STRAIGHT
         with np.errstate(divide="ignore", invalid="ignore"):

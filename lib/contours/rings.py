@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import point_segment_distance, segments_meet_matrix, signed_area
+from ..geometry import cross_many, cross_vectors, point_segment_distance, segments_meet_matrix, signed_area
 
 # Sine of the angle below which two edges count as straight (float noise, not geometry).
 _STRAIGHT = 1e-9
@@ -121,7 +121,7 @@ def _crossing_edges(p: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     edge = np.roll(p, -1, axis=0) - p
     after = np.roll(edge, -1, axis=0)
-    turn = edge[:, 0] * after[:, 1] - edge[:, 1] * after[:, 0]
+    turn = cross_vectors(edge, after)
     scale = np.hypot(*edge.T) * np.hypot(*after.T)
     folds = np.flatnonzero((np.abs(turn) <= _STRAIGHT * scale) & (np.einsum("ij,ij->i", edge, after) < 0))
     i, j = _crossing_pairs(p)
@@ -141,7 +141,7 @@ def _crossing_pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     i, j = i[apart], j[apart]
 
     def orient(o, u, v):
-        cross = (u[:, 0] - o[:, 0]) * (v[:, 1] - o[:, 1]) - (u[:, 1] - o[:, 1]) * (v[:, 0] - o[:, 0])
+        cross = cross_many(o, u, v)
         size = np.hypot(*(u - o).T) * np.hypot(*(v - o).T)
         return np.where(np.abs(cross) <= _STRAIGHT * size, 0.0, np.sign(cross))
 

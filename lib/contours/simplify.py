@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import distances_to_segment, signed_area
+from ..geometry import cross_vectors, distances_to_segment, signed_area
 from .rings import _crossing_edges, _dedupe
 
 # Passes of the self-intersection repair before the unsimplified section is restored.
@@ -175,7 +175,7 @@ def _is_shared_run(labels: np.ndarray, span: np.ndarray) -> bool:
 
 def _collinear(points: np.ndarray) -> np.ndarray:
     p, q, r = np.roll(points[:, :2], 1, axis=0), points[:, :2], np.roll(points[:, :2], -1, axis=0)
-    cross = (q[:, 0] - p[:, 0]) * (r[:, 1] - q[:, 1]) - (q[:, 1] - p[:, 1]) * (r[:, 0] - q[:, 0])
+    cross = cross_vectors(q - p, r - q)
     return np.abs(cross) <= _COLLINEAR_CROSS * (1.0 + np.abs(points[:, :2]).max())
 
 

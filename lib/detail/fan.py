@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import NONZERO_DIVISOR
+from ..geometry import NONZERO_DIVISOR, cross_vectors
 from ..navmesh import PolyMesh
 from ..progress import SILENT, Progress
 
@@ -36,7 +36,7 @@ def fan_apexes(mesh: PolyMesh) -> np.ndarray:
             fan = np.flatnonzero(n > k + 1)
             b, c = xy[offs[has[fan]] + (j + k) % n[fan]], xy[offs[has[fan]] + (j + k + 1) % n[fan]]
             u, v, w = b - a[fan], c - a[fan], c - b
-            area2 = np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
+            area2 = np.abs(cross_vectors(u, v))
             longest = np.maximum(np.maximum((u**2).sum(1), (v**2).sum(1)), (w**2).sum(1))
             worst[fan] = np.minimum(worst[fan], area2 / np.maximum(longest, NONZERO_DIVISOR))
         better = worst > best[has]
@@ -99,7 +99,7 @@ def _barycentric(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
     """(T, N, 3) barycentric coordinates (top view) of points q (N, 2) in triangles tri (T, 3, >=2)."""
     a, b, c = tri[:, 0, :2], tri[:, 1, :2], tri[:, 2, :2]
     v0, v1 = b - a, c - a
-    det = v0[:, 0] * v1[:, 1] - v0[:, 1] * v1[:, 0]
+    det = cross_vectors(v0, v1)
     det = np.where(np.abs(det) > 0, det, NONZERO_DIVISOR)
     r = q[None, :, :] - a[:, None, :]
     w1 = (r[..., 0] * v1[:, None, 1] - r[..., 1] * v1[:, None, 0]) / det[:, None]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import partners
+from ..geometry import cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _Grid
@@ -139,11 +140,11 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.
         p, q = tri[:, e], tri[:, (e + 1) % 3]
         edge = q - p
         rel = p - start
-        denom = step[:, 0] * edge[:, 1] - step[:, 1] * edge[:, 0]
+        denom = cross_vectors(step, edge)
         ok = np.abs(denom) > _PARALLEL * np.abs(edge).sum(axis=1)
         safe = np.where(ok, denom, 1.0)
-        t = (rel[:, 0] * edge[:, 1] - rel[:, 1] * edge[:, 0]) / safe
-        u = (rel[:, 0] * step[:, 1] - rel[:, 1] * step[:, 0]) / safe
+        t = cross_vectors(rel, edge) / safe
+        u = cross_vectors(rel, step) / safe
         meets = ok & (t >= 0) & (t <= 1) & (u >= 0) & (u <= 1)
         best = np.where(meets, np.minimum(best, t), best)
     return best

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import NavMeshError
+from ..geometry import cross_vectors
 
 FORMAT_NAME = "navmesh"
 
@@ -147,9 +148,9 @@ def check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.nd
     edge = vertices[poly_vertices[nxt], :2] - a
     a = a - np.repeat(a[offsets[:-1]], sizes, axis=0)  # about each polygon's first corner, for precision
     after = edge[nxt]
-    turn = edge[:, 0] * after[:, 1] - edge[:, 1] * after[:, 0]
+    turn = cross_vectors(edge, after)
     scale = np.hypot(*edge.T) * np.hypot(*after.T)
-    area = np.add.reduceat(a[:, 0] * edge[:, 1] - a[:, 1] * edge[:, 0], offsets[:-1])
+    area = np.add.reduceat(cross_vectors(a, edge), offsets[:-1])
     owner = np.repeat(np.arange(len(sizes)), sizes)
     bad = np.flatnonzero(area <= 0)
     if len(bad):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..geometry import NONZERO_DIVISOR
+from ..geometry import NONZERO_DIVISOR, cross_vectors
 from ..progress import SILENT, Progress
 from .graph import _REFLEX_EPS, _SPLIT_TOL, PlanarGraph, _Target
 
@@ -86,9 +86,7 @@ class PortalSearch(PlanarGraph):
         d = -to_pts
         na, nb, nd = np.hypot(*a.T), np.hypot(*b.T), np.hypot(*d.T)
         tol = _SPLIT_TOL * nd
-        inside = (a[:, 0] * d[:, 1] - a[:, 1] * d[:, 0] <= tol * na) & (
-            d[:, 0] * b[:, 1] - d[:, 1] * b[:, 0] <= tol * nb
-        )
+        inside = (cross_vectors(a, d) <= tol * na) & (cross_vectors(d, b) <= tol * nb)
         return (inside & (na > 0) & (nb > 0)) | several
 
     def _vertex_score(self, notch, p: int, d: tuple[float, float], length: float, two_notch_only: bool) -> float | None:
