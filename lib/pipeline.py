@@ -57,17 +57,7 @@ def generate(
     if region_map.region_count == 0:
         return NavMesh.empty(params, no_area)
     report("contours", 0.5)
-    outlines_progress = Progress(progress, "contours", 0.5, 0.65)
-    outlines = contours.build_contours(hf, region_map, params, outlines_progress.span(0.0, 0.6))
-    # Bridge spans (regions.py) near a ring that could not be pushed off the walls are closed, and
-    # the floor outlined again without them; that outline is kept if fewer rings fail: a passage is
-    # given up rather than the outline reaching into the agent's band.
-    closed = regions.bridges_near(hf, region_map, [(o.region, o.unpushed) for o in outlines if o.unpushed])
-    if len(closed):
-        closed_map = regions.build_regions(hf, params, outlines_progress.span(0.6, 0.75), (region_map, closed))
-        again = contours.build_contours(hf, closed_map, params, outlines_progress.span(0.75, 1.0))
-        if sum(len(o.unpushed) for o in again) < sum(len(o.unpushed) for o in outlines):
-            region_map, outlines = closed_map, again
+    region_map, outlines = _outlines(hf, region_map, params, Progress(progress, "contours", 0.5, 0.65))
     if not outlines:
         return NavMesh.empty(params, no_area)
     report("polygons", 0.65)
@@ -76,6 +66,7 @@ def generate(
         return NavMesh.empty(params, "the walkable outlines were too small to hold a polygon")
     report("detail", 0.8)
     surface = detail.build_detail(polys, hf, params, region_map.region, Progress(progress, "detail", 0.8, 0.9))
+    del hf, region_map, outlines  # the bake's largest values: not held through the stages after
     report("clearance", 0.9)
     on_floor = replace(polys, vertices=surface.corners)
     clear = clearance.compute_clearance(on_floor, Progress(progress, "clearance", 0.9, 1.0))
@@ -87,3 +78,20 @@ def generate(
         mesh = prune.keep_seeded(mesh, seeds)
     report("done", 1.0)
     return mesh
+
+
+def _outlines(
+    hf: heightfield.Heightfield, region_map: regions.RegionMap, params: BakeParams, progress: Progress
+) -> tuple[regions.RegionMap, list[contours.RegionOutline]]:
+    """The regions' outlines, and the regions they outline. Bridge spans (regions.py) near a ring
+    that could not be pushed off the walls are closed, and the floor outlined again without them;
+    that outline is kept if fewer rings fail: a passage is given up rather than the outline reaching
+    into the agent's band."""
+    outlines = contours.build_contours(hf, region_map, params, progress.span(0.0, 0.6))
+    closed = regions.bridges_near(hf, region_map, [(o.region, o.unpushed) for o in outlines if o.unpushed])
+    if len(closed):
+        closed_map = regions.build_regions(hf, params, progress.span(0.6, 0.75), (region_map, closed))
+        again = contours.build_contours(hf, closed_map, params, progress.span(0.75, 1.0))
+        if sum(len(o.unpushed) for o in again) < sum(len(o.unpushed) for o in outlines):
+            return closed_map, again
+    return region_map, outlines

@@ -43,7 +43,7 @@ def _vertices_on_floor(
     missing = np.flatnonzero(np.isnan(floor))
     if len(missing):
         if span_region is not None:
-            span = np.flatnonzero(span_region >= 0)
+            span = np.flatnonzero((span_region >= 0) & _columns_near(hf, xyz[missing])[hf.y, hf.x])
             centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
             points, point_region = np.column_stack([centre, hf.z[span]]), span_region[span]
         else:
@@ -59,6 +59,19 @@ def _vertices_on_floor(
     move = first[off[first] > tol]
     vertices[vertex[move], 2] = floor[move]
     return vertices
+
+
+def _columns_near(hf: Heightfield, xyz: np.ndarray) -> np.ndarray:
+    """(height, width) bool: the grid columns within _VERTEX_REACH cells of any of the points, the
+    only ones _floor_near looks at (so the spans handed to it stay few on a large level)."""
+    near = np.zeros((hf.height, hf.width), dtype=bool)
+    base = np.floor((xyz[:, :2] - hf.bmin[:2]) / hf.cell_size).astype(np.int64)
+    for dj in range(-_VERTEX_REACH, _VERTEX_REACH + 1):
+        for di in range(-_VERTEX_REACH, _VERTEX_REACH + 1):
+            i, j = base[:, 0] + di, base[:, 1] + dj
+            ok = (i >= 0) & (i < hf.width) & (j >= 0) & (j < hf.height)
+            near[j[ok], i[ok]] = True
+    return near
 
 
 def _floor_near(

@@ -18,7 +18,7 @@ def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
 
 
 # Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
-_PAIRS_PER_CHUNK = 1 << 20
+_PAIRS_PER_CHUNK = 1 << 17
 # A column centre within this share of a cell of a polygon's edge is on it (cross product with the
 # edge, relative to the edge's length): rounding, counted inside.
 _ON_EDGE = 1e-6
