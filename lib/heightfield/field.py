@@ -20,7 +20,7 @@ class Heightfield:
     cell_size: cs. bmin: (2,) float64 xy of cell (0, 0)'s corner. width, height: grid size.
     x, y: (S,) int32 column of each span. z: (S,) float64 floor height at the column centre.
     ceiling: (S,) float64 bottom of the next solid above (inf if none).
-    area: (S,) int32 area id. links: (S, 4) int64: index of the connected neighbour span in each
+    area: (S,) int32 area id. links: (S, 4) int32 (int64 past 2³¹ spans): index of the connected neighbour span in each
     direction (DIR_DX/DIR_DY), or -1 where the floor ends there (wall, ledge, drop, low ceiling).
     link_block: (S, 4) float64 or None: where a missing link's floor ends, as a fraction of the
     centre-to-centre step. For drops and ledges, where the floor's triangles end along the step,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..components import index_dtype
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .field import DIR_DX, DIR_DY
@@ -108,7 +109,7 @@ def _link_spans(
     s = len(z)
     counts = np.bincount(col, minlength=grid.width * grid.height)
     first = np.cumsum(counts) - counts
-    links = np.full((s, 4), -1, dtype=np.int64)
+    links = np.full((s, 4), -1, dtype=index_dtype(s))  # int32 while span ids fit: half the memory
     half = 0.5 * grid.cs
     for d in range(4):
         progress.at(d / 5)
