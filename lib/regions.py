@@ -155,9 +155,10 @@ def _bridges(
 
 def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -> np.ndarray:
     """Per candidate span: does its group (candidates linked to each other) touch inside spans in two
-    or more pieces? The inside spans it touches are joined to their 8 neighbours among them, the
-    diagonal ones through an inside span: a diagonal wall's staircase of cells is one piece, not one
-    per step."""
+    or more pieces? The inside spans a group touches are joined to their 8 neighbours among those
+    the same group touches, the diagonal ones through an inside span: a diagonal wall's staircase
+    of cells is one piece, not one per step. Per group: the spans other groups touch along the
+    band's edge would join the two sides of a door in a wall whose far end is free."""
     if len(cand) == 0:
         return np.zeros(0, dtype=bool)
     is_cand = np.zeros(hf.span_count, dtype=bool)
@@ -170,21 +171,24 @@ def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -
         linked[linked] &= inside[n[linked]] & (hf.area[n[linked]] == hf.area[cand[linked]])
         touch_c.append(cand[linked])
         touch_i.append(n[linked])
-    touch_c, touch_i = np.concatenate(touch_c), np.concatenate(touch_i)
-    touched = np.unique(touch_i)
-    is_touched = np.zeros(hf.span_count, dtype=bool)
-    is_touched[touched] = True
+    # Nodes: (group, inside span it touches), keyed group * S + span.
+    s = np.int64(hf.span_count)
+    node = np.unique(group[np.concatenate(touch_c)].astype(np.int64) * s + np.concatenate(touch_i))
+    node_group, touched = node // s, node % s
     pairs_u, pairs_v = [], []
     for d in range(4):
         via = hf.links[touched, d]
         for step in (d, (d + 1) % 4):
             n = np.where(via >= 0, hf.links[np.maximum(via, 0), step], -1) if step != d else via
-            ok = (n >= 0) & is_touched[np.maximum(n, 0)] & ((step == d) | inside[np.maximum(via, 0)])
-            pairs_u.append(touched[ok])
-            pairs_v.append(n[ok])
-    piece = connected_components(hf.span_count, np.concatenate(pairs_u), np.concatenate(pairs_v))
-    pairs = np.unique(np.stack([group[touch_c], piece[touch_i]], axis=1), axis=0)
-    groups, count = np.unique(pairs[:, 0], return_counts=True)
+            ok = (n >= 0) & ((step == d) | inside[np.maximum(via, 0)])
+            key = node_group[ok] * s + n[ok]
+            at = np.minimum(np.searchsorted(node, key), len(node) - 1)
+            hit = node[at] == key
+            pairs_u.append(np.flatnonzero(ok)[hit])
+            pairs_v.append(at[hit])
+    piece = connected_components(len(node), np.concatenate(pairs_u), np.concatenate(pairs_v))
+    pieces = np.unique(np.stack([node_group, piece], axis=1), axis=0)
+    groups, count = np.unique(pieces[:, 0], return_counts=True)
     return np.isin(group[cand], groups[count >= 2])
 
 

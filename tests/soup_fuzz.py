@@ -371,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.shrink:
                 small = shrink(make_case(number, args.family), kinds[0])
                 path = pathlib.Path(args.shrink) / f"case{number}_{kinds[0]}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(
                     json.dumps(
                         {

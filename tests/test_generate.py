@@ -314,18 +314,21 @@ def test_json_round_trip_is_lossless():
     assert again.params == mesh.params
 
 
-def _crossing_through_a_gap(extra_cells: float, angle: float, shift=(0.0, 0.0)):
+def _crossing_through_a_gap(extra_cells: float, angle: float, shift=(0.0, 0.0), free_ends: int = 0):
     """Status and length of the path across a wall over a 20 m floor with one gap 2r + extra_cells
     cells wide, the wall at `angle` degrees and moved by `shift` off the grid, from 4 m before the
-    gap to 4 m beyond it (8 m straight)."""
+    gap to 4 m beyond it (8 m straight). free_ends: on this many sides of the gap (0, 1 or 2) the
+    wall is 6 m long and ends on the floor (a hole of the region: the floor on both sides of the
+    wall line is joined around its end), instead of running past the floor's edge."""
     from blender_navmesh.query import NavMeshQuery
 
     r, cs = 0.6, 0.3
     params = BakeParams(cell_size=cs, agent_radius=r, max_edge_error=1.3 * cs, region_min_area=64 * cs * cs)
-    gap, half_wall = 2 * r + extra_cells * cs, 6.0
+    gap = 2 * r + extra_cells * cs
     c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
     scene = Scene().floor(-10, -10, 10, 10)
     for side in (-1, 1):
+        half_wall = 3.0 if (free_ends, side) in ((1, 1), (2, 1), (2, -1)) else 6.0
         along = side * (gap / 2 + half_wall)
         scene.box((along * c + shift[0], along * s + shift[1], 0.0), (2 * half_wall, 0.4, 2.5), angle)
     mesh = generate(scene.vertices, scene.triangles, params)
@@ -356,4 +359,25 @@ def test_a_passage_2r_plus_half_a_cell_wide_stays_open(angle):
 def test_a_passage_2r_plus_half_a_cell_wide_stays_open_off_the_grid(seed):
     rng = np.random.default_rng(100 + seed)
     status, length = _crossing_through_a_gap(0.5, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2))
+    assert status == "found" and length < 8.5
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 25, 32])
+def test_a_passage_2r_plus_half_a_cell_wide_beside_a_free_standing_wall_stays_open(seed):
+    """The same gap between a wall reaching the floor's edge and one ending on the floor. Bridges
+    are found per group of candidate cells, so the floor around the free wall's end does not make
+    the gap's two sides one piece (seed 32 closed); and an outer outline that only a hole's first,
+    unpushed outline crosses is placed before the two are merged across the gap (seed 25 closed)."""
+    rng = np.random.default_rng(500 + seed)
+    status, length = _crossing_through_a_gap(0.5, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2), free_ends=1)
+    assert status == "found" and length < 8.5
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4, 7, 10, 13])
+def test_a_passage_2r_plus_half_a_cell_wide_between_two_free_standing_walls_stays_open(seed):
+    """The same gap between two walls that both end on the floor (two holes of one region). A hole
+    no push clears beside the other is settled onto the band's edge on its own, where that leaves
+    floor between the two, instead of being merged with it across the gap (4, 7, 10, 13 closed)."""
+    rng = np.random.default_rng(700 + seed)
+    status, length = _crossing_through_a_gap(0.5, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2), free_ends=2)
     assert status == "found" and length < 8.5

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, point_line_distance, segments_meet_matrix, signed_area
+from ..geometry import (
+    cross_vectors,
+    point_line_distance,
+    point_segment_distance_matrix,
+    segments_meet_matrix,
+    signed_area,
+)
 from ..progress import SILENT, Progress
 from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
@@ -43,6 +49,10 @@ _PRUNE_OFFSET = 0.25
 _MERGE_ROUNDS = 3
 # A merged ring's push may move its edges this many cells on average (more gives up floor).
 _MERGE_MAX_SHIFT = 0.5
+# A ring settled alone, instead of merged with the rings beside it, keeps at least this many cells
+# of floor from each: the free floor of a passage half a cell wider than the agent, not a strip
+# millimetres wide between two holes (which would leave a hole no bridge can reach).
+_KEPT_GAP = 0.25
 
 
 class _RingBoxes:
@@ -115,6 +125,7 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
         if not len(out.rings[k]):
             continue  # merged into another ring
         finest, first = None, None
+        clear = []  # (pushed, its neighbours, option's points, option's fixed) of pushes that clear the band
         for option in ring_options:
             option = option() if callable(option) else option
             if option is None:
@@ -123,14 +134,40 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             finest = option
             pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
             first = first or option
-            if cleared and not _fits(pushed, k, out):
+            if not cleared:
+                continue
+            if not _fits(pushed, k, out):
+                clear.append((pushed, pushed_nb, ring, fixed))
                 pushed, pushed_nb = _untangle(pushed, pushed_nb)
-            if cleared and len(pushed) and _fits(pushed, k, out):
-                out.replace(k, pushed)
-                out_nb[k] = pushed_nb
-                _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
-                break
+                if not (len(pushed) and _fits(pushed, k, out)):
+                    continue
+            out.replace(k, pushed)
+            out_nb[k] = pushed_nb
+            _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
+            break
         else:
+            # The rings not placed yet still have their first outline, unpushed (a hole's outline
+            # with fewer corners encloses its traced one): one that only those cross is placed, and
+            # they find an outline beside it, before rings are merged across a passage.
+            later = frozenset(range(k + 1, len(options)))
+            placed = next((option for option in clear if _fits(option[0], k, out, later)), None)
+            if placed is not None:
+                pushed, out_nb[k], ring, fixed = placed
+                out.replace(k, pushed)
+                _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
+                continue
+            # A wall-only ring that no push clears beside the others would be merged with them,
+            # across what may be a passage just wider than the agent: its finest outline settled
+            # onto the band's edge keeps the passage, where that leaves floor between the rings.
+            if finest is not None and (finest[1] < 0).all():
+                alone, alone_nb = _settle(finest[0], finest[1], finest[2], boundary)
+                turns_its_way = signed_area(alone) * signed_area(finest[0]) > 0  # a tiny hole can flip
+                if turns_its_way and _fits_apart(alone, k, out, _KEPT_GAP * boundary.cs, later):
+                    out.replace(k, alone)
+                    out_nb[k] = alone_nb
+                    if _in_band(alone, alone_nb, boundary):
+                        unpushed.append(alone)
+                    continue
             merged = _merged(k, first, out, out_nb, boundary)
             if merged is not None:
                 ring, slot, absorbed = merged
@@ -168,7 +205,9 @@ def _in_band(ring: np.ndarray, nb: np.ndarray, boundary: FloorBoundary) -> bool:
     return bool((dist < boundary.radius - _BAND_SLACK * boundary.cs).any())
 
 
-def _settle(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary):
+def _settle(
+    ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary
+) -> tuple[np.ndarray, np.ndarray]:
     """(ring, neighbours): a ring that no parallel push clears (its wall edges face walls on both
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
@@ -287,6 +326,24 @@ def _fits(ring: np.ndarray, slot: int, out: _RingBoxes, skip: set | frozenset = 
         return False
     others = [out.rings[j] for j in out.touching(ring) if j != slot and j not in skip]
     return _fits_among(ring, others) if slot else not any(_crossing_rings(ring, other) for other in others)
+
+
+def _fits_apart(ring: np.ndarray, slot: int, out: _RingBoxes, gap: float, skip: frozenset) -> bool:
+    """_fits, and no point of the ring comes within `gap` of another ring's edges, nor theirs of its
+    (but the rings in skip)."""
+    if not _fits(ring, slot, out, skip):
+        return False
+    for j in out.touching(ring, gap):
+        if j != slot and j not in skip and len(out.rings[j]):
+            other = out.rings[j][:, :2]
+            if min(_closest(ring[:, :2], other), _closest(other, ring[:, :2])) < gap:
+                return False
+    return True
+
+
+def _closest(points: np.ndarray, ring: np.ndarray) -> float:
+    """The least distance from the points to the ring's edges."""
+    return float(point_segment_distance_matrix(points, ring, np.roll(ring, -1, axis=0)).min())
 
 
 def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundary: FloorBoundary):
