@@ -113,9 +113,12 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     """A region's (rings, neighbours, unpushed): per ring the first of its options (points,
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
-    _untangle) nor the rings chosen so far; if none does, the finest option (or the first, when
-    even that crosses) settled onto the band's edge (_settled), or unpushed where that crosses
-    another ring, and then listed in unpushed if it reaches into the agent's band."""
+    _untangle) nor the other rings. If none does: the first that only crosses rings not placed
+    yet; else, for a wall-only ring, its finest option settled alone onto the band's edge if that
+    keeps _KEPT_GAP cells from the other rings; else the ring merged with those it crosses
+    (_merged); else the finest option (or the first, when even that crosses) settled onto the
+    band's edge (_settled), or unpushed where that crosses another ring. Each ring left reaching
+    into the agent's band is listed in unpushed."""
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
     out_fixed = [ring_options[0][2] for ring_options in options]
