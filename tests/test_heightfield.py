@@ -367,8 +367,8 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         # The step where the two columns meet, each floor carried there along its own slope but
         # not past its triangle's lowest or highest point.
         half = 0.5 * params.cell_size * np.array([DIR_DX[d], DIR_DY[d]], dtype=float)
-        low, high = hf.surface_range[:, 0], hf.surface_range[:, 1]
-        there = np.clip(hf.z[b] - hf.gradient[b] @ half, low[b], high[b])
-        here = np.clip(hf.z[a] + hf.gradient[a] @ half, low[a], high[a])
+        bound_a, bound_b = hf.surface_range_at(a), hf.surface_range_at(b)
+        there = np.clip(hf.z[b] - hf.gradient_at(b) @ half, bound_b[:, 0], bound_b[:, 1])
+        here = np.clip(hf.z[a] + hf.gradient_at(a) @ half, bound_a[:, 0], bound_a[:, 1])
         step = there - here
         assert np.all(np.abs(step) <= climb + 1e-9)

@@ -105,10 +105,10 @@ def _floor_near(
     slot, point = slot[hit], order[at[hit]]
     rel = xyz[slot, :2] - points[point, :2]
     span = point_span[point]
-    slope = hf.gradient[span] if hf.gradient is not None else np.zeros((len(point), 2))
-    z = points[point, 2] + (rel * slope).sum(axis=1)
-    if hf.surface_range is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
-        z = np.clip(z, hf.surface_range[span, 0], hf.surface_range[span, 1])
+    z = points[point, 2] + (rel * hf.gradient_at(span)).sum(axis=1)
+    bounds = hf.surface_range_at(span)
+    if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
+        z = np.clip(z, bounds[:, 0], bounds[:, 1])
     usable = np.abs(z - xyz[slot, 2]) <= layer_tol
     slot, z, dist = slot[usable], z[usable], np.hypot(*rel[usable].T)
     best = np.lexsort((dist, slot))

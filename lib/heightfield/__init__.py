@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from ..components import index_dtype
 from ..errors import NavMeshError
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -123,14 +124,14 @@ def build_heightfield(
     y = (span_col // width).astype(np.int32)
     progress.at(0.6)
     # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0), and the
-    # heights that triangle spans.
+    # heights that triangle spans: per triangle, with each span's row.
     floors = np.unique(span_tri)
-    slope = np.zeros((len(tris), 2))
-    slope[floors] = -normal[floors, :2] / normal[floors, 2:3]
-    heights = p[:, :, 2]
-    gradient = slope[span_tri]
-    surface_range = np.column_stack([heights.min(axis=1)[span_tri], heights.max(axis=1)[span_tri]])
-    links = _link_spans(span_col, x, y, z, gradient, surface_range, ceiling, grid, params, progress.span(0.6, 0.7))
+    floor_triangle = np.searchsorted(floors, span_tri).astype(index_dtype(len(floors)))
+    floor_slope = -normal[floors, :2] / normal[floors, 2:3]
+    heights = p[floors, :, 2]
+    floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
+    floor = (floor_triangle, floor_slope, floor_range)
+    links = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
     del solid, span_bottom, span_top, floor_top, span_walk  # every solid span's, not only the floors'
@@ -152,6 +153,5 @@ def build_heightfield(
             area[_inside_solids(span_col, z, shell, grid)] = volume_area
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
     hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
-    hf.gradient = gradient
-    hf.surface_range = surface_range
+    hf.floor_triangle, hf.floor_slope, hf.floor_range = floor_triangle, floor_slope, floor_range
     return hf

@@ -35,10 +35,11 @@ class Heightfield:
     triangle that blocks a wall link inside the agent's band, clipped to the neighbour column's
     square. At ledges, a cell-wide segment across the step at link_block. None when not recorded
     (hand-built heightfields).
-    gradient: (S, 2) float64 or None: the floor's slope (dz/dx, dz/dy) at each span, that of the
-    triangle it was sampled from; None means flat.
-    surface_range: (S, 2) float64 or None: the lowest and highest point of that triangle, which bound
-    the floor carried along the gradient away from the column centre; None means unbounded.
+    floor_triangle: (S,) int32 or None: the floor triangle each span was sampled from, as a row of
+    floor_slope and floor_range (per triangle, not per span: a triangle holds many spans).
+    floor_slope: (F, 2) float64: that triangle's slope (dz/dx, dz/dy); see gradient_at.
+    floor_range: (F, 2) float64: its lowest and highest point, which bound the floor carried along
+    the slope away from the column centre; see surface_range_at.
     """
 
     cell_size: float
@@ -54,8 +55,9 @@ class Heightfield:
     link_block: np.ndarray | None = None
     link_found: np.ndarray | None = None
     boundary: np.ndarray | None = None
-    gradient: np.ndarray | None = None
-    surface_range: np.ndarray | None = None
+    floor_triangle: np.ndarray | None = None
+    floor_slope: np.ndarray | None = None
+    floor_range: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -66,6 +68,19 @@ class Heightfield:
         return np.stack(
             [self.bmin[0] + (self.x + 0.5) * self.cell_size, self.bmin[1] + (self.y + 0.5) * self.cell_size], axis=1
         )
+
+    def gradient_at(self, span: np.ndarray) -> np.ndarray:
+        """(K, 2) the floor's slope (dz/dx, dz/dy) at the spans; zero (flat) when not recorded."""
+        if self.floor_triangle is None or self.floor_slope is None:
+            return np.zeros((len(span), 2))
+        return self.floor_slope[self.floor_triangle[span]]
+
+    def surface_range_at(self, span: np.ndarray) -> np.ndarray | None:
+        """(K, 2) the lowest and highest point of the spans' floor triangles; None (unbounded) when
+        not recorded."""
+        if self.floor_triangle is None or self.floor_range is None:
+            return None
+        return self.floor_range[self.floor_triangle[span]]
 
     def block_fraction(self) -> np.ndarray:
         """(S, 4) link_block, with the cell-edge default 0.5 when it was not recorded."""

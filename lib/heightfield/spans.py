@@ -16,7 +16,7 @@ _MERGE_GAP = 1e-5
 # Surfaces closer than this (m) along a column are one surface to the inside-solid test.
 _SAME_SURFACE = 1e-4
 # Spans linked at a time (bounds the temporaries of the neighbour search).
-_LINK_CHUNK = 1 << 18
+_LINK_CHUNK = 1 << 16
 
 
 def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -97,13 +97,14 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
 
 
 def _link_spans(
-    col, x, y, z, gradient, surface_range, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT
+    col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT
 ) -> np.ndarray:
     """Link each span to the best passable span of each neighbour column; links are mutual.
 
     The step between two floors is measured where their columns meet, each floor carried there
-    along its own slope (gradient) but not past its triangle's lowest or highest point
-    (surface_range): a ramp steeper than agent_max_climb per cell is one floor, where comparing
+    along its own slope but not past its triangle's lowest or highest point (floor: each span's
+    row of the per-triangle slopes and ranges, as Heightfield.floor_triangle, floor_slope and
+    floor_range): a ramp steeper than agent_max_climb per cell is one floor, where comparing
     heights at the column centres (Recast) would cut it into strips a cell wide; a stair's riser is
     the same step either way."""
     s = len(z)
@@ -111,15 +112,17 @@ def _link_spans(
     first = np.cumsum(counts) - counts
     links = np.full((s, 4), -1, dtype=index_dtype(s))  # int32 while span ids fit: half the memory
     half = 0.5 * grid.cs
+    triangle, slope, bounds = floor
+    low, high = bounds[triangle, 0], bounds[triangle, 1]
     for d in range(4):
         progress.at(d / 5)
-        rise = half * (gradient[:, 0] * DIR_DX[d] + gradient[:, 1] * DIR_DY[d])
+        rise = (half * (slope[:, 0] * DIR_DX[d] + slope[:, 1] * DIR_DY[d]))[triangle]
         # Every floor's height at its border with the column opposite d: where the floor of a span
         # that has it as neighbour d meets it.
-        there = np.clip(z - rise, surface_range[:, 0], surface_range[:, 1])
+        there = np.clip(z - rise, low, high)
         for start in range(0, s, _LINK_CHUNK):  # bounds the temporaries on large levels
             part = np.arange(start, min(start + _LINK_CHUNK, s))
-            here = np.clip(z[part] + rise[part], surface_range[part, 0], surface_range[part, 1])
+            here = np.clip(z[part] + rise[part], low[part], high[part])
             links[part, d] = _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid, params)
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
