@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import logging
 import math
 import pathlib
 import sys
@@ -278,17 +279,35 @@ def link_violations(mesh) -> list[tuple[str, str]]:
     return found
 
 
+class _IgnoredHoles(logging.Handler):
+    """Counts the polygon stage's warnings that a hole was left out: the navmesh then covers it."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "hole could not be bridged" in record.getMessage()
+
+
 def check_case(case: Case) -> list[tuple[str, str]]:
     """(kind, message) for everything wrong with this case's bake; [] when all is well."""
+    holes = _IgnoredHoles()
+    logger = logging.getLogger("blender_navmesh")
+    logger.addHandler(holes)
     try:
         mesh = generate(case.scene.vertices, case.scene.triangles, case.params, walkable=case.scene.walkable)
     except NavMeshError as exc:
         return [] if "memory" in str(exc) else [("error", str(exc))]
     except Exception as exc:  # noqa: BLE001 - any other exception is what the fuzzer hunts
         return [("exception", f"{type(exc).__name__}: {exc}")]
+    finally:
+        logger.removeHandler(holes)
     if mesh.is_empty:
         return [] if mesh.empty_reason else [("empty_without_reason", "empty mesh with no reason")]
     found = navmesh_violations(mesh) + link_violations(mesh)
+    if holes.count:
+        found.append(("hole_ignored", f"{holes.count} holes left out of their region's polygons"))
     gaps = surface_gaps(mesh, case.scene)
     bad = np.flatnonzero(gaps > case.params.max_height_error * (1 + 1e-6))
     if len(bad):

@@ -189,9 +189,14 @@ def build_contours(
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             chosen, neighbours, unpushed = _push_rings(options, boundary, region_part.span(0.4, 1.0))
-            # A hole that pushing or settling shrank to nothing holds no floor apart: dropped, as
-            # traced rings that small are, rather than left for the polygons to find no bridge to.
-            lasting = [j for j, ring in enumerate(chosen) if j == 0 or abs(signed_area(ring)) >= min_area]
+            # A hole that pushing or settling shrank to nothing, or that the outer ring's push left
+            # outside it, holds no floor of the region apart: dropped, as traced rings that small
+            # are, rather than left for the polygons to find no bridge to.
+            lasting = [
+                j
+                for j, ring in enumerate(chosen)
+                if j == 0 or (abs(signed_area(ring)) >= min_area and _hole_inside(chosen[0], ring))
+            ]
             chosen, neighbours = [chosen[j] for j in lasting], [neighbours[j] for j in lasting]
             neck, min_lobe = _NECK * float(params.cell_size), float(params.region_min_area)
             cut = [
