@@ -113,12 +113,11 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     """A region's (rings, neighbours, unpushed): per ring the first of its options (points,
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
-    _untangle) nor the other rings. If none does: the first that only crosses rings not placed
-    yet; else, for a wall-only ring, its finest option settled alone onto the band's edge if that
-    keeps _KEPT_GAP cells from the other rings; else the ring merged with those it crosses
-    (_merged); else the finest option (or the first, when even that crosses) settled onto the
-    band's edge (_settled), or unpushed where that crosses another ring. Each ring left reaching
-    into the agent's band is listed in unpushed."""
+    _untangle) nor the other rings. If none does: for a wall-only ring, its finest option settled
+    alone onto the band's edge if that keeps _KEPT_GAP cells from the rings placed so far; else
+    the ring merged with those it crosses (_merged); else the finest option (or the first, when
+    even that crosses) settled onto the band's edge (_settled), or unpushed where that crosses
+    another ring. Each ring left reaching into the agent's band is listed in unpushed."""
     out = _RingBoxes([ring_options[0][0] for ring_options in options])
     out_nb = [ring_options[0][1] for ring_options in options]
     out_fixed = [ring_options[0][2] for ring_options in options]
@@ -128,7 +127,6 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
         if not len(out.rings[k]):
             continue  # merged into another ring
         finest, first = None, None
-        clear = []  # (pushed, its neighbours, option's points, option's fixed) of pushes that clear the band
         for option in ring_options:
             option = option() if callable(option) else option
             if option is None:
@@ -137,31 +135,20 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             finest = option
             pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
             first = first or option
-            if not cleared:
-                continue
-            if not _fits(pushed, k, out):
-                clear.append((pushed, pushed_nb, ring, fixed))
+            if cleared and not _fits(pushed, k, out):
                 pushed, pushed_nb = _untangle(pushed, pushed_nb)
-                if not (len(pushed) and _fits(pushed, k, out)):
-                    continue
-            out.replace(k, pushed)
-            out_nb[k] = pushed_nb
-            _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
-            break
-        else:
-            # The rings not placed yet still have their first outline, unpushed (a hole's outline
-            # with fewer corners encloses its traced one): one that only those cross is placed, and
-            # they find an outline beside it, before rings are merged across a passage.
-            later = frozenset(range(k + 1, len(options)))
-            placed = next((option for option in clear if _fits(option[0], k, out, later)), None)
-            if placed is not None:
-                pushed, out_nb[k], ring, fixed = placed
+            if cleared and len(pushed) and _fits(pushed, k, out):
                 out.replace(k, pushed)
+                out_nb[k] = pushed_nb
                 _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
-                continue
+                break
+        else:
             # A wall-only ring that no push clears beside the others would be merged with them,
             # across what may be a passage just wider than the agent: its finest outline settled
             # onto the band's edge keeps the passage, where that leaves floor between the rings.
+            # The rings not placed yet do not count: they still have their first outline, unpushed
+            # (a hole's outline with fewer corners encloses its traced one), and find theirs beside it.
+            later = frozenset(range(k + 1, len(options)))
             if finest is not None and (finest[1] < 0).all():
                 alone, alone_nb = _settle(finest[0], finest[1], finest[2], boundary)
                 turns_its_way = signed_area(alone) * signed_area(finest[0]) > 0  # a tiny hole can flip
