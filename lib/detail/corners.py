@@ -65,13 +65,20 @@ def _columns_near(hf: Heightfield, xyz: np.ndarray) -> np.ndarray:
     """(height, width) bool: the grid columns within _VERTEX_REACH cells of any of the points, the
     only ones _floor_near looks at (so the spans handed to it stay few on a large level)."""
     near = np.zeros((hf.height, hf.width), dtype=bool)
-    base = np.floor((xyz[:, :2] - hf.bmin[:2]) / hf.cell_size).astype(np.int64)
-    for dj in range(-_VERTEX_REACH, _VERTEX_REACH + 1):
-        for di in range(-_VERTEX_REACH, _VERTEX_REACH + 1):
-            i, j = base[:, 0] + di, base[:, 1] + dj
-            ok = (i >= 0) & (i < hf.width) & (j >= 0) & (j < hf.height)
-            near[j[ok], i[ok]] = True
+    _, i, j, inside = _window(hf, xyz)
+    near[j[inside], i[inside]] = True
     return near
+
+
+def _window(hf: Heightfield, xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(slot, i, j, inside): every grid column (i, j) within _VERTEX_REACH cells of each point
+    xyz[slot], and whether it lies on the grid."""
+    base = np.floor((xyz[:, :2] - hf.bmin[:2]) / hf.cell_size).astype(np.int64)
+    k = np.arange(-_VERTEX_REACH, _VERTEX_REACH + 1)
+    di, dj = (a.ravel() for a in np.meshgrid(k, k))
+    slot = np.repeat(np.arange(len(xyz)), len(di))
+    i, j = base[slot, 0] + np.tile(di, len(xyz)), base[slot, 1] + np.tile(dj, len(xyz))
+    return slot, i, j, (i >= 0) & (i < hf.width) & (j >= 0) & (j < hf.height)
 
 
 def _floor_near(
@@ -93,14 +100,9 @@ def _floor_near(
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
     order = np.argsort(key, kind="stable")
     key = key[order]
-    base = np.floor((xyz[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
-    k = np.arange(-_VERTEX_REACH, _VERTEX_REACH + 1)
-    di, dj = (a.ravel() for a in np.meshgrid(k, k))
-    slot = np.repeat(np.arange(len(xyz)), len(di))
-    i, j = base[slot, 0] + np.tile(di, len(xyz)), base[slot, 1] + np.tile(dj, len(xyz))
+    slot, i, j, hit = _window(hf, xyz)
     query = (region[slot] * hf.height + j) * hf.width + i
     at = np.minimum(np.searchsorted(key, query), max(len(key) - 1, 0))
-    hit = (i >= 0) & (i < hf.width) & (j >= 0) & (j < hf.height)
     hit &= (key[at] == query) if len(key) else False
     slot, point = slot[hit], order[at[hit]]
     rel = xyz[slot, :2] - points[point, :2]
