@@ -163,8 +163,8 @@ def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
 def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distance of points x (N, 2) to the lines through a-b (N, 2): how far each bulges from the
     chord a-b, wherever along it; a line with no length has distance 0."""
-    ab, ax = b - a, x - a
-    return np.abs(ab[:, 0] * ax[:, 1] - ab[:, 1] * ax[:, 0]) / np.maximum(np.hypot(*ab.T), NONZERO_DIVISOR)
+    ab = b - a
+    return np.abs(cross_vectors(ab, x - a)) / np.maximum(np.hypot(*ab.T), NONZERO_DIVISOR)
 
 
 def point_segment_distance_matrix(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -295,12 +295,9 @@ def segment_wall_distance_xy(a: tuple, b: tuple, wall: tuple) -> float:
 def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per k: does segment p_k-q_k meet segment a_k-b_k (proper crossing or touching)? Arrays of
     points (K, 2), or one start p (2,) for every k."""
-    ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
-    ux, uy = q[:, 0] - p[..., 0], q[:, 1] - p[..., 1]
-    d1 = ex * (p[..., 1] - a[:, 1]) - ey * (p[..., 0] - a[:, 0])
-    d2 = ex * (q[:, 1] - a[:, 1]) - ey * (q[:, 0] - a[:, 0])
-    d3 = ux * (a[:, 1] - p[..., 1]) - uy * (a[:, 0] - p[..., 0])
-    d4 = ux * (b[:, 1] - p[..., 1]) - uy * (b[:, 0] - p[..., 0])
+    e, u = b - a, q - p
+    d1, d2 = cross_vectors(e, p - a), cross_vectors(e, q - a)
+    d3, d4 = cross_vectors(u, a - p), cross_vectors(u, b - p)
     proper = (((d1 > 0) & (d2 < 0)) | ((d1 < 0) & (d2 > 0))) & (((d3 > 0) & (d4 < 0)) | ((d3 < 0) & (d4 > 0)))
 
     def on(s, t, r, d):
@@ -312,13 +309,10 @@ def segments_meet(p: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray) ->
 def segments_meet_matrix(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """(A, C): does segment a_i-b_i meet segment c_j-d_j (crossing or touching)?"""
 
-    def orient(o, u, v):
-        return np.sign(
-            (u[..., 0] - o[..., 0]) * (v[..., 1] - o[..., 1]) - (u[..., 1] - o[..., 1]) * (v[..., 0] - o[..., 0])
-        )
-
     A, B, C, D = a[:, None], b[:, None], c[None], d[None]
-    hit = (orient(A, B, C) * orient(A, B, D) <= 0) & (orient(C, D, A) * orient(C, D, B) <= 0)
+    hit = (np.sign(cross_many(A, B, C)) * np.sign(cross_many(A, B, D)) <= 0) & (
+        np.sign(cross_many(C, D, A)) * np.sign(cross_many(C, D, B)) <= 0
+    )
     lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
     lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
     return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)
