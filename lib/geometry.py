@@ -31,6 +31,9 @@ ZERO_LENGTH_SQ = 1e-18
 # Divisors that may be exactly zero (a repeated point, an edge of no length) are floored at this:
 # it never changes a real quotient, it only keeps a degenerate one finite.
 NONZERO_DIVISOR = 1e-300
+# A triangle or polygon whose unit normal has a z at most this stands upright: its height is no
+# function of x and y (it has none per column, and no plane to carry a point along).
+UPRIGHT_NZ = 1e-9
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 SMALL_POLYGON = 32
 

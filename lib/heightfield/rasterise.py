@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..geometry import UPRIGHT_NZ
 from ..progress import SILENT, Progress
 from .field import Heightfield
 
@@ -14,8 +15,6 @@ from .field import Heightfield
 _CHUNK_PAIRS = 131072
 # Inclusive tolerance (in cell sizes) of the coverage tests, so centres on shared edges are not lost.
 _INSIDE_TOL = 1e-9
-# A triangle whose unit normal has a z at most this stands upright: it has no height per column.
-UPRIGHT_NZ = 1e-9
 # A segment whose direction has a component at most this (m) along an axis does not move along it:
 # it crosses no cell boundary of that axis.
 _STILL = 1e-12

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import index_dtype
+from ..geometry import UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .field import DIR_DX, DIR_DY
-from .rasterise import UPRIGHT_NZ, _Grid, _sample_centres
+from .rasterise import _Grid, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
 _MERGE_GAP = 1e-5

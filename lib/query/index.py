@@ -9,7 +9,7 @@ import numpy as np
 
 from ..components import partners
 from ..errors import NavMeshError
-from ..geometry import NONZERO_DIVISOR, point_segment_3d
+from ..geometry import NONZERO_DIVISOR, UPRIGHT_NZ, point_segment_3d
 from ..navmesh import NavMesh
 
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
@@ -17,8 +17,6 @@ LOCATE_TOL = 1e-9
 # A point counts as inside a polygon, seen from above, while its cross product with each edge (m²,
 # the edge's length times the point's distance outside it) is above -INSIDE_TOL: rounding.
 INSIDE_TOL = 1e-9
-# A polygon whose unit normal has a z below this stands upright: its height is no function of x and y.
-UPRIGHT_NZ = 1e-9
 # The index grids' cells are at least this wide (m), so a mesh of tiny polygons gets a finite grid.
 MIN_GRID_CELL = 1e-3
 # A detail triangle whose top-view area is below this share of its edges' squared lengths is a sliver.
