@@ -25,10 +25,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     "case32149_needle": _THIN_STRIP,
     "case33684_needle": _THIN_STRIP,
     "case36467_needle": _THIN_STRIP,
-    "case20779_hole_ignored": (
-        "open (issue 12): a hole inside its outline, crossing no ring, that the polygon stage finds no "
-        "bridge to (present before 2026-11-26; found by the hole_ignored check; cause not looked at yet)"
-    ),
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))

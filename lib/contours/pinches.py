@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, point_segment_distance, segment_distance
+from ..geometry import cross_vectors, point_segment_distance, segment_distance, signed_area
 from .rings import _points_near_edges
 
 # A point closer than this many cells to an edge that is not its own pinches the outline.
@@ -31,7 +31,8 @@ def widen_pinches(
     """The region's rings with each pinch widened: the pinching point moved off the edge it nears,
     and if that is not enough, the edge's ends moved off the point. Only points whose two edges are
     walls move (a point on a shared border stays, bit for bit), and only where their moved edges
-    keep `reach` from the floor's boundary and come no closer to any other edge of the region."""
+    keep `reach` from the floor's boundary and come no closer to any other edge of the region, and
+    the ring keeps its turning direction (a thin hole's point may not cross its other edge)."""
     if not rings:
         return rings
     sizes = [len(ring) for ring in rings]
@@ -45,15 +46,16 @@ def widen_pinches(
     prv = first + (index - first - 1) % size
     free = (nb < 0) & (nb[prv] < 0)
     goal = _GOAL * boundary.cs
+    areas = [signed_area(ring) for ring in rings]
     for k, e in _pinches(points[:, :2], nxt, prv, free, _PINCH * boundary.cs):
         xy = points[:, :2]
         dist, t = point_segment_distance(xy[[k]], xy[[e]], xy[[nxt[e]]])
         away = (xy[k] - xy[e] - t[0] * (xy[nxt[e]] - xy[e])) / dist[0]
-        _move(points, nxt, prv, k, away, goal - dist[0], boundary, reach)
+        _move(points, nxt, prv, areas, ring_of[k], k, away, goal - dist[0], boundary, reach)
         for end in (e, nxt[e]):
             dist = point_segment_distance(xy[[k]], xy[[e]], xy[[nxt[e]]])[0]
             if dist[0] < goal and free[end]:
-                _move(points, nxt, prv, end, -away, goal - dist[0], boundary, reach)
+                _move(points, nxt, prv, areas, ring_of[end], end, -away, goal - dist[0], boundary, reach)
     return [points[s : s + n] for s, n in zip(starts, sizes)]
 
 
@@ -81,10 +83,22 @@ def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray,
     return pairs
 
 
-def _move(points, nxt, prv, k: int, direction: np.ndarray, shift: float, boundary: FloorBoundary, reach: float):
+def _move(
+    points,
+    nxt,
+    prv,
+    areas: list[float],
+    ring: int,
+    k: int,
+    direction: np.ndarray,
+    shift: float,
+    boundary: FloorBoundary,
+    reach: float,
+):
     """Move point k (in place) along `direction` by `shift`, or by the largest of _TRIES shorter
     steps (each _STEP times the last) that keeps its two edges `reach` from the floor's boundary
-    and no closer to the region's other edges than they were."""
+    and no closer to the region's other edges than they were, and leaves the signed area of its
+    ring (areas[ring], kept up to date) of the same sign."""
     xy = points[:, :2]
     p = xy[k].copy()
     ends = np.array([prv[k], nxt[k]])
@@ -96,8 +110,11 @@ def _move(points, nxt, prv, k: int, direction: np.ndarray, shift: float, boundar
     clear = boundary.distance(
         starts, xy[np.tile(ends, _TRIES)], np.full(2 * _TRIES, points[k, 2]), points[np.tile(ends, _TRIES), 2]
     )[0]
-    for at, ok in zip(moved, (clear >= reach).reshape(-1, 2).all(axis=1)):
-        if ok and _clearance(xy, nxt, others, ends, at) >= before:
+    # Moving k by d changes its ring's area by cross(d, next - previous) / 2.
+    after = areas[ring] + 0.5 * cross_vectors(moved - p, xy[nxt[k]] - xy[prv[k]])
+    for at, ok, area in zip(moved, (clear >= reach).reshape(-1, 2).all(axis=1), after.tolist()):
+        if ok and area * areas[ring] > 0 and _clearance(xy, nxt, others, ends, at) >= before:
+            areas[ring] = area
             points[k, :2] = at
             return
 
