@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shapely.geometry import Polygon
+from shapely.geometry import Point, Polygon
 from shapely.ops import unary_union
 
 from blender_navmesh.contours import RegionOutline
@@ -311,3 +311,20 @@ def test_a_vertex_only_touching_an_edge_is_not_welded():
     xyz = np.array([(0, 0, 0), (2, 0, 0), (1, 2, 0), (1, 0, 0), (0.5, -1, 0), (1.5, -1, 0)], float)
     polys = [[0, 1, 2], [3, 4, 5]]
     assert _weld_t_junctions(polys, xyz, 6, 0.0) == (polys, [0, 1])
+
+
+def test_a_strip_along_a_long_wall_gets_feet_on_the_wall_not_needles():
+    """Fuzz case 33684's region (cell size 1.9 m, triangles only): a hole's corner 26 cm above a
+    205 m wall, its edges rising slowly from it. Every triangle on the whole wall reaches from the
+    wall's ends to that corner, a needle; with the corner's foot on the wall the strip is cut
+    across there. The floor stays exactly the outline's."""
+    outer = [
+        (220.9705, 5.0558), (220.9376, 107.3158), (213.3372, 114.407), (221.1378, 122.3433),
+        (221.0778, 211.6739), (219.2676, 212.0345), (13.8775, 6.6445), (16.1366, 5.0529),
+    ]  # fmt: skip
+    hole = [(69.4922, 16.5741), (87.5364, 68.2761), (120.9749, 56.4391), (102.8162, 5.3148)]
+    mesh = build_polygons([outline([outer, hole])], BakeParams(cell_size=1.9, max_verts_per_poly=3))
+    assert_valid_navmesh(mesh)
+    wall = Polygon(outer).exterior
+    assert any(wall.distance(Point(p)) < 1e-9 and abs(p[0] - 102.8162) < 1.0 for p in mesh.vertices[:, :2].tolist())
+    assert covered_area(mesh) == pytest.approx(Polygon(outer).area - Polygon(hole).area)

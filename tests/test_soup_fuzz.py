@@ -15,17 +15,8 @@ from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-# Reproducers of violations whose cause is known and open, by file stem, with the cause.
-_THIN_STRIP = (
-    "open (issue 12): a strip of floor under a quarter cell wide, which the agent's band does not let "
-    "the pinch widening open further, along a wall edge 10-200 m long (a hole's corner near the "
-    "outer wall, or the outline's own spike near it): any decomposition of it is a needle"
-)
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case32149_needle": _THIN_STRIP,
-    "case33684_needle": _THIN_STRIP,
-    "case36467_needle": _THIN_STRIP,
-}
+# Reproducers of violations whose cause is known and open, by file stem, with the cause (none now).
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

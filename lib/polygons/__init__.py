@@ -23,7 +23,15 @@ from ..navmesh import PolyMesh
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..triangulate import SLIVER_WIDTH, simple_hole
-from .decompose import _STEINER_SNAP, _clean_ring, _decompose, _decompose_by_portals, _extended, _quality_key
+from .decompose import (
+    _STEINER_SNAP,
+    _clean_ring,
+    _decompose,
+    _decompose_by_portals,
+    _extended,
+    _feet_on_walls,
+    _quality_key,
+)
 from .repair import _drop_free_collinear, _drop_straight_vertices, _trim_thin_corners, _weld_t_junctions, _widen_slivers
 
 log = logging.getLogger(__name__)
@@ -31,6 +39,9 @@ log = logging.getLogger(__name__)
 
 # Outline points this close (m) are welded into one vertex.
 _WELD = 1e-9
+# Rounds of feet put on walls across thin strips while needles are left (each round on the rings
+# the last one left, so a point's foot can give another foot across the strip).
+_FOOT_ROUNDS = 3
 
 
 def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> PolyMesh:
@@ -101,6 +112,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         if found is None:
             log.warning("region %d dropped: its outline could not be decomposed (self-intersecting?)", outline.region)
             continue
+        found = _without_strip_needles(found, rings, points, xy, shared, maxv, snap, thin)
         region_polys, steiner = found
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
@@ -115,3 +127,38 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
     regions, areas = [regions[p] for p in source], [areas[p] for p in source]
     return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
+
+
+def _without_strip_needles(found, rings, points, xy, shared, maxv: int, snap: float, thin: float):
+    """A region's (polygons, Steiner points) with needles along long walls avoided: while needles
+    are left (at most _FOOT_ROUNDS times), the region is decomposed again with feet on the wall
+    edges that ring points lie across thin strips from (a needle along a long wall is otherwise
+    forced: every triangle on that wall reaches its far ends), kept when _quality_key is better.
+    Regions without needles are left as they are. The feet come first among the Steiner points."""
+    polys, steiner = found
+    key = _quality_key(polys, _extended(xy, steiner), thin)
+    feet_all = np.zeros((0, 3))
+    for _ in range(_FOOT_ROUNDS):
+        if not key[1]:
+            break
+        footed = _feet_on_walls(rings, points, shared, snap)
+        if footed is None:
+            break
+        footed_rings, feet = footed
+        footed_points = list(points) + list(map(tuple, feet.tolist()))
+        footed_xy = _extended(xy, feet)
+        better = None
+        for attempt in (
+            _decompose_by_portals(footed_rings, footed_points, footed_xy, shared, maxv, snap, thin),
+            _decompose(footed_rings, footed_xy, maxv, thin),
+        ):
+            if attempt is not None:
+                attempt_key = _quality_key(attempt[0], _extended(footed_xy, attempt[1]), thin)
+                if attempt_key < key:
+                    better, key = attempt, attempt_key
+        if better is None:
+            break
+        rings, points, xy = footed_rings, footed_points, footed_xy
+        feet_all = np.vstack([feet_all, feet])
+        polys, steiner = better
+    return polys, np.vstack([feet_all, steiner.reshape(-1, 3)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import signed_area
+from ..geometry import NONZERO_DIVISOR, cross_vectors, signed_area
 from ..notch_portals import notch_cells
 from ..progress import SILENT, Progress
 from ..triangulate import NEEDLE_FATNESS, bridge_holes, delaunay_flips, ear_clip
@@ -12,6 +12,11 @@ from .merge import _fatness, _is_sliver, _merge, _regroup
 
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
 _STEINER_SNAP = 0.25
+# A ring point this many times nearer a wall edge than the edge's nearer end (seen along it) lies
+# across a thin strip of floor from it: the strip's polygons may need a vertex on the wall opposite.
+_STRIP_RATIO = 8.0
+# Wall edges times ring points measured at once when looking for feet.
+_FOOT_CHUNK = 1 << 20
 
 
 def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
@@ -98,6 +103,60 @@ def _decompose_by_portals(
         renumber = {v: len(xy) + k for k, v in enumerate(kept)}
         merged = [[renumber.get(v, v) for v in poly] for poly in merged]
     return merged, found.steiner[[v - len(xy) for v in kept]]
+
+
+def _feet_on_walls(
+    rings: list[list[int]], points, shared: set, snap: float
+) -> tuple[list[list[int]], np.ndarray] | None:
+    """The rings with new points on their wall edges (not the shared ones: the region across sees
+    them as they are) where a ring point lies across a thin strip of floor from a long wall edge:
+    its foot there, so the strip can be cut straight across rather than into spikes to the edge's
+    far ends. Feet nearer than `snap` to an end or to each other are not made.
+    (rings, feet (F, 3) numbered after `points`), or None if no foot is made."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    ids = np.unique(np.concatenate([np.asarray(ring, dtype=np.int64) for ring in rings]))
+    c = pts[ids, :2]
+    chunk = max(1, _FOOT_CHUNK // len(ids))
+    feet: list[np.ndarray] = []
+    out: list[list[int]] = []
+    for ring in rings:
+        a_ids = np.asarray(ring, dtype=np.int64)
+        b_ids = np.roll(a_ids, -1)
+        wall = np.array([(a, b) not in shared for a, b in zip(ring, b_ids.tolist())], dtype=bool)
+        hits: dict[int, np.ndarray] = {}
+        for start in range(0, len(ring), chunk):
+            a, b = pts[a_ids[start : start + chunk], :2], pts[b_ids[start : start + chunk], :2]
+            ab = b - a
+            length = np.hypot(*ab.T)[:, None]
+            rel = c[None, :, :] - a[:, None, :]
+            along = (rel * ab[:, None, :]).sum(axis=2) / np.maximum(length, NONZERO_DIVISOR)
+            # Floor lies left of every ring edge.
+            across = cross_vectors(ab[:, None, :], rel) / np.maximum(length, NONZERO_DIVISOR)
+            near_end = np.minimum(along, length - along)
+            keep = (
+                wall[start : start + chunk, None]
+                & (ids[None] != a_ids[start : start + chunk, None])
+                & (ids[None] != b_ids[start : start + chunk, None])
+                & (across > 0)
+                & (near_end >= snap)
+                & (across * _STRIP_RATIO < near_end)
+            )
+            for e in np.flatnonzero(keep.any(axis=1)).tolist():
+                hits[start + e] = np.sort(along[e, keep[e]]) / length[e, 0]
+        new_ring: list[int] = []
+        for k, a_id in enumerate(ring):
+            new_ring.append(a_id)
+            last, length_k = 0.0, float(np.hypot(*(pts[b_ids[k], :2] - pts[a_id, :2])))
+            for t in hits.get(k, np.zeros(0)).tolist():
+                if (t - last) * length_k < snap or (1 - t) * length_k < snap:
+                    continue
+                new_ring.append(len(pts) + len(feet))
+                feet.append(pts[a_id] + t * (pts[b_ids[k]] - pts[a_id]))
+                last = t
+        out.append(new_ring)
+    if not feet:
+        return None
+    return out, np.array(feet, dtype=np.float64).reshape(-1, 3)
 
 
 def _split_convex(ring: list[int], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]] | None:
