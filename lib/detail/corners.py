@@ -51,6 +51,17 @@ def _vertices_on_floor(
         floor[missing] = _floor_near(
             hf, xyz[missing], mesh.regions[poly[missing]], points, point_region, span, layer_tol
         )
+        # A vertex the push off the walls moved far along a ramp can be more than layer_tol off
+        # every span of its region near it, and have no polygon sample near: the span nearest its
+        # height is its floor (in most columns a region has one storey; leaving the vertex where it
+        # is would be off them all).
+        found = np.zeros(len(mesh.vertices), dtype=bool)
+        found[vertex[~np.isnan(floor)]] = True
+        lost = missing[~found[vertex[missing]]]
+        if len(lost):
+            floor[lost] = _floor_near(
+                hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
+            )
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
     # A vertex of several polygons takes the floor closest to its height.
@@ -89,12 +100,14 @@ def _floor_near(
     point_region: np.ndarray,
     point_span: np.ndarray,
     layer_tol: float,
+    by_height: bool = False,
 ) -> np.ndarray:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
     column centres, at most one per column and key) with the same key (`region`, `point_region`:
     a region or a polygon) within _VERTEX_REACH cells, carried along its span's slope but not past
     its triangle's lowest or highest point; NaN where none is that near. A point farther than
-    layer_tol from the height of xyz is on another floor and skipped."""
+    layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
+    or by_height, in height (then from above)."""
     cs = hf.cell_size
     cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
@@ -113,7 +126,7 @@ def _floor_near(
         z = np.clip(z, bounds[:, 0], bounds[:, 1])
     usable = np.abs(z - xyz[slot, 2]) <= layer_tol
     slot, z, dist = slot[usable], z[usable], np.hypot(*rel[usable].T)
-    best = np.lexsort((dist, slot))
+    best = np.lexsort((dist, np.abs(z - xyz[slot, 2]), slot) if by_height else (dist, slot))
     best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
     floor = np.full(len(xyz), np.nan)
     floor[slot[best]] = z[best]
