@@ -9,6 +9,7 @@ from ..boundary import FloorBoundary
 from ..geometry import (
     cross_vectors,
     point_line_distance,
+    point_segment_distance,
     point_segment_distance_matrix,
     segments_meet_matrix,
     signed_area,
@@ -53,6 +54,9 @@ _MERGE_MAX_SHIFT = 0.5
 # of floor from each: the free floor of a passage half a cell wider than the agent, not a strip
 # millimetres wide between two holes (which would leave a hole no bridge can reach).
 _KEPT_GAP = 0.25
+# A ring settled earlier and moved back to make room for another is moved this many cells from it
+# (twice _KEPT_GAP: settling it again can bring its edges back towards the other ring).
+_ROOM = 0.5
 
 
 class _RingBoxes:
@@ -114,7 +118,8 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
     _untangle) nor the other rings. If none does: for a wall-only ring, its finest option settled
-    alone onto the band's edge if that keeps _KEPT_GAP cells from the rings placed so far; else
+    alone onto the band's edge if that keeps _KEPT_GAP cells from the rings placed so far, or if
+    moving the wall-only rings placed so far back from it makes that room (_make_room); else
     the ring merged with those it crosses (_merged); else the finest option (or the first, when
     even that crosses) settled onto the band's edge (_settled), or unpushed where that crosses
     another ring. Each ring left reaching into the agent's band is listed in unpushed."""
@@ -151,12 +156,19 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
             later = frozenset(range(k + 1, len(options)))
             if finest is not None and (finest[1] < 0).all():
                 alone, alone_nb = _settle(finest[0], finest[1], finest[2], boundary)
-                turns_its_way = signed_area(alone) * signed_area(finest[0]) > 0  # a tiny hole can flip
-                if turns_its_way and _fits_apart(alone, k, out, _KEPT_GAP * boundary.cs, later):
-                    out.replace(k, alone)
-                    out_nb[k] = alone_nb
-                    if _in_band(alone, alone_nb, boundary):
-                        unpushed.append(alone)
+                gap = _KEPT_GAP * boundary.cs
+                room = (
+                    {k: (alone, alone_nb)}
+                    if _fits_apart(alone, k, out, gap, later)
+                    else _make_room(k, alone, alone_nb, out, out_nb, gap, later, boundary)
+                )
+                # A tiny hole can flip.
+                if room is not None and signed_area(room[k][0]) * signed_area(finest[0]) > 0:
+                    for j, (ring, nb) in room.items():
+                        out.replace(j, ring)
+                        out_nb[j] = nb
+                        if _in_band(ring, nb, boundary):
+                            unpushed.append(ring)
                     continue
             merged = _merged(k, first, out, out_nb, boundary)
             if merged is not None:
@@ -329,6 +341,55 @@ def _fits_apart(ring: np.ndarray, slot: int, out: _RingBoxes, gap: float, skip: 
             if min(_closest(ring[:, :2], other), _closest(other, ring[:, :2])) < gap:
                 return False
     return True
+
+
+def _make_room(
+    k: int, ring: np.ndarray, nb: np.ndarray, out: _RingBoxes, out_nb: list, gap: float, later: frozenset, boundary
+):
+    """{slot: (ring, neighbours)}: ring k's settled outline (ring, nb) and the wall-only rings
+    placed so far that come within `gap` of it, each with its points near the others moved back
+    from them (_retreat) and settled again, so that all keep `gap` apart; None if that does not do
+    it. A settled outline can keep points out in a narrow passage's free space, on the band of the
+    walls across (a ring settled before its neighbour was placed does not see it): with the
+    neighbour beside it, the passage would close."""
+    near = [
+        j for j in out.touching(ring, gap) if j != k and j not in later and len(out.rings[j]) and (out_nb[j] < 0).all()
+    ]
+    if not near:
+        return None
+    back = _ROOM * boundary.cs
+    for j in near:
+        ring = _retreat(ring, out.rings[j], back)
+    room = {k: _settle(ring, nb, np.zeros(len(ring), dtype=bool), boundary)}
+    ring = room[k][0]
+    for j in near:
+        moved = _retreat(out.rings[j], ring, back)
+        if not np.array_equal(moved, out.rings[j]):
+            room[j] = _settle(moved, out_nb[j], np.zeros(len(moved), dtype=bool), boundary)
+            if signed_area(room[j][0]) * signed_area(out.rings[j]) <= 0:
+                return None
+    saved = {j: out.rings[j] for j in room if j != k}
+    for j in saved:
+        out.replace(j, room[j][0])
+    fits = _fits_apart(ring, k, out, gap, later) and all(
+        _fits_apart(room[j][0], j, out, gap, later | {k}) for j in saved
+    )
+    for j, old in saved.items():
+        out.replace(j, old)
+    return room if fits else None
+
+
+def _retreat(ring: np.ndarray, other: np.ndarray, gap: float) -> np.ndarray:
+    """The ring with each point nearer than `gap` to the other ring's edges moved straight away
+    from the nearest of them, to `gap` from it."""
+    ring = ring.copy()
+    xy, a, b = ring[:, :2], other[:, :2], np.roll(other[:, :2], -1, axis=0)
+    edge = point_segment_distance_matrix(xy, a, b).argmin(axis=1)
+    dist, t = point_segment_distance(xy, a[edge], b[edge])
+    near = np.flatnonzero((dist < gap) & (dist > 0))
+    foot = a[edge[near]] + t[near, None] * (b[edge[near]] - a[edge[near]])
+    xy[near] = foot + (xy[near] - foot) * (gap / dist[near])[:, None]
+    return ring
 
 
 def _closest(points: np.ndarray, ring: np.ndarray) -> float:
