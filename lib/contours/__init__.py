@@ -148,9 +148,12 @@ def build_contours(
         ):
             pieces[k] = ring_pieces
     rings_by_region: dict[int, list[_RegionRing]] = {}
-    for (r, _, _), ring_pieces in zip(traced_rings, pieces):
+    for (r, ring_points, _), ring_pieces in zip(traced_rings, pieces):
+        # A hole's trace can cross itself where its points lie at block fractions of cells: a loop
+        # of it turning the other way is floor that the region's other rings already hold.
+        hole = signed_area(ring_points) < 0
         for traced, traced_labels, simple in ring_pieces:
-            if simple is not None:
+            if simple is not None and not (hole and signed_area(simple[0]) > 0):
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
