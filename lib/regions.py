@@ -47,9 +47,9 @@ ON_RADIUS = 1e-9
 # (the propagation's error near wall ends stays within a cell).
 EXACT_BAND = 1.0
 # Points of a cell measured for a bridge: offsets of this fraction of a cell about its centre (a
-# grid of points cs / 3 apart over the floor, so every strip wider than cs * sqrt(2) / 3 at any
+# grid of points cs / 5 apart over the floor, so every strip wider than cs * sqrt(2) / 5 at any
 # angle holds one).
-_BRIDGE_OFFSETS = (-1.0 / 3.0, 0.0, 1.0 / 3.0)
+_BRIDGE_OFFSETS = (-0.4, -0.2, 0.0, 0.2, 0.4)
 # A bridge's point lies farther than agent_radius by more than this many cells.
 _BRIDGE_MARGIN = 1e-3
 # A wall must be this much (m) nearer than the best so far to replace it: ties keep the first.
@@ -133,21 +133,26 @@ def _bridges(
         return none
     offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
     xy = (hf.centers_xy()[cand][:, None, :] + offsets[None, :, :]).reshape(-1, 2)
-    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs).reshape(len(cand), -1)
-    best = np.argmax(far, axis=1)
-    ok = far[np.arange(len(cand)), best] > radius + _BRIDGE_MARGIN * cs
-    cand, points = cand[ok], xy.reshape(len(cand), -1, 2)[np.flatnonzero(ok), best[ok]]
-    if len(cand) == 0:
+    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs)
+    # Every point farther than the radius is tested for a strip (the farthest can lie in the open
+    # mouth of a passage, beside the strip): the farthest that lies in one is the cell's point.
+    at = np.flatnonzero(far > radius + _BRIDGE_MARGIN * cs)
+    if len(at) == 0:
         return none
+    owner, points = at // len(offsets), xy[at]
     diagonal = np.sqrt(0.5)
     axes = np.array([(1.0, 0.0), (0.0, 1.0), (diagonal, diagonal), (diagonal, -diagonal)]) * cs
     both_ways = np.array([1.0, -1.0])[None, None, :, None]
     probes = (points[:, None, None, :] + both_ways * axes[None, :, None, :]).reshape(-1, 2)
     # Measured exactly only just past the radius (fewer segments to test): within it is all it asks.
     reach = radius + 2.0 * _BRIDGE_MARGIN * cs
-    near = boundary.point_distance(probes, np.repeat(hf.z[cand], 8), reach).reshape(len(cand), 4, 2) <= radius
+    near = boundary.point_distance(probes, np.repeat(hf.z[cand[owner]], 8), reach).reshape(len(at), 4, 2) <= radius
     strip = near.all(axis=2).any(axis=1)
-    cand, points = cand[strip], points[strip]
+    owner, points, far = owner[strip], points[strip], far[at[strip]]
+    # Per cell, its farthest point in a strip.
+    order = np.lexsort((-far, owner))
+    first = order[np.concatenate([[True], owner[order[1:]] != owner[order[:-1]]])] if len(order) else order
+    cand, points = cand[owner[first]], points[first]
     keep = _between_two_pieces(hf, cand, inside)
     order = np.argsort(cand[keep])
     return cand[keep][order], points[keep][order]

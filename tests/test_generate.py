@@ -362,7 +362,7 @@ def test_a_passage_2r_plus_half_a_cell_wide_stays_open_off_the_grid(seed):
     assert status == "found" and length < 8.5
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3, 25, 32])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 25, 32, 443])
 def test_a_passage_2r_plus_half_a_cell_wide_beside_a_free_standing_wall_stays_open(seed):
     """The same gap between a wall reaching the floor's edge and one ending on the floor. Bridges
     are found per group of candidate cells, so the floor around the free wall's end does not make
@@ -373,14 +373,17 @@ def test_a_passage_2r_plus_half_a_cell_wide_beside_a_free_standing_wall_stays_op
     assert status == "found" and length < 8.5
 
 
-@pytest.mark.parametrize("seed", [0, 1, 4, 7, 10, 11, 13, 38, 56, 206])
+@pytest.mark.parametrize("seed", [0, 1, 4, 7, 10, 11, 13, 38, 56, 89, 206, 226, 243])
 def test_a_passage_2r_plus_half_a_cell_wide_between_two_free_standing_walls_stays_open(seed):
     """The same gap between two walls that both end on the floor (two holes of one region). A hole
     no push clears beside the other is settled onto the band's edge on its own, where that leaves
     floor between the two, instead of being merged with it across the gap (4, 7, 10, 13 closed).
     The hole settled first, before its neighbour was placed, can keep points out in the gap, on the
     band of the wall across: it is moved back from the second and settled again, as is the second
-    from it where it reaches out the same way (11, 38, 56 and 206 closed)."""
+    from it where it reaches out the same way (11, 38, 56 and 206 closed). Cells at the passage
+    are measured at points cs / 5 apart, each point farther than the radius tested for a strip
+    (226 and 243 closed at cs / 3; 89 closed when only the farthest point, out in the mouth of the
+    passage, was tested)."""
     rng = np.random.default_rng(700 + seed)
     status, length = _crossing_through_a_gap(0.5, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2), free_ends=2)
     assert status == "found" and length < 8.5
