@@ -62,6 +62,25 @@ def _vertices_on_floor(
             floor[lost] = _floor_near(
                 hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
             )
+    if span_region is not None:
+        # Where the column under the vertex holds a span of its region near that floor, the
+        # floor is that span's: a polygon's nearest sample can lie a step away on a stair whose
+        # steps are a few cells deep, under a thin polygon crossing several.
+        span = np.flatnonzero((span_region >= 0) & _columns_near(hf, xyz, 0)[hf.y, hf.x])
+        centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
+        near = np.column_stack([xyz[:, :2], np.where(np.isnan(floor), xyz[:, 2], floor)])
+        own = _floor_near(
+            hf,
+            near,
+            mesh.regions[poly],
+            np.column_stack([centre, hf.z[span]]),
+            span_region[span],
+            span,
+            layer_tol,
+            by_height=True,
+            reach=0,
+        )
+        floor = np.where(np.isnan(own), floor, own)
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
     # A vertex of several polygons takes the floor closest to its height.
@@ -72,20 +91,22 @@ def _vertices_on_floor(
     return vertices
 
 
-def _columns_near(hf: Heightfield, xyz: np.ndarray) -> np.ndarray:
-    """(height, width) bool: the grid columns within _VERTEX_REACH cells of any of the points, the
-    only ones _floor_near looks at (so the spans handed to it stay few on a large level)."""
+def _columns_near(hf: Heightfield, xyz: np.ndarray, reach: int = _VERTEX_REACH) -> np.ndarray:
+    """(height, width) bool: the grid columns within `reach` cells of any of the points, the only
+    ones _floor_near looks at (so the spans handed to it stay few on a large level)."""
     near = np.zeros((hf.height, hf.width), dtype=bool)
-    _, i, j, inside = _window(hf, xyz)
+    _, i, j, inside = _window(hf, xyz, reach)
     near[j[inside], i[inside]] = True
     return near
 
 
-def _window(hf: Heightfield, xyz: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(slot, i, j, inside): every grid column (i, j) within _VERTEX_REACH cells of each point
-    xyz[slot], and whether it lies on the grid."""
+def _window(
+    hf: Heightfield, xyz: np.ndarray, reach: int = _VERTEX_REACH
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(slot, i, j, inside): every grid column (i, j) within `reach` cells of each point xyz[slot],
+    and whether it lies on the grid."""
     base = np.floor((xyz[:, :2] - hf.bmin[:2]) / hf.cell_size).astype(np.int64)
-    k = np.arange(-_VERTEX_REACH, _VERTEX_REACH + 1)
+    k = np.arange(-reach, reach + 1)
     di, dj = (a.ravel() for a in np.meshgrid(k, k))
     slot = np.repeat(np.arange(len(xyz)), len(di))
     i, j = base[slot, 0] + np.tile(di, len(xyz)), base[slot, 1] + np.tile(dj, len(xyz))
@@ -101,11 +122,12 @@ def _floor_near(
     point_span: np.ndarray,
     layer_tol: float,
     by_height: bool = False,
+    reach: int = _VERTEX_REACH,
 ) -> np.ndarray:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
     column centres, at most one per column and key) with the same key (`region`, `point_region`:
-    a region or a polygon) within _VERTEX_REACH cells, carried along its span's slope but not past
-    its triangle's lowest or highest point; NaN where none is that near. A point farther than
+    a region or a polygon) within `reach` cells, carried along its span's slope but not past its
+    triangle's lowest or highest point; NaN where none is that near. A point farther than
     layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
     or by_height, in height (then from above)."""
     cs = hf.cell_size
@@ -113,7 +135,7 @@ def _floor_near(
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
     order = np.argsort(key, kind="stable")
     key = key[order]
-    slot, i, j, hit = _window(hf, xyz)
+    slot, i, j, hit = _window(hf, xyz, reach)
     query = (region[slot] * hf.height + j) * hf.width + i
     at = np.minimum(np.searchsorted(key, query), max(len(key) - 1, 0))
     hit &= (key[at] == query) if len(key) else False
