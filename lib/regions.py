@@ -50,8 +50,11 @@ EXACT_BAND = 1.0
 # grid of points cs / 5 apart over the floor, so every strip wider than cs * sqrt(2) / 5 at any
 # angle holds one).
 _BRIDGE_OFFSETS = (-0.4, -0.2, 0.0, 0.2, 0.4)
-# A bridge's point lies farther than agent_radius by more than this many cells.
-_BRIDGE_MARGIN = 1e-3
+# A bridge's point lies farther than agent_radius by more than this many cells: the free floor is
+# at least a fifth of a cell wide there. A passage half a cell wider than the agent (the narrowest
+# kept open) holds such a point of the cs / 5 grid at any angle; a gap of a few centimetres between
+# two bands (a colonnade's) need not, and bridged it would only be merged shut again, coarsely.
+_BRIDGE_MARGIN = 0.1
 # A wall must be this much (m) nearer than the best so far to replace it: ties keep the first.
 _CLOSER = 1e-12
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
