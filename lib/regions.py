@@ -124,10 +124,11 @@ def _bridges(
     """(spans, (B, 2) points) of the bridge spans: a passage a little wider than the agent may hold
     no cell centre farther than agent_radius from both walls, so the centres alone close it. Spans
     whose centre is within half a cell diagonal short of the radius are measured at points of their
-    cell; one with a point farther than the radius is a bridge where that point lies in a strip of
-    free floor: a cell's step from it both ways along one axis (x, y or a diagonal) comes within the
-    radius. Linked bridges that touch inside spans in two or more places apart are kept, a passage
-    between them (tested first on all candidates, which costs no measuring, and again at the end)."""
+    cell; one with a point _BRIDGE_MARGIN cells farther than the radius is a bridge where that
+    point lies in a strip of free floor: a cell's step from it both ways along one axis (x, y or a
+    diagonal) comes within the radius. Linked bridges that touch inside spans in two or more places
+    apart are kept, a passage between them (tested first on all candidates, which costs no
+    measuring, and again at the end)."""
     radius, cs = params.agent_radius, hf.cell_size
     none = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
     cand = np.flatnonzero(~inside & (distance > radius - cs * np.sqrt(0.5)))
