@@ -34,7 +34,9 @@ def _vertices_on_floor(
     next column, at least an agent height away, but a vertex pushed across a steep slope can be
     more than a climb step off its own. The nearest span, not the nearest other polygon's sample:
     on a stair of one-cell steps that sample can be two steps up while the step under the vertex
-    is a span no polygon samples (its column centre on an edge)."""
+    is a span no polygon samples (its column centre on an edge). Where the column under the vertex
+    holds a span of the region within layer_tol of the floor found, that span's floor is taken:
+    under a thin polygon across steps a few cells deep, the nearest sample can be a step away."""
     vertex = mesh.poly_vertices
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
