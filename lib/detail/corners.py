@@ -45,9 +45,7 @@ def _vertices_on_floor(
     missing = np.flatnonzero(np.isnan(floor))
     if len(missing):
         if span_region is not None:
-            span = np.flatnonzero((span_region >= 0) & _columns_near(hf, xyz[missing])[hf.y, hf.x])
-            centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
-            points, point_region = np.column_stack([centre, hf.z[span]]), span_region[span]
+            points, point_region, span = _region_spans(hf, span_region, xyz[missing])
         else:
             points, point_region, span = samples, mesh.regions[sample_poly], sample_span
         floor[missing] = _floor_near(
@@ -68,20 +66,9 @@ def _vertices_on_floor(
         # Where the column under the vertex holds a span of its region near that floor, the
         # floor is that span's: a polygon's nearest sample can lie a step away on a stair whose
         # steps are a few cells deep, under a thin polygon crossing several.
-        span = np.flatnonzero((span_region >= 0) & _columns_near(hf, xyz, 0)[hf.y, hf.x])
-        centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
+        points, point_region, span = _region_spans(hf, span_region, xyz, reach=0)
         near = np.column_stack([xyz[:, :2], np.where(np.isnan(floor), xyz[:, 2], floor)])
-        own = _floor_near(
-            hf,
-            near,
-            mesh.regions[poly],
-            np.column_stack([centre, hf.z[span]]),
-            span_region[span],
-            span,
-            layer_tol,
-            by_height=True,
-            reach=0,
-        )
+        own = _floor_near(hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0)
         floor = np.where(np.isnan(own), floor, own)
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
@@ -93,13 +80,18 @@ def _vertices_on_floor(
     return vertices
 
 
-def _columns_near(hf: Heightfield, xyz: np.ndarray, reach: int = _VERTEX_REACH) -> np.ndarray:
-    """(height, width) bool: the grid columns within `reach` cells of any of the points, the only
-    ones _floor_near looks at (so the spans handed to it stay few on a large level)."""
+def _region_spans(
+    hf: Heightfield, span_region: np.ndarray, xyz: np.ndarray, reach: int = _VERTEX_REACH
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(points (K, 3) at column centres, their regions, their span ids) of the spans in a region
+    within `reach` cells of any of the points: the only ones _floor_near looks at (so the spans
+    handed to it stay few on a large level)."""
     near = np.zeros((hf.height, hf.width), dtype=bool)
     _, i, j, inside = _window(hf, xyz, reach)
     near[j[inside], i[inside]] = True
-    return near
+    span = np.flatnonzero((span_region >= 0) & near[hf.y, hf.x])
+    centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
+    return np.column_stack([centre, hf.z[span]]), span_region[span], span
 
 
 def _window(
