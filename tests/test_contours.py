@@ -12,8 +12,9 @@ from shapely.geometry import LinearRing, Point, Polygon, box
 
 from blender_navmesh.contours import build_contours
 from blender_navmesh.contours.pinches import widen_pinches
+from blender_navmesh.contours.push import _prune
 from blender_navmesh.contours.rings import _cut_necks, _merge_rings
-from blender_navmesh.geometry import segment_distance, segments_meet_matrix
+from blender_navmesh.geometry import segment_distance, segments_meet_matrix, signed_area
 from blender_navmesh.heightfield import build_heightfield
 from blender_navmesh.params import BakeParams
 from blender_navmesh.regions import build_regions
@@ -580,3 +581,14 @@ def test_a_notch_is_not_a_pinch():
     widened = widen_pinches([ring.copy()], [np.full(len(ring), -1)], walls, walls.radius - 0.04 * walls.cs)
     assert Polygon(widened[0][:, :2]).area >= Polygon(ring[:, :2]).area
     assert np.array_equal(widened[0][3:7], ring[3:7])
+
+
+def test_pruning_a_tiny_hole_never_turns_it_inside_out():
+    """A hole 1 mm thick shaped like an arrowhead (fuzz case 85127): dropping its tip, which lies
+    within a quarter cell of the shortcut, would leave a counter-clockwise triangle, floor where the
+    obstacle is, that the polygon stage cannot bridge to. The hole stays clockwise."""
+    arrow = np.array([(0, 0, 0), (1, 0.003, 0), (2, 0, 0), (1, 0.002, 0)], dtype=float)
+    assert signed_area(arrow) < 0
+    walls = _Walls([(-10, -10, 10, -10)], radius=0.5, cs=0.2)
+    pruned, _ = _prune(arrow, np.full(4, -1), np.zeros(4, dtype=bool), walls, walls.radius)
+    assert signed_area(pruned) < 0

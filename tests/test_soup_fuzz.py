@@ -15,7 +15,7 @@ from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-# Reproducers of violations that are open, by file stem, with what is known of the cause. All three
+# Reproducers of violations that are open, by file stem, with what is known of the cause. Both
 # came from the fresh range 80,000-89,999 and fail the same way on the code from before 2026-11-26.
 KNOWN_REPRODUCERS: dict[str, str] = {
     "case81455_sliver": "open (issue 12): a polygon 3 mm wide; cause not looked at yet",
@@ -24,7 +24,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
         "near 4e6): the point the query's locate gives is not where closest_point finds that polygon's "
         "surface (a ramp whose detail surface departs from the polygon's corners); not fixed yet"
     ),
-    "case85127_hole_ignored": "open (issue 12): a hole the polygon stage finds no bridge to; cause not looked at yet",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))

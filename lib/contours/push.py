@@ -292,6 +292,9 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
             break
         keep = np.ones(len(ring), dtype=bool)
         keep[drop] = False
+        # A tiny ring's shortcuts can turn it inside out (a hole into floor).
+        if signed_area(ring[keep]) * signed_area(ring) <= 0:
+            break
         # The edge into a dropped point now runs to the point after it: a wall edge, as both were.
         ring, nb, fixed = ring[keep], nb[keep], fixed[keep]
     return ring, nb
