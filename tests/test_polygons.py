@@ -12,6 +12,7 @@ from shapely.geometry import Point, Polygon
 from shapely.ops import unary_union
 
 from blender_navmesh.contours import RegionOutline
+from blender_navmesh.geometry import min_width
 from blender_navmesh.params import BakeParams
 from blender_navmesh.polygons import build_polygons
 from blender_navmesh.polygons.repair import _weld_t_junctions
@@ -328,3 +329,23 @@ def test_a_strip_along_a_long_wall_gets_feet_on_the_wall_not_needles():
     wall = Polygon(outer).exterior
     assert any(wall.distance(Point(p)) < 1e-9 and abs(p[0] - 102.8162) < 1.0 for p in mesh.vertices[:, :2].tolist())
     assert covered_area(mesh) == pytest.approx(Polygon(outer).area - Polygon(hole).area)
+
+
+def test_a_thin_spike_whose_tip_lies_beyond_its_base_is_cut_off():
+    """Fuzz case 81455: a lobe of floor joined to a corridor by a neck 5.5 mm wide, with a spike
+    5.5 mm wide beside the neck whose short side runs back past its base corner: its tip (x 4.9543)
+    is 7.6 mm from the base's end but within 5.5 mm of the base's line, so the floor given up by
+    cutting it is a strip thinner than 0.05 cells. Kept, a sliver is forced (every convex polygon
+    at the neck meets the spike's base corner at a reflex angle); cut, none is, and at most that
+    triangle of floor is lost."""
+    lobe = [
+        (4.6026, 6.9513), (4.9275, 6.9272), (4.9671, 6.9618), (5.1153, 6.724), (5.2928, 6.7073),
+        (5.2972, 6.7877), (5.3145, 6.8646), (5.3896, 7.0894), (5.1334, 7.0894), (4.9543, 6.9645),
+        (4.9617, 6.963), (4.6387, 6.9635),
+    ]  # fmt: skip
+    params = BakeParams(cell_size=0.1446, max_verts_per_poly=4)
+    mesh = build_polygons([outline([lobe])], params)
+    widths = [min_width(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]
+    assert min(widths) >= SLIVER_WIDTH * params.cell_size
+    spike = Polygon([(5.1334, 7.0894), (4.9543, 6.9645), (4.9617, 6.963)])
+    assert Polygon(lobe).area - spike.area - 1e-9 <= covered_area(mesh) <= Polygon(lobe).area + 1e-9

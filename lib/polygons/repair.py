@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..geometry import cross_many, distances_to_segment, is_straight, min_width, narrower_than, turn
+from ..geometry import convex_hull, cross_many, is_straight, min_width, narrower_than, turn
 from .decompose import _decompose, _split_convex
 from .merge import _is_sliver, _union_ring
 
@@ -215,9 +215,10 @@ def _trim_thin_corners(
     neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
     on its neighbours' line. Polygons at such corners tend to be slivers or needles (every triangle
     on an edge that short is one). Each is cut off, thinnest first, where no other ring point lies
-    in the floor given up and every point cut so far stays within `thin` of the edge that replaces
-    it (the floor lost is a strip thinner than that). Corners on a shared border or used by
-    another ring stay; reflex ones too (dropping them would add floor)."""
+    in the floor given up and the floor given up so far stays a strip thinner than `thin` (the
+    convex hull of the points cut and the new edge's ends: measured from the edge's segment, a
+    point beyond its end would count its distance to that end). Corners on a shared border or
+    used by another ring stay; reflex ones too (dropping them would add floor)."""
     every = np.array([v for ring in rings for v in ring], dtype=np.int64)
     pts = {v: xy[v].tolist() for v in every.tolist()}  # this region's points only
     out = []
@@ -248,7 +249,8 @@ def _trim_thin_corners(
             others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
             q = xy[others]
             inside = (cross_many(pa, pv, q) >= 0) & (cross_many(pv, pb, q) >= 0) & (cross_many(pb, pa, q) >= 0)
-            if inside.any() or distances_to_segment(xy[between], pa, pb).max() >= thin:
+            lost = xy[[ring[a], *between, ring[b]]]
+            if inside.any() or min_width(lost[convex_hull(lost)]) >= thin:
                 continue
             gone[k] = True
             alive -= 1
