@@ -254,18 +254,6 @@ def three_points_to_segment_3d(ends: tuple[tuple, tuple, tuple], s: tuple) -> tu
 # Plain-float versions for the query's inner loops, where numpy's per-call cost dominates.
 
 
-def point_segment_3d(x: float, y: float, z: float, s: tuple) -> tuple[float, float, float, float]:
-    """Squared 3D distance from (x, y, z) to segment s = (ax, ay, az, bx, by, bz), and its nearest point."""
-    ax, ay, az, bx, by, bz = s
-    ux, uy, uz = bx - ax, by - ay, bz - az
-    t = min(
-        max(((x - ax) * ux + (y - ay) * uy + (z - az) * uz) / max(ux * ux + uy * uy + uz * uz, ZERO_LENGTH_SQ), 0.0),
-        1.0,
-    )
-    qx, qy, qz = ax + t * ux, ay + t * uy, az + t * uz
-    return (qx - x) ** 2 + (qy - y) ** 2 + (qz - z) ** 2, qx, qy, qz
-
-
 def point_segment_xy(px: float, py: float, ax: float, ay: float, ux: float, uy: float) -> tuple[float, float, float]:
     """Distance from (px, py) to the segment from (ax, ay) along (ux, uy), and its nearest point."""
     length2 = ux * ux + uy * uy

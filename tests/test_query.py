@@ -1,10 +1,11 @@
 """Path queries on hand-built meshes with exactly known free space (shapely is the referee)."""
 
+import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
-from shapely.geometry import LineString, Point, box
+from shapely.geometry import LineString, Point, Polygon, box
 
 from blender_navmesh.errors import NavMeshError
 from blender_navmesh.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
@@ -266,3 +267,34 @@ def test_surface_heights_walked_over_detail_triangles_match_every_triangle_teste
             assert np.interp(t, [*ts, t1], [*zs, end]) == pytest.approx(expected, abs=1e-9)
             checked += 1
     assert checked >= 1000 and bends >= 40
+
+
+def test_a_point_beside_a_polygon_snaps_to_its_nearest_edge_point_in_top_view_on_the_surface():
+    """A polygon's closest point to a point outside it is its nearest boundary point seen from
+    above, as Detour's closestPointOnPoly, at the surface's height there. A steep ramp (46°) at a
+    floor's edge gives polygons whose edges cross the ramp's foot, where the detail surface leaves
+    the straight line between the edge's ends: the 3D nearest point to that line lies up to metres
+    along the edge (fuzz case 84274 stored an off-mesh link's end 9.6 m off its polygon so)."""
+    from shapely.ops import nearest_points
+
+    from blender_navmesh import BakeParams, generate
+    from blender_navmesh.query.index import MeshIndex
+    from tests.navmesh_checks import polygon_xy
+
+    floor = [(0, 0, 0), (37.611, 0, 0), (37.611, 37.611, 0), (0, 37.611, 0)]
+    ramp = [(8.957, 30.319, 0), (13.942, 30.319, 5.22), (13.942, 36.436, 5.22), (8.957, 36.436, 0)]
+    params = BakeParams(
+        cell_size=1.0, agent_radius=0.894, agent_height=5.287, agent_max_climb=0.691, agent_max_slope=50.3,
+        region_min_area=32.06, max_verts_per_poly=6, max_edge_error=1.94, max_height_error=0.6,
+    )  # fmt: skip
+    mesh = generate(np.array(floor + ramp, dtype=float), np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]]), params)
+    index, rng = MeshIndex(mesh), np.random.default_rng(5)
+    for p in range(mesh.polygon_count):
+        top = Polygon(polygon_xy(mesh, p))
+        lo, hi = np.array(top.bounds[:2]) - 2, np.array(top.bounds[2:]) + 2
+        outside = [q for q in rng.uniform(lo, hi, (300, 2)) if not top.intersects(Point(q))]
+        for q in outside:
+            got = index.closest_point(p, (q[0], q[1], rng.uniform(-3.0, 8.0)))
+            want = nearest_points(top, Point(q))[0]
+            assert math.hypot(got[0] - want.x, got[1] - want.y) < 1e-6
+            assert np.allclose(index.closest_point(p, got), got, atol=1e-9)

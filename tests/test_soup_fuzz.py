@@ -15,15 +15,9 @@ from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-# Reproducers of violations that are open, by file stem, with what is known of the cause. It came
-# from the fresh range 80,000-89,999 and fails the same way on the code from before 2026-11-26.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case84274_link": (
-        "open (issue 12): a drop link's end stored 9.6 m off its polygon's surface (cell 14 m, coordinates "
-        "near 4e6): the point the query's locate gives is not where closest_point finds that polygon's "
-        "surface (a ramp whose detail surface departs from the polygon's corners); not fixed yet"
-    ),
-}
+# Reproducers of violations that are open, by file stem, with what is known of the cause (none now:
+# the three from the fresh range 80,000-89,999 were fixed on 2026-11-26).
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

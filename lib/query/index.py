@@ -9,7 +9,7 @@ import numpy as np
 
 from ..components import partners
 from ..errors import NavMeshError
-from ..geometry import NONZERO_DIVISOR, UPRIGHT_NZ, point_segment_3d
+from ..geometry import NONZERO_DIVISOR, UPRIGHT_NZ, point_segment_xy
 from ..navmesh import NavMesh
 
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
@@ -346,17 +346,19 @@ class MeshIndex:
 
     def closest_point(self, p: int, point) -> np.ndarray:
         """Closest point of polygon p's surface to point: the surface point above or below it when
-        inside in XY, else the surface at the nearest point of its edges (the detail surface, which
-        along a long edge over rolling ground leaves the straight line between the edge's ends)."""
-        return np.array(self._closest(p, float(point[0]), float(point[1]), float(point[2])))
+        inside in XY, else the surface at the nearest point of its edges in XY, as Detour's
+        closestPointOnPoly. Not the nearest in 3D to the straight line between an edge's ends: the
+        detail surface leaves that line along a long edge over a ramp's foot or rolling ground, and
+        the 3D nearest point would lie metres along the edge from the point's own place."""
+        return np.array(self._closest(p, float(point[0]), float(point[1])))
 
-    def _closest(self, p: int, x: float, y: float, z: float) -> tuple[float, float, float]:
+    def _closest(self, p: int, x: float, y: float) -> tuple[float, float, float]:
         """`closest_point` as a float tuple."""
         if self.inside_xy(p, (x, y)):
             return x, y, self._surface(p, x, y, -1)[0]
         best, out = math.inf, (x, y)
-        for seg in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
-            d, qx, qy, _ = point_segment_3d(x, y, z, seg)
+        for ax, ay, _, bx, by, _ in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
+            d, qx, qy = point_segment_xy(x, y, ax, ay, bx - ax, by - ay)
             if d < best:
                 best, out = d, (qx, qy)
         return out[0], out[1], self._surface(p, out[0], out[1], -1)[0]
@@ -380,7 +382,7 @@ class MeshIndex:
         for lower2, p in bounds:
             if lower2 >= best[1] * best[1]:
                 break
-            q = self._closest(p, x, y, z)
+            q = self._closest(p, x, y)
             dist = math.dist(q, xyz)
             if (
                 math.hypot(q[0] - x, q[1] - y) <= across + LOCATE_TOL
