@@ -452,9 +452,13 @@ def _settled(k: int, out: _RingBoxes, out_nb: list, out_fixed: list, boundary: F
     """(ring, neighbours, its slot, the slots it replaces) for ring k, which no push clears: its
     outline settled onto the band's edge (_settle); if that crosses wall-only rings of the region (a
     hole whose band nearly touches the walls around it), merged with them and settled again, up to
-    _MERGE_ROUNDS times. None if the result still does not fit."""
+    _MERGE_ROUNDS times. None if the result still does not fit or turns the other way."""
     (ring, nb), merged = _settle(out.rings[k], out_nb[k], out_fixed[k], boundary), {k}
+    turn = np.sign(signed_area(out.rings[k]))
     for _ in range(_MERGE_ROUNDS + 1):
+        # A tiny hole's points moved off the walls can pass each other: a hole turned into floor.
+        if np.sign(signed_area(ring)) != turn:
+            return None
         if _fits(ring, min(merged), out, merged):
             return ring, nb, min(merged), merged
         union = _merge_crossed(ring, merged, out, out_nb) if (nb < 0).all() else None
