@@ -265,6 +265,19 @@ def test_wall_clipping_a_column_off_the_step_is_expected_at_its_centre():
     assert hf.block_fraction()[s, east] == 1.0 and not hf.block_found()[s, east]
 
 
+def test_a_floor_ending_short_of_a_wall_ends_at_its_own_edge():
+    """A floor that stops at x = 5.1 and a block whose face is at x = 5.3 (fuzz case 93506, where
+    a slope ended a few centimetres before a steep face): the step east from the column centred at
+    x = 4.75 meets the floor's end at 0.7 of the step, before the wall at 1.1. The floor ends
+    there, where the outline goes; at the wall it would reach 0.2 m past the floor."""
+    scene = Scene().floor(0, 0, 5.1, 10).box((5.8, 5, -1.0), (1, 10, 3.0), walkable=False)
+    hf, _ = bake(scene)
+    (s,) = np.flatnonzero(np.isclose(hf.centers_xy()[:, 0], 4.75) & np.isclose(hf.centers_xy()[:, 1], 5.25))
+    east = 0
+    assert hf.links[s, east] < 0
+    assert hf.block_fraction()[s, east] == pytest.approx(0.7, abs=1e-9) and hf.block_found()[s, east]
+
+
 def test_obstacle_only_triangles_never_walkable():
     scene = Scene().floor(0, 0, 10, 10, walkable=False).box((5, 5, 0), (3, 3, 1.0), walkable=False)
     hf, _ = bake(scene)

@@ -146,12 +146,22 @@ def build_heightfield(
     block[wall], found[wall], blockers = _wall_fractions(
         np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
     )
+    # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
+    # before a steep face): there the floor's own edge is where it ends.
+    wall_span, wall_dir = np.nonzero(wall)
+    at, ends, _ = _ledge_fractions((wall_span, wall_dir), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid)
+    short = ends & (at < block[wall_span, wall_dir])
+    block[wall_span[short], wall_dir[short]] = at[short]
+    found[wall_span[short], wall_dir[short]] = True
+    short_ledges = _ledge_fractions(
+        (wall_span[short], wall_dir[short]), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid
+    )[2]
     del col, lo, hi, walk, label
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:
             area[_inside_solids(span_col, z, shell, grid)] = volume_area
     hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
-    hf.boundary = np.concatenate([blockers, ledge_edges, _ledge_segments(hf, ledge & ~found)])
+    hf.boundary = np.concatenate([blockers, ledge_edges, short_ledges, _ledge_segments(hf, ledge & ~found)])
     hf.floor_triangle, hf.floor_slope, hf.floor_range = floor_triangle, floor_slope, floor_range
     return hf

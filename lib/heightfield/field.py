@@ -26,7 +26,8 @@ class Heightfield:
     centre-to-centre step. For drops and ledges, where the floor's triangles end along the step,
     else 0.5 (the cell edge: the true edge lies between the two centre samples). For walls and low
     ceilings, where the step first meets the blocking triangles, else 1.0 (the neighbour's centre:
-    they were rasterised conservatively, so they lie somewhere inside the neighbour column).
+    they were rasterised conservatively, so they lie somewhere inside the neighbour column), or
+    where the floor's triangles end if that comes first.
     None means 0.5 everywhere. Unused where the link exists.
     link_found: (S, 4) bool or None: whether link_block was found on the step (the floor's end is a
     line across it there) or is only the expected place. None means found wherever link_block < 1.
