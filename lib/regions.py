@@ -58,7 +58,7 @@ _BRIDGE_MARGIN = 0.1
 # A wall must be this much (m) nearer than the best so far to replace it: ties keep the first.
 _CLOSER = 1e-12
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
-_SWEEP_CHUNK = 1 << 16
+_SWEEP_CHUNK = 1 << 14
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16
 
@@ -253,9 +253,13 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
     sweeps = int(np.ceil(radius / cs)) + 3
     for sweep in range(sweeps):
         progress.at(sweep / sweeps)
-        # Only spans next to one that changed can improve.
-        nb = nbr[changed].ravel()
-        act = np.unique(nb[nb >= 0])
+        # Only spans next to one that changed can improve (marked one neighbour slot at a time:
+        # the (changed, 8) block and its sort would be the erosion's largest temporaries).
+        next_to = np.zeros(s, dtype=bool)
+        for slot in range(nbr.shape[1]):
+            nb = nbr[changed, slot]
+            next_to[nb[nb >= 0]] = True
+        act = np.flatnonzero(next_to)
         # Every active span is measured against the field as the sweep found it, then all improve
         # at once; in chunks, so the (A, 8) temporaries stay bounded on large levels.
         found_better = [_sweep_part(part, nbr, centre, near, along_y, extent, dist) for part in _chunks(act)]

@@ -114,11 +114,10 @@ def build_contours(
     boundary = FloorBoundary(hf, params)
     points, labels = _edge_points(hf, region_map, params, edges, boundary)
     successor = _successors(hf, edges)
-    centre = np.column_stack([hf.centers_xy(), hf.z])
     tolerance = _simplification_tolerance(params)
     traced_rings = []
     for ring in _cycles(successor):
-        ring_points, ring_labels = _square_corners(centre, edges, ring, points, labels)
+        ring_points, ring_labels = _square_corners(hf, edges, ring, points, labels)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
     # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
     # RC_AREA_BORDER points: a chord between a border's ends would move the painted area.

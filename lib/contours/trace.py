@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..boundary import FloorBoundary
+from ..components import index_dtype
 from ..heightfield import DIR_DX, DIR_DY, Heightfield
 from ..params import BakeParams
 from ..regions import ON_RADIUS, RegionMap
@@ -36,7 +37,7 @@ def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:
     nreg = np.where(links >= 0, region[np.maximum(links, 0)], -1)
     boundary = (region[:, None] >= 0) & (nreg != region[:, None])
     span, d = np.nonzero(boundary)
-    index = np.full(hf.span_count * 4, -1, dtype=np.int64)
+    index = np.full(hf.span_count * 4, -1, dtype=index_dtype(len(span)))
     index[span * 4 + d] = np.arange(len(span))
     return _Edges(span.astype(np.int64), d.astype(np.int64), index)
 
@@ -49,7 +50,7 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     b = hf.links[a, d]
     has_b = b >= 0
     bs = np.maximum(b, 0)
-    centre = hf.centers_xy()
+    centre = hf.centers_xy(a)  # each edge's own span's
     step = np.stack([DIR_DX[d], DIR_DY[d]], axis=1) * cs
     nreg = np.where(has_b, region[bs], -1)
     shared = nreg >= 0
@@ -66,7 +67,7 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     # outline there stays in this column, a hair short of its edge: the two storeys' outlines
     # would overlap, or meet at points of the same place and different heights.
     t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5 - _STOREY_GAP, 1.0))
-    xy = centre[a] + t[:, None] * step
+    xy = centre + t[:, None] * step
     z = za + t * (zb - za)
     # A bridge span's centre lies within the radius: its wall and ledge points are found between
     # its point farther than the radius and the step's end; so are those of the spans linked to a
@@ -77,18 +78,17 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     inner[is_bridge[a]] = region_map.bridge_xy[np.searchsorted(region_map.bridges, a[is_bridge[a]])]
     linked = hf.links[a]
     mouth = ~is_bridge[a] & (is_bridge[np.maximum(linked, 0)] & (linked >= 0)).any(axis=1)
-    inner[mouth] = centre[a[mouth]]
+    inner[mouth] = centre[mouth]
     exact = ~shared & ~np.isnan(inner[:, 0])
     if exact.any():
         end = (
-            centre[a[exact]]
-            + np.where(has_b[exact], 1.0, hf.block_fraction()[a[exact], d[exact]])[:, None] * step[exact]
+            centre[exact] + np.where(has_b[exact], 1.0, hf.block_fraction()[a[exact], d[exact]])[:, None] * step[exact]
         )
         xy[exact] = _radius_crossing(boundary, inner[exact], end, za[exact], radius)
-        along = np.einsum("ij,ij->i", xy[exact] - centre[a[exact]], step[exact]) / (cs * cs)
+        along = np.einsum("ij,ij->i", xy[exact] - centre[exact], step[exact]) / (cs * cs)
         z[exact] = za[exact] + np.clip(along, 0.0, 1.0) * (zb[exact] - za[exact])
     # Between regions: the symmetric midpoint, bitwise equal from either side.
-    xy[shared] = (centre[a[shared]] + centre[bs[shared]]) * 0.5
+    xy[shared] = (centre[shared] + hf.centers_xy(bs[shared])) * 0.5
     z[shared] = (za[shared] + zb[shared]) * 0.5
     return np.column_stack([xy, z]), nreg
 
@@ -117,10 +117,8 @@ def _region_in_column_across(hf: Heightfield, region: np.ndarray, a: np.ndarray,
     return inside & (len(keys) > 0) & (keys[at] == query)
 
 
-def _square_corners(centre: np.ndarray, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
+def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
     """Ring points with the sharp corner restored where two straight walls meet in one cell.
-
-    centre: (S, 3) column centre and floor height of every span.
 
     Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
     at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
@@ -137,7 +135,8 @@ def _square_corners(centre: np.ndarray, edges: _Edges, ring: np.ndarray, points:
     pts = points[ring]
     if len(at) == 0:
         return pts, lab
-    corner = pts[at] + pts[nxt[at]] - centre[span[at]]
+    centre = np.column_stack([hf.centers_xy(span[at]), hf.z[span[at]]])
+    corner = pts[at] + pts[nxt[at]] - centre
     order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
     return np.concatenate([pts, corner])[order], np.concatenate([lab, np.full(len(at), -1)])[order]
 

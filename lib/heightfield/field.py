@@ -64,11 +64,10 @@ class Heightfield:
     def span_count(self) -> int:
         return len(self.z)
 
-    def centers_xy(self) -> np.ndarray:
-        """(S, 2) xy of each span's column centre."""
-        return np.stack(
-            [self.bmin[0] + (self.x + 0.5) * self.cell_size, self.bmin[1] + (self.y + 0.5) * self.cell_size], axis=1
-        )
+    def centers_xy(self, spans: np.ndarray | None = None) -> np.ndarray:
+        """(S, 2) xy of each span's column centre, or (K, 2) of the given spans'."""
+        x, y = (self.x, self.y) if spans is None else (self.x[spans], self.y[spans])
+        return np.stack([self.bmin[0] + (x + 0.5) * self.cell_size, self.bmin[1] + (y + 0.5) * self.cell_size], axis=1)
 
     def gradient_at(self, span: np.ndarray) -> np.ndarray:
         """(K, 2) the floor's slope (dz/dx, dz/dy) at the spans; zero (flat) when not recorded."""
