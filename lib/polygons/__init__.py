@@ -112,7 +112,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         if found is None:
             log.warning("region %d dropped: its outline could not be decomposed (self-intersecting?)", outline.region)
             continue
-        found = _without_strip_needles(found, rings, points, xy, shared, maxv, snap, thin)
+        found = _without_strip_slivers(found, rings, points, xy, shared, maxv, snap, thin)
         region_polys, steiner = found
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
@@ -129,17 +129,18 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
 
 
-def _without_strip_needles(found, rings, points, xy, shared, maxv: int, snap: float, thin: float):
-    """A region's (polygons, Steiner points) with needles along long walls avoided: while needles
-    are left (at most _FOOT_ROUNDS times), the region is decomposed again with feet on the wall
-    edges that ring points lie across thin strips from (a needle along a long wall is otherwise
-    forced: every triangle on that wall reaches its far ends), kept when _quality_key is better.
-    Regions without needles are left as they are. The feet come first among the Steiner points."""
+def _without_strip_slivers(found, rings, points, xy, shared, maxv: int, snap: float, thin: float):
+    """A region's (polygons, Steiner points) with needles and slivers along long walls avoided:
+    while any is left (at most _FOOT_ROUNDS times), the region is decomposed again with feet on the
+    wall edges that ring points lie across thin strips from (a needle along a long wall is otherwise
+    forced: every triangle on that wall reaches its far ends; so is a sliver between ring points
+    all but in line along it), kept when _quality_key is better. Regions without them are left as
+    they are. The feet come first among the Steiner points."""
     polys, steiner = found
     key = _quality_key(polys, _extended(xy, steiner), thin)
     feet_all = np.zeros((0, 3))
     for _ in range(_FOOT_ROUNDS):
-        if not key[1]:
+        if not key[0]:
             break
         footed = _feet_on_walls(rings, points, shared, snap)
         if footed is None:
