@@ -213,10 +213,12 @@ def _settle(
     """(ring, neighbours): a ring that no parallel push clears (its wall edges face walls on both
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
-    away from the nearest wall to agent_radius. The chords of the band's arcs shrink fourfold per
+    away from the nearest wall to agent_radius, but never farther than that from where it was
+    first (_away_from_walls). The chords of the band's arcs shrink fourfold per
     round, so a few rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a
     shortcut can then skip are dropped (_prune)."""
     xy, z = ring[:, :2], ring[:, 2]
+    origin = xy  # where each point was before it moved (a new point: where it split its edge)
     reach = _reach(boundary)
     for _ in range(_SETTLE_ROUNDS):
         a, b = xy, np.roll(xy, -1, axis=0)
@@ -232,11 +234,12 @@ def _settle(
         new_z = za[split] + at[:, 0] * (zb[split] - za[split])
         order = np.argsort(np.r_[np.arange(len(xy)), split + 0.5], kind="stable")
         xy = np.r_[xy, new_xy][order]
+        origin = np.r_[origin, new_xy][order]
         z = np.r_[z, new_z][order]
         # A new point splits a wall edge: both halves stay wall edges.
         nb = np.r_[nb, nb[split]][order]
         fixed = np.r_[fixed, np.zeros(len(split), dtype=bool)][order]
-        xy = _away_from_walls(xy, z, ~fixed, boundary)
+        xy = _away_from_walls(xy, z, ~fixed, boundary, origin)
         # A new point that could not leave the band sits where walls on both sides are closer
         # than the agent: splitting there again would only double the points, round after round.
         new = np.flatnonzero(order >= len(order) - len(split))
@@ -244,7 +247,7 @@ def _settle(
         if stuck.size:
             keep = np.ones(len(xy), dtype=bool)
             keep[stuck] = False
-            xy, z, nb, fixed = xy[keep], z[keep], nb[keep], fixed[keep]
+            xy, origin, z, nb, fixed = xy[keep], origin[keep], z[keep], nb[keep], fixed[keep]
     return _prune(np.column_stack([xy, z]), nb, fixed, boundary, reach)
 
 
@@ -300,10 +303,14 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
     return ring, nb
 
 
-def _away_from_walls(xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: FloorBoundary) -> np.ndarray:
+def _away_from_walls(
+    xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: FloorBoundary, origin: np.ndarray
+) -> np.ndarray:
     """The points, each free one closer than agent_radius to the floor's boundary moved straight
     away from its nearest wall (the distance's gradient, by central differences) by the shortfall;
-    a few times, for a point between two walls."""
+    a few times, for a point between two walls. No point ends farther than agent_radius from its
+    origin: a point in the band leaves it within that, and one that would go farther is where the
+    band closes, and would only wander along it off its own floor (its height stays as it was)."""
     xy = xy.copy()
     limit = 2.0 * boundary.radius
     for _ in range(_SETTLE_MOVES):
@@ -321,6 +328,9 @@ def _away_from_walls(xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: 
         ok = norm > 0
         shortfall = boundary.radius - dist[move] + 2 * _PUSH_MARGIN
         xy[move[ok]] += grad[ok] / norm[ok, None] * shortfall[ok, None]
+        moved = xy - origin
+        far = np.hypot(*moved.T) / boundary.radius
+        xy[far > 1.0] = origin[far > 1.0] + moved[far > 1.0] / far[far > 1.0, None]
     return xy
 
 
