@@ -110,3 +110,29 @@ def test_settling_adds_no_point_the_band_holds(monkeypatch):
     mesh = generate(np.array(level["vertices"]), np.array(level["triangles"]), params, np.array(level["walkable"]))
     assert settled and all(ok.all() for ok in settled)
     assert mesh.polygon_count > 0
+
+
+def test_settling_moves_no_point_farther_than_the_radius(monkeypatch):
+    """Fuzz case 112418: a thin strip of ramp rising through a slab, where the band closes along the
+    strip. Settling moved an outline point straight away from the nearest wall round after round,
+    0.8 m down the ramp and off its region (0.58 m above the floor there). Every settled point now
+    lies within agent_radius of the outline it was settled from."""
+    import json
+
+    import numpy as np
+
+    from blender_navmesh.contours import push
+
+    case = json.loads((Path(__file__).parent / "fixtures" / "fuzz" / "case112418_off_surface.json").read_text())
+    moved, original = [], push._settle
+
+    def settle(ring, nb, fixed, boundary):
+        out, out_nb = original(ring, nb, fixed, boundary)
+        before = shapely.LinearRing(ring[:, :2])
+        moved.append(float(shapely.distance(before, shapely.points(out[:, :2])).max()) - boundary.radius)
+        return out, out_nb
+
+    monkeypatch.setattr(push, "_settle", settle)
+    params = BakeParams.from_dict(case["params"])
+    generate(np.array(case["vertices"]), np.array(case["triangles"]), params, np.array(case["walkable"]))
+    assert moved and max(moved) <= 1e-9
