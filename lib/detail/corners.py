@@ -36,19 +36,22 @@ def _vertices_on_floor(
     on a stair of one-cell steps that sample can be two steps up while the step under the vertex
     is a span no polygon samples (its column centre on an edge). Where the column under the vertex
     holds a span of the region within layer_tol of the floor found, that span's floor is taken:
-    under a thin polygon across steps a few cells deep, the nearest sample can be a step away."""
+    under a thin polygon across steps a few cells deep, the nearest sample can be a step away.
+    A vertex of several polygons takes the floor found from the sample nearest it: at a crease
+    between two slopes, each polygon's nearest sample can lie on its own slope, and carried along
+    that slope the farther one can be a tenth of a metre off the floor under the vertex."""
     vertex = mesh.poly_vertices
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
     # Keyed by polygon, _floor_near takes only the vertex's own polygon's samples, at any height.
-    floor = _floor_near(hf, xyz, poly, samples, sample_poly, sample_span, np.inf)
+    floor, away = _floor_near(hf, xyz, poly, samples, sample_poly, sample_span, np.inf)
     missing = np.flatnonzero(np.isnan(floor))
     if len(missing):
         if span_region is not None:
             points, point_region, span = _region_spans(hf, span_region, xyz[missing])
         else:
             points, point_region, span = samples, mesh.regions[sample_poly], sample_span
-        floor[missing] = _floor_near(
+        floor[missing], away[missing] = _floor_near(
             hf, xyz[missing], mesh.regions[poly[missing]], points, point_region, span, layer_tol
         )
         # A vertex the push off the walls moved far along a ramp can be more than layer_tol off
@@ -59,7 +62,7 @@ def _vertices_on_floor(
         found[vertex[~np.isnan(floor)]] = True
         lost = missing[~found[vertex[missing]]]
         if len(lost):
-            floor[lost] = _floor_near(
+            floor[lost], away[lost] = _floor_near(
                 hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
             )
     if span_region is not None:
@@ -68,12 +71,14 @@ def _vertices_on_floor(
         # steps are a few cells deep, under a thin polygon crossing several.
         points, point_region, span = _region_spans(hf, span_region, xyz, reach=0)
         near = np.column_stack([xyz[:, :2], np.where(np.isnan(floor), xyz[:, 2], floor)])
-        own = _floor_near(hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0)
-        floor = np.where(np.isnan(own), floor, own)
+        own, own_away = _floor_near(
+            hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0
+        )
+        floor, away = np.where(np.isnan(own), floor, own), np.where(np.isnan(own), away, own_away)
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
-    # A vertex of several polygons takes the floor closest to its height.
-    by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), vertex))
+    # A vertex of several polygons takes the floor of the nearest sample (then closest to its height).
+    by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), away, vertex))
     first = by_vertex[np.concatenate([[True], vertex[by_vertex[1:]] != vertex[by_vertex[:-1]]])]
     move = first[off[first] > tol]
     vertices[vertex[move], 2] = floor[move]
@@ -117,13 +122,14 @@ def _floor_near(
     layer_tol: float,
     by_height: bool = False,
     reach: int = _VERTEX_REACH,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
     column centres, at most one per column and key) with the same key (`region`, `point_region`:
     a region or a polygon) within `reach` cells, carried along its span's slope but not past its
     triangle's lowest or highest point; NaN where none is that near. A point farther than
     layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
-    or by_height, in height (then from above)."""
+    or by_height, in height (then from above). Also returns each point's distance from above to
+    the sample taken (inf where none)."""
     cs = hf.cell_size
     cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
@@ -146,4 +152,6 @@ def _floor_near(
     best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
     floor = np.full(len(xyz), np.nan)
     floor[slot[best]] = z[best]
-    return floor
+    away = np.full(len(xyz), np.inf)
+    away[slot[best]] = dist[best]
+    return floor, away
