@@ -18,7 +18,7 @@ from ..errors import NavMeshError
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
-from .ends import _block_fractions, _ledge_fractions, _ledge_segments, _wall_fractions
+from .ends import _block_fractions, _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
 from .spans import _column_order, _inside_solids, _link_spans, _merge_spans
@@ -138,9 +138,8 @@ def build_heightfield(
     progress.at(0.8)
     found = np.zeros_like(links, dtype=bool)
     ledge = (links < 0) & (block < 1.0)
-    block[ledge], found[ledge], ledge_edges = _ledge_fractions(
-        np.nonzero(ledge), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid
-    )
+    floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
+    block[ledge], found[ledge], ledge_edges = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, z, floor_mesh, grid)
     progress.at(0.9)
     wall = (links < 0) & (block == 1.0)
     block[wall], found[wall], blockers = _wall_fractions(
@@ -149,13 +148,12 @@ def build_heightfield(
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
     wall_span, wall_dir = np.nonzero(wall)
-    at, ends, _ = _ledge_fractions((wall_span, wall_dir), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid)
+    at, ends, _ = _ledge_fractions((wall_span, wall_dir), span_tri, x, y, z, floor_mesh, grid)
     short = ends & (at < block[wall_span, wall_dir])
     block[wall_span[short], wall_dir[short]] = at[short]
     found[wall_span[short], wall_dir[short]] = True
-    short_ledges = _ledge_fractions(
-        (wall_span[short], wall_dir[short]), span_tri, x, y, z, soup.vertices, tris, floor_ids, grid
-    )[2]
+    short_ledges = _ledge_fractions((wall_span[short], wall_dir[short]), span_tri, x, y, z, floor_mesh, grid)[2]
+    del floor_mesh
     del col, lo, hi, walk, label
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones

@@ -150,7 +150,16 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.
     return best
 
 
-def _ledge_fractions(ledge, span_tri, x, y, z, vertices, triangles, floor_ids, grid: _Grid):
+def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarray) -> tuple:
+    """The floor triangles as the ledge traces walk them: (row of each soup triangle among them or
+    -1, the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2)).
+    Built once per heightfield: welding the vertices is the traces' largest cost."""
+    local = np.full(len(triangles), -1, dtype=np.int64)
+    local[floor_ids] = np.arange(len(floor_ids))
+    return local, _edge_neighbours(vertices, triangles[floor_ids]), vertices[triangles[floor_ids], :2]
+
+
+def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid):
     """(fraction, found) per ledge link: where the floor really ends on the step to the neighbour centre.
 
     The step is traced through the floor triangles, starting in the one the span was sampled
@@ -168,10 +177,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, vertices, triangles, floor_ids, g
     found = np.zeros(len(span), dtype=bool)
     if not len(span):
         return out, found, np.zeros((0, 5))
-    local = np.full(len(triangles), -1, dtype=np.int64)
-    local[floor_ids] = np.arange(len(floor_ids))
-    across = _edge_neighbours(vertices, triangles[floor_ids])
-    xy = vertices[triangles[floor_ids], :2]  # (F, 3, 2), counter-clockwise seen from above
+    local, across, xy = floor_mesh  # xy: counter-clockwise seen from above
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
     tri = local[span_tri[span]]
