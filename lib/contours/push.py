@@ -214,9 +214,9 @@ def _settle(
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
     away from the nearest wall to agent_radius, but never farther than that from where it was
-    first (_away_from_walls). The chords of the band's arcs shrink fourfold per
-    round, so a few rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a
-    shortcut can then skip are dropped (_prune)."""
+    first (_away_from_walls). The chords of the band's arcs shrink fourfold per round, so a few
+    rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a shortcut can then
+    skip are dropped (_prune)."""
     xy, z = ring[:, :2], ring[:, 2]
     origin = xy  # where each point was before it moved (a new point: where it split its edge)
     reach = _reach(boundary)

@@ -153,8 +153,7 @@ def build_heightfield(
     block[wall_span[short], wall_dir[short]] = at[short]
     found[wall_span[short], wall_dir[short]] = True
     short_ledges = _ledge_fractions((wall_span[short], wall_dir[short]), span_tri, x, y, z, floor_mesh, grid)[2]
-    del floor_mesh
-    del col, lo, hi, walk, label
+    del col, lo, hi, walk, label, floor_mesh
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:
