@@ -96,6 +96,22 @@ def test_slope_just_under_max_is_walkable_just_over_is_not():
     assert hf.span_count == 0
 
 
+def test_a_steep_ramp_laid_on_a_floor_is_linked_at_its_foot():
+    """The ramp's foot (x = 2.3) lies between column 4's centre (2.25) and its border (2.5); at the
+    border the ramp is already 0.19 m up, more than a climb step, but the agent steps onto it at the
+    foot, where the step is zero. The same ramp raised 0.3 m starts with a step too high to climb."""
+    params = BakeParams(cell_size=0.5, agent_height=2.0, agent_max_climb=0.15, agent_max_slope=45.0)
+    rise = 1.7 * math.tan(math.radians(44.0))
+    for foot, expect_link in ((0.0, True), (0.3, False)):
+        scene = Scene().floor(0, 0, 4, 4).quad((2.3, 0, foot), (4, 0, foot + rise), (4, 4, foot + rise), (2.3, 4, foot))
+        hf, _ = bake(scene, params)
+        for j in range(8):
+            floor, ramp = spans_at(hf, 4, j), spans_at(hf, 5, j)
+            assert len(floor) == 1 and len(ramp) == 1
+            assert (hf.links[floor[0], 0] == ramp[0]) == expect_link
+            assert (hf.links[ramp[0], 2] == floor[0]) == expect_link
+
+
 def test_thin_vertical_wall_cuts_links():
     """A zero-thickness wall quad at x = 5.1 (not on a column edge) blocks every crossing."""
     scene = Scene().floor(0, 0, 10, 10).quad((5.1, 0, 0), (5.1, 10, 0), (5.1, 10, 3), (5.1, 0, 3), walkable=False)
@@ -378,10 +394,15 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         assert np.array_equal(hf.x[b] - hf.x[a], np.full(len(a), DIR_DX[d]))
         assert np.array_equal(hf.y[b] - hf.y[a], np.full(len(a), DIR_DY[d]))
         # The step where the two columns meet, each floor carried there along its own slope but
-        # not past its triangle's lowest or highest point.
+        # not past its triangle's lowest or highest point, is climbable; or else the two floors'
+        # planes come within a climb step of each other on the way between the centres (where
+        # both triangles exist, which only the bake's trace knows: the foot of a ramp on a floor).
         half = 0.5 * params.cell_size * np.array([DIR_DX[d], DIR_DY[d]], dtype=float)
         bound_a, bound_b = hf.surface_range_at(a), hf.surface_range_at(b)
         there = np.clip(hf.z[b] - hf.gradient_at(b) @ half, bound_b[:, 0], bound_b[:, 1])
         here = np.clip(hf.z[a] + hf.gradient_at(a) @ half, bound_a[:, 0], bound_a[:, 1])
-        step = there - here
-        assert np.all(np.abs(step) <= climb + 1e-9)
+        at_border = np.abs(there - here) <= climb + 1e-9
+        gap_a = hf.z[b] - hf.z[a] - hf.gradient_at(b) @ (2 * half)  # at a's centre
+        gap_b = hf.z[b] - hf.z[a] - hf.gradient_at(a) @ (2 * half)  # at b's centre
+        on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + 1e-9)
+        assert np.all(at_border | on_the_way)

@@ -15,14 +15,10 @@ from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-# Reproducers of violations that are open, by file stem, with what is known of the cause. Both came
-# from the fresh range 130,000-139,999 and fail the same way on the code from before 2026-11-26.
+# Reproducers of violations that are open, by file stem, with what is known of the cause. It came
+# from the fresh range 130,000-139,999 and fails the same way on the code from before 2026-11-26.
 KNOWN_REPRODUCERS: dict[str, str] = {
     "case135157_edge_twice": "open (issue 12): two polygons use one directed edge; cause not looked at yet",
-    "case135482_t_junction": (
-        "open (issue 12): a floor and a ramp rising from it at radius 0 meet along the ramp's side, and the "
-        "floor's polygon runs past two of the ramp's border vertices; cause not looked at yet"
-    ),
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))

@@ -130,7 +130,9 @@ def build_heightfield(
     floor_slope = -normal[floors, :2] / normal[floors, 2:3]
     heights = p[floors, :, 2]
     floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
-    floor = (floor_triangle, floor_slope, floor_range)
+    floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
+    planes = (floor_mesh[0][span_tri], floor_mesh, -normal[floor_ids, :2] / normal[floor_ids, 2:3])
+    floor = (floor_triangle, floor_slope, floor_range, planes)
     links = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
@@ -138,7 +140,7 @@ def build_heightfield(
     progress.at(0.8)
     found = np.zeros_like(links, dtype=bool)
     ledge = (links < 0) & (block < 1.0)
-    floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
+    del planes, floor  # each span's row of the floor mesh
     block[ledge], found[ledge], ledge_edges = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, z, floor_mesh, grid)
     progress.at(0.9)
     wall = (links < 0) & (block == 1.0)

@@ -21,6 +21,8 @@ _LEDGE_CLIP = 2.0
 # A trace step whose cross product with a boundary edge is at most this share of the edge's size
 # runs parallel to it: it does not cross it.
 _PARALLEL = 1e-12
+# Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
+_COPLANAR_SLOPE = 1e-9
 
 
 def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
@@ -188,15 +190,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid):
         if not active.size:
             break
         corners = xy[tri[active]]
-        edge = np.roll(corners, -1, axis=1) - corners  # (A, 3, 2)
-        rel0 = start[active, None, :] - corners
-        # Signed side of the edge (>= 0 inside) at t = 0 and its change per unit t along the step.
-        side0 = edge[..., 0] * rel0[..., 1] - edge[..., 1] * rel0[..., 0]
-        slope = edge[..., 0] * step[active, None, 1] - edge[..., 1] * step[active, None, 0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            leave = np.where(slope < 0, side0 / -slope, np.inf)
-        exit_edge = np.argmin(leave, axis=1)
-        t = np.maximum(leave[np.arange(len(active)), exit_edge], entry[active])
+        exit_edge, t = _leave_triangle(corners, start[active], step[active], entry[active])
         beyond = across[tri[active], exit_edge]
         ends = (t < 1.0) & (beyond < 0)
         out[active[ends]] = t[ends]
@@ -216,6 +210,44 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid):
     a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
     edges = np.column_stack([a, b, z[span[link]]])[ok]
     return out, found, np.unique(edges, axis=0)
+
+
+def _leave_triangle(corners: np.ndarray, start: np.ndarray, step: np.ndarray, entry: np.ndarray):
+    """Where start + t * step leaves each counter-clockwise top-view triangle (N, 3, 2) it runs
+    through from t = entry on: (the exit edge k, from corner k to k + 1; t, inf if it never leaves)."""
+    edge = np.roll(corners, -1, axis=1) - corners
+    rel0 = start[:, None, :] - corners
+    # Signed side of the edge (>= 0 inside) at t = 0 and its change per unit t along the step.
+    side0 = edge[..., 0] * rel0[..., 1] - edge[..., 1] * rel0[..., 0]
+    rate = edge[..., 0] * step[:, None, 1] - edge[..., 1] * step[:, None, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        leave = np.where(rate < 0, side0 / -rate, np.inf)
+    exit_edge = np.argmin(leave, axis=1)
+    return exit_edge, np.maximum(leave[np.arange(len(start)), exit_edge], entry)
+
+
+def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_mesh: tuple, slopes: np.ndarray):
+    """(N,) how far along start + t * step, t in [0, 1], the floor stays on the plane of the floor
+    triangle it starts in (rows of floor_mesh, -1 for none: reach 0): the trace crosses welded
+    edges into triangles of the same slope (a quad's two halves, a flat floor's fan) and stops at
+    the first other one, where the plane no longer gives the floor's height."""
+    _, across, xy = floor_mesh
+    reach = np.zeros(len(rows))
+    tri = rows.copy()
+    entry = np.zeros(len(rows))
+    active = np.flatnonzero(tri >= 0)
+    for _ in range(_LEDGE_TRACE_STEPS):
+        if not active.size:
+            break
+        exit_edge, t = _leave_triangle(xy[tri[active]], start[active], step[active], entry[active])
+        reach[active] = np.minimum(t, 1.0)
+        beyond = across[tri[active], exit_edge]
+        on = (t < 1.0) & (beyond >= 0)
+        on[on] = np.abs(slopes[beyond[on]] - slopes[tri[active[on]]]).max(axis=1) <= _COPLANAR_SLOPE
+        entry[active[on]] = t[on]
+        tri[active[on]] = beyond[on]
+        active = active[on]
+    return reach
 
 
 def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from ..geometry import UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .field import DIR_DX, DIR_DY
+from .ends import _plane_reach
 from .rasterise import _Grid, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
@@ -105,15 +106,18 @@ def _link_spans(
     The step between two floors is measured where their columns meet, each floor carried there
     along its own slope but not past its triangle's lowest or highest point (floor: each span's
     row of the per-triangle slopes and ranges, as Heightfield.floor_triangle, floor_slope and
-    floor_range): a ramp steeper than agent_max_climb per cell is one floor, where comparing
-    heights at the column centres (Recast) would cut it into strips a cell wide; a stair's riser is
-    the same step either way."""
+    floor_range, and (each span's row of the floor mesh, the floor mesh of ends._floor_mesh, its
+    triangles' slopes) for _overlap_steps): a ramp steeper than agent_max_climb per cell
+    is one floor, where comparing heights at the column centres (Recast) would cut it into strips a
+    cell wide; a stair's riser is the same step either way. Where the two floors' triangles overlap
+    seen from above between the centres, the smallest step there counts too (_overlap_steps): the
+    foot of a steep ramp laid on a floor, short of the columns' border, is a step of zero."""
     s = len(z)
     counts = np.bincount(col, minlength=grid.width * grid.height)
     first = np.cumsum(counts) - counts
     links = np.full((s, 4), -1, dtype=index_dtype(s))  # int32 while span ids fit: half the memory
     half = 0.5 * grid.cs
-    triangle, slope, bounds = floor
+    triangle, slope, bounds, _ = floor
     low, high = bounds[triangle, 0], bounds[triangle, 1]
     for d in range(4):
         progress.at(d / 5)
@@ -124,7 +128,7 @@ def _link_spans(
         for start in range(0, s, _LINK_CHUNK):  # bounds the temporaries on large levels
             part = np.arange(start, min(start + _LINK_CHUNK, s))
             here = np.clip(z[part] + rise[part], low[part], high[part])
-            links[part, d] = _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid, params)
+            links[part, d] = _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor)
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
     # In place: a link kept one way is kept the other way too, so the later directions see the same.
@@ -138,10 +142,35 @@ def _link_spans(
     return links
 
 
-def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams):
+def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple) -> np.ndarray:
+    """The smallest step between the floors of spans a and their neighbours b in direction d where
+    both floors lie on their own triangles' planes, seen from above, on the way between the two
+    column centres (inf where they do not overlap there). Symmetric in a and b."""
+    triangle, slope, _, planes = floor
+    rows, floor_mesh, plane_slopes = planes
+    step = grid.cs * np.array([DIR_DX[d], DIR_DY[d]], dtype=np.float64)
+    centre = lambda s: grid.bmin + (np.column_stack([x[s], y[s]]) + 0.5) * grid.cs
+    reach = lambda s, sign: _plane_reach(rows[s], centre(s), np.tile(sign * step, (len(s), 1)), floor_mesh, plane_slopes)
+    lo, hi = 1.0 - reach(b, -1.0), reach(a, 1.0)
+    # Each floor is a plane over that stretch: the difference is linear in t.
+    rise_a, rise_b = slope[triangle[a]] @ step, slope[triangle[b]] @ step
+    gap = lambda t: z[a] + t * rise_a - (z[b] - (1.0 - t) * rise_b)
+    g0, g1 = gap(lo), gap(hi)
+    smallest = np.where(g0 * g1 <= 0.0, 0.0, np.minimum(np.abs(g0), np.abs(g1)))
+    return np.where(lo <= hi, smallest, np.inf)
+
+
+def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams, floor):
     """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
     none): the step within agent_max_climb (here: each span's floor at that border; there: every
-    floor at the opposite border) and the headroom above both floors at least agent_height."""
+    floor at the opposite border; or _overlap_steps where that is less) and the headroom above both
+    floors at least agent_height."""
+
+    def steps(a, b, dz):
+        far = np.flatnonzero(dz > params.agent_max_climb)
+        dz[far] = np.minimum(dz[far], _overlap_steps(part[a[far]], b[far], d, x, y, z, grid, floor))
+        return dz
+
     nx, ny = x[part] + DIR_DX[d], y[part] + DIR_DY[d]
     inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
     ncol = np.where(inside, ny * grid.width + nx, 0)
@@ -150,7 +179,7 @@ def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid
     zp, cp = z[part], ceiling[part]
     # First candidate of every neighbour column in one pass (most columns hold one span).
     cand = np.where(cnt > 0, base, 0)
-    dz = np.abs(there[cand] - here)
+    dz = steps(np.arange(len(part)), cand, np.abs(there[cand] - here))
     room = np.minimum(cp, ceiling[cand]) - np.maximum(zp, z[cand])
     ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
     best = np.where(ok, cand, -1)
@@ -159,7 +188,7 @@ def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid
     active = np.flatnonzero(cnt > k)
     while active.size:
         cand = base[active] + k
-        dz = np.abs(there[cand] - here[active])
+        dz = steps(active, cand, np.abs(there[cand] - here[active]))
         room = np.minimum(cp[active], ceiling[cand]) - np.maximum(zp[active], z[cand])
         ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
         best[active[ok]] = cand[ok]
