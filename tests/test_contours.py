@@ -592,3 +592,19 @@ def test_pruning_a_tiny_hole_never_turns_it_inside_out():
     walls = _Walls([(-10, -10, 10, -10)], radius=0.5, cs=0.2)
     pruned, _ = _prune(arrow, np.full(4, -1), np.zeros(4, dtype=bool), walls, walls.radius)
     assert signed_area(pruned) < 0
+
+
+def test_a_loop_an_outer_trace_holds_twice_is_dropped_and_an_island_in_its_hole_is_kept():
+    """An outer ring's trace that overlaps itself splits into loops: the main one, a hole, and a
+    small loop turning the same way. Inside the main loop and outside the hole, the small loop's
+    floor is held twice (135157: two polygons on one edge); inside the hole it is an island."""
+    from blender_navmesh.contours import _held_twice
+
+    main = ring3([(0, 0), (10, 0), (10, 10), (0, 10)], clockwise=False)
+    hole = ring3([(5, 5), (8, 5), (8, 8), (5, 8)], clockwise=True)
+    beside_the_hole = ring3([(1, 1), (2, 1), (1, 2)], clockwise=False)
+    in_the_hole = ring3([(6, 6), (7, 6), (6, 7)], clockwise=False)
+    assert _held_twice([main, hole, beside_the_hole, in_the_hole]) == {2}
+    assert _held_twice([main]) == set()
+    # Two loops of the same size (a trace run twice) do not cancel each other out.
+    assert _held_twice([main, main.copy()]) == set()

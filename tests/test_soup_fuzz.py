@@ -15,11 +15,9 @@ from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
 CASES = 100
-# Reproducers of violations that are open, by file stem, with what is known of the cause. It came
-# from the fresh range 130,000-139,999 and fails the same way on the code from before 2026-11-26.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case135157_edge_twice": "open (issue 12): two polygons use one directed edge; cause not looked at yet",
-}
+# Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
+# strict expected failures until they are fixed.
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

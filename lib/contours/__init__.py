@@ -148,11 +148,13 @@ def build_contours(
             pieces[k] = ring_pieces
     rings_by_region: dict[int, list[_RegionRing]] = {}
     for (r, ring_points, _), ring_pieces in zip(traced_rings, pieces):
-        # A hole's trace can cross itself where its points lie at block fractions of cells: a loop
-        # of it turning the other way is floor that the region's other rings already hold.
+        # A trace can cross or overlap itself where its points lie at block fractions of cells: a
+        # loop of a hole turning the other way, and a loop of an outer ring inside its other loops
+        # (_held_twice), is floor that the region's rings already hold.
         hole = signed_area(ring_points) < 0
-        for traced, traced_labels, simple in ring_pieces:
-            if simple is not None and not (hole and signed_area(simple[0]) > 0):
+        twice = set() if hole else _held_twice([traced for traced, _, _ in ring_pieces])
+        for k, (traced, traced_labels, simple) in enumerate(ring_pieces):
+            if simple is not None and k not in twice and not (hole and signed_area(simple[0]) > 0):
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
@@ -215,6 +217,28 @@ def build_contours(
                 RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))
             )
     return _drop_small_islands(outlines, params.region_min_area)
+
+
+def _held_twice(loops: list[np.ndarray]) -> set[int]:
+    """The loops an outer ring's trace split into that turn its way (counter-clockwise) and lie
+    where its larger loops already wind once around them: floor the trace holds twice where it
+    overlaps itself (two cells meeting at a corner, each with its walls at the other's neighbour
+    centres, both claim the square between them)."""
+    if len(loops) < 2:
+        return set()
+    areas = [signed_area(loop) for loop in loops]
+    twice = set()
+    for k, loop in enumerate(loops):
+        if areas[k] <= 0:
+            continue
+        around = sum(
+            np.sign(areas[j])
+            for j, other in enumerate(loops)
+            if j != k and abs(areas[j]) > areas[k] and _hole_inside(other, loop)
+        )
+        if around >= 1:
+            twice.add(k)
+    return twice
 
 
 def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
