@@ -21,7 +21,7 @@ from ..soup import TriangleSoup, volume_triangles
 from .ends import _block_fractions, _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
-from .spans import _column_order, _inside_solids, _link_spans, _merge_spans
+from .spans import _column_order, _inside_solids, _link_overlaps, _link_spans, _merge_spans
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "build_heightfield"]
 
@@ -130,17 +130,18 @@ def build_heightfield(
     floor_slope = -normal[floors, :2] / normal[floors, 2:3]
     heights = p[floors, :, 2]
     floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
-    floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
-    planes = (floor_mesh[0][span_tri], floor_mesh, -normal[floor_ids, :2] / normal[floor_ids, 2:3])
-    floor = (floor_triangle, floor_slope, floor_range, planes)
-    links = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
+    floor = (floor_triangle, floor_slope, floor_range)
+    links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
     del solid, span_bottom, span_top, floor_top, span_walk  # every solid span's, not only the floors'
     progress.at(0.8)
+    floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
+    plane = (span_tri, floor_mesh, lambda rows: soup.vertices[tris[floor_ids[rows]]])
+    _link_overlaps(links, near, x, y, z, grid, floor, plane, params.agent_max_climb)
+    del floor, near, plane
     found = np.zeros_like(links, dtype=bool)
     ledge = (links < 0) & (block < 1.0)
-    del planes, floor  # each span's row of the floor mesh
     block[ledge], found[ledge], ledge_edges = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, z, floor_mesh, grid)
     progress.at(0.9)
     wall = (links < 0) & (block == 1.0)

@@ -153,8 +153,8 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.
 
 
 def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarray) -> tuple:
-    """The floor triangles as the ledge traces walk them: (row of each soup triangle among them or
-    -1, the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2)).
+    """The floor triangles as the traces walk them: (row of each soup triangle among them or -1,
+    the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2)).
     Built once per heightfield: welding the vertices is the traces' largest cost."""
     local = np.full(len(triangles), -1, dtype=np.int64)
     local[floor_ids] = np.arange(len(floor_ids))
@@ -226,12 +226,19 @@ def _leave_triangle(corners: np.ndarray, start: np.ndarray, step: np.ndarray, en
     return exit_edge, np.maximum(leave[np.arange(len(start)), exit_edge], entry)
 
 
-def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_mesh: tuple, slopes: np.ndarray):
+def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_mesh: tuple, corners_of):
     """(N,) how far along start + t * step, t in [0, 1], the floor stays on the plane of the floor
     triangle it starts in (rows of floor_mesh, -1 for none: reach 0): the trace crosses welded
     edges into triangles of the same slope (a quad's two halves, a flat floor's fan) and stops at
-    the first other one, where the plane no longer gives the floor's height."""
+    the first other one, where the plane no longer gives the floor's height.
+    corners_of: rows -> (K, 3, 3) those floor triangles' corners."""
     _, across, xy = floor_mesh
+
+    def slope(row):
+        p = corners_of(row)
+        normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+        return -normal[:, :2] / normal[:, 2:3]
+
     reach = np.zeros(len(rows))
     tri = rows.copy()
     entry = np.zeros(len(rows))
@@ -243,7 +250,7 @@ def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_me
         reach[active] = np.minimum(t, 1.0)
         beyond = across[tri[active], exit_edge]
         on = (t < 1.0) & (beyond >= 0)
-        on[on] = np.abs(slopes[beyond[on]] - slopes[tri[active[on]]]).max(axis=1) <= _COPLANAR_SLOPE
+        on[on] = np.abs(slope(beyond[on]) - slope(tri[active[on]])).max(axis=1) <= _COPLANAR_SLOPE
         entry[active[on]] = t[on]
         tri[active[on]] = beyond[on]
         active = active[on]

@@ -9,8 +9,8 @@ from ..components import index_dtype
 from ..geometry import UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
-from .field import DIR_DX, DIR_DY
 from .ends import _plane_reach
+from .field import DIR_DX, DIR_DY
 from .rasterise import _Grid, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
@@ -98,27 +98,27 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     return winding[column_end] - winding[above] > 0
 
 
-def _link_spans(
-    col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT
-) -> np.ndarray:
+def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT):
     """Link each span to the best passable span of each neighbour column; links are mutual.
 
     The step between two floors is measured where their columns meet, each floor carried there
     along its own slope but not past its triangle's lowest or highest point (floor: each span's
     row of the per-triangle slopes and ranges, as Heightfield.floor_triangle, floor_slope and
-    floor_range, and (each span's row of the floor mesh, the floor mesh of ends._floor_mesh, its
-    triangles' slopes) for _overlap_steps): a ramp steeper than agent_max_climb per cell
-    is one floor, where comparing heights at the column centres (Recast) would cut it into strips a
-    cell wide; a stair's riser is the same step either way. Where the two floors' triangles overlap
-    seen from above between the centres, the smallest step there counts too (_overlap_steps): the
-    foot of a steep ramp laid on a floor, short of the columns' border, is a step of zero."""
+    floor_range): a ramp steeper than agent_max_climb per cell is one floor, where comparing
+    heights at the column centres (Recast) would cut it into strips a cell wide; a stair's riser is
+    the same step either way.
+
+    Returns the links and the candidate pairs (a, b, d) that failed only on that step while their
+    floors' planes come within a climb step of each other between the centres, for
+    _link_overlaps."""
     s = len(z)
     counts = np.bincount(col, minlength=grid.width * grid.height)
     first = np.cumsum(counts) - counts
     links = np.full((s, 4), -1, dtype=index_dtype(s))  # int32 while span ids fit: half the memory
     half = 0.5 * grid.cs
-    triangle, slope, bounds, _ = floor
+    triangle, slope, bounds = floor
     low, high = bounds[triangle, 0], bounds[triangle, 1]
+    near = []
     for d in range(4):
         progress.at(d / 5)
         rise = (half * (slope[:, 0] * DIR_DX[d] + slope[:, 1] * DIR_DY[d]))[triangle]
@@ -128,7 +128,9 @@ def _link_spans(
         for start in range(0, s, _LINK_CHUNK):  # bounds the temporaries on large levels
             part = np.arange(start, min(start + _LINK_CHUNK, s))
             here = np.clip(z[part] + rise[part], low[part], high[part])
-            links[part, d] = _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor)
+            links[part, d] = _best_neighbours(
+                part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor, near
+            )
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
     # In place: a link kept one way is kept the other way too, so the later directions see the same.
@@ -139,37 +141,88 @@ def _link_spans(
         has = np.flatnonzero(b >= 0)
         lost = has[links[b[has], (d + 2) % 4] != idx[has]]
         links[lost, d] = -1
-    return links
+    if not near:
+        return links, (np.zeros(0, dtype=np.int64),) * 3
+    return links, tuple(np.concatenate(column) for column in zip(*near))
 
 
-def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple) -> np.ndarray:
-    """The smallest step between the floors of spans a and their neighbours b in direction d where
-    both floors lie on their own triangles' planes, seen from above, on the way between the two
-    column centres (inf where they do not overlap there). Symmetric in a and b."""
-    triangle, slope, _, planes = floor
-    rows, floor_mesh, plane_slopes = planes
-    step = grid.cs * np.array([DIR_DX[d], DIR_DY[d]], dtype=np.float64)
-    centre = lambda s: grid.bmin + (np.column_stack([x[s], y[s]]) + 0.5) * grid.cs
-    reach = lambda s, sign: _plane_reach(rows[s], centre(s), np.tile(sign * step, (len(s), 1)), floor_mesh, plane_slopes)
-    lo, hi = 1.0 - reach(b, -1.0), reach(a, 1.0)
-    # Each floor is a plane over that stretch: the difference is linear in t.
+def _plane_gaps(a, b, d, z, slope, triangle, cs: float):
+    """(gap at t = 0, gap at t = 1): the height of span a's floor plane above span b's, along the
+    step from a's centre (t = 0) to the centre of its neighbour column d, b's (t = 1)."""
+    step = cs * np.array([DIR_DX[d], DIR_DY[d]], dtype=np.float64)
     rise_a, rise_b = slope[triangle[a]] @ step, slope[triangle[b]] @ step
-    gap = lambda t: z[a] + t * rise_a - (z[b] - (1.0 - t) * rise_b)
-    g0, g1 = gap(lo), gap(hi)
-    smallest = np.where(g0 * g1 <= 0.0, 0.0, np.minimum(np.abs(g0), np.abs(g1)))
-    return np.where(lo <= hi, smallest, np.inf)
+    g0 = z[a] - (z[b] - rise_b)
+    return g0, g0 + rise_a - rise_b
 
 
-def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams, floor):
+def _closest(g0, g1):
+    """The least |gap| over t in [0, 1] of a gap linear in t from g0 to g1."""
+    return np.where(g0 * g1 <= 0.0, 0.0, np.minimum(np.abs(g0), np.abs(g1)))
+
+
+def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane: tuple, climb: float) -> None:
+    """Link the near pairs of _link_spans, in place, where the two floors come within `climb` of
+    each other between the column centres at a point where both lie on their own triangles' planes
+    (_overlap_steps): the foot of a steep ramp laid on a floor, short of the columns' border, is a
+    step of zero where the step at the border is more than a climb. Spans linked already in that
+    direction stay as they are; links are mutual, each span taking the pair with the least step."""
+    a_all, b_all, d_all = near
+    for d in range(4):
+        pick = np.flatnonzero(d_all == d)
+        a, b = a_all[pick], b_all[pick]
+        free = (links[a, d] < 0) & (links[b, (d + 2) % 4] < 0)
+        a, b = a[free], b[free]
+        steps = _overlap_steps(a, b, d, x, y, z, grid, floor, plane)
+        ok = steps <= climb
+        # Each span's least step: sorted by step, the first pair of each a and of each b.
+        order = np.flatnonzero(ok)[np.argsort(steps[ok], kind="stable")]
+        a, b = a[order], b[order]
+        first_a = np.zeros(len(a), dtype=bool)
+        first_a[np.unique(a, return_index=True)[1]] = True
+        first_b = np.zeros(len(b), dtype=bool)
+        first_b[np.unique(b, return_index=True)[1]] = True
+        both = first_a & first_b
+        links[a[both], d] = b[both]
+        links[b[both], (d + 2) % 4] = a[both]
+
+
+def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) -> np.ndarray:
+    """The least step between the floors of spans a and their neighbours b in direction d where both
+    lie on their own triangles' planes, seen from above, on the way between the column centres
+    (inf where no such stretch is shared). plane: (each span's soup triangle, and the floor mesh
+    and corners_of of ends._plane_reach)."""
+    span_tri, floor_mesh, corners_of = plane
+    step = grid.cs * np.array([DIR_DX[d], DIR_DY[d]], dtype=np.float64)
+
+    def reach(s, sign):
+        centre = grid.bmin + (np.column_stack([x[s], y[s]]) + 0.5) * grid.cs
+        rows = floor_mesh[0][span_tri[s]]
+        return _plane_reach(rows, centre, np.tile(sign * step, (len(s), 1)), floor_mesh, corners_of)
+
+    lo, hi = 1.0 - reach(b, -1.0), reach(a, 1.0)
+    g0, g1 = _plane_gaps(a, b, d, z, floor[1], floor[0], grid.cs)
+    at_lo, at_hi = g0 + lo * (g1 - g0), g0 + hi * (g1 - g0)
+    return np.where(lo <= hi, _closest(at_lo, at_hi), np.inf)
+
+
+def _best_neighbours(
+    part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams, floor: tuple, near: list
+):
     """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
     none): the step within agent_max_climb (here: each span's floor at that border; there: every
-    floor at the opposite border; or _overlap_steps where that is less) and the headroom above both
-    floors at least agent_height."""
+    floor at the opposite border) and the headroom above both floors at least agent_height.
 
-    def steps(a, b, dz):
-        far = np.flatnonzero(dz > params.agent_max_climb)
-        dz[far] = np.minimum(dz[far], _overlap_steps(part[a[far]], b[far], d, x, y, z, grid, floor))
-        return dz
+    Appends to `near` the candidates (a, b, d) with the headroom whose step is too high at the
+    border but whose floors' planes come within agent_max_climb between the centres."""
+    climb = params.agent_max_climb
+    triangle, slope, _ = floor
+
+    def note_near(a, b, dz, room):
+        far = np.flatnonzero((dz > climb) & (room >= params.agent_height))
+        g0, g1 = _plane_gaps(a[far], b[far], d, z, slope, triangle, grid.cs)
+        far = far[_closest(g0, g1) <= climb]
+        if far.size:
+            near.append((a[far], b[far], np.full(far.size, d)))
 
     nx, ny = x[part] + DIR_DX[d], y[part] + DIR_DY[d]
     inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
@@ -179,18 +232,20 @@ def _best_neighbours(part, d, here, there, x, y, z, ceiling, counts, first, grid
     zp, cp = z[part], ceiling[part]
     # First candidate of every neighbour column in one pass (most columns hold one span).
     cand = np.where(cnt > 0, base, 0)
-    dz = steps(np.arange(len(part)), cand, np.abs(there[cand] - here))
+    dz = np.abs(there[cand] - here)
     room = np.minimum(cp, ceiling[cand]) - np.maximum(zp, z[cand])
-    ok = (cnt > 0) & (dz <= params.agent_max_climb) & (room >= params.agent_height)
+    ok = (cnt > 0) & (dz <= climb) & (room >= params.agent_height)
+    note_near(part[cnt > 0], cand[cnt > 0], dz[cnt > 0], room[cnt > 0])
     best = np.where(ok, cand, -1)
     best_dz = np.where(ok, dz, np.inf)
     k = 1
     active = np.flatnonzero(cnt > k)
     while active.size:
         cand = base[active] + k
-        dz = steps(active, cand, np.abs(there[cand] - here[active]))
+        dz = np.abs(there[cand] - here[active])
         room = np.minimum(cp[active], ceiling[cand]) - np.maximum(zp[active], z[cand])
-        ok = (dz <= params.agent_max_climb) & (room >= params.agent_height) & (dz < best_dz[active])
+        ok = (dz <= climb) & (room >= params.agent_height) & (dz < best_dz[active])
+        note_near(part[active], cand, dz, room)
         best[active[ok]] = cand[ok]
         best_dz[active[ok]] = dz[ok]
         k += 1
