@@ -185,6 +185,7 @@ def model_boundary(hf: Heightfield) -> np.ndarray:
     regions.distance_field places them: cell-wide across the step where found, else a point."""
     span, d = np.nonzero(hf.links < 0)
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
-    mid = hf.centers_xy()[span] + (hf.block_fraction()[span, d] * hf.cell_size)[:, None] * step
-    half = np.where(hf.block_found()[span, d], 0.5 * hf.cell_size, 0.0)[:, None] * step[:, ::-1]
+    fraction, found = hf.link_end(span, d)
+    mid = hf.centers_xy()[span] + (fraction * hf.cell_size)[:, None] * step
+    half = np.where(found, 0.5 * hf.cell_size, 0.0)[:, None] * step[:, ::-1]
     return np.column_stack([mid - half, mid + half, hf.z[span]])

@@ -98,6 +98,7 @@ def build_regions(
         conflict |= inside & own_border[label]
     if conflict.any():
         label = _split_layers(label, column, hf, conflict, u, v, apart)
+    del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
     region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
@@ -219,7 +220,7 @@ def bridges_near(hf: Heightfield, region_map: RegionMap, rings: list[tuple[int, 
 def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) -> np.ndarray:
     """Euclidean distance to the nearest floor boundary by vector propagation (Danielsson).
 
-    The boundary is made of one element per missing link, at hf.block_fraction() of the step to
+    The boundary is made of one element per missing link, at its link end (hf.link_end) on the step to
     the neighbour: where the floor's end or the blocking geometry was found on the step, a
     cell-wide segment across it; where it was not (geometry that only clips the neighbour column),
     the neighbour column's centre, a point (the expected place of geometry lying anywhere in that
@@ -237,16 +238,16 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
     along_y = np.zeros(s, dtype=bool)  # the edge runs along y (it faces +-x)
     extent = np.zeros(s)  # half-length of the edge: half a cell at ledges, 0 (a point) at walls
     dist = np.full(s, np.inf)
-    fraction, found = hf.block_fraction(), hf.block_found()
     for d in (1, 3, 0, 2):
         missing = np.flatnonzero(links[:, d] < 0)
-        block = fraction[missing, d] * cs
+        fraction, found = hf.link_end(missing, np.full(len(missing), d))
+        block = fraction * cs
         # Nearest first, so a wall one cell away does not hide a ledge at this cell's edge.
         nearer = block <= dist[missing]
-        missing, block = missing[nearer], block[nearer]
+        missing, block, found = missing[nearer], block[nearer], found[nearer]
         near[missing] = centre[missing] + block[:, None] * np.array([DIR_DX[d], DIR_DY[d]])
         along_y[missing] = DIR_DX[d] != 0
-        extent[missing] = np.where(found[missing, d], half, 0.0)
+        extent[missing] = np.where(found, half, 0.0)
         dist[missing] = block
     nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)

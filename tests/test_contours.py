@@ -15,7 +15,7 @@ from blender_navmesh.contours.pinches import widen_pinches
 from blender_navmesh.contours.push import _prune
 from blender_navmesh.contours.rings import _cut_necks, _merge_rings
 from blender_navmesh.geometry import segment_distance, segments_meet_matrix, signed_area
-from blender_navmesh.heightfield import build_heightfield
+from blender_navmesh.heightfield import LinkEnds, build_heightfield
 from blender_navmesh.params import BakeParams
 from blender_navmesh.regions import build_regions
 from blender_navmesh.soup import prepare_soup
@@ -196,7 +196,7 @@ def test_walled_square_room_outline_starts_at_the_blocked_column_centres(radius)
     # A 3 m room whose walls fill the ring of columns around it: with every missing link a wall
     # (block fraction 1), the floor reaches the wall columns' centres, half a cell past the edges.
     hf = make_heightfield([(np.ones((30, 30), bool), 0.0)])
-    hf.link_block = np.ones((hf.span_count, 4))
+    hf.link_ends = LinkEnds.from_table(hf.links, np.ones((hf.span_count, 4)))
     p = params(agent_radius=radius)
     rm = build_regions(hf, p)
     (o,) = build_contours(hf, rm, p)

@@ -243,13 +243,13 @@ def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
     scene = Scene().floor(0, 0, 10, 10).box((5.13, 5, 0), (1, 3, 1.0), walkable=False)
     scene.box((8.37, 5, 0), (1, 10, 1.0))
     hf, _ = bake(scene)
-    block, found = hf.block_fraction(), hf.block_found()
     row = hf.y == 10  # centres at y = 5.25
 
     def at(x: float, z: float, d: int) -> tuple[float, bool]:
         (s,) = np.flatnonzero(row & np.isclose(hf.centers_xy()[:, 0], x) & (hf.z == z))
         assert hf.links[s, d] < 0
-        return float(block[s, d]), bool(found[s, d])
+        fraction, found = hf.link_end(np.array([s]), np.array([d]))
+        return float(fraction[0]), bool(found[0])
 
     east, west = 0, 2
     assert DIR_DX[east] == 1 and DIR_DX[west] == -1
@@ -278,7 +278,8 @@ def test_wall_clipping_a_column_off_the_step_is_expected_at_its_centre():
     (s,) = np.flatnonzero(np.isclose(centre[:, 0], 4.25) & np.isclose(centre[:, 1], 4.75))
     east = 0
     assert hf.links[s, east] < 0
-    assert hf.block_fraction()[s, east] == 1.0 and not hf.block_found()[s, east]
+    fraction, found = hf.link_end(np.array([s]), np.array([east]))
+    assert fraction[0] == 1.0 and not found[0]
 
 
 def test_a_floor_ending_short_of_a_wall_ends_at_its_own_edge():
@@ -291,7 +292,8 @@ def test_a_floor_ending_short_of_a_wall_ends_at_its_own_edge():
     (s,) = np.flatnonzero(np.isclose(hf.centers_xy()[:, 0], 4.75) & np.isclose(hf.centers_xy()[:, 1], 5.25))
     east = 0
     assert hf.links[s, east] < 0
-    assert hf.block_fraction()[s, east] == pytest.approx(0.7, abs=1e-9) and hf.block_found()[s, east]
+    fraction, found = hf.link_end(np.array([s]), np.array([east]))
+    assert fraction[0] == pytest.approx(0.7, abs=1e-9) and found[0]
 
 
 def test_obstacle_only_triangles_never_walkable():

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blender_navmesh.heightfield import DIR_DX, DIR_DY, Heightfield
+from blender_navmesh.heightfield import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from blender_navmesh.params import BakeParams
 from blender_navmesh.regions import build_regions
 
@@ -118,7 +118,7 @@ def test_walls_are_points_at_the_blocked_column_centres():
     mask[10:13, 14] = False
     mask[20, 5] = False
     hf = make_heightfield([(mask, 0.0)])
-    hf.link_block = np.ones((hf.span_count, 4))
+    hf.link_ends = LinkEnds.from_table(hf.links, np.ones((hf.span_count, 4)))
     radius = 0.4
     rm = build_regions(hf, params(agent_radius=radius))
     centre = hf.centers_xy()

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..components import index_dtype
 from ..heightfield import DIR_DX, DIR_DY, Heightfield
 from ..params import BakeParams
 from ..regions import ON_RADIUS, RegionMap
@@ -25,21 +24,28 @@ _STOREY_GAP = 1e-3
 
 @dataclass
 class _Edges:
-    """Boundary cell edges: span (E,) and direction (E,); `index` maps span*4+dir -> edge or -1."""
+    """Boundary cell edges: span (E,) and direction (E,), in order of span * 4 + dir (`key`)."""
 
     span: np.ndarray
     dir: np.ndarray
-    index: np.ndarray
+    key: np.ndarray
+
+    def find(self, span: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """The edge of each (span, d), or -1 where that is no boundary edge: a search of the
+        sorted keys, where a table over every span and direction would cost 4 ids a span."""
+        wanted = span * 4 + d
+        at = np.minimum(np.searchsorted(self.key, wanted), max(len(self.key) - 1, 0))
+        return np.where(self.key[at] == wanted, at, -1) if len(self.key) else np.full(len(wanted), -1)
 
 
 def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:
-    links = hf.links
-    nreg = np.where(links >= 0, region[np.maximum(links, 0)], -1)
-    boundary = (region[:, None] >= 0) & (nreg != region[:, None])
-    span, d = np.nonzero(boundary)
-    index = np.full(hf.span_count * 4, -1, dtype=index_dtype(len(span)))
-    index[span * 4 + d] = np.arange(len(span))
-    return _Edges(span.astype(np.int64), d.astype(np.int64), index)
+    """The cell edges of every region's spans that have no span of the same region across."""
+    boundary = np.zeros((hf.span_count, 4), dtype=bool)
+    for way in range(4):  # a direction at a time: the temporaries are per span, not per link
+        across = hf.links[:, way]
+        boundary[:, way] = (region >= 0) & ((across < 0) | (region[np.maximum(across, 0)] != region))
+    span, d = (k.astype(np.int64) for k in np.nonzero(boundary))
+    return _Edges(span, d, span * 4 + d)
 
 
 def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edges: _Edges, boundary: FloorBoundary):
@@ -62,7 +68,7 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
         drop = da - db
         t = np.where((drop > 0) & (db <= radius + ON_RADIUS * cs), (da - radius) / drop, 0.5)
     # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
-    t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, hf.block_fraction()[a, d])
+    t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, hf.link_end(a, d)[0])
     # Where the region also holds a span of the column across (another storey of it), the
     # outline there stays in this column, a hair short of its edge: the two storeys' outlines
     # would overlap, or meet at points of the same place and different heights.
@@ -81,9 +87,7 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     inner[mouth] = centre[mouth]
     exact = ~shared & ~np.isnan(inner[:, 0])
     if exact.any():
-        end = (
-            centre[exact] + np.where(has_b[exact], 1.0, hf.block_fraction()[a[exact], d[exact]])[:, None] * step[exact]
-        )
+        end = centre[exact] + np.where(has_b[exact], 1.0, hf.link_end(a[exact], d[exact])[0])[:, None] * step[exact]
         xy[exact] = _radius_crossing(boundary, inner[exact], end, za[exact], radius)
         along = np.einsum("ij,ij->i", xy[exact] - centre[exact], step[exact]) / (cs * cs)
         z[exact] = za[exact] + np.clip(along, 0.0, 1.0) * (zb[exact] - za[exact])
@@ -154,7 +158,7 @@ def _successors(hf: Heightfield, edges: _Edges) -> np.ndarray:
     nxt = np.full(len(s), -1, dtype=np.int64)
     pending = np.arange(len(s))
     for _ in range(4):
-        e = edges.index[s[pending] * 4 + d[pending]]
+        e = edges.find(s[pending], d[pending])
         done = e >= 0
         nxt[pending[done]] = e[done]
         pending = pending[~done]

@@ -82,7 +82,11 @@ def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.
         out_xyz.append(np.column_stack([cx[pair], cy[pair], hf.z[pick]]))
         out_span.append(pick)
         first = last
-    return np.concatenate(out_poly), np.concatenate(out_xyz), np.concatenate(out_span)
+    del start, count
+    # One output joined at a time, its pieces freed as it is (they are the stage's largest arrays).
+    out_poly = np.concatenate(out_poly)
+    out_xyz = np.concatenate(out_xyz)
+    return out_poly, out_xyz, np.concatenate(out_span)
 
 
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:

@@ -19,11 +19,11 @@ from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
 from .ends import _block_fractions, _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions
-from .field import DIR_DX, DIR_DY, Heightfield
+from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
 from .spans import _column_order, _inside_solids, _link_overlaps, _link_spans, _merge_spans
 
-__all__ = ["DIR_DX", "DIR_DY", "Heightfield", "build_heightfield"]
+__all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
 
 
 # Memory a bake takes per cell of surface seen from above, and per column of the grid (bytes,
@@ -89,13 +89,14 @@ def build_heightfield(
     frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
     progress.at(0.2)
     frags.append(_rasterise_conservative(p[~floor_tri], grid, progress.span(0.2, 0.35)))
-    col = np.concatenate([f[0] for f in frags])
+    # Column and label ids in int32 while they fit: fragments are the stage's largest arrays.
+    col = np.concatenate([f[0] for f in frags]).astype(index_dtype(width * height))
     lo = np.concatenate([f[1] for f in frags])
     hi = np.concatenate([f[2] for f in frags])
     walk = np.concatenate([f[3] for f in frags])
     # Every fragment's label is the soup triangle it came from.
-    label = np.concatenate([frags[0][4], np.flatnonzero(~floor_tri)[frags[1][4]]])
-    del frags  # fragments are the stage's largest arrays: one copy at a time
+    label = np.concatenate([frags[0][4], np.flatnonzero(~floor_tri)[frags[1][4]]]).astype(index_dtype(len(tris)))
+    del frags  # one copy of the fragments at a time
     if not walk.any():
         return _empty(grid)
     # In column order, each array replaced in turn (so only one is ever held twice).
@@ -111,6 +112,7 @@ def build_heightfield(
     span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_tri = _merge_spans(
         col, lo, hi, walk, label, params.agent_max_climb, progress.span(0.4, 0.5)
     )
+    del walk
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
@@ -120,6 +122,7 @@ def build_heightfield(
             keep[keep] &= ~_inside_solids(span_col[keep], floor_top[keep], shell, grid)
     solid = (span_col, span_bottom, span_top)
     span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
+    del floor_top, span_walk, keep
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
     progress.at(0.6)
@@ -130,11 +133,12 @@ def build_heightfield(
     floor_slope = -normal[floors, :2] / normal[floors, 2:3]
     heights = p[floors, :, 2]
     floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
+    del p, normal, nz, heights  # per soup triangle: as large as a tenth of the spans' arrays
     floor = (floor_triangle, floor_slope, floor_range)
     links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
     block = _block_fractions(links, x, y, z, solid, grid, params)
-    del solid, span_bottom, span_top, floor_top, span_walk  # every solid span's, not only the floors'
+    del solid, span_bottom, span_top  # every solid span's, not only the floors'
     progress.at(0.8)
     floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
     plane = (span_tri, floor_mesh, lambda rows: soup.vertices[tris[floor_ids[rows]]])
@@ -156,12 +160,12 @@ def build_heightfield(
     block[wall_span[short], wall_dir[short]] = at[short]
     found[wall_span[short], wall_dir[short]] = True
     short_ledges = _ledge_fractions((wall_span[short], wall_dir[short]), span_tri, x, y, z, floor_mesh, grid)[2]
-    del col, lo, hi, walk, label, floor_mesh
+    del col, lo, hi, label, floor_mesh
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:
             area[_inside_solids(span_col, z, shell, grid)] = volume_area
-    hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, block, found)
+    hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, LinkEnds.from_table(links, block, found))
     hf.boundary = np.concatenate([blockers, ledge_edges, short_ledges, _ledge_segments(hf, ledge & ~found)])
     hf.floor_triangle, hf.floor_slope, hf.floor_range = floor_triangle, floor_slope, floor_range
     return hf

@@ -28,10 +28,9 @@ _COPLANAR_SLOPE = 1e-9
 def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
     """(L, 5) boundary segments of ledge links whose floor's end was not traced: a cell-wide
     segment across each step at its block fraction."""
-    assert hf.link_block is not None  # recorded by the wall pass before the boundary is built
     span, d = np.nonzero(ledge)
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
-    mid = hf.centers_xy()[span] + (hf.link_block[span, d] * hf.cell_size)[:, None] * step
+    mid = hf.centers_xy()[span] + (hf.link_end(span, d)[0] * hf.cell_size)[:, None] * step
     half = 0.5 * hf.cell_size * step[:, ::-1]
     return np.column_stack([mid - half, mid + half, hf.z[span]])
 

@@ -11,6 +11,44 @@ DIR_DX = np.array([1, 0, -1, 0])
 DIR_DY = np.array([0, 1, 0, -1])
 
 
+@dataclass(frozen=True)
+class LinkEnds:
+    """Where the floor ends on each missing link (Heightfield.links < 0), listed for those links
+    only: a tenth of the links on open ground, where a table over all would be the heightfield's
+    largest array.
+
+    key: (M,) int64 span * 4 + direction of every missing link, ascending.
+    fraction: (M,) float64 where the floor ends, as a fraction of the centre-to-centre step. For
+    drops and ledges, where the floor's triangles end along the step, else 0.5 (the cell edge: the
+    true edge lies between the two centre samples). For walls and low ceilings, where the step
+    first meets the blocking triangles, else 1.0 (the neighbour's centre: they were rasterised
+    conservatively, so they lie somewhere inside the neighbour column), or where the floor's
+    triangles end if that comes first.
+    found: (M,) bool whether the fraction was found on the step (the floor's end is a line across
+    it there) or is only the expected place.
+    """
+
+    key: np.ndarray
+    fraction: np.ndarray
+    found: np.ndarray
+
+    @classmethod
+    def from_table(cls, links: np.ndarray, fraction: np.ndarray, found: np.ndarray | None = None) -> LinkEnds:
+        """From (S, 4) tables, keeping the missing links' entries; found defaults to fraction < 1."""
+        key = np.flatnonzero(links.ravel() < 0)
+        kept = fraction.ravel()[key]
+        return cls(key, kept, kept < 1.0 if found is None else found.ravel()[key])
+
+    def at(self, span: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fraction, found) of each (span, direction); (0.5, True) where the link exists."""
+        wanted = np.asarray(span, dtype=np.int64) * 4 + d
+        if not len(self.key):
+            return np.full(len(wanted), 0.5), np.ones(len(wanted), dtype=bool)
+        at = np.minimum(np.searchsorted(self.key, wanted), len(self.key) - 1)
+        listed = self.key[at] == wanted
+        return np.where(listed, self.fraction[at], 0.5), np.where(listed, self.found[at], True)
+
+
 @dataclass
 class Heightfield:
     """Walkable floor samples, one per (column, floor), in the soup's local frame.
@@ -22,19 +60,12 @@ class Heightfield:
     ceiling: (S,) float64 bottom of the next solid above (inf if none).
     area: (S,) int32 area id. links: (S, 4) int32 (int64 past 2³¹ spans): index of the connected neighbour span in each
     direction (DIR_DX/DIR_DY), or -1 where the floor ends there (wall, ledge, drop, low ceiling).
-    link_block: (S, 4) float64 or None: where a missing link's floor ends, as a fraction of the
-    centre-to-centre step. For drops and ledges, where the floor's triangles end along the step,
-    else 0.5 (the cell edge: the true edge lies between the two centre samples). For walls and low
-    ceilings, where the step first meets the blocking triangles, else 1.0 (the neighbour's centre:
-    they were rasterised conservatively, so they lie somewhere inside the neighbour column), or
-    where the floor's triangles end if that comes first.
-    None means 0.5 everywhere. Unused where the link exists.
-    link_found: (S, 4) bool or None: whether link_block was found on the step (the floor's end is a
-    line across it there) or is only the expected place. None means found wherever link_block < 1.
+    link_ends: LinkEnds or None: where each missing link's floor ends (see link_end). None means
+    0.5 of the step everywhere, found.
     boundary: (G, 5) float64 or None: where the floor ends, as top-view segments (x0, y0, x1, y1, z)
     with the floor height z of the span that sees them. At walls, exactly: the edges of every
     triangle that blocks a wall link inside the agent's band, clipped to the neighbour column's
-    square. At ledges, a cell-wide segment across the step at link_block. None when not recorded
+    square. At ledges, a cell-wide segment across the step at its link end. None when not recorded
     (hand-built heightfields).
     floor_triangle: (S,) int32 or None: the floor triangle each span was sampled from, as a row of
     floor_slope and floor_range (per triangle, not per span: a triangle holds many spans).
@@ -53,8 +84,7 @@ class Heightfield:
     ceiling: np.ndarray
     area: np.ndarray
     links: np.ndarray
-    link_block: np.ndarray | None = None
-    link_found: np.ndarray | None = None
+    link_ends: LinkEnds | None = None
     boundary: np.ndarray | None = None
     floor_triangle: np.ndarray | None = None
     floor_slope: np.ndarray | None = None
@@ -82,14 +112,9 @@ class Heightfield:
             return None
         return self.floor_range[self.floor_triangle[span]]
 
-    def block_fraction(self) -> np.ndarray:
-        """(S, 4) link_block, with the cell-edge default 0.5 when it was not recorded."""
-        if self.link_block is None:
-            return np.full((self.span_count, 4), 0.5)
-        return self.link_block
-
-    def block_found(self) -> np.ndarray:
-        """(S, 4) link_found, or where block_fraction() < 1 when it was not recorded."""
-        if self.link_found is None:
-            return self.block_fraction() < 1.0
-        return self.link_found
+    def link_end(self, span: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fraction, found) of the links (span, d) that are missing: LinkEnds.at, or (0.5, True)
+        when not recorded."""
+        if self.link_ends is None:
+            return np.full(len(span), 0.5), np.ones(len(span), dtype=bool)
+        return self.link_ends.at(span, d)

@@ -41,7 +41,6 @@ def _empty(grid: _Grid) -> Heightfield:
         f.copy(),
         i.copy(),
         np.zeros((0, 4), dtype=np.int64),
-        np.zeros((0, 4)),
     )
 
 

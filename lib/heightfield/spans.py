@@ -112,22 +112,23 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     floors' planes come within a climb step of each other between the centres, for
     _link_overlaps."""
     s = len(z)
-    counts = np.bincount(col, minlength=grid.width * grid.height)
-    first = np.cumsum(counts) - counts
-    links = np.full((s, 4), -1, dtype=index_dtype(s))  # int32 while span ids fit: half the memory
+    # int32 while span ids fit: half the memory
+    counts = np.bincount(col, minlength=grid.width * grid.height).astype(index_dtype(s))
+    first = np.cumsum(counts, dtype=counts.dtype) - counts
+    links = np.full((s, 4), -1, dtype=index_dtype(s))
     half = 0.5 * grid.cs
     triangle, slope, bounds = floor
-    low, high = bounds[triangle, 0], bounds[triangle, 1]
-    near = []
+    near: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for d in range(4):
         progress.at(d / 5)
         rise = (half * (slope[:, 0] * DIR_DX[d] + slope[:, 1] * DIR_DY[d]))[triangle]
         # Every floor's height at its border with the column opposite d: where the floor of a span
         # that has it as neighbour d meets it.
-        there = np.clip(z - rise, low, high)
+        there = np.clip(z - rise, bounds[triangle, 0], bounds[triangle, 1])
         for start in range(0, s, _LINK_CHUNK):  # bounds the temporaries on large levels
             part = np.arange(start, min(start + _LINK_CHUNK, s))
-            here = np.clip(z[part] + rise[part], low[part], high[part])
+            low, high = bounds[triangle[part]].T
+            here = np.clip(z[part] + rise[part], low, high)
             links[part, d] = _best_neighbours(
                 part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor, near
             )
