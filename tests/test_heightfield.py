@@ -112,6 +112,23 @@ def test_a_steep_ramp_laid_on_a_floor_is_linked_at_its_foot():
             assert (hf.links[ramp[0], 2] == floor[0]) == expect_link
 
 
+def test_headroom_between_two_floors_is_measured_where_their_columns_meet():
+    """A ramp (rising 0.2 per metre) under a slab whose edge (x = 2.2) lies in column 4. At the
+    border of columns 4 and 5 (x = 2.5) the floor is at 0.5; column 5's centre is at 0.55. A slab at
+    2.53 leaves 2.03 m there, room for the 2 m agent (fuzz case 170308: comparing the lower ceiling
+    with the higher centre, 1.98 m, cut the ramp and its outlines overlapped); at 2.47 it does not."""
+    for slab, expect_link in ((2.53, True), (2.47, False)):
+        scene = Scene().quad((0, 0, 0), (8, 0, 1.6), (8, 4, 1.6), (0, 4, 0))
+        scene.quad((0, 0, slab), (0, 4, slab), (2.2, 4, slab), (2.2, 0, slab), walkable=False)
+        hf, _ = bake(scene)
+        for j in range(8):
+            under, beyond = spans_at(hf, 4, j), spans_at(hf, 5, j)
+            assert len(under) == 1 and len(beyond) == 1
+            assert hf.ceiling[under[0]] == pytest.approx(slab) and np.isinf(hf.ceiling[beyond[0]])
+            assert (hf.links[under[0], 0] == beyond[0]) == expect_link
+            assert (hf.links[beyond[0], 2] == under[0]) == expect_link
+
+
 def test_thin_vertical_wall_cuts_links():
     """A zero-thickness wall quad at x = 5.1 (not on a column edge) blocks every crossing."""
     scene = Scene().floor(0, 0, 10, 10).quad((5.1, 0, 0), (5.1, 10, 0), (5.1, 10, 3), (5.1, 0, 3), walkable=False)

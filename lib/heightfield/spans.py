@@ -101,12 +101,13 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
 def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT):
     """Link each span to the best passable span of each neighbour column; links are mutual.
 
-    The step between two floors is measured where their columns meet, each floor carried there
-    along its own slope but not past its triangle's lowest or highest point (floor: each span's
-    row of the per-triangle slopes and ranges, as Heightfield.floor_triangle, floor_slope and
-    floor_range): a ramp steeper than agent_max_climb per cell is one floor, where comparing
-    heights at the column centres (Recast) would cut it into strips a cell wide; a stair's riser is
-    the same step either way.
+    The step and the headroom between two floors are measured where their columns meet, each floor
+    carried there along its own slope but not past its triangle's lowest or highest point (floor:
+    each span's row of the per-triangle slopes and ranges, as Heightfield.floor_triangle,
+    floor_slope and floor_range): a ramp steeper than agent_max_climb per cell is one floor, where
+    comparing heights at the column centres (Recast) would cut it into strips a cell wide; a
+    stair's riser is the same step either way. The headroom there is the lower of the two columns'
+    ceilings above the higher of the two floors there.
 
     Returns the links and the candidate pairs (a, b, d) that failed only on that step while their
     floors' planes come within a climb step of each other between the centres, for
@@ -211,7 +212,7 @@ def _best_neighbours(
 ):
     """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
     none): the step within agent_max_climb (here: each span's floor at that border; there: every
-    floor at the opposite border) and the headroom above both floors at least agent_height.
+    floor at the opposite border) and the headroom above both floors there at least agent_height.
 
     Appends to `near` the candidates (a, b, d) with the headroom whose step is too high at the
     border but whose floors' planes come within agent_max_climb between the centres."""
@@ -230,11 +231,11 @@ def _best_neighbours(
     ncol = np.where(inside, ny * grid.width + nx, 0)
     cnt = np.where(inside, counts[ncol], 0)
     base = first[ncol]
-    zp, cp = z[part], ceiling[part]
+    cp = ceiling[part]
     # First candidate of every neighbour column in one pass (most columns hold one span).
     cand = np.where(cnt > 0, base, 0)
     dz = np.abs(there[cand] - here)
-    room = np.minimum(cp, ceiling[cand]) - np.maximum(zp, z[cand])
+    room = np.minimum(cp, ceiling[cand]) - np.maximum(here, there[cand])
     ok = (cnt > 0) & (dz <= climb) & (room >= params.agent_height)
     note_near(part[cnt > 0], cand[cnt > 0], dz[cnt > 0], room[cnt > 0])
     best = np.where(ok, cand, -1)
@@ -244,7 +245,7 @@ def _best_neighbours(
     while active.size:
         cand = base[active] + k
         dz = np.abs(there[cand] - here[active])
-        room = np.minimum(cp[active], ceiling[cand]) - np.maximum(zp[active], z[cand])
+        room = np.minimum(cp[active], ceiling[cand]) - np.maximum(here[active], there[cand])
         ok = (dz <= climb) & (room >= params.agent_height) & (dz < best_dz[active])
         note_near(part[active], cand, dz, room)
         best[active[ok]] = cand[ok]
