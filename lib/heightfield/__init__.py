@@ -18,7 +18,7 @@ from ..errors import NavMeshError
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
-from .ends import _block_fractions, _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions
+from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions, _walls
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
 from .spans import _column_order, _inside_solids, _link_overlaps, _link_spans, _merge_spans
@@ -137,35 +137,45 @@ def build_heightfield(
     floor = (floor_triangle, floor_slope, floor_range)
     links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
-    block = _block_fractions(links, x, y, z, solid, grid, params)
+    walls = _walls(links, x, y, z, solid, grid, params)
     del solid, span_bottom, span_top  # every solid span's, not only the floors'
     progress.at(0.8)
     floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
     plane = (span_tri, floor_mesh, lambda rows: soup.vertices[tris[floor_ids[rows]]])
     _link_overlaps(links, near, x, y, z, grid, floor, plane, params.agent_max_climb)
     del floor, near, plane
-    found = np.zeros_like(links, dtype=bool)
-    ledge = (links < 0) & (block < 1.0)
-    block[ledge], found[ledge], ledge_edges = _ledge_fractions(np.nonzero(ledge), span_tri, x, y, z, floor_mesh, grid)
+    # Where the floor ends, for the missing links only (LinkEnds), in order of span * 4 + direction.
+    key = np.flatnonzero(links.ravel() < 0)
+    span, d = key // 4, key % 4
+    wall = walls.ravel()[key]
+    del walls
+    block = np.where(wall, 1.0, 0.5)
+    found = np.zeros(len(key), dtype=bool)
+    ledge = ~wall
+    block[ledge], found[ledge], ledge_edges = _ledge_fractions(
+        (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid
+    )
     progress.at(0.9)
-    wall = (links < 0) & (block == 1.0)
     block[wall], found[wall], blockers = _wall_fractions(
-        np.nonzero(wall), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
+        (span[wall], d[wall]), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
     )
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
-    wall_span, wall_dir = np.nonzero(wall)
-    at, ends, _ = _ledge_fractions((wall_span, wall_dir), span_tri, x, y, z, floor_mesh, grid)
-    short = ends & (at < block[wall_span, wall_dir])
-    block[wall_span[short], wall_dir[short]] = at[short]
-    found[wall_span[short], wall_dir[short]] = True
-    short_ledges = _ledge_fractions((wall_span[short], wall_dir[short]), span_tri, x, y, z, floor_mesh, grid)[2]
+    wall_link = np.flatnonzero(wall)
+    at, ends, _ = _ledge_fractions((span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid)
+    short = wall_link[ends & (at < block[wall_link])]
+    block[short] = at[ends & (at < block[wall_link])]
+    found[short] = True
+    short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
     del col, lo, hi, label, floor_mesh
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:
             area[_inside_solids(span_col, z, shell, grid)] = volume_area
-    hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, LinkEnds.from_table(links, block, found))
-    hf.boundary = np.concatenate([blockers, ledge_edges, short_ledges, _ledge_segments(hf, ledge & ~found)])
+    hf = Heightfield(cs, bmin, width, height, x, y, z, ceiling, area, links, LinkEnds(key, block, found))
+    untraced = ledge & ~found
+    hf.boundary = np.concatenate(
+        [blockers, ledge_edges, short_ledges, _ledge_segments(hf, span[untraced], d[untraced])]
+    )
     hf.floor_triangle, hf.floor_slope, hf.floor_range = floor_triangle, floor_slope, floor_range
     return hf

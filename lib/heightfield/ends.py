@@ -25,27 +25,24 @@ _PARALLEL = 1e-12
 _COPLANAR_SLOPE = 1e-9
 
 
-def _ledge_segments(hf: Heightfield, ledge: np.ndarray) -> np.ndarray:
-    """(L, 5) boundary segments of ledge links whose floor's end was not traced: a cell-wide
-    segment across each step at its block fraction."""
-    span, d = np.nonzero(ledge)
+def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """(L, 5) boundary segments of the ledge links (span, d) whose floor's end was not traced: a
+    cell-wide segment across each step at its link end."""
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
     mid = hf.centers_xy()[span] + (hf.link_end(span, d)[0] * hf.cell_size)[:, None] * step
     half = 0.5 * hf.cell_size * step[:, ::-1]
     return np.column_stack([mid - half, mid + half, hf.z[span]])
 
 
-def _block_fractions(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
-    """(S, 4) where each missing link's floor ends, as a fraction of the centre-to-centre step.
-
-    A missing link is a wall when the neighbour column holds solid inside the agent's band
-    (above climb, below head height): that solid was rasterised conservatively, so the true
-    blocking geometry lies uniformly anywhere in the neighbour column, at its centre on average
-    (1.0). Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre
-    samples, unbiased at the cell edge (0.5).
-    """
+def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """(S, 4) bool: whether each missing link is a wall, its neighbour column holding solid inside
+    the agent's band (above climb, below head height). That solid was rasterised conservatively,
+    so the true blocking geometry lies uniformly anywhere in the neighbour column: a wall's floor
+    ends at the neighbour's centre on average (1.0 of the step) until _wall_fractions finds it.
+    Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre samples,
+    unbiased at the cell edge (0.5) until _ledge_fractions finds it."""
     solid_col, solid_bottom, solid_top = solid
-    block = np.full((len(z), 4), 0.5)
+    walls = np.zeros((len(z), 4), dtype=bool)
     # Solid spans are sorted by (column, bottom): per column a contiguous run.
     counts = np.bincount(solid_col, minlength=grid.width * grid.height)
     first = np.cumsum(counts) - counts
@@ -63,8 +60,8 @@ def _block_fractions(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> 
             wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
             k += 1
             active = active[counts[ncol[active]] > k]
-        block[miss[wall], d] = 1.0
-    return block
+        walls[miss[wall], d] = True
+    return walls
 
 
 def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
