@@ -60,9 +60,10 @@ def scene_arrays(name: str):
             v, t, shift = scenes.tiled(v, t, TILES)
             q = scenes.shared_queries(path)
             return v, t, None, RECAST_DEMO, None if q is None else q + np.tile(shift, 2)
-    for stem, scene in scenes.own_scenes():
-        if stem == name:
-            return scene.vertices, scene.triangles, scene.walkable, OWN_SCENE_PARAMS, None
+    build = scenes.own_scenes().get(name)
+    if build is not None:
+        scene = build()
+        return scene.vertices, scene.triangles, scene.walkable, OWN_SCENE_PARAMS, None
     raise SystemExit(f"unknown scene {name!r}")
 
 
@@ -258,7 +259,7 @@ def main() -> None:
     shared = {stem: path for stem, _, _, path in scenes.shared_scenes()}
     if not shared:
         print(json.dumps({"note": f"shared scenes not found at {scenes.SHARED_SCENES}; skipped"}))
-    names = list(shared) + [f"{stem}_{TILES}x{TILES}" for stem in shared] + [name for name, _ in scenes.own_scenes()]
+    names = list(shared) + [f"{stem}_{TILES}x{TILES}" for stem in shared] + list(scenes.own_scenes())
     if args.only:
         names = [n for n in names if n in args.only]
     use_peers = not args.no_peers and bool(shared) and peers_ready()

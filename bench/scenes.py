@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -63,8 +65,13 @@ def tiled(vertices: np.ndarray, triangles: np.ndarray, tiles: int) -> tuple[np.n
     return v, t, shifts[middle * tiles + middle]
 
 
-def own_scenes() -> list[tuple[str, Scene]]:
-    boxes, _ = rotated_boxes_scene(11, count=30, extent=40.0)
+def own_scenes() -> dict[str, Callable[[], Scene]]:
+    """Our own levels by name, each built only when called: the process that bakes one builds
+    nothing else, so its peak memory holds no other level's leftovers."""
     # The same 160 m terrain tessellated ever finer: bake time against triangle count.
-    terrains = [(f"large_terrain_{n // 1000}k", large_terrain(n)) for n in (37_500, 75_000, 150_000)]
-    return [("rotated_boxes", boxes), ("multi_storey", multi_storey()), *terrains]
+    terrains = {f"large_terrain_{n // 1000}k": partial(large_terrain, n) for n in (37_500, 75_000, 150_000)}
+    return {
+        "rotated_boxes": lambda: rotated_boxes_scene(11, count=30, extent=40.0)[0],
+        "multi_storey": multi_storey,
+        **terrains,
+    }
