@@ -163,9 +163,9 @@ def build_heightfield(
     # before a steep face): there the floor's own edge is where it ends.
     wall_link = np.flatnonzero(wall)
     at, ends, _ = _ledge_fractions((span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid)
-    short = wall_link[ends & (at < block[wall_link])]
-    block[short] = at[ends & (at < block[wall_link])]
-    found[short] = True
+    earlier = ends & (at < block[wall_link])
+    short = wall_link[earlier]
+    block[short], found[short] = at[earlier], True
     short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
     del col, lo, hi, label, floor_mesh
     area = soup.areas[span_tri].astype(np.int32)
