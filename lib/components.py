@@ -35,6 +35,15 @@ def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
             label = jumped
 
 
+def find_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The position of each wanted key in `keys` (ascending), or -1 where it is not there."""
+    wanted = np.asarray(wanted)
+    if len(keys) == 0:
+        return np.full(len(wanted), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[at] == wanted, at, -1)
+
+
 def twin_edges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """For each directed edge starts[e] -> ends[e] (vertex ids), the first edge listed that runs the
     other way, ends[e] -> starts[e]; -1 where none does. One sort of the edge keys."""
@@ -44,10 +53,8 @@ def twin_edges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     n = int(max(starts.max(), ends.max())) + 1
     key = starts * n + ends
     order = np.argsort(key, kind="stable")
-    ordered = key[order]
-    wanted = ends * n + starts
-    at = np.minimum(np.searchsorted(ordered, wanted), len(key) - 1)
-    return np.where(ordered[at] == wanted, order[at], -1)
+    at = find_sorted(key[order], ends * n + starts)
+    return np.where(at >= 0, order[at], -1)
 
 
 def partners(*keys: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .boundary import FloorBoundary
-from .components import connected_components, index_dtype
+from .components import connected_components, find_sorted, index_dtype
 from .geometry import point_segment_distance_matrix
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -356,9 +356,9 @@ def _self_borders(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside
             ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
             here = part[ok]
             wanted = label[here] * stride + ny[ok].astype(np.int64) * hf.width + nx[ok]
-            pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+            pos = find_sorted(keys, wanted)
             there = spans[pos]
-            apart = (keys[pos] == wanted) & (hf.links[here, d] != there)
+            apart = (pos >= 0) & (hf.links[here, d] != there)
             out.append(np.stack([here[apart], there[apart]], axis=1))
     return np.concatenate(out)
 

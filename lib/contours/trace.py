@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..boundary import FloorBoundary
+from ..components import find_sorted
 from ..heightfield import DIR_DX, DIR_DY, Heightfield
 from ..params import BakeParams
 from ..regions import ON_RADIUS, RegionMap
@@ -33,9 +34,7 @@ class _Edges:
     def find(self, span: np.ndarray, d: np.ndarray) -> np.ndarray:
         """The edge of each (span, d), or -1 where that is no boundary edge: a search of the
         sorted keys, where a table over every span and direction would cost 4 ids a span."""
-        wanted = span * 4 + d
-        at = np.minimum(np.searchsorted(self.key, wanted), max(len(self.key) - 1, 0))
-        return np.where(self.key[at] == wanted, at, -1) if len(self.key) else np.full(len(wanted), -1)
+        return find_sorted(self.key, span * 4 + d)
 
 
 def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:

@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 
+from ..components import twin_edges
 from ..navmesh import NavMesh, to_y_up
 from .clip import (
     _BORDER,
@@ -186,14 +187,7 @@ class _Level:
 
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
     """(E,) the edge slot of the neighbour that runs the other way along each edge (-1 on walls)."""
-    count = len(mesh.vertices)
-    a, b = mesh.poly_vertices, mesh.edge_next_vertex
-    keys = a * count + b
-    order = np.argsort(keys)
-    wanted = b * count + a
-    at = np.clip(np.searchsorted(keys[order], wanted), 0, len(keys) - 1)
-    found = (keys[order][at] == wanted) & (mesh.neighbors >= 0)
-    return np.where(found, order[at], -1)
+    return np.where(mesh.neighbors >= 0, twin_edges(mesh.poly_vertices, mesh.edge_next_vertex), -1)
 
 
 def _detail_triangles(mesh: NavMesh, corners: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..components import find_sorted
+
 # Neighbour directions, indexed 0..3: (+x, +y, -x, -y).
 DIR_DX = np.array([1, 0, -1, 0])
 DIR_DY = np.array([0, 1, 0, -1])
@@ -41,11 +43,8 @@ class LinkEnds:
 
     def at(self, span: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fraction, found) of each (span, direction); (0.5, True) where the link exists."""
-        wanted = np.asarray(span, dtype=np.int64) * 4 + d
-        if not len(self.key):
-            return np.full(len(wanted), 0.5), np.ones(len(wanted), dtype=bool)
-        at = np.minimum(np.searchsorted(self.key, wanted), len(self.key) - 1)
-        listed = self.key[at] == wanted
+        at = find_sorted(self.key, np.asarray(span, dtype=np.int64) * 4 + d)
+        listed = at >= 0
         return np.where(listed, self.fraction[at], 0.5), np.where(listed, self.found[at], True)
 
 
