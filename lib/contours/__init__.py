@@ -20,6 +20,7 @@ from ..heightfield import Heightfield
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..regions import RegionMap
+from .corners import fewer_corners
 from .holes import _HOLE_REACH, _enclosing_hole
 from .pinches import widen_pinches
 from .push import _push_rings, _reach, _RingBoxes
@@ -202,6 +203,7 @@ def build_contours(
                 if j == 0 or (abs(signed_area(ring)) >= min_area and _hole_inside(chosen[0], ring))
             ]
             chosen, neighbours = [chosen[j] for j in lasting], [neighbours[j] for j in lasting]
+            chosen, neighbours = fewer_corners(chosen, neighbours, boundary, tolerance, _reach(boundary))
             neck, min_lobe = _NECK * float(params.cell_size), float(params.region_min_area)
             cut = [
                 _cut_necks(ring, nb, neck, min_lobe, chosen[:j] + chosen[j + 1 :])
