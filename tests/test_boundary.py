@@ -98,13 +98,13 @@ def test_a_colonnade_keeps_the_floor_between_its_rows(seed):
 # Where the bands of a colonnade's pillars merge, the outline settled onto the band's edge follows
 # its arcs with a corner every 20-30 degrees of turn, and each corner, a notch of the floor, costs
 # the polygon stage a portal. A short wall edge between two such corners is dropped where its
-# neighbours, extended, meet within max_edge_error of it and of the band's edge (seed 2: 68 -> 33
-# polygons, seed 3: 73 -> 28).
+# neighbours, extended, meet within max_edge_error of it and of the band's edge, and no wall lies
+# in front of it (seed 2: 68 -> 40 polygons, seed 3: 73 -> 31).
 @pytest.mark.parametrize("seed", [2, 3])
 def test_a_colonnade_s_merged_bands_are_outlined_with_few_corners(seed):
     kw = PARAMS["r0.6"]
     level, mesh = baked_level("r0.6", seed, pillar_rows)
-    assert mesh.polygon_count <= 40
+    assert mesh.polygon_count <= 45
     corners = shapely.points(shapely.get_coordinates(floor_polygons(mesh, level).boundary))
     stand_off = shapely.distance(level.geometry(), corners) - kw["agent_radius"]
     assert stand_off.max() <= kw["max_edge_error"]

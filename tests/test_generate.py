@@ -387,3 +387,32 @@ def test_a_passage_2r_plus_half_a_cell_wide_between_two_free_standing_walls_stay
     rng = np.random.default_rng(700 + seed)
     status, length = _crossing_through_a_gap(0.5, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2), free_ends=2)
     assert status == "found" and length < 8.5
+
+
+def _widest_agent(mesh: NavMesh, start, goal) -> float:
+    """The widest agent radius for which a path from start to goal is found (to 1 mm)."""
+    from blender_navmesh.query import NavMeshQuery
+
+    query, lo, hi = NavMeshQuery(mesh), mesh.params.agent_radius, 3.0
+    while hi - lo > 1e-3:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if query.find_path(start, goal, radius=mid).status == "found" else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("offset", [1.1, 1.3, 1.6])
+def test_a_slanted_gap_between_two_wall_ends_admits_the_agents_that_fit(offset):
+    """Two walls 0.3 m thick from opposite sides of a room end `offset` apart both ways, so the
+    only way across is a slanted gap between their corners. Where the outline rounds a corner,
+    dropping a short edge would move the corner out towards the wall across the gap: such edges
+    are kept when a wall lies in front of them, straight ahead or at a slant. The widest agent let
+    through stays within a fifth of a cell of half the corners' distance (dropping them when a wall
+    lay straight ahead only, it fell 5.6 and 6.4 cm short of it at offsets 1.1 and 1.3), and never exceeds it."""
+    params = BakeParams(cell_size=0.2, agent_radius=0.4, max_edge_error=0.3)
+    scene = Scene().floor(0.0, 0.0, 12.0, 8.0)
+    scene.box((6.0, 2.0, 0.0), (0.3, 4.0, 3.0))
+    scene.box((6.0 + offset, 6.0 + offset / 2, 0.0), (0.3, 4.0 - offset, 3.0))
+    mesh = bake(scene, params)
+    exact = 0.5 * math.hypot(offset - 0.3, offset)
+    widest = _widest_agent(mesh, (2.0, 4.5, 0.0), (10.0, 4.5, 0.0))
+    assert exact - 0.2 * params.cell_size <= widest <= exact + 1e-3
