@@ -105,6 +105,8 @@ def build_contours(
     regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
     agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends,
     and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
+    Wall edges are then pushed out of the agent's band (push.py), and short edges between two
+    notches of the floor dropped (corners.py).
     """
     region = region_map.region
     if region_map.region_count == 0:
