@@ -36,31 +36,32 @@ def fewer_corners(
     apart from the others."""
     rings, neighbours = list(rings), list(neighbours)
     for k in range(len(rings)):
+        refused: set[bytes] = set()
         while len(rings[k]) > 3:
-            done = _drop_edges(k, rings, neighbours, boundary, tolerance, reach)
+            done = _drop_edges(k, rings, neighbours, boundary, tolerance, reach, refused)
             if not done:
                 break
     return rings, neighbours
 
 
-def _drop_edges(k, rings, neighbours, boundary: FloorBoundary, tolerance: float, reach: float) -> bool:
+def _drop_edges(
+    k, rings, neighbours, boundary: FloorBoundary, tolerance: float, reach: float, refused: set[bytes]
+) -> bool:
     """One pass over ring k: its droppable edges, least floor given up first, none next to another
-    dropped in this pass. Returns whether any was dropped."""
+    dropped in this pass. Returns whether any was dropped. `refused` holds the edges (with their
+    neighbours' far ends) found not droppable in earlier passes: nothing they are measured by has
+    moved."""
     ring, nb = rings[k], neighbours[k]
     edge, corner, lost = _candidates(ring, nb, tolerance)
+    n = len(ring)
+    keys = [ring[(e + np.arange(-1, 3)) % n].tobytes() for e in edge.tolist()]
+    fresh = np.array([key not in refused for key in keys], dtype=bool)
+    edge, corner, lost, keys = edge[fresh], corner[fresh], lost[fresh], [key for key, f in zip(keys, fresh) if f]
     if not len(edge):
         return False
-    n = len(ring)
-    prev, nxt = ring[(edge - 1) % n], ring[(edge + 2) % n]
     z = 0.5 * (ring[edge, 2] + ring[(edge + 1) % n, 2])
-    starts, ends = np.r_[prev[:, :2], corner], np.r_[corner, nxt[:, :2]]
-    clear = boundary.distance(starts, ends, np.r_[prev[:, 2], z], np.r_[z, nxt[:, 2]])[0].reshape(2, -1).min(axis=0)
-    limit = boundary.radius + tolerance
-    # Off the boundary by _OFF_BOUNDARY cells at least: at radius 0 the outlines of the floors on
-    # both sides of a wall lie on it, and a corner moved along it would land on the other's edge.
-    clear_of = max(reach, _OFF_BOUNDARY * boundary.cs)
-    ok = (clear >= clear_of) & (boundary.point_distance(corner, z, 2.0 * limit) <= limit)
-    ok &= ~_faces_passage(boundary, ring[edge], ring[(edge + 1) % n])
+    ok = _droppable(ring, edge, corner, z, boundary, tolerance, reach)
+    refused.update(key for key, good in zip(keys, ok) if not good)
     taken = np.zeros(n, dtype=bool)
     chosen = []
     for c in np.flatnonzero(ok)[np.argsort(lost[ok], kind="stable")]:
@@ -79,6 +80,23 @@ def _drop_edges(k, rings, neighbours, boundary: FloorBoundary, tolerance: float,
             neighbours[k] = np.delete(neighbours[k], (i + 1) % len(neighbours[k]))
             dropped = True
     return dropped
+
+
+def _droppable(ring, edge, corner, z, boundary: FloorBoundary, tolerance: float, reach: float) -> np.ndarray:
+    """(C,) bool per candidate edge (_candidates): its new edges keep `reach` off the boundary, its
+    new corner stands within `tolerance` of the band's edge, and no wall lies in front of it. The
+    cheaper tests first, each on the candidates still in."""
+    n = len(ring)
+    prev, nxt = ring[(edge - 1) % n], ring[(edge + 2) % n]
+    starts, ends = np.r_[prev[:, :2], corner], np.r_[corner, nxt[:, :2]]
+    clear = boundary.distance(starts, ends, np.r_[prev[:, 2], z], np.r_[z, nxt[:, 2]])[0].reshape(2, -1).min(axis=0)
+    # Off the boundary by _OFF_BOUNDARY cells at least: at radius 0 the outlines of the floors on
+    # both sides of a wall lie on it, and a corner moved along it would land on the other's edge.
+    ok = clear >= max(reach, _OFF_BOUNDARY * boundary.cs)
+    limit = boundary.radius + tolerance
+    ok[ok] = boundary.point_distance(corner[ok], z[ok], 2.0 * limit) <= limit
+    ok[ok] = ~_faces_passage(boundary, ring[edge[ok]], ring[(edge[ok] + 1) % n])
+    return ok
 
 
 def _faces_passage(boundary: FloorBoundary, a: np.ndarray, b: np.ndarray) -> np.ndarray:
