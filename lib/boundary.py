@@ -44,13 +44,21 @@ class FloorBoundary:
         c = self._cell(xy)
         return c[:, 1] * self.cols + c[:, 0]
 
-    def faces_passage(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray, reach: float) -> np.ndarray:
+    def faces_passage(
+        self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray, reach: float, slant: float = 0.0
+    ) -> np.ndarray:
         """(E,) bool: does the boundary of its storey lie in front of each edge p-q (E, 2), within
-        agent_radius of the edge moved `reach` radii onto its walkable (left) side?"""
+        agent_radius of the edge moved `reach` radii onto its walkable (left) side, straight ahead
+        or turned by `slant` (radians) either way?"""
         edge = q - p
         left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
-        shift = reach * self.radius * left
-        return self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
+        facing = np.zeros(len(p), dtype=bool)
+        for angle in (0.0, slant, -slant) if slant else (0.0,):
+            c, s = np.cos(angle), np.sin(angle)
+            turned = np.column_stack([c * left[:, 0] - s * left[:, 1], s * left[:, 0] + c * left[:, 1]])
+            shift = reach * self.radius * turned
+            facing |= self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
+        return facing
 
     def point_distance(self, xy: np.ndarray, z: np.ndarray, limit: float, progress: Progress = SILENT) -> np.ndarray:
         """(N,) top-view distance of each point xy (N, 2) at floor height z (N,) to the boundary of its

@@ -18,10 +18,11 @@ import numpy as np
 from ..boundary import FloorBoundary
 from ..geometry import cross_vectors, segments_meet_matrix, signed_area
 from .push import _near
+from .rings import _contains
 from .simplify import _PASSAGE_REACH
 
 # Besides straight ahead, a wall edge looks for a passage in front of it this far (radians) to
-# either side.
+# either side: a corner rounded at a passage's end faces the wall across it at a slant.
 _PASSAGE_SLANT = np.pi / 4
 # The least distance (cells) a new edge keeps from the floor's boundary, whatever the radius.
 _OFF_BOUNDARY = 0.01
@@ -95,26 +96,9 @@ def _droppable(ring, edge, corner, z, boundary: FloorBoundary, tolerance: float,
     ok = clear >= max(reach, _OFF_BOUNDARY * boundary.cs)
     limit = boundary.radius + tolerance
     ok[ok] = boundary.point_distance(corner[ok], z[ok], 2.0 * limit) <= limit
-    ok[ok] = ~_faces_passage(boundary, ring[edge[ok]], ring[(edge[ok] + 1) % n])
+    a, b = ring[edge[ok]], ring[(edge[ok] + 1) % n]
+    ok[ok] = ~boundary.faces_passage(a[:, :2], b[:, :2], a[:, 2], b[:, 2], _PASSAGE_REACH, _PASSAGE_SLANT)
     return ok
-
-
-def _faces_passage(boundary: FloorBoundary, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(E,) bool: does the boundary lie within agent_radius of the edge a-b (E, 3) moved
-    _PASSAGE_REACH radii onto its walkable side, straight ahead or _PASSAGE_SLANT either way? A
-    corner rounded at a passage's end faces the wall across it at a slant."""
-    edge = b[:, :2] - a[:, :2]
-    ahead = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
-    facing = np.zeros(len(a), dtype=bool)
-    for angle in (0.0, _PASSAGE_SLANT, -_PASSAGE_SLANT):
-        c, s = np.cos(angle), np.sin(angle)
-        shift = (
-            _PASSAGE_REACH
-            * boundary.radius
-            * np.column_stack([c * ahead[:, 0] - s * ahead[:, 1], s * ahead[:, 0] + c * ahead[:, 1]])
-        )
-        facing |= boundary.distance(a[:, :2] + shift, b[:, :2] + shift, a[:, 2], b[:, 2])[0] < boundary.radius
-    return facing
 
 
 def _candidates(ring: np.ndarray, nb: np.ndarray, tolerance: float):
@@ -161,12 +145,6 @@ def _dropped(rings: list[np.ndarray], k: int, i: int, corner: np.ndarray) -> np.
     triangle = np.array([ring[i, :2], corner[:2], ring[(i + 1) % n, :2]])
     for other in _near(np.asarray(new), [r for j, r in enumerate(rings) if j != k]):
         oxy = other[:, :2]
-        if segments_meet_matrix(starts, ends, oxy, np.roll(oxy, -1, axis=0)).any() or _in_triangle(triangle, oxy[0]):
+        if segments_meet_matrix(starts, ends, oxy, np.roll(oxy, -1, axis=0)).any() or _contains(triangle, oxy[0]):
             return None
     return new
-
-
-def _in_triangle(triangle: np.ndarray, point: np.ndarray) -> bool:
-    """Whether point (2,) lies inside the triangle (3, 2) or on its edges, either turn."""
-    sides = cross_vectors(np.roll(triangle, -1, axis=0) - triangle, point[None] - triangle)
-    return bool((sides >= 0).all() or (sides <= 0).all())
