@@ -14,6 +14,7 @@ from blender_navmesh.contours import build_contours
 from blender_navmesh.contours.pinches import widen_pinches
 from blender_navmesh.contours.push import _prune
 from blender_navmesh.contours.rings import _cut_necks, _merge_rings
+from blender_navmesh.contours.trace import OFF_WALL
 from blender_navmesh.geometry import segment_distance, segments_meet_matrix, signed_area
 from blender_navmesh.heightfield import LinkEnds, build_heightfield
 from blender_navmesh.params import BakeParams
@@ -194,14 +195,16 @@ def test_outline_of_a_square_room_is_the_eroded_square():
 @pytest.mark.parametrize("radius", [0.0, 0.25])
 def test_walled_square_room_outline_starts_at_the_blocked_column_centres(radius):
     # A 3 m room whose walls fill the ring of columns around it: with every missing link a wall
-    # (block fraction 1), the floor reaches the wall columns' centres, half a cell past the edges.
+    # (block fraction 1), the floor reaches the wall columns' centres, half a cell past the edges,
+    # less the radius, and at radius 0 less OFF_WALL cells.
     hf = make_heightfield([(np.ones((30, 30), bool), 0.0)])
     hf.link_ends = LinkEnds.from_table(hf.links, np.ones((hf.span_count, 4)))
     p = params(agent_radius=radius)
     rm = build_regions(hf, p)
     (o,) = build_contours(hf, rm, p)
     assert len(o.rings) == 1 and len(o.rings[0]) == 4
-    lo, hi = -0.05 + radius, 3.05 - radius
+    off = max(radius, OFF_WALL * hf.cell_size)
+    lo, hi = -0.05 + off, 3.05 - off
     np.testing.assert_allclose(np.sort(o.rings[0][:, 0]), [lo, lo, hi, hi], atol=1e-12)
     np.testing.assert_allclose(np.sort(o.rings[0][:, 1]), [lo, lo, hi, hi], atol=1e-12)
 

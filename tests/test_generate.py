@@ -8,8 +8,10 @@ import pathlib
 
 import numpy as np
 import pytest
+from shapely.geometry import LineString, box
 
 from blender_navmesh import BakeParams, NavMesh, generate
+from blender_navmesh.contours.trace import OFF_WALL
 from levels import Scene, rotated_boxes_scene
 from tests.navmesh_checks import (
     as_shapely,
@@ -416,3 +418,31 @@ def test_a_slanted_gap_between_two_wall_ends_admits_the_agents_that_fit(offset):
     exact = 0.5 * math.hypot(offset - 0.3, offset)
     widest = _widest_agent(mesh, (2.0, 4.5, 0.0), (10.0, 4.5, 0.0))
     assert exact - 0.2 * params.cell_size <= widest <= exact + 1e-3
+
+
+@pytest.mark.parametrize("slope", [0.0, 0.5])
+@pytest.mark.parametrize("angle", [0.0, 3.0, 45.0, 90.0])
+def test_at_radius_0_the_floors_on_both_sides_of_a_thin_wall_keep_off_its_line(angle, slope):
+    """A wall of no thickness stands on a floor (or a ramp) at radius 0. Each side's outline stops
+    OFF_WALL cells short of the wall along the grid, so no navmesh vertex lies on its line: before,
+    both sides ended exactly on it, and on a ramp their edges overlapped there (two fuzz cases, a
+    T-junction to the mesh check; an engine that welds by position could join the two sides)."""
+    params = BakeParams(cell_size=0.2, agent_radius=0.0, agent_max_slope=50.0)
+    scene = Scene().quad((0, 0, 0), (10, 0, 10 * slope), (10, 10, 10 * slope), (0, 10, 0))
+    half = 2.5 * np.array([math.cos(math.radians(angle)), math.sin(math.radians(angle))])
+    a, b = np.array([5.0, 5.0]) - half, np.array([5.0, 5.0]) + half
+    scene.quad(
+        (*a, a[0] * slope - 0.2),
+        (*b, b[0] * slope - 0.2),
+        (*b, b[0] * slope + 2),
+        (*a, a[0] * slope + 2),
+        walkable=False,
+    )
+    mesh = bake(scene, params)
+    xy = mesh.vertices[:, :2]
+    t = np.clip((xy - a) @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0)
+    off_wall = np.hypot(*(xy - (a + t[:, None] * (b - a))).T)
+    assert off_wall.min() >= 0.5 * OFF_WALL * params.cell_size
+    # The floor on both sides is all there, but for a cell along the wall and the floor's edges.
+    inner = box(0.2, 0.2, 9.8, 9.8).difference(LineString([a, b]).buffer(0.2))
+    assert inner.difference(as_shapely(mesh)).area < 1e-6

@@ -25,9 +25,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     "case236312_sliver": "max_verts_per_poly 3: a hole's outline comes within 1.2 cm of itself, and the "
     "polygons keep that gap as an edge of a triangle (before the corners between notches were dropped, "
     "the hole had more points and the triangulation went round the gap)",
-    "case252009_t_junction": "radius 0: a thin wall stands on a ramp, and the outlines of the ramp's floor "
-    "on its two sides both lie on it; one side's corner lies inside the other side's edge",
-    "case252990_t_junction": "radius 0: the same, a wall standing on a 41 degree ramp",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))

@@ -20,12 +20,11 @@ from ..geometry import cross_vectors, segments_meet_matrix, signed_area
 from .push import _near
 from .rings import _contains
 from .simplify import _PASSAGE_REACH
+from .trace import OFF_WALL
 
 # Besides straight ahead, a wall edge looks for a passage in front of it this far (radians) to
 # either side: a corner rounded at a passage's end faces the wall across it at a slant.
 _PASSAGE_SLANT = np.pi / 4
-# The least distance (cells) a new edge keeps from the floor's boundary, whatever the radius.
-_OFF_BOUNDARY = 0.01
 
 
 def fewer_corners(
@@ -91,9 +90,8 @@ def _droppable(ring, edge, corner, z, boundary: FloorBoundary, tolerance: float,
     prev, nxt = ring[(edge - 1) % n], ring[(edge + 2) % n]
     starts, ends = np.r_[prev[:, :2], corner], np.r_[corner, nxt[:, :2]]
     clear = boundary.distance(starts, ends, np.r_[prev[:, 2], z], np.r_[z, nxt[:, 2]])[0].reshape(2, -1).min(axis=0)
-    # Off the boundary by _OFF_BOUNDARY cells at least: at radius 0 the outlines of the floors on
-    # both sides of a wall lie on it, and a corner moved along it would land on the other's edge.
-    ok = clear >= max(reach, _OFF_BOUNDARY * boundary.cs)
+    # Off the boundary by OFF_WALL cells at least, as the traced points are.
+    ok = clear >= max(reach, OFF_WALL * boundary.cs)
     limit = boundary.radius + tolerance
     ok[ok] = boundary.point_distance(corner[ok], z[ok], 2.0 * limit) <= limit
     a, b = ring[edge[ok]], ring[(edge[ok] + 1) % n]

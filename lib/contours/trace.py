@@ -18,6 +18,10 @@ _CROSSING_STEPS = 20
 # Each bisection step measures distances exactly only this many cells past the radius (fewer
 # boundary segments to test; farther is all it asks).
 _CROSSING_REACH = 1e-3
+# Outlines keep this fraction of a cell off walls and ledges, whatever the agent radius: at radius 0
+# the floors on both sides of a thin wall would otherwise both end on its line, and their polygons'
+# edges overlap there (a T-junction to a mesh check; engines that weld by position may join them).
+OFF_WALL = 0.01
 # Where two storeys of one region sit in neighbouring columns, each outline stops this fraction
 # of a cell short of the edge between them.
 _STOREY_GAP = 1e-3
@@ -68,6 +72,8 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
         t = np.where((drop > 0) & (db <= radius + ON_RADIUS * cs), (da - radius) / drop, 0.5)
     # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
     t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, hf.link_end(a, d)[0])
+    # Below OFF_WALL cells of radius, wall points stop short of the wall by the rest of it.
+    t = np.where(shared, t, t - max(0.0, OFF_WALL - radius / cs))
     # Where the region also holds a span of the column across (another storey of it), the
     # outline there stays in this column, a hair short of its edge: the two storeys' outlines
     # would overlap, or meet at points of the same place and different heights.
