@@ -17,15 +17,7 @@ from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case215576_needle": "max_verts_per_poly 3: the outline of an eroded triangle keeps a 4 cm edge "
-    "across one acute tip, and every triangle on that edge reaches 27 m to the far side",
-    "case223103_sliver": "max_verts_per_poly 3: a spike of floor 5 cm wide at its base stands out "
-    "sideways from a wall, and the triangle on its base reaches 5 m along the wall at a grazing angle",
-    "case236312_sliver": "max_verts_per_poly 3: a hole's outline comes within 1.2 cm of itself, and the "
-    "polygons keep that gap as an edge of a triangle (before the corners between notches were dropped, "
-    "the hole had more points and the triangulation went round the gap)",
-}
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

@@ -42,6 +42,11 @@ _WELD = 1e-9
 # Rounds of feet put on walls across thin strips while needles are left (each round on the rings
 # the last one left, so a point's foot can give another foot across the strip).
 _FOOT_ROUNDS = 3
+# A ring point this many times nearer a wall edge than the edge's nearer end lies across a thin
+# strip of floor from it (_feet_on_walls). The strictest first; the looser ones only for regions
+# still left with slivers: at max_verts_per_poly 3 a short edge whose every triangle reaches a far
+# vertex at a grazing angle needs a vertex on a wall farther across (fuzz cases 215576, 223103).
+_STRIP_RATIOS = (8.0, 4.0, 2.0, 1.0, 0.5)
 
 
 def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: Progress = SILENT) -> PolyMesh:
@@ -131,35 +136,37 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
 
 def _without_strip_slivers(found, rings, points, xy, shared, maxv: int, snap: float, thin: float):
     """A region's (polygons, Steiner points) with needles and slivers along long walls avoided:
-    while any is left (at most _FOOT_ROUNDS times), the region is decomposed again with feet on the
-    wall edges that ring points lie across thin strips from (a needle along a long wall is otherwise
-    forced: every triangle on that wall reaches its far ends; so is a sliver between ring points
-    all but in line along it), kept when _quality_key is better. Regions without them are left as
-    they are. The feet come first among the Steiner points."""
+    while any is left (at most _FOOT_ROUNDS times for each of _STRIP_RATIOS, in turn), the region
+    is decomposed again with feet on the wall edges that ring points lie across thin strips from
+    (a needle along a long wall is otherwise forced: every triangle on that wall reaches its far
+    ends; so is a sliver between ring points all but in line along it), kept when _quality_key is
+    better. Regions without them are left as they are. The feet come first among the Steiner
+    points."""
     polys, steiner = found
     key = _quality_key(polys, _extended(xy, steiner), thin)
     feet_all = np.zeros((0, 3))
-    for _ in range(_FOOT_ROUNDS):
-        if not key[0]:
-            break
-        footed = _feet_on_walls(rings, points, shared, snap)
-        if footed is None:
-            break
-        footed_rings, feet = footed
-        footed_points = list(points) + list(map(tuple, feet.tolist()))
-        footed_xy = _extended(xy, feet)
-        better = None
-        for attempt in (
-            _decompose_by_portals(footed_rings, footed_points, footed_xy, shared, maxv, snap, thin),
-            _decompose(footed_rings, footed_xy, maxv, thin),
-        ):
-            if attempt is not None:
-                attempt_key = _quality_key(attempt[0], _extended(footed_xy, attempt[1]), thin)
-                if attempt_key < key:
-                    better, key = attempt, attempt_key
-        if better is None:
-            break
-        rings, points, xy = footed_rings, footed_points, footed_xy
-        feet_all = np.vstack([feet_all, feet])
-        polys, steiner = better
+    for ratio in _STRIP_RATIOS:
+        for _ in range(_FOOT_ROUNDS):
+            if not key[0]:
+                break
+            footed = _feet_on_walls(rings, points, shared, snap, ratio)
+            if footed is None:
+                break
+            footed_rings, feet = footed
+            footed_points = list(points) + list(map(tuple, feet.tolist()))
+            footed_xy = _extended(xy, feet)
+            better = None
+            for attempt in (
+                _decompose_by_portals(footed_rings, footed_points, footed_xy, shared, maxv, snap, thin),
+                _decompose(footed_rings, footed_xy, maxv, thin),
+            ):
+                if attempt is not None:
+                    attempt_key = _quality_key(attempt[0], _extended(footed_xy, attempt[1]), thin)
+                    if attempt_key < key:
+                        better, key = attempt, attempt_key
+            if better is None:
+                break
+            rings, points, xy = footed_rings, footed_points, footed_xy
+            feet_all = np.vstack([feet_all, feet])
+            polys, steiner = better
     return polys, np.vstack([feet_all, steiner.reshape(-1, 3)])

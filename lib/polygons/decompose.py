@@ -12,9 +12,6 @@ from .merge import _fatness, _is_sliver, _merge, _regroup
 
 # No Steiner vertex closer than this many cell sizes to an existing vertex (no tiny edges).
 _STEINER_SNAP = 0.25
-# A ring point this many times nearer a wall edge than the edge's nearer end (seen along it) lies
-# across a thin strip of floor from it: the strip's polygons may need a vertex on the wall opposite.
-_STRIP_RATIO = 8.0
 # Wall edges times ring points measured at once when looking for feet.
 _FOOT_CHUNK = 1 << 20
 
@@ -106,12 +103,13 @@ def _decompose_by_portals(
 
 
 def _feet_on_walls(
-    rings: list[list[int]], points, shared: set, snap: float
+    rings: list[list[int]], points, shared: set, snap: float, ratio: float
 ) -> tuple[list[list[int]], np.ndarray] | None:
     """The rings with new points on their wall edges (not the shared ones: the region across sees
-    them as they are) where a ring point lies across a thin strip of floor from a long wall edge:
-    its foot there, so the strip can be cut straight across rather than into spikes to the edge's
-    far ends. Feet nearer than `snap` to an end or to each other are not made.
+    them as they are) where a ring point lies across a thin strip of floor from a long wall edge
+    (`ratio` times nearer the edge than the edge's nearer end, seen along it): its foot there, so
+    the strip can be cut straight across rather than into spikes to the edge's far ends. Feet
+    nearer than `snap` to an end or to each other are not made.
     (rings, feet (F, 3) numbered after `points`), or None if no foot is made."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     ids = np.unique(np.concatenate([np.asarray(ring, dtype=np.int64) for ring in rings]))
@@ -139,7 +137,7 @@ def _feet_on_walls(
                 & (ids[None] != b_ids[start : start + chunk, None])
                 & (across > 0)
                 & (near_end >= snap)
-                & (across * _STRIP_RATIO < near_end)
+                & (across * ratio < near_end)
             )
             for e in np.flatnonzero(keep.any(axis=1)).tolist():
                 hits[start + e] = np.sort(along[e, keep[e]]) / length[e, 0]

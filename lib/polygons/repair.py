@@ -27,56 +27,64 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
     longest edge), or with all of them, and the group is decomposed again over the same outline,
     so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
     repairs, that is narrower than `thin` and lies on the floor's edge (a spike of the outline, or
-    the floor between two walls all but touching) is cut off: its neighbours see a wall there."""
+    the floor between two walls all but touching) is cut off: its neighbours see a wall there, so
+    the slivers left among them are tried again."""
     current: list[list[int] | None] = list(polys)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
-    for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
-        poly = current[s]
-        if poly is None or not _is_sliver(xy[poly], thin):
-            continue  # a repair of an earlier sliver took this one in
-        edges = sorted(
-            ((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]])))
-        )
-        groups = [[n] for n in (owner.get((b, a)) for a, b in edges) if n is not None]
-        if len(groups) > 1:
-            groups.append([g[0] for g in groups])
-        for group in groups:
-            ring = _union_ring([poly] + [_live(current, n) for n in group])
-            if ring is None:
-                continue
-            found = _decompose([ring], xy, maxv, thin)
-            # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
-            if (
-                found is None
-                or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
-                <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
-                or any(_is_sliver(xy[piece], thin) for piece in found[0])
-            ):
-                continue
-            pieces = found[0]
-            slots = [s, *group]
-            extra = max(len(pieces) - len(slots), 0)
-            slots += range(len(current), len(current) + extra)
-            current.extend([None] * extra)
-            for slot in slots:
-                old = current[slot] or []
-                for k in range(len(old)):
-                    del owner[(old[k - 1], old[k])]
-                current[slot] = None
-            for slot, piece in zip(slots, pieces):
-                current[slot] = piece
-                for k in range(len(piece)):
-                    owner[(piece[k - 1], piece[k])] = slot
-            break
-        else:
-            # Cut off only at the floor's edge (a spike, a pinch between walls): one with
-            # polygons of the region all round would leave a hole inside the floor.
-            at_wall = any(owner.get((b, a)) is None for a, b in edges)
-            if narrower_than(xy[poly], thin) and at_wall:
-                for k in range(len(poly)):
-                    del owner[(poly[k - 1], poly[k])]
-                current[s] = None
+    pending = [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]
+    while pending:
+        outcomes = {s: _repair_sliver(s, current, owner, xy, maxv, thin) for s in pending}
+        pending = [s for s, outcome in outcomes.items() if outcome == "kept"] if "cut" in outcomes.values() else []
     return [poly for poly in current if poly is not None]
+
+
+def _repair_sliver(s: int, current: list[list[int] | None], owner: dict, xy: np.ndarray, maxv: int, thin: float) -> str:
+    """Regroup or cut off polygon s if it is still a sliver (_widen_slivers), updating `current`
+    and `owner` (directed edge -> polygon); "repaired", "cut" or "kept"."""
+    poly = current[s]
+    if poly is None or not _is_sliver(xy[poly], thin):
+        return "repaired"  # a repair of an earlier sliver took this one in
+    edges = [(poly[k - 1], poly[k]) for k in range(len(poly))]
+    edges.sort(key=lambda e: -float(np.hypot(*(xy[e[1]] - xy[e[0]]))))
+    groups = [[n] for n in (owner.get((b, a)) for a, b in edges) if n is not None]
+    if len(groups) > 1:
+        groups.append([g[0] for g in groups])
+    for group in groups:
+        ring = _union_ring([poly] + [_live(current, n) for n in group])
+        if ring is None:
+            continue
+        found = _decompose([ring], xy, maxv, thin)
+        # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
+        if (
+            found is None
+            or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
+            <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
+            or any(_is_sliver(xy[piece], thin) for piece in found[0])
+        ):
+            continue
+        pieces = found[0]
+        slots = [s, *group]
+        extra = max(len(pieces) - len(slots), 0)
+        slots += range(len(current), len(current) + extra)
+        current.extend([None] * extra)
+        for slot in slots:
+            old = current[slot] or []
+            for k in range(len(old)):
+                del owner[(old[k - 1], old[k])]
+            current[slot] = None
+        for slot, piece in zip(slots, pieces):
+            current[slot] = piece
+            for k in range(len(piece)):
+                owner[(piece[k - 1], piece[k])] = slot
+        return "repaired"
+    # Cut off only at the floor's edge (a spike, a pinch between walls): one with polygons of the
+    # region all round would leave a hole inside the floor.
+    if narrower_than(xy[poly], thin) and any(owner.get((b, a)) is None for a, b in edges):
+        for k in range(len(poly)):
+            del owner[(poly[k - 1], poly[k])]
+        current[s] = None
+        return "cut"
+    return "kept"
 
 
 def _weld_t_junctions(
