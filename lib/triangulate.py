@@ -35,6 +35,10 @@ _BRIDGE_BATCH = 8
 _BRIDGE_NEAREST = 64
 # A box spanning more than this many grid bins (BoxBins) is kept apart and checked by every search.
 MAX_BOX_BINS = 64
+# BoxBins' coarse grid has bins this many fine ones wide, and serves searches spanning more than
+# _COARSE_AFTER fine bins: a search for every edge near a notch can span a hundred.
+_COARSE_BINS = 4
+_COARSE_AFTER = 16
 # Bridge bins are at least this wide (m), so a ring of points gets finite bins.
 _MIN_BIN = 1e-9
 # A bridge whose smallest sine with its neighbouring edges is below this scores as if it were this:
@@ -218,24 +222,26 @@ def _nearest_first(dist: np.ndarray, allowed: np.ndarray):
 
 class BoxBins:
     """Rows of boxes (min x, min y, max x, max y) binned on a uniform grid, to find those near a
-    point without scanning all. A box may shrink after it is added: it stays in its old bins."""
+    point without scanning all, and on a grid _COARSE_BINS times coarser for searches that span
+    many bins of the fine one. A box may shrink after it is added: it stays in its old bins."""
 
     def __init__(self, size: float):
         self.size = size
         self.count = 0  # rows 0..count-1 have been added
         self.bins: dict[tuple[int, int], list[int]] = {}
+        self.coarse: dict[tuple[int, int], list[int]] = {}
         self.wide: list[int] = []  # rows whose box spans more than MAX_BOX_BINS bins
 
     def add(self, rows: np.ndarray, boxes: np.ndarray) -> None:
         self.count = max(self.count, int(rows.max(initial=-1)) + 1)
-        cells = np.floor(boxes / self.size).astype(np.int64).tolist()
-        for row, (i0, j0, i1, j1) in zip(rows.tolist(), cells):
-            if (i1 - i0 + 1) * (j1 - j0 + 1) > MAX_BOX_BINS:
-                self.wide.append(row)
-                continue
-            for i in range(i0, i1 + 1):
-                for j in range(j0, j1 + 1):
-                    self.bins.setdefault((i, j), []).append(row)
+        cells = np.floor(boxes / self.size).astype(np.int64)
+        narrow = (cells[:, 2] - cells[:, 0] + 1) * (cells[:, 3] - cells[:, 1] + 1) <= MAX_BOX_BINS
+        self.wide += rows[~narrow].tolist()
+        for grid, grid_cells in ((self.bins, cells[narrow]), (self.coarse, cells[narrow] // _COARSE_BINS)):
+            for row, (i0, j0, i1, j1) in zip(rows[narrow].tolist(), grid_cells.tolist()):
+                for i in range(i0, i1 + 1):
+                    for j in range(j0, j1 + 1):
+                        grid.setdefault((i, j), []).append(row)
 
     def meeting(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
         """Sorted rows whose box may meet the box x0..x1, y0..y1 (all rows when it spans more
@@ -244,10 +250,14 @@ class BoxBins:
         i1, j1 = math.floor(x1 / self.size), math.floor(y1 / self.size)
         if (i1 - i0 + 1) * (j1 - j0 + 1) > self.count:
             return np.arange(self.count)
+        grid = self.bins
+        if (i1 - i0 + 1) * (j1 - j0 + 1) > _COARSE_AFTER:
+            grid = self.coarse
+            i0, j0, i1, j1 = i0 // _COARSE_BINS, j0 // _COARSE_BINS, i1 // _COARSE_BINS, j1 // _COARSE_BINS
         rows = list(self.wide)
         for i in range(i0, i1 + 1):
             for j in range(j0, j1 + 1):
-                rows += self.bins.get((i, j), ())
+                rows += grid.get((i, j), ())
         return np.unique(np.array(rows, dtype=np.int64))
 
 

@@ -218,22 +218,24 @@ class PlanarGraph:
         a, b, ends = self._edge_a[rows], self._edge_b[rows], self._edge_ends[rows]
         if not len(rows):
             return np.full(len(dirs), np.inf), np.zeros(len(dirs), dtype=np.int64), np.zeros(len(dirs))
-        o = np.array(self.xyz[v][:2])
-        e = b - a
-        w0 = a - o
-        den = dirs[:, 0, None] * e[None, :, 1] - dirs[:, 1, None] * e[None, :, 0]
-        s_num = w0[None, :, 0] * e[None, :, 1] - w0[None, :, 1] * e[None, :, 0]
-        t_num = w0[None, :, 0] * dirs[:, 1, None] - w0[None, :, 1] * dirs[:, 0, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = s_num / den
-            t = t_num / den
-        parallel = np.abs(den) <= _SPLIT_TOL * np.hypot(e[:, 0], e[:, 1])[None, :]
+        ox, oy = self.xyz[v][:2]
+        ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+        wx, wy = a[:, 0] - ox, a[:, 1] - oy
+        dx, dy = dirs[:, 0, None], dirs[:, 1, None]
+        den = dx * ey - dy * ex
+        s_num = wx * ey - wy * ex
+        t_num = wx * dy - wy * dx
+        parallel = np.abs(den) <= _SPLIT_TOL * np.hypot(ex, ey)
+        # Parallel pairs are divided by 1 (no warnings): they are no hit, or meet along the edge.
+        den = np.where(parallel, 1.0, den)
+        s = s_num / den
+        t = t_num / den
         hit = ~parallel & (s > self.eps) & (t >= -_SPLIT_TOL) & (t <= 1 + _SPLIT_TOL)
         # A ray running along an edge meets it at its nearer end.
         along = parallel & (np.abs(t_num) <= self.eps)
         if along.any():
-            sa = w0[None, :, 0] * dirs[:, 0, None] + w0[None, :, 1] * dirs[:, 1, None]
-            sb = sa + e[None, :, 0] * dirs[:, 0, None] + e[None, :, 1] * dirs[:, 1, None]
+            sa = wx * dx + wy * dy
+            sb = sa + ex * dx + ey * dy
             near = np.where((sa > self.eps) & ((sa <= sb) | (sb <= self.eps)), sa, sb)
             ok = along & (near > self.eps)
             s = np.where(ok, near, s)
