@@ -101,7 +101,8 @@ def build_contours(
     Each boundary edge of a region's cells gives one point: on a wall or ledge, where the linearly
     interpolated distance field crosses agent_radius between the two cell centres (at the
     heightfield's block fraction of the step when the erosion does not reach it; at bridge spans
-    and the spans linked to them, where the exact distance crosses it, by bisection); between two
+    and the spans linked to them, where the exact distance crosses it, by bisection; at least
+    trace.OFF_WALL cells off the wall whatever the radius); between two
     regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
     agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends,
     and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
