@@ -446,3 +446,29 @@ def test_at_radius_0_the_floors_on_both_sides_of_a_thin_wall_keep_off_its_line(a
     # The floor on both sides is all there, but for a cell along the wall and the floor's edges.
     inner = box(0.2, 0.2, 9.8, 9.8).difference(LineString([a, b]).buffer(0.2))
     assert inner.difference(as_shapely(mesh)).area < 1e-6
+
+
+@pytest.mark.parametrize("cell_size", [0.2, 0.27])
+def test_a_ramp_under_a_slab_too_low_at_the_column_borders_keeps_its_strips_apart(cell_size):
+    """A 42 degree ramp under a slab parallel to it, 1.85 m above, for an agent 1.76 m tall and a
+    climb under one cell's rise: the headroom measured at the border between two columns (the
+    lower ceiling, at a column centre, above the higher floor, carried to the border) falls short,
+    so the ramp under the slab is cut into strips a column wide, with no wall found between them.
+    Each strip's outline used to reach the next column's centre, over its neighbour's, and the
+    polygons of two strips overlapped along a shared line (a T-junction, fuzz case 289998). Where
+    another region's floor lies across within the agent's height, an outline now stops at the
+    border."""
+    slope, gap = 0.9, 1.85
+    scene = Scene().ramp(0, 0, 6, 3, 0, 6 * slope)
+    scene.quad(
+        (2, 0.5, 2 * slope + gap), (5, 0.5, 5 * slope + gap), (5, 2.5, 5 * slope + gap), (2, 2.5, 2 * slope + gap)
+    )
+    params = BakeParams(
+        cell_size=cell_size,
+        agent_radius=0.0,
+        agent_height=1.76,
+        agent_max_climb=0.13,
+        agent_max_slope=50.0,
+        region_min_area=0.1,
+    )
+    bake(scene, params)

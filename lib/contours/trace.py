@@ -71,13 +71,18 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
         drop = da - db
         t = np.where((drop > 0) & (db <= radius + ON_RADIUS * cs), (da - radius) / drop, 0.5)
     # Where the erosion does not reach a missing link, the floor ends where the link is blocked.
-    t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, hf.link_end(a, d)[0])
+    end, found = hf.link_end(a, d)
+    t = np.where(has_b | (db <= radius + ON_RADIUS * cs), t, end)
     # Below OFF_WALL cells of radius, wall points stop short of the wall by the rest of it.
     t = np.where(shared, t, t - max(0.0, OFF_WALL - radius / cs))
     # Where the region also holds a span of the column across (another storey of it), the
     # outline there stays in this column, a hair short of its edge: the two storeys' outlines
-    # would overlap, or meet at points of the same place and different heights.
-    t = np.clip(t, 0.0, np.where(_region_in_column_across(hf, region, a, d), 0.5 - _STOREY_GAP, 1.0))
+    # would overlap, or meet at points of the same place and different heights. So it does where
+    # a link was refused with no wall found in the step (headroom or climb failing between two
+    # columns of one slope) and another region's floor lies across, within the agent's height.
+    stop = _region_in_column_across(hf, region, a, d)
+    stop |= ~has_b & ~found & _floor_across(hf, region, a, d, params.agent_height)
+    t = np.clip(t, 0.0, np.where(stop, 0.5 - _STOREY_GAP, 1.0))
     xy = centre + t[:, None] * step
     z = za + t * (zb - za)
     # A bridge span's centre lies within the radius: its wall and ledge points are found between
@@ -124,6 +129,23 @@ def _region_in_column_across(hf: Heightfield, region: np.ndarray, a: np.ndarray,
     query = region[a] * columns + (ny.astype(np.int64) * hf.width + nx)
     at = np.minimum(np.searchsorted(keys, query), max(len(keys) - 1, 0))
     return inside & (len(keys) > 0) & (keys[at] == query)
+
+
+def _floor_across(hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray, height: float) -> np.ndarray:
+    """Per edge (span a, direction d): does the column across hold a span of some region whose
+    floor lies within `height` of a's? Spans are sorted by column, so each column's spans are one
+    run; a column holds a span per storey, so the runs are short."""
+    column = hf.y.astype(np.int64) * hf.width + hf.x
+    nx, ny = hf.x[a] + DIR_DX[d], hf.y[a] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < hf.width) & (ny >= 0) & (ny < hf.height)
+    query = ny.astype(np.int64) * hf.width + nx
+    first, last = np.searchsorted(column, query, "left"), np.searchsorted(column, query, "right")
+    count = np.where(inside, last - first, 0)
+    near = np.zeros(len(a), dtype=bool)
+    for k in range(int(count.max(initial=0))):
+        span = np.minimum(first + k, hf.span_count - 1)
+        near |= (k < count) & (region[span] >= 0) & (np.abs(hf.z[span] - hf.z[a]) < height)
+    return near
 
 
 def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
