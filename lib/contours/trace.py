@@ -81,7 +81,8 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     # a link was refused with no wall found in the step (headroom or climb failing between two
     # columns of one slope) and another region's floor lies across, within the agent's height.
     stop = _region_in_column_across(hf, region, a, d)
-    stop |= ~has_b & ~found & _floor_across(hf, region, a, d, params.agent_height)
+    refused = np.flatnonzero(~has_b & ~found)
+    stop[refused] |= _floor_across(hf, region, a[refused], d[refused], params.agent_height)
     t = np.clip(t, 0.0, np.where(stop, 0.5 - _STOREY_GAP, 1.0))
     xy = centre + t[:, None] * step
     z = za + t * (zb - za)
