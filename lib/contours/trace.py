@@ -80,9 +80,7 @@ def _edge_points(hf: Heightfield, region_map: RegionMap, params: BakeParams, edg
     # would overlap, or meet at points of the same place and different heights. So it does where
     # a link was refused with no wall found in the step (headroom or climb failing between two
     # columns of one slope) and another region's floor lies across, within the agent's height.
-    stop = _region_in_column_across(hf, region, a, d)
-    refused = np.flatnonzero(~has_b & ~found)
-    stop[refused] |= _floor_across(hf, region, a[refused], d[refused], params.agent_height)
+    stop = _stops_at_border(hf, region, a, d, ~has_b & ~found, params.agent_height)
     t = np.clip(t, 0.0, np.where(stop, 0.5 - _STOREY_GAP, 1.0))
     xy = centre + t[:, None] * step
     z = za + t * (zb - za)
@@ -120,33 +118,25 @@ def _radius_crossing(boundary: FloorBoundary, inner: np.ndarray, outer: np.ndarr
     return lo
 
 
-def _region_in_column_across(hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Per edge (span a, direction d): does the column across hold a span of a's region?"""
-    columns = hf.width * hf.height
-    held = region >= 0
-    keys = np.unique(region[held] * columns + (hf.y[held].astype(np.int64) * hf.width + hf.x[held]))
-    nx, ny = hf.x[a] + DIR_DX[d], hf.y[a] + DIR_DY[d]
-    inside = (nx >= 0) & (nx < hf.width) & (ny >= 0) & (ny < hf.height)
-    query = region[a] * columns + (ny.astype(np.int64) * hf.width + nx)
-    at = np.minimum(np.searchsorted(keys, query), max(len(keys) - 1, 0))
-    return inside & (len(keys) > 0) & (keys[at] == query)
-
-
-def _floor_across(hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray, height: float) -> np.ndarray:
-    """Per edge (span a, direction d): does the column across hold a span of some region whose
-    floor lies within `height` of a's? Spans are sorted by column, so each column's spans are one
-    run; a column holds a span per storey, so the runs are short."""
+def _stops_at_border(
+    hf: Heightfield, region: np.ndarray, a: np.ndarray, d: np.ndarray, refused: np.ndarray, height: float
+) -> np.ndarray:
+    """Per edge (span a, direction d): does the column across hold a span of a's region, or, where
+    `refused` (a missing link whose floor end was not found), a span of any region whose floor lies
+    within `height` of a's? Spans are sorted by column, so each column's spans are one run; a
+    column holds a span per storey, so the runs are short."""
     column = hf.y.astype(np.int64) * hf.width + hf.x
     nx, ny = hf.x[a] + DIR_DX[d], hf.y[a] + DIR_DY[d]
     inside = (nx >= 0) & (nx < hf.width) & (ny >= 0) & (ny < hf.height)
     query = ny.astype(np.int64) * hf.width + nx
-    first, last = np.searchsorted(column, query, "left"), np.searchsorted(column, query, "right")
-    count = np.where(inside, last - first, 0)
-    near = np.zeros(len(a), dtype=bool)
+    first = np.searchsorted(column, query, "left")
+    count = np.where(inside, np.searchsorted(column, query, "right") - first, 0)
+    stop = np.zeros(len(a), dtype=bool)
     for k in range(int(count.max(initial=0))):
         span = np.minimum(first + k, hf.span_count - 1)
-        near |= (k < count) & (region[span] >= 0) & (np.abs(hf.z[span] - hf.z[a]) < height)
-    return near
+        held = (k < count) & (region[span] >= 0)
+        stop |= held & ((region[span] == region[a]) | (refused & (np.abs(hf.z[span] - hf.z[a]) < height)))
+    return stop
 
 
 def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
