@@ -346,11 +346,10 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
 def _split_at_straight_vertices(tris: list[list[int]], chain: list[int], xy: np.ndarray) -> list[list[int]] | None:
     """Ear clipping ends on a flat remainder when vertices lie straight between two others; each
     such vertex lies inside an edge of a clipped triangle, which is split there so the vertex
-    stays (a neighbour polygon may use it: dropping it would leave a T-junction)."""
+    stays (a neighbour polygon may use it: dropping it would leave a T-junction). That holds for
+    a vertex of other triangles too: the last ear cut over it, float noise putting it a hair outside."""
     tris = [list(t) for t in tris]
     for v in dict.fromkeys(chain):
-        if any(v in t for t in tris):
-            continue
         p = xy[v]
         for t in tris:
             for k in range(3):
@@ -366,7 +365,9 @@ def _split_at_straight_vertices(tris: list[list[int]], chain: list[int], xy: np.
                 continue
             break
         else:
-            return None
+            # The chain's ends, and a vertex a triangle already has, need no split.
+            if not any(v in t for t in tris):
+                return None
     return tris
 
 

@@ -23,9 +23,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     "meshes duplicated in place; failing on the code of d1d7cd0 too",
     "case301095_nvp3_off_surface": "max_verts_per_poly 3: a vertex 0.59 m off the input surface "
     "(max_height_error 0.071 m) among crates on a floor; failing on the code of d1d7cd0 too",
-    "case304459_nvp3_t_junction": "max_verts_per_poly 3, radius 0: a small region's corner, a wall point "
-    "kept OFF_WALL cells off its wall, lies inside the edge of a triangle across the region border that "
-    "reaches 4.9 m away, and stays unwelded; passes on d1d7cd0, where that point lay on the wall",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
