@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield
+from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield, spans
 from blender_navmesh.params import BakeParams
 from blender_navmesh.soup import prepare_soup
-from levels import Scene
+from levels import Scene, multi_storey, rotated_boxes_scene
 
 PARAMS = BakeParams(cell_size=0.5, agent_height=2.0, agent_max_climb=0.5, agent_max_slope=45.0)
 
@@ -425,3 +425,25 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         gap_b = hf.z[b] - hf.z[a] - hf.gradient_at(a) @ (2 * half)  # at b's centre
         on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + 1e-9)
         assert np.all(at_border | on_the_way)
+
+
+@pytest.mark.parametrize("scene_name", ["crates", "storeys"])
+def test_a_large_level_built_in_bands_and_runs_is_the_level_built_whole(monkeypatch, scene_name):
+    """Large levels are merged in runs of fragments and tested against solids in bands of rows
+    (memory); the heightfield is the same, bit for bit, as built in one piece."""
+    scene = {
+        # Crates taller than the agent, closed round the floor they stand on, and a slab above it.
+        "crates": lambda: (
+            rotated_boxes_scene(3, count=12)[0]
+            .box((6, 6, 0.0), (3, 2, 3.0), 30.0)
+            .box((14, 13, 0.0), (2, 4, 3.0), 75.0)
+            .box((10, 10, 3.0), (4, 3, 1.0), 30.0)
+        ),
+        "storeys": multi_storey,
+    }[scene_name]()
+    whole, _ = bake(scene)
+    monkeypatch.setattr(spans, "_MERGE_CHUNK", 50)
+    monkeypatch.setattr(spans, "_SOLID_BAND_COLUMNS", 7)
+    pieces, _ = bake(scene)
+    for name in ("x", "y", "z", "ceiling", "area", "links", "boundary"):
+        assert np.array_equal(getattr(whole, name), getattr(pieces, name)), name

@@ -83,9 +83,9 @@ def _line_span(tri: np.ndarray, y: np.ndarray):
     return lo, hi
 
 
-def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid):
+def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid, rows: range | None = None):
     """Fragments [z, z] at every column centre inside a non-vertical triangle, with its label
-    (the area id of a floor triangle, or anything else per triangle).
+    (the area id of a floor triangle, or anything else per triangle); in the given rows only, or all.
 
     Scanline: per (triangle, row) the triangle's x-interval on the row's centre line gives the
     covered centres directly, with a small inclusive tolerance for centres on shared edges.
@@ -95,6 +95,8 @@ def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid):
     lo_y, hi_y = p[:, :, 1].min(axis=1), p[:, :, 1].max(axis=1)
     j0 = np.maximum(np.ceil((lo_y - tol - by) / cs - 0.5), 0).astype(np.int64)
     j1 = np.minimum(np.floor((hi_y + tol - by) / cs - 0.5), grid.height - 1).astype(np.int64)
+    if rows is not None:
+        j0, j1 = np.maximum(j0, rows.start), np.minimum(j1, rows.stop - 1)
     normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     grad = -normal[:, :2] / normal[:, 2:3]
     zlo, zhi = p[:, :, 2].min(axis=1), p[:, :, 2].max(axis=1)

@@ -17,6 +17,10 @@ from .rasterise import _Grid, _sample_centres
 _MERGE_GAP = 1e-5
 # Surfaces closer than this (m) along a column are one surface to the inside-solid test.
 _SAME_SURFACE = 1e-4
+# Fragments merged into spans at a time (whole columns: a run ends at a column's end).
+_MERGE_CHUNK = 1 << 20
+# The inside-solid test samples the shells over bands of rows of about this many columns.
+_SOLID_BAND_COLUMNS = 1 << 17
 # Spans linked at a time (bounds the temporaries of the neighbour search).
 _LINK_CHUNK = 1 << 16
 
@@ -43,59 +47,92 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
     top edge of a low sheet, a steep face, an underside) is stepped over and raises the solid, not
     the surface an agent stands on. Recast takes the span's top instead, which lifts the navmesh
     onto such an edge by up to a climb step where no surface is.
+
+    Fragments are merged in runs of whole columns of about _MERGE_CHUNK, into arrays made once
+    (bounds the temporaries, and holds no second copy of the spans).
     """
-    # Offset by column as in _column_order, one global accumulate gives the running max of hi
-    # within each column.
-    offset = col * (float(hi.max() - lo.min()) + 1.0) - lo.min()
-    run = np.maximum.accumulate(hi + offset) - offset
-    del offset
+    # Offset by column as in _column_order, one accumulate gives the running max of hi within
+    # each column.
+    stride, zbase = float(hi.max() - lo.min()) + 1.0, lo.min()
+    bounds = np.searchsorted(col, col[np.arange(_MERGE_CHUNK, len(col), _MERGE_CHUNK)])
+    runs = [(a, b) for a, b in zip(np.r_[0, bounds].tolist(), np.r_[bounds, len(col)].tolist()) if a < b]
     start = np.ones(len(col), dtype=bool)
-    start[1:] = (col[1:] != col[:-1]) | (lo[1:] > run[:-1] + _MERGE_GAP)
-    del run
-    starts = np.flatnonzero(start)
-    sid = np.cumsum(start) - 1
-    span_col = col[starts]
-    span_bottom = lo[starts]
-    span_top = np.maximum.reduceat(hi, starts)
-    progress.at(0.8)
-    near_top = walk & (hi >= span_top[sid] - climb)
-    span_walk = np.add.reduceat(near_top.astype(np.int64), starts) > 0
-    score = np.where(near_top, hi, -np.inf)
-    best = np.maximum.reduceat(score, starts)
-    pick = near_top & (score == best[sid])
-    span_label = np.maximum.reduceat(np.where(pick, label, -1), starts)
-    floor_top = np.where(span_walk, best, span_top)
-    ceiling = np.full(len(starts), np.inf)
+    for a, b in runs:
+        offset = col[a:b] * stride - zbase
+        run = np.maximum.accumulate(hi[a:b] + offset) - offset
+        del offset
+        start[a + 1 : b] = (col[a + 1 : b] != col[a : b - 1]) | (lo[a + 1 : b] > run[:-1] + _MERGE_GAP)
+    first_span = np.r_[0, np.cumsum([np.count_nonzero(start[a:b]) for a, b in runs])]
+    n = int(first_span[-1])
+    span_col, span_walk = np.empty(n, dtype=col.dtype), np.empty(n, dtype=bool)
+    span_bottom, span_top, floor_top = np.empty(n), np.empty(n), np.empty(n)
+    span_label = np.empty(n, dtype=label.dtype)
+    for k, (a, b) in enumerate(runs):
+        progress.at(k / len(runs))
+        out = slice(first_span[k], first_span[k + 1])
+        starts = np.flatnonzero(start[a:b])
+        sid = np.cumsum(start[a:b]) - 1
+        top = np.maximum.reduceat(hi[a:b], starts)
+        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb)
+        span_walk[out] = np.add.reduceat(near_top.astype(np.int64), starts) > 0
+        score = np.where(near_top, hi[a:b], -np.inf)
+        best = np.maximum.reduceat(score, starts)
+        pick = near_top & (score == best[sid])
+        span_label[out] = np.maximum.reduceat(np.where(pick, label[a:b], -1), starts)
+        span_col[out], span_bottom[out], span_top[out] = col[a:b][starts], lo[a:b][starts], top
+        floor_top[out] = np.where(span_walk[out], best, top)
+    ceiling = np.full(n, np.inf)
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]
     return span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_label
 
 
 def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
-    """Per floor: is it inside a solid, i.e. do the closed shells above its column centre wind
-    around it (each crossing counts +1 where the surface faces up, -1 where it faces down)?
+    """Per floor (span_col in column order): is it inside a solid, i.e. do the closed shells above
+    its column centre wind around it (each crossing counts +1 where the surface faces up, -1 where
+    it faces down)?
 
     A crate's top faces up with nothing below it inside the crate, so the ground enclosed by the
     crate is inside; a slab above a floor adds -1 + 1 and a room shell seen from inside -1. One
     surface met twice (a centre on an edge shared by two of its triangles) counts once.
+
+    The shells are sampled a band of rows at a time: their samples at every column centre are as
+    many as the fragments, and the level's largest arrays while held all at once.
     """
+    inside = np.zeros(len(span_col), dtype=bool)
     normal = np.cross(shells[:, 1] - shells[:, 0], shells[:, 2] - shells[:, 0])
     tilted = np.abs(normal[:, 2]) > UPRIGHT_NZ * np.linalg.norm(normal, axis=1)
+    shells = shells[tilted]
+    if len(shells) == 0 or len(span_col) == 0:
+        return inside
     facing = np.where(normal[tilted, 2] > 0, 1, -1).astype(np.int32)
-    col, z, _, _, sign = _sample_centres(shells[tilted], facing, grid)
-    if len(col) == 0 or len(span_col) == 0:
-        return np.zeros(len(span_col), dtype=bool)
-    zbase = min(float(z.min()), float(span_top.min()))
-    stride = max(float(z.max()), float(span_top.max())) - zbase + 1.0
-    key = col * stride + (z - zbase)
-    order = np.argsort(key, kind="stable")
-    key, sign = key[order], sign[order]
-    repeat = np.zeros(len(key), dtype=bool)
-    repeat[1:] = (col[order][1:] == col[order][:-1]) & (np.diff(key) < _SAME_SURFACE) & (sign[1:] == sign[:-1])
-    winding = np.concatenate([[0], np.cumsum(np.where(repeat, 0, sign))])
-    above = np.searchsorted(key, span_col * stride + (span_top - zbase) + _SAME_SURFACE, side="right")
-    column_end = np.searchsorted(key, (span_col + 1) * stride - 0.5, side="left")
-    return winding[column_end] - winding[above] > 0
+    zbase = min(float(shells[:, :, 2].min()), float(span_top.min()))
+    stride = max(float(shells[:, :, 2].max()), float(span_top.max())) - zbase + 1.0
+    low_row = np.floor((shells[:, :, 1].min(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) - 1
+    high_row = np.floor((shells[:, :, 1].max(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) + 1
+    band = max(1, _SOLID_BAND_COLUMNS // grid.width)
+    for first in range(0, grid.height, band):
+        rows = range(first, min(first + band, grid.height))
+        lo, hi = np.searchsorted(span_col, [rows.start * grid.width, rows.stop * grid.width])
+        if lo == hi:
+            continue
+        near = (high_row >= rows.start) & (low_row < rows.stop)
+        col, z, _, _, sign = _sample_centres(shells[near], facing[near], grid, rows)
+        if len(col) == 0:
+            continue
+        # Columns counted from the band's first: smaller keys, finer float steps between heights.
+        base = rows.start * grid.width
+        key = (col - base) * stride + (z - zbase)
+        order = np.argsort(key, kind="stable")
+        key, sign, col = key[order], sign[order], col[order]
+        repeat = np.zeros(len(key), dtype=bool)
+        repeat[1:] = (col[1:] == col[:-1]) & (np.diff(key) < _SAME_SURFACE) & (sign[1:] == sign[:-1])
+        winding = np.concatenate([[0], np.cumsum(np.where(repeat, 0, sign))])
+        here = span_col[lo:hi] - base
+        above = np.searchsorted(key, here * stride + (span_top[lo:hi] - zbase) + _SAME_SURFACE, side="right")
+        column_end = np.searchsorted(key, (here + 1) * stride - 0.5, side="left")
+        inside[lo:hi] = winding[column_end] - winding[above] > 0
+    return inside
 
 
 def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT):
