@@ -21,8 +21,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     # Found by baking fuzz cases with max_verts_per_poly forced to 3 (their own draws are 4-6).
     "case301062_nvp3_needle": "max_verts_per_poly 3: two needles (areas under 4e-6 m²) in a soup of "
     "meshes duplicated in place; failing on the code of d1d7cd0 too",
-    "case301095_nvp3_off_surface": "max_verts_per_poly 3: a vertex 0.59 m off the input surface "
-    "(max_height_error 0.071 m) among crates on a floor; failing on the code of d1d7cd0 too",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
