@@ -574,6 +574,25 @@ def test_a_pinch_the_band_closes_is_widened_no_further_than_the_band():
         assert (walls.distance(ring[:, :2], ends[:, :2], ring[:, 2], ends[:, 2])[0] >= reach - 1e-12).all()
 
 
+def test_a_pinch_no_move_widens_is_closed_where_two_corners_all_but_touch():
+    """Two pillars' bands meeting corner to corner, 3 micrometres apart, with no slack to move
+    either (fuzz case 301062): every triangulation of the gap between them would be a needle. The
+    one corner is put on the other, so the floor pinches to a point there; nothing else moves."""
+    room = [(0, 0, 10, 0), (10, 0, 10, 10), (10, 10, 0, 10), (0, 10, 0, 0)]
+    pillars = [(3.5, 3.5, 4.5, 3.5), (4.5, 3.5, 4.5, 4.5), (4.5, 4.5, 3.5, 4.5), (3.5, 4.5, 3.5, 3.5)]
+    gap = 2e-6
+    pillars += [(x0 + 2 + gap, y0 + 2 + gap, x1 + 2 + gap, y1 + 2 + gap) for x0, y0, x1, y1 in pillars]
+    walls = _Walls(room + pillars, radius=0.5, cs=0.2)
+    outer = np.array([(0.5, 0.5, 0), (9.5, 0.5, 0), (9.5, 9.5, 0), (0.5, 9.5, 0)], dtype=float)
+    first = np.array([(3, 3, 0), (3, 5, 0), (5, 5, 0), (5, 3, 0)], dtype=float)  # clockwise: holes
+    second = first + (2 + gap, 2 + gap, 0)
+    rings = [outer, first, second]
+    widened = widen_pinches([r.copy() for r in rings], [np.full(4, -1)] * 3, walls, walls.radius)
+    moved = [(j, k) for j, (a, b) in enumerate(zip(rings, widened)) for k in range(4) if not np.array_equal(a[k], b[k])]
+    assert moved in ([(1, 2)], [(2, 0)])
+    assert np.array_equal(widened[1][2], widened[2][0])
+
+
 def test_a_notch_is_not_a_pinch():
     """Two sides of a slot 2 cm wide with no floor between them (the room's outline running into
     and out of a thin obstacle's band) are not a pinch: moving them apart would only give up floor."""

@@ -17,11 +17,7 @@ from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    # Found by baking fuzz cases with max_verts_per_poly forced to 3 (their own draws are 4-6).
-    "case301062_nvp3_needle": "max_verts_per_poly 3: two needles (areas under 4e-6 m²) in a soup of "
-    "meshes duplicated in place; failing on the code of d1d7cd0 too",
-}
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

@@ -23,6 +23,10 @@ _PINCH = 0.25
 _GOAL = 0.5
 _TRIES = 12
 _STEP = 0.7
+# A pinch left narrower than this many cells between a point and an end of the edge it nears is
+# closed: the point is put on that end, so the ring touches itself there (one vertex to the polygon
+# stage), rather than leaving a gap micrometres wide that any triangulation crosses with needles.
+_TOUCH = 1e-3
 
 
 def widen_pinches(
@@ -32,7 +36,8 @@ def widen_pinches(
     and if that is not enough, the edge's ends moved off the point. Only points whose two edges are
     walls move (a point on a shared border stays, bit for bit), and only where their moved edges
     keep `reach` from the floor's boundary and come no closer to any other edge of the region, and
-    the ring keeps its turning direction (a thin hole's point may not cross its other edge)."""
+    the ring keeps its turning direction (a thin hole's point may not cross its other edge). A point
+    left within _TOUCH cells of an end of the edge it nears is put on that end."""
     if not rings:
         return rings
     sizes = [len(ring) for ring in rings]
@@ -56,6 +61,11 @@ def widen_pinches(
             dist = point_segment_distance(xy[[k]], xy[[e]], xy[[nxt[e]]])[0]
             if dist[0] < goal and free[end]:
                 _move(points, nxt, prv, areas, ring_of[end], end, -away, goal - dist[0], boundary, reach)
+    touch = _TOUCH * boundary.cs
+    for k, e in _pinches(points[:, :2], nxt, prv, free, touch):
+        gaps = np.hypot(*(points[[e, nxt[e]], :2] - points[k, :2]).T)
+        if gaps.min() < touch:
+            points[k] = points[(e, nxt[e])[int(np.argmin(gaps))]]
     return [points[s : s + n] for s, n in zip(starts, sizes)]
 
 
