@@ -157,10 +157,12 @@ def distances_to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndar
 
 def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
     """Distance of points x (N, 2) to segments a-b (N, 2), and the parameter (0..1) of the closest point."""
-    ab = b - a
-    den = np.einsum("ij,ij->i", ab, ab)
-    t = np.clip(np.einsum("ij,ij->i", x - a, ab) / np.where(den > 0, den, 1.0), 0.0, 1.0)
-    return np.hypot(*(x - a - t[:, None] * ab).T), t
+    # By components: the pair arrays of the contours' wall searches make this a hot path.
+    abx, aby = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    rx, ry = x[:, 0] - a[:, 0], x[:, 1] - a[:, 1]
+    den = abx * abx + aby * aby
+    t = np.clip((rx * abx + ry * aby) / np.where(den > 0, den, 1.0), 0.0, 1.0)
+    return np.hypot(rx - t * abx, ry - t * aby), t
 
 
 def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -182,14 +184,15 @@ def point_segment_distance_matrix(p: np.ndarray, a: np.ndarray, b: np.ndarray) -
 
 def segment_distance(p, q, a, b):
     """Distance between segments p-q and a-b (N, 2 each), and where along p-q (0..1) it is reached."""
-    cands = [point_segment_distance(a, p, q), point_segment_distance(b, p, q)]
-    for end, t_end in ((p, 0.0), (q, 1.0)):
-        cands.append((point_segment_distance(end, a, b)[0], np.full(len(p), t_end)))
-    dist = np.stack([c[0] for c in cands])
-    t = np.stack([c[1] for c in cands])
-    k = np.argmin(dist, axis=0)
-    cols = np.arange(len(p))
-    best, at = dist[k, cols], t[k, cols]
+    # The least of the four end-to-segment distances (the first where they tie).
+    best, at = point_segment_distance(a, p, q)
+    for dist, t in (
+        point_segment_distance(b, p, q),
+        (point_segment_distance(p, a, b)[0], 0.0),
+        (point_segment_distance(q, a, b)[0], 1.0),
+    ):
+        closer = dist < best
+        best, at = np.where(closer, dist, best), np.where(closer, t, at)
     # Segments that cross are 0 apart, at the crossing.
     u, v, w = q - p, b - a, a - p
     den = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
