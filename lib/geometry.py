@@ -165,6 +165,15 @@ def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
     return np.hypot(rx - t * abx, ry - t * aby), t
 
 
+def distance_to_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Top-view distance of points x (N, 2) to triangles tri (N, 3, 2) of either winding: 0 inside."""
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    edges = [point_segment_distance(x, u, v)[0] for u, v in ((a, b), (b, c), (c, a))]
+    sides = [cross_vectors(v - u, x - u) for u, v in ((a, b), (b, c), (c, a))]
+    inside = np.all([side >= 0 for side in sides], axis=0) | np.all([side <= 0 for side in sides], axis=0)
+    return np.where(inside, 0.0, np.minimum(np.minimum(edges[0], edges[1]), edges[2]))
+
+
 def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Distance of points x (N, 2) to the lines through a-b (N, 2): how far each bulges from the
     chord a-b, wherever along it; a line with no length has distance 0."""

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import distance_to_triangles
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
 
 # A polygon vertex's height is checked against its region's floor samples this many cells around it.
 _VERTEX_REACH = 2
+# A point this close (m, seen from above) to a floor triangle lies on it (float noise on shared edges).
+_ON_TRIANGLE = 1e-6
 
 
 def _vertices_on_floor(
@@ -35,8 +38,10 @@ def _vertices_on_floor(
     more than a climb step off its own. The nearest span, not the nearest other polygon's sample:
     on a stair of one-cell steps that sample can be two steps up while the step under the vertex
     is a span no polygon samples (its column centre on an edge). Where the column under the vertex
-    holds a span of the region within layer_tol of the floor found, that span's floor is taken:
-    under a thin polygon across steps a few cells deep, the nearest sample can be a step away.
+    holds a span of the region within layer_tol of the floor found, and that span's triangle holds
+    the vertex, that span's floor is taken: under a thin polygon across steps a few cells deep, the
+    nearest sample can be a step away. Samples whose triangle holds the vertex come first: the
+    slope of another, carried past the triangle's side, can pass over a floor a step lower.
     A vertex of several polygons takes the floor found from the sample nearest it: at a crease
     between two slopes, each polygon's nearest sample can lie on its own slope, and carried along
     that slope the farther one can be a tenth of a metre off the floor under the vertex. A vertex
@@ -74,7 +79,7 @@ def _vertices_on_floor(
         points, point_region, span = _region_spans(hf, span_region, xyz, reach=0)
         near = np.column_stack([xyz[:, :2], np.where(np.isnan(floor), xyz[:, 2], floor)])
         own, own_away = _floor_near(
-            hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0
+            hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0, holding=True
         )
         floor, away = np.where(np.isnan(own), floor, own), np.where(np.isnan(own), away, own_away)
     vertices = np.array(mesh.vertices)
@@ -143,14 +148,16 @@ def _floor_near(
     layer_tol: float,
     by_height: bool = False,
     reach: int = _VERTEX_REACH,
+    holding: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
     column centres, at most one per column and key) with the same key (`region`, `point_region`:
     a region or a polygon) within `reach` cells, carried along its span's slope but not past its
     triangle's lowest or highest point; NaN where none is that near. A point farther than
     layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
-    or by_height, in height (then from above). Also returns each point's distance from above to
-    the sample taken (inf where none)."""
+    samples whose triangle holds the point (seen from above) first, or by_height, in height (then
+    from above); holding: only samples whose triangle holds the point. Also returns each point's
+    distance from above to the sample taken (inf where none)."""
     cs = hf.cell_size
     cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
@@ -167,9 +174,16 @@ def _floor_near(
     bounds = hf.surface_range_at(span)
     if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
         z = np.clip(z, bounds[:, 0], bounds[:, 1])
-    usable = np.abs(z - xyz[slot, 2]) <= layer_tol
-    slot, z, dist = slot[usable], z[usable], np.hypot(*rel[usable].T)
-    best = np.lexsort((dist, np.abs(z - xyz[slot, 2]), slot) if by_height else (dist, slot))
+    # A sample whose triangle holds the point, seen from above, gives the floor there exactly;
+    # another's slope carried past its triangle's side can pass over a lower floor.
+    corners = hf.triangle_at(span)
+    off = np.zeros(len(slot)) if corners is None else distance_to_triangles(xyz[slot, :2], corners)
+    usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & ((off <= _ON_TRIANGLE) | (not holding))
+    slot, z, dist, off = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable]
+    if by_height:
+        best = np.lexsort((dist, np.abs(z - xyz[slot, 2]), slot))
+    else:
+        best = np.lexsort((dist, off > _ON_TRIANGLE, slot))
     best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
     floor = np.full(len(xyz), np.nan)
     floor[slot[best]] = z[best]

@@ -133,6 +133,7 @@ def build_heightfield(
     floor_slope = -normal[floors, :2] / normal[floors, 2:3]
     heights = p[floors, :, 2]
     floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
+    floor_corners = p[floors, :, :2]
     del p, normal, nz, heights  # per soup triangle: as large as a tenth of the spans' arrays
     floor = (floor_triangle, floor_slope, floor_range)
     links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
@@ -178,4 +179,5 @@ def build_heightfield(
         [blockers, ledge_edges, short_ledges, _ledge_segments(hf, span[untraced], d[untraced])]
     )
     hf.floor_triangle, hf.floor_slope, hf.floor_range = floor_triangle, floor_slope, floor_range
+    hf.floor_corners = floor_corners
     return hf

@@ -71,6 +71,7 @@ class Heightfield:
     floor_slope: (F, 2) float64: that triangle's slope (dz/dx, dz/dy); see gradient_at.
     floor_range: (F, 2) float64: its lowest and highest point, which bound the floor carried along
     the slope away from the column centre; see surface_range_at.
+    floor_corners: (F, 3, 2) float64: its corners seen from above; see triangle_at.
     """
 
     cell_size: float
@@ -88,6 +89,7 @@ class Heightfield:
     floor_triangle: np.ndarray | None = None
     floor_slope: np.ndarray | None = None
     floor_range: np.ndarray | None = None
+    floor_corners: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
@@ -110,6 +112,12 @@ class Heightfield:
         if self.floor_triangle is None or self.floor_range is None:
             return None
         return self.floor_range[self.floor_triangle[span]]
+
+    def triangle_at(self, span: np.ndarray) -> np.ndarray | None:
+        """(K, 3, 2) the corners of the spans' floor triangles seen from above; None when not recorded."""
+        if self.floor_triangle is None or self.floor_corners is None:
+            return None
+        return self.floor_corners[self.floor_triangle[span]]
 
     def link_end(self, span: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fraction, found) of the links (span, d) that are missing: LinkEnds.at, or (0.5, True)
