@@ -103,7 +103,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         ]
         rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
         rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
-        rings = _trim_thin_corners(rings, xy, uses, shared, thin)
+        rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
             continue

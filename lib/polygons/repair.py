@@ -217,7 +217,7 @@ def _drop_free_collinear(
 
 
 def _trim_thin_corners(
-    rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float
+    rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float, max_edge_len: float
 ) -> list[list[int]]:
     """The region's rings without the convex wall corners whose triangle with their two
     neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
@@ -226,7 +226,8 @@ def _trim_thin_corners(
     in the floor given up and the floor given up so far stays a strip thinner than `thin` (the
     convex hull of the points cut and the new edge's ends: measured from the edge's segment, a
     point beyond its end would count its distance to that end). Corners on a shared border or
-    used by another ring stay; reflex ones too (dropping them would add floor)."""
+    used by another ring stay; reflex ones too (dropping them would add floor), and those whose
+    cut would be a wall edge longer than max_edge_len (0: no limit)."""
     every = np.array([v for ring in rings for v in ring], dtype=np.int64)
     pts = {v: xy[v].tolist() for v in every.tolist()}  # this region's points only
     out = []
@@ -240,6 +241,8 @@ def _trim_thin_corners(
             ring only)."""
             a, v, b = ring[prv[k]], ring[k], ring[nxt[k]]  # noqa: B023
             if uses[v] != 1 or (a, v) in shared or (v, b) in shared or turn(xy[a], xy[v], xy[b]) <= 0:
+                return None
+            if 0 < max_edge_len < math.dist(pts[a], pts[b]):
                 return None
             w = min_width([pts[a], pts[v], pts[b]])
             return w if w < thin else None
