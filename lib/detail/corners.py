@@ -92,7 +92,17 @@ def _vertices_on_floor(
     return vertices
 
 
-def _floor_of_far_corners(hf, xyz, vertex, poly, sample_poly, samples, sample_span, floor, away) -> None:
+def _floor_of_far_corners(
+    hf: Heightfield,
+    xyz: np.ndarray,
+    vertex: np.ndarray,
+    poly: np.ndarray,
+    sample_poly: np.ndarray,
+    samples: np.ndarray,
+    sample_span: np.ndarray,
+    floor: np.ndarray,
+    away: np.ndarray,
+) -> None:
     """Fills floor and away (per polygon corner, NaN and inf where nothing was found) for the
     vertices none of whose corners found a floor within _VERTEX_REACH cells: from the nearest sample
     of the corner's polygon, however far (a vertex at the far end of a polygon thin as a needle,
