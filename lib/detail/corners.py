@@ -45,7 +45,7 @@ def _vertices_on_floor(
     A vertex of several polygons takes the floor found from the sample nearest it: at a crease
     between two slopes, each polygon's nearest sample can lie on its own slope, and carried along
     that slope the farther one can be a tenth of a metre off the floor under the vertex. A vertex
-    with none of these near takes its polygons' nearest samples, however far."""
+    with none of these near takes its polygons' (or their regions') nearest samples, however far."""
     vertex = mesh.poly_vertices
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
@@ -71,7 +71,19 @@ def _vertices_on_floor(
             floor[lost], away[lost] = _floor_near(
                 hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
             )
-    _floor_of_far_corners(hf, xyz, vertex, poly, sample_poly, samples, sample_span, floor, away)
+    _floor_of_far_corners(
+        hf,
+        xyz,
+        vertex,
+        poly,
+        mesh.regions[poly],
+        sample_poly,
+        mesh.regions[sample_poly],
+        samples,
+        sample_span,
+        floor,
+        away,
+    )
     if span_region is not None:
         # Where the column under the vertex holds a span of its region near that floor, the
         # floor is that span's: a polygon's nearest sample can lie a step away on a stair whose
@@ -97,7 +109,9 @@ def _floor_of_far_corners(
     xyz: np.ndarray,
     vertex: np.ndarray,
     poly: np.ndarray,
+    corner_region: np.ndarray,
     sample_poly: np.ndarray,
+    sample_region: np.ndarray,
     samples: np.ndarray,
     sample_span: np.ndarray,
     floor: np.ndarray,
@@ -105,18 +119,20 @@ def _floor_of_far_corners(
 ) -> None:
     """Fills floor and away (per polygon corner, NaN and inf where nothing was found) for the
     vertices none of whose corners found a floor within _VERTEX_REACH cells: from the nearest sample
-    of the corner's polygon, however far (a vertex at the far end of a polygon thin as a needle,
-    between wall points on two slopes, would keep a height taken along a wall edge across both)."""
+    of the corner's polygon, or where it has none of its region's, however far (a vertex at the far
+    end of a polygon thin as a needle, between wall points on two slopes, would keep a height taken
+    along a wall edge across both)."""
     found = np.zeros(int(vertex.max(initial=-1)) + 1, dtype=bool)
     found[vertex[~np.isnan(floor)]] = True
     for k in np.flatnonzero(~found[vertex]).tolist():
         lo, hi = np.searchsorted(sample_poly, [poly[k], poly[k] + 1])
-        if lo == hi:
+        own = np.arange(lo, hi) if lo < hi else np.flatnonzero(sample_region == corner_region[k])
+        if len(own) == 0:
             continue
-        own = slice(lo, hi)
         reach = int(np.ceil(np.hypot(*(samples[own, :2] - xyz[k, :2]).T).min() / hf.cell_size)) + 1
+        one_key = np.zeros(len(own), dtype=np.int64)
         nearest = _floor_near(
-            hf, xyz[k : k + 1], poly[k : k + 1], samples[own], sample_poly[own], sample_span[own], np.inf, reach=reach
+            hf, xyz[k : k + 1], one_key[:1], samples[own], one_key, sample_span[own], np.inf, reach=reach
         )
         floor[k], away[k] = nearest[0][0], nearest[1][0]
 
