@@ -33,7 +33,7 @@ from .rings import (
     _touches_itself,
 )
 from .simplify import _rdp, _section, _simplify
-from .trace import _boundary_edges, _cycles, _edge_points, _square_corners, _successors
+from .trace import _boundary_edges, _cycles, _edge_points, _split_broken_borders, _square_corners, _successors
 
 
 @dataclass
@@ -121,7 +121,8 @@ def build_contours(
     tolerance = _simplification_tolerance(params)
     traced_rings = []
     for ring in _cycles(successor):
-        ring_points, ring_labels = _square_corners(hf, edges, ring, points, labels)
+        ring_points, ring_labels, ring_edges = _square_corners(hf, edges, ring, points, labels)
+        ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
     # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
     # RC_AREA_BORDER points: a chord between a border's ends would move the painted area.

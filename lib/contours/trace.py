@@ -144,7 +144,8 @@ def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np
 
     Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
     at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
-    so staircases of slanted walls are left alone.
+    so staircases of slanted walls are left alone. Returns the points, their labels and their
+    boundary edges (-1 for the corners added).
     """
     span, d = edges.span[ring], edges.dir[ring]
     nxt = np.roll(np.arange(len(ring)), -1)
@@ -156,11 +157,44 @@ def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np
     at = np.flatnonzero(left_turn & straight_in & straight_out & walls)
     pts = points[ring]
     if len(at) == 0:
-        return pts, lab
+        return pts, lab, ring
     centre = np.column_stack([hf.centers_xy(span[at]), hf.z[span[at]]])
     corner = pts[at] + pts[nxt[at]] - centre
     order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
-    return np.concatenate([pts, corner])[order], np.concatenate([lab, np.full(len(at), -1)])[order]
+    inserted = np.full(len(at), -1)
+    return (
+        np.concatenate([pts, corner])[order],
+        np.concatenate([lab, inserted])[order],
+        np.concatenate([ring, inserted])[order],
+    )
+
+
+def _split_broken_borders(
+    hf: Heightfield, edges: _Edges, successor: np.ndarray, points: np.ndarray, labels: np.ndarray, ring: np.ndarray
+):
+    """Ring points (and labels) with a wall point between two consecutive points shared with one
+    region that the other region's outline does not hold in a row: where a cell of this region
+    borders that region on two sides, across two of its cells that are not joined (a wall between
+    them), the other side sees two borders, each ending in a wall at the corner. Taken as one
+    border here, its simplified chord would cut the corner, and the two sides' borders would part.
+    The point is the two points' midpoint, so the outline keeps its place. ring: each point's
+    boundary edge, -1 where _square_corners added it."""
+    nxt = np.roll(np.arange(len(ring)), -1)
+    pair = np.flatnonzero((labels >= 0) & (labels == labels[nxt]) & (ring >= 0) & (ring[nxt] >= 0))
+    if len(pair) == 0:
+        return points, labels
+
+    def twin(e: np.ndarray) -> np.ndarray:
+        return edges.find(hf.links[edges.span[e], edges.dir[e]], (edges.dir[e] + 2) % 4)
+
+    here, there = twin(ring[pair]), twin(ring[nxt[pair]])
+    # The other region walks the border the other way: its edge across the next point comes first.
+    broken = pair[(here >= 0) & (there >= 0) & (successor[np.maximum(there, 0)] != here)]
+    if len(broken) == 0:
+        return points, labels
+    middle = 0.5 * (points[broken] + points[nxt[broken]])
+    order = np.argsort(np.concatenate([np.arange(len(points)), broken + 0.5]), kind="stable")
+    return np.concatenate([points, middle])[order], np.concatenate([labels, np.full(len(broken), -1)])[order]
 
 
 def _successors(hf: Heightfield, edges: _Edges) -> np.ndarray:
