@@ -42,7 +42,8 @@ def _vertices_on_floor(
     the vertex, that span's floor is taken: under a thin polygon across steps a few cells deep, the
     nearest sample can be a step away. Samples whose triangle holds the vertex come first: the
     slope of another, carried past the triangle's side, can pass over a floor a step lower.
-    A vertex of several polygons takes the floor found from the sample nearest it: at a crease
+    A vertex of several polygons takes the floor found from a sample whose triangle holds it, if
+    any, and of those from the sample nearest it: at a crease
     between two slopes, each polygon's nearest sample can lie on its own slope, and carried along
     that slope the farther one can be a tenth of a metre off the floor under the vertex. A vertex
     with none of these near takes its polygons' (or their regions') nearest samples, however far."""
@@ -50,14 +51,14 @@ def _vertices_on_floor(
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
     # Keyed by polygon, _floor_near takes only the vertex's own polygon's samples, at any height.
-    floor, away = _floor_near(hf, xyz, poly, samples, sample_poly, sample_span, np.inf)
+    floor, away, held = _floor_near(hf, xyz, poly, samples, sample_poly, sample_span, np.inf)
     missing = np.flatnonzero(np.isnan(floor))
     if len(missing):
         if span_region is not None:
             points, point_region, span = _region_spans(hf, span_region, xyz[missing])
         else:
             points, point_region, span = samples, mesh.regions[sample_poly], sample_span
-        floor[missing], away[missing] = _floor_near(
+        floor[missing], away[missing], held[missing] = _floor_near(
             hf, xyz[missing], mesh.regions[poly[missing]], points, point_region, span, layer_tol
         )
         # A vertex the push off the walls moved far along a ramp can be more than layer_tol off
@@ -68,7 +69,7 @@ def _vertices_on_floor(
         found[vertex[~np.isnan(floor)]] = True
         lost = missing[~found[vertex[missing]]]
         if len(lost):
-            floor[lost], away[lost] = _floor_near(
+            floor[lost], away[lost], held[lost] = _floor_near(
                 hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
             )
     _floor_of_far_corners(
@@ -81,8 +82,7 @@ def _vertices_on_floor(
         mesh.regions[sample_poly],
         samples,
         sample_span,
-        floor,
-        away,
+        (floor, away, held),
     )
     if span_region is not None:
         # Where the column under the vertex holds a span of its region near that floor, the
@@ -90,14 +90,16 @@ def _vertices_on_floor(
         # steps are a few cells deep, under a thin polygon crossing several.
         points, point_region, span = _region_spans(hf, span_region, xyz, reach=0)
         near = np.column_stack([xyz[:, :2], np.where(np.isnan(floor), xyz[:, 2], floor)])
-        own, own_away = _floor_near(
+        own, own_away, own_held = _floor_near(
             hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0, holding=True
         )
-        floor, away = np.where(np.isnan(own), floor, own), np.where(np.isnan(own), away, own_away)
+        none = np.isnan(own)
+        floor, away, held = np.where(none, floor, own), np.where(none, away, own_away), np.where(none, held, own_held)
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
-    # A vertex of several polygons takes the floor of the nearest sample (then closest to its height).
-    by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), away, vertex))
+    # A vertex of several polygons takes the floor of a sample whose triangle holds it, the nearest
+    # (then closest to its height).
+    by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), away, ~held, vertex))
     first = by_vertex[np.concatenate([[True], vertex[by_vertex[1:]] != vertex[by_vertex[:-1]]])]
     move = first[off[first] > tol]
     vertices[vertex[move], 2] = floor[move]
@@ -114,14 +116,14 @@ def _floor_of_far_corners(
     sample_region: np.ndarray,
     samples: np.ndarray,
     sample_span: np.ndarray,
-    floor: np.ndarray,
-    away: np.ndarray,
+    found_floor: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
-    """Fills floor and away (per polygon corner, NaN and inf where nothing was found) for the
+    """Fills found_floor, _floor_near's (floor, away, held) per polygon corner, for the
     vertices none of whose corners found a floor within _VERTEX_REACH cells: from the nearest sample
     of the corner's polygon, or where it has none of its region's, however far (a vertex at the far
     end of a polygon thin as a needle, between wall points on two slopes, would keep a height taken
     along a wall edge across both)."""
+    floor, away, held = found_floor
     found = np.zeros(int(vertex.max(initial=-1)) + 1, dtype=bool)
     found[vertex[~np.isnan(floor)]] = True
     for k in np.flatnonzero(~found[vertex]).tolist():
@@ -134,7 +136,7 @@ def _floor_of_far_corners(
         nearest = _floor_near(
             hf, xyz[k : k + 1], one_key[:1], samples[own], one_key, sample_span[own], np.inf, reach=reach
         )
-        floor[k], away[k] = nearest[0][0], nearest[1][0]
+        floor[k], away[k], held[k] = nearest[0][0], nearest[1][0], nearest[2][0]
 
 
 def _region_spans(
@@ -175,7 +177,7 @@ def _floor_near(
     by_height: bool = False,
     reach: int = _VERTEX_REACH,
     holding: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
     column centres, at most one per column and key) with the same key (`region`, `point_region`:
     a region or a polygon) within `reach` cells, carried along its span's slope but not past its
@@ -183,7 +185,8 @@ def _floor_near(
     layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
     samples whose triangle holds the point (seen from above) first, or by_height, in height (then
     from above); holding: only samples whose triangle holds the point. Also returns each point's
-    distance from above to the sample taken (inf where none)."""
+    distance from above to the sample taken (inf where none), and whether its triangle holds the
+    point."""
     cs = hf.cell_size
     cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
     key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
@@ -205,14 +208,16 @@ def _floor_near(
     corners = hf.triangle_at(span)
     off = np.zeros(len(slot)) if corners is None else distance_to_triangles(xyz[slot, :2], corners)
     usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & ((off <= _ON_TRIANGLE) | (not holding))
-    slot, z, dist, off = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable]
+    slot, z, dist, held = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable] <= _ON_TRIANGLE
     if by_height:
         best = np.lexsort((dist, np.abs(z - xyz[slot, 2]), slot))
     else:
-        best = np.lexsort((dist, off > _ON_TRIANGLE, slot))
+        best = np.lexsort((dist, ~held, slot))
     best = best[np.concatenate([[True], slot[best[1:]] != slot[best[:-1]]])] if len(best) else best
     floor = np.full(len(xyz), np.nan)
     floor[slot[best]] = z[best]
     away = np.full(len(xyz), np.inf)
     away[slot[best]] = dist[best]
-    return floor, away
+    on_triangle = np.zeros(len(xyz), dtype=bool)
+    on_triangle[slot[best]] = held[best]
+    return floor, away, on_triangle
