@@ -65,9 +65,7 @@ def _vertices_on_floor(
         # every span of its region near it, and have no polygon sample near: the span nearest its
         # height is its floor (in most columns a region has one storey; leaving the vertex where it
         # is would be off them all).
-        found = np.zeros(len(mesh.vertices), dtype=bool)
-        found[vertex[~np.isnan(floor)]] = True
-        lost = missing[~found[vertex[missing]]]
+        lost = missing[_floorless(vertex, floor)[missing]]
         if len(lost):
             floor[lost], away[lost], held[lost] = _floor_near(
                 hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
@@ -106,6 +104,13 @@ def _vertices_on_floor(
     return vertices
 
 
+def _floorless(vertex: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """Per polygon corner: has no corner of its vertex found a floor (floor NaN at all of them)?"""
+    found = np.zeros(int(vertex.max(initial=-1)) + 1, dtype=bool)
+    found[vertex[~np.isnan(floor)]] = True
+    return ~found[vertex]
+
+
 def _floor_of_far_corners(
     hf: Heightfield,
     xyz: np.ndarray,
@@ -124,9 +129,7 @@ def _floor_of_far_corners(
     end of a polygon thin as a needle, between wall points on two slopes, would keep a height taken
     along a wall edge across both)."""
     floor, away, held = found_floor
-    found = np.zeros(int(vertex.max(initial=-1)) + 1, dtype=bool)
-    found[vertex[~np.isnan(floor)]] = True
-    for k in np.flatnonzero(~found[vertex]).tolist():
+    for k in np.flatnonzero(_floorless(vertex, floor)).tolist():
         lo, hi = np.searchsorted(sample_poly, [poly[k], poly[k] + 1])
         own = np.arange(lo, hi) if lo < hi else np.flatnonzero(sample_region == corner_region[k])
         if len(own) == 0:
