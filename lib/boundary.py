@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .components import index_dtype
 from .geometry import point_segment_distance, segment_distance
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -31,7 +32,10 @@ class FloorBoundary:
         # A segment within some distance of a point or edge has its midpoint within that distance
         # plus the longest half segment of it.
         self.longest_half = float(self.half.max(initial=0.0))
-        self.start = np.searchsorted(key[order], np.arange(self.cols * self.rows + 1))
+        # Bin b's segments are self.seg[start[b]:start[b + 1]]. One entry per bin (the grid's size),
+        # so int32 while segment ids fit.
+        self.start = np.zeros(self.cols * self.rows + 1, dtype=index_dtype(len(seg)))
+        np.cumsum(np.bincount(key, minlength=self.cols * self.rows), out=self.start[1:])
         # (distance, where) of every edge distance() measured, by the bytes of its p, q, zp, zq.
         self._measured: dict[bytes, tuple[float, float]] = {}
 

@@ -26,6 +26,10 @@ _REFINES = 3
 # Distances (m) are compared with this much slack, so a wall exactly at a bound is never dropped
 # for float noise.
 _DISTANCE_NOISE = 1e-9
+# Portal samples times candidate walls measured at once by _portals_max_min: its (pairs, samples)
+# temporaries stay within a few MB each (at 2M, ten of them were the clearance stage's 146 MB peak
+# on an 83k-triangle level).
+_CHUNK_SAMPLES = 1 << 19
 
 
 def _max_min_distances(p0: np.ndarray, p1: np.ndarray, starts: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -140,7 +144,7 @@ def _portals_max_min(
     sizes = np.bincount(owner, minlength=len(cand))
     cand_starts = np.concatenate(([0], np.cumsum(sizes)))
     has = np.flatnonzero(sizes > 0)
-    budget = max(1, 2_000_000 // _SAMPLES)
+    budget = max(1, _CHUNK_SAMPLES // _SAMPLES)
     c0 = 0
     while c0 < len(has):
         c1 = c0 + 1

@@ -74,11 +74,12 @@ def build_regions(
     if s == 0:
         return RegionMap(np.zeros(0), np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
     if retry is None:
-        propagated = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
+        distance = distance_field(hf, params.agent_radius, progress.span(0.0, 0.6))
         boundary = FloorBoundary(hf, params)
-        distance = _exact_near_radius(hf, params, propagated, boundary, progress.span(0.6, 0.65))
+        _exact_near_radius(hf, params, distance, boundary, progress.span(0.6, 0.65))
         inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
         bridges, bridge_xy = _bridges(hf, params, distance, inside, boundary)
+        del boundary  # its bins are the grid's size
     else:
         earlier, closed = retry
         distance = earlier.distance
@@ -89,7 +90,7 @@ def build_regions(
     progress.at(0.7)
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
-    column = hf.y.astype(np.int64) * hf.width + hf.x
+    column = (hf.y.astype(np.int64) * hf.width + hf.x).astype(index_dtype(hf.width * hf.height))
     apart = _self_borders(hf, label, column, inside)
     conflict = _conflicting(label, column, inside)
     if len(apart):
@@ -105,18 +106,15 @@ def build_regions(
 
 def _exact_near_radius(
     hf: Heightfield, params: BakeParams, distance: np.ndarray, boundary: FloorBoundary, progress: Progress = SILENT
-) -> np.ndarray:
-    """The distance field with spans within EXACT_BAND cells of agent_radius measured exactly to the
-    floor's boundary segments: the propagated field is off by up to about a cell near wall ends
-    (either way), which closed passages up to 2r + 2 cells wide and left noise for simplification."""
+) -> None:
+    """Measure the spans of the propagated distance field within EXACT_BAND cells of agent_radius
+    exactly to the floor's boundary segments, in place: the propagated field is off by up to about
+    a cell near wall ends (either way), which closed passages up to 2r + 2 cells wide and left
+    noise for simplification."""
     radius, band = params.agent_radius, EXACT_BAND * hf.cell_size
     near = np.flatnonzero(np.abs(distance - radius) <= band)
-    if len(near) == 0:
-        return distance
-    exact = boundary.point_distance(hf.centers_xy()[near], hf.z[near], radius + band, progress)
-    distance = distance.copy()
-    distance[near] = exact
-    return distance
+    if len(near):
+        distance[near] = boundary.point_distance(hf.centers_xy(near), hf.z[near], radius + band, progress)
 
 
 def _bridges(
@@ -137,7 +135,7 @@ def _bridges(
     if len(cand) == 0:
         return none
     offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
-    xy = (hf.centers_xy()[cand][:, None, :] + offsets[None, :, :]).reshape(-1, 2)
+    xy = (hf.centers_xy(cand)[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
     far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs)
     # Every point farther than the radius is tested for a strip (the farthest can lie in the open
     # mouth of a passage, beside the strip): the farthest that lies in one is the cell's point.
@@ -207,7 +205,7 @@ def bridges_near(hf: Heightfield, region_map: RegionMap, rings: list[tuple[int, 
     (seen from above): the bridges a ring that could not be pushed off the walls passes."""
     near = []
     bridge_region = region_map.region[region_map.bridges]
-    centre = hf.centers_xy()[region_map.bridges]
+    centre = hf.centers_xy(region_map.bridges)
     for r, region_rings in rings:
         mine = np.flatnonzero(bridge_region == r)
         for ring in region_rings if len(mine) else ():
@@ -232,7 +230,6 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
     """
     s, cs = hf.span_count, hf.cell_size
     half = 0.5 * cs
-    centre = hf.centers_xy()
     links = hf.links
     near = np.zeros((s, 2))
     along_y = np.zeros(s, dtype=bool)  # the edge runs along y (it faces +-x)
@@ -245,7 +242,7 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         # Nearest first, so a wall one cell away does not hide a ledge at this cell's edge.
         nearer = block <= dist[missing]
         missing, block, found = missing[nearer], block[nearer], found[nearer]
-        near[missing] = centre[missing] + block[:, None] * np.array([DIR_DX[d], DIR_DY[d]])
+        near[missing] = hf.centers_xy(missing) + block[:, None] * np.array([DIR_DX[d], DIR_DY[d]])
         along_y[missing] = DIR_DX[d] != 0
         extent[missing] = np.where(found, half, 0.0)
         dist[missing] = block
@@ -263,7 +260,9 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         act = np.flatnonzero(next_to)
         # Every active span is measured against the field as the sweep found it, then all improve
         # at once; in chunks, so the (A, 8) temporaries stay bounded on large levels.
-        found_better = [_sweep_part(part, nbr, centre, near, along_y, extent, dist) for part in _chunks(act)]
+        found_better = [
+            _sweep_part(part, nbr, hf.centers_xy(part), near, along_y, extent, dist) for part in _chunks(act)
+        ]
         changed = np.concatenate([spans for spans, _, _ in found_better]) if found_better else act[:0]
         if not len(changed):
             break
@@ -280,13 +279,13 @@ def _chunks(spans: np.ndarray) -> list[np.ndarray]:
 
 
 def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
-    """(spans, source, distance) for the spans in `act` whose 8 neighbours' boundary elements come
-    closer than their own."""
+    """(spans, source, distance) for the spans in `act` (column centres `centre`) whose 8
+    neighbours' boundary elements come closer than their own."""
     cand_idx = nbr[act]  # (A, 8)
     safe = np.maximum(cand_idx, 0)
     ok = (cand_idx >= 0) & np.isfinite(dist[safe])
-    dx = centre[act, 0, None] - near[safe, 0]
-    dy = centre[act, 1, None] - near[safe, 1]
+    dx = centre[:, 0, None] - near[safe, 0]
+    dy = centre[:, 1, None] - near[safe, 1]
     vert = along_y[safe]
     h = extent[safe]
     ex = np.where(vert, dx, dx - np.clip(dx, -h, h))
@@ -307,11 +306,13 @@ def _eight_neighbours(links: np.ndarray) -> np.ndarray:
     out[:, :4] = links
     for d in range(4):
         e = (d + 1) % 4
+        diagonal = out[:, 4 + d]  # through the link d then e, else through e then d
         a = links[:, d]
-        via_a = np.where(a >= 0, links[np.maximum(a, 0), e], -1)
+        has = np.flatnonzero(a >= 0)
+        diagonal[has] = links[a[has], e]
         b = links[:, e]
-        via_b = np.where(b >= 0, links[np.maximum(b, 0), d], -1)
-        out[:, 4 + d] = np.where(via_a >= 0, via_a, via_b)
+        has = np.flatnonzero((diagonal < 0) & (b >= 0))
+        diagonal[has] = links[b[has], d]
     return out
 
 
@@ -322,7 +323,7 @@ def _edges(hf: Heightfield, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         n = hf.links[:, d]
         ok = inside & (n >= 0)
         ok[ok] &= inside[n[ok]] & (hf.area[n[ok]] == hf.area[ok])
-        us.append(np.flatnonzero(ok))
+        us.append(np.flatnonzero(ok).astype(n.dtype))  # span ids as the links hold them (int32 while they fit)
         vs.append(n[ok])
     return np.concatenate(us), np.concatenate(vs)
 
@@ -343,12 +344,12 @@ def _self_borders(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside
     two sides of a ledge or step (a platform's edge above the floor it is reached from by a ramp)
     that the component joins only the long way round. A region holding both would border itself,
     and its outline would run along both sides of the same line."""
-    idx = np.flatnonzero(inside)
+    idx = np.flatnonzero(inside).astype(hf.links.dtype)
     stride = int(hf.width) * int(hf.height)
-    key = label[idx] * stride + column[idx]
-    order = np.argsort(key, kind="stable")
-    keys, spans = key[order], idx[order]
-    del key, order
+    keys = label[idx] * stride + column[idx]
+    order = np.argsort(keys, kind="stable")
+    keys, spans = keys[order], idx[order]  # one key array held at a time
+    del order
     out = [np.zeros((0, 2), dtype=np.int64)]
     for part in _chunks(idx):  # bounds the temporaries on large levels
         for d in (0, 1):  # +x and +y: each pair of neighbouring columns once

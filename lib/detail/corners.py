@@ -191,8 +191,9 @@ def _floor_near(
     distance from above to the sample taken (inf where none), and whether its triangle holds the
     point."""
     cs = hf.cell_size
-    cell = np.floor((points[:, :2] - hf.bmin[:2]) / cs).astype(np.int64)
-    key = (point_region * hf.height + cell[:, 1]) * hf.width + cell[:, 0]
+    # Keyed by (key, row, column), each term made in turn (the samples are the stage's largest arrays).
+    key = point_region * hf.height + np.floor((points[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
+    key = key * hf.width + np.floor((points[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
     order = np.argsort(key, kind="stable")
     key = key[order]
     slot, i, j, hit = _window(hf, xyz, reach)

@@ -157,16 +157,20 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     half = 0.5 * grid.cs
     triangle, slope, bounds = floor
     near: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    there = np.empty(s)
     for d in range(4):
         progress.at(d / 5)
-        rise = (half * (slope[:, 0] * DIR_DX[d] + slope[:, 1] * DIR_DY[d]))[triangle]
+        rise = half * (slope[:, 0] * DIR_DX[d] + slope[:, 1] * DIR_DY[d])  # per floor triangle
         # Every floor's height at its border with the column opposite d: where the floor of a span
-        # that has it as neighbour d meets it.
-        there = np.clip(z - rise, bounds[triangle, 0], bounds[triangle, 1])
+        # that has it as neighbour d meets it. In chunks, as below (these are the spans' size).
+        for start in range(0, s, _LINK_CHUNK):
+            chunk = slice(start, start + _LINK_CHUNK)
+            tri = triangle[chunk]
+            there[chunk] = np.clip(z[chunk] - rise[tri], bounds[tri, 0], bounds[tri, 1])
         for start in range(0, s, _LINK_CHUNK):  # bounds the temporaries on large levels
             part = np.arange(start, min(start + _LINK_CHUNK, s))
-            low, high = bounds[triangle[part]].T
-            here = np.clip(z[part] + rise[part], low, high)
+            tri = triangle[part]
+            here = np.clip(z[part] + rise[tri], bounds[tri, 0], bounds[tri, 1])
             links[part, d] = _best_neighbours(
                 part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor, near
             )
@@ -174,12 +178,10 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
     # In place: a link kept one way is kept the other way too, so the later directions see the same.
     progress.at(0.8)
-    idx = np.arange(s)
+    del there
     for d in range(4):
-        b = links[:, d]
-        has = np.flatnonzero(b >= 0)
-        lost = has[links[b[has], (d + 2) % 4] != idx[has]]
-        links[lost, d] = -1
+        has = np.flatnonzero(links[:, d] >= 0)
+        links[has[links[links[has, d], (d + 2) % 4] != has], d] = -1
     if not near:
         return links, (np.zeros(0, dtype=np.int64),) * 3
     return links, tuple(np.concatenate(column) for column in zip(*near))
