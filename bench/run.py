@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import resource
 import shutil
 import statistics
@@ -38,8 +39,12 @@ RECAST_DEMO = {
     "max_edge_error": 1.3 * 0.3,
     "max_height_error": 0.2,
 }
-# Copies of a shared scene side by side (TILES x TILES) for query time against mesh size.
-TILES = 4
+# Copies of a shared scene side by side (N x N, named stem_NxN): 4 x 4 of each for scaling and query
+# time against mesh size, and one past 150k triangles, a large real level.
+TILED = [4]
+LARGE = ("undulating", 6)
+# Bakes per round of the large level (each takes about a minute).
+LARGE_REPEATS = 1
 OWN_SCENE_PARAMS = {
     "cell_size": 0.2,
     "agent_radius": 0.5,
@@ -52,12 +57,13 @@ OWN_SCENE_PARAMS = {
 def scene_arrays(name: str):
     from bench import scenes
 
-    for stem, v, t, path in scenes.shared_scenes():
-        if stem == name:
+    stem, tiles = tiled_name(name)
+    for shared_stem, v, t, path in scenes.shared_scenes():
+        if shared_stem == stem and tiles == 1:
             return v, t, None, RECAST_DEMO, scenes.shared_queries(path)
-        if name == f"{stem}_{TILES}x{TILES}":
-            # The queries of the tile in the middle of the grid: same paths, a mesh TILES² as large.
-            v, t, shift = scenes.tiled(v, t, TILES)
+        if shared_stem == stem:
+            # The queries of the tile in the middle of the grid: same paths, a mesh tiles² as large.
+            v, t, shift = scenes.tiled(v, t, tiles)
             q = scenes.shared_queries(path)
             return v, t, None, RECAST_DEMO, None if q is None else q + np.tile(shift, 2)
     build = scenes.own_scenes().get(name)
@@ -65,6 +71,12 @@ def scene_arrays(name: str):
         scene = build()
         return scene.vertices, scene.triangles, scene.walkable, OWN_SCENE_PARAMS, None
     raise SystemExit(f"unknown scene {name!r}")
+
+
+def tiled_name(name: str) -> tuple[str, int]:
+    """(scene, copies along each side) of a level name: stem_NxN is N x N copies of stem."""
+    match = re.fullmatch(r"(.+)_(\d+)x\2", name)
+    return (match.group(1), int(match.group(2))) if match else (name, 1)
 
 
 def bake_one(name: str, repeats: int) -> dict:
@@ -100,7 +112,32 @@ def bake_one(name: str, repeats: int) -> dict:
     }
     if queries is not None:
         row.update(query_figures(mesh, queries))
+        single, tiles = tiled_name(name)
+        if tiles > 1:
+            row.update(tiled_query_figures(mesh, queries, single))
     return row
+
+
+def tiled_query_figures(tiled, queries: np.ndarray, single_name: str, rounds: int = 5) -> dict:
+    """Query time on the tiled level against the single one, the same paths, in turns in this
+    process (a fresh NavMeshQuery each turn, so every query is a cache miss): each round's ratio of
+    medians, and their median."""
+    from blender_navmesh import BakeParams, generate, query
+
+    vertices, triangles, walkable, params, single_queries = scene_arrays(single_name)
+    single = generate(vertices, triangles, BakeParams(**params), walkable=walkable)
+
+    def median_ms(mesh, pairs) -> float:
+        nav_query = query.NavMeshQuery(mesh)
+        times = []
+        for q in pairs:
+            t0 = time.perf_counter()
+            nav_query.find_path(q[:3], q[3:])
+            times.append(time.perf_counter() - t0)
+        return 1000 * statistics.median(times)
+
+    ratios = [round(median_ms(tiled, queries) / median_ms(single, single_queries), 3) for _ in range(rounds)]
+    return {"query_vs_single_level": statistics.median(ratios), "query_vs_single_level_rounds": ratios}
 
 
 def query_figures(mesh, queries: np.ndarray) -> dict:
@@ -206,8 +243,33 @@ def peers_ready() -> bool:
     return True
 
 
-def run_peer(script: str, obj: pathlib.Path) -> dict:
-    args = ["node", script, str(obj), "params-recastdemo.json"]
+def peer_obj(name: str, shared: dict[str, pathlib.Path]) -> pathlib.Path:
+    """The OBJ the peers bake for this level: the shared file itself, or for a tiled level the tiled
+    copy (Y-up, as the shared files are) with its queries beside it, written into the peers' folder."""
+    stem, tiles = tiled_name(name)
+    if tiles == 1:
+        return shared[stem]
+    vertices, triangles, _, _, queries = scene_arrays(name)
+    obj = PEERS_WORK / f"{name}.obj"
+    y_up = np.column_stack([vertices[:, 0], vertices[:, 2], -vertices[:, 1]])
+    lines = [f"v {x:.9g} {y:.9g} {z:.9g}" for x, y, z in y_up.tolist()]
+    lines += [f"f {a} {b} {c}" for a, b, c in (triangles + 1).tolist()]
+    obj.write_text("\n".join(lines) + "\n")
+    if queries is not None:
+        q = queries.reshape(-1, 3)
+        q = np.column_stack([q[:, 0], q[:, 2], -q[:, 1]]).reshape(-1, 6)
+        obj.with_suffix(".queries.json").write_text(json.dumps(q.tolist()))
+    return obj
+
+
+def run_peer(script: str, obj: pathlib.Path, repeats: int | None = None) -> dict:
+    """A peer's build (median of `repeats` builds, the peers' own default when None) and queries."""
+    params = "params-recastdemo.json"
+    if repeats is not None:
+        demo = json.loads((PEERS_WORK / params).read_text())
+        params = f"params-recastdemo-{repeats}.json"
+        (PEERS_WORK / params).write_text(json.dumps({**demo, "repeats": repeats}))
+    args = ["node", script, str(obj), params]
     qpath = obj.with_suffix(".queries.json")
     if qpath.exists():
         args.append(str(qpath))
@@ -259,23 +321,28 @@ def main() -> None:
     shared = {stem: path for stem, _, _, path in scenes.shared_scenes()}
     if not shared:
         print(json.dumps({"note": f"shared scenes not found at {scenes.SHARED_SCENES}; skipped"}))
-    names = list(shared) + [f"{stem}_{TILES}x{TILES}" for stem in shared] + list(scenes.own_scenes())
+    tiled = [f"{stem}_{n}x{n}" for n in TILED for stem in shared]
+    if LARGE[0] in shared:
+        tiled.append(f"{LARGE[0]}_{LARGE[1]}x{LARGE[1]}")
+    names = list(shared) + tiled + list(scenes.own_scenes())
     if args.only:
         names = [n for n in names if n in args.only]
     use_peers = not args.no_peers and bool(shared) and peers_ready()
     for name in names:
-        if not (use_peers and name in shared):
+        if not (use_peers and tiled_name(name)[0] in shared):
             row = run_child(name, args.repeats)
             print(json.dumps({k: v for k, v in row.items() if k != "paths"}), flush=True)
             continue
         # Ours and the peers take turns, round after round, so a slow spell of the machine
         # weighs on both sides of a ratio; each ratio is the median of the rounds' ratios.
+        obj = peer_obj(name, shared)
+        repeats = LARGE_REPEATS if tiled_name(name) == LARGE else args.repeats
         rounds = []
         for _ in range(args.rounds):
-            row = run_child(name, args.repeats)
+            row = run_child(name, repeats)
             if "error" in row:
                 break
-            rounds.append((row, run_peer("recast.mjs", shared[name]), run_peer("navcat.mjs", shared[name])))
+            rounds.append((row, run_peer("recast.mjs", obj, repeats), run_peer("navcat.mjs", obj, repeats)))
         if not rounds:
             print(json.dumps(row), flush=True)
             continue

@@ -65,8 +65,10 @@ def generate(
     if polys.is_empty:
         return NavMesh.empty(params, "the walkable outlines were too small to hold a polygon")
     report("detail", 0.8)
-    surface = detail.build_detail(polys, hf, params, region_map.region, Progress(progress, "detail", 0.8, 0.9))
-    del hf, region_map, outlines  # the bake's largest values: not held through the stages after
+    span_region = region_map.region
+    del region_map, outlines  # the detail stage reads only each span's region
+    surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.8, 0.9))
+    del hf, span_region  # the bake's largest values: not held through the stages after
     report("clearance", 0.9)
     on_floor = replace(polys, vertices=surface.corners)
     clear = clearance.compute_clearance(on_floor, Progress(progress, "clearance", 0.9, 1.0))
