@@ -279,6 +279,17 @@ def test_random_polygons_with_holes_decompose_exactly(case):
     assert shape.difference(covered).buffer(-SLIVER_WIDTH * params.cell_size / 2).is_empty
 
 
+def test_a_spike_on_a_hole_is_dropped_and_the_hole_kept_as_it_is(caplog):
+    """A hole outline that runs out to a point and back along one line (fuzz case 370718) touches
+    itself: its spike is dropped before the test for self-contact, not the hole replaced by its
+    convex hull (which covered floor, and made a wall edge over max_edge_len)."""
+    hole = [(1, 1), (1, 3), (3, 3), (3.5, 3.5), (3, 3), (3, 1)]  # clockwise, a spike at (3, 3)
+    mesh = build_polygons([outline([SQUARE, hole])], BakeParams())
+    assert_valid_navmesh(mesh)
+    assert covered_area(mesh) == pytest.approx(16.0 - 4.0)
+    assert "convex hull" not in caplog.text
+
+
 def test_self_intersecting_hole_becomes_its_hull_and_is_never_walkable():
     bowtie = [(1, 1), (3, 3), (3, 1), (1, 3)]  # crosses itself at (2, 2)
     mesh = build_polygons([outline([SQUARE, bowtie])], BakeParams())

@@ -31,6 +31,7 @@ from .decompose import (
     _extended,
     _feet_on_walls,
     _quality_key,
+    _without_spikes,
 )
 from .repair import _drop_free_collinear, _drop_straight_vertices, _trim_thin_corners, _weld_t_junctions, _widen_slivers
 
@@ -101,6 +102,9 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
             _drop_free_collinear(idx, np.asarray(nb).reshape(-1), xy, uses, params.max_edge_len)
             for idx, nb in zip(region_rings, outline.ring_neighbors)
         ]
+        # Repeated points and spikes (a -> b -> a) go before a hole is tested for self-contact: a
+        # spike touches itself, and the hole's convex hull would take its place (fuzz case 370718).
+        rings = [_without_spikes(r) for r in rings]
         rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
         rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
         rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)

@@ -17,7 +17,15 @@ _FOOT_CHUNK = 1 << 20
 
 
 def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
-    """Drop repeated consecutive vertices and spikes (a->b->a); None when nothing with area is left."""
+    """The ring without repeated consecutive vertices and spikes; None when nothing with area is left."""
+    ring = _without_spikes(idx)
+    if len(ring) < 3 or abs(signed_area(xy[ring])) <= 0:
+        return None
+    return ring
+
+
+def _without_spikes(idx: list[int]) -> list[int]:
+    """Drop repeated consecutive vertices and spikes (a->b->a), until none is left."""
     ring = list(idx)
     changed = True
     while changed and len(ring) >= 3:
@@ -31,8 +39,6 @@ def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
                 changed = True
                 break
         ring = out
-    if len(ring) < 3 or abs(signed_area(xy[ring])) <= 0:
-        return None
     return ring
 
 
