@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .boundary import FloorBoundary
-from .components import connected_components, find_sorted, index_dtype
+from .components import connected_components, index_dtype
 from .geometry import point_segment_distance_matrix
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -91,7 +91,7 @@ def build_regions(
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
     column = (hf.y.astype(np.int64) * hf.width + hf.x).astype(index_dtype(hf.width * hf.height))
-    apart = _self_borders(hf, label, column, inside)
+    apart = _self_borders(hf, label, column, inside, params.agent_max_climb)
     conflict = _conflicting(label, column, inside)
     if len(apart):
         own_border = np.zeros(s, dtype=bool)
@@ -339,29 +339,58 @@ def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> n
     return inside & bad[label]
 
 
-def _self_borders(hf: Heightfield, label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> np.ndarray:
+def _self_borders(
+    hf: Heightfield, label: np.ndarray, column: np.ndarray, inside: np.ndarray, climb: float
+) -> np.ndarray:
     """(K, 2) pairs of inside spans of one component in neighbouring columns that are not linked: the
     two sides of a ledge or step (a platform's edge above the floor it is reached from by a ramp)
     that the component joins only the long way round. A region holding both would border itself,
-    and its outline would run along both sides of the same line."""
+    and its outline would run along both sides of the same line. Likewise spans in diagonal
+    columns more than a climb apart in height and not joined through either column between them
+    (a slab's corner over the ramp that climbs to it): the outline would turn there from one floor
+    to the other (on one floor, across a thin diagonal wall, it pinches to the corner). Every span
+    of the component in the other column is paired, not only one: it can hold two (fuzz case
+    501108)."""
     idx = np.flatnonzero(inside).astype(hf.links.dtype)
-    stride = int(hf.width) * int(hf.height)
-    keys = label[idx] * stride + column[idx]
-    order = np.argsort(keys, kind="stable")
-    keys, spans = keys[order], idx[order]  # one key array held at a time
-    del order
     out = [np.zeros((0, 2), dtype=np.int64)]
+    # (dx, dy, how a span reaches the other column: the link, or the two ways round a diagonal)
+    neighbours: list[tuple[int, int, list[tuple[int, ...]]]] = [
+        (1, 0, [(0,)]),
+        (0, 1, [(1,)]),
+        (1, 1, [(0, 1), (1, 0)]),
+        (1, -1, [(0, 3), (3, 0)]),
+    ]
     for part in _chunks(idx):  # bounds the temporaries on large levels
-        for d in (0, 1):  # +x and +y: each pair of neighbouring columns once
-            nx, ny = hf.x[part] + DIR_DX[d], hf.y[part] + DIR_DY[d]
+        for dx, dy, ways in neighbours:  # each pair of neighbouring columns once
+            nx, ny = hf.x[part] + dx, hf.y[part] + dy
             ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
             here = part[ok]
-            wanted = label[here] * stride + ny[ok].astype(np.int64) * hf.width + nx[ok]
-            pos = find_sorted(keys, wanted)
-            there = spans[pos]
-            apart = (pos >= 0) & (hf.links[here, d] != there)
-            out.append(np.stack([here[apart], there[apart]], axis=1))
+            # In the columns' own dtype: searchsorted would otherwise convert every column id.
+            other = (ny[ok].astype(np.int64) * hf.width + nx[ok]).astype(column.dtype)
+            # Spans are sorted by column: each column's spans are one run.
+            first, end = np.searchsorted(column, other, "left"), np.searchsorted(column, other, "right")
+            for k in range(int((end - first).max(initial=0))):
+                has = np.flatnonzero(first + k < end)
+                a, b = here[has], first[has] + k
+                # The cheap test first: most pairs are linked neighbours, or diagonal on one floor.
+                suspect = hf.links[a, ways[0][0]] != b if len(ways) == 1 else np.abs(hf.z[a] - hf.z[b]) > climb
+                a, b = a[suspect], b[suspect]
+                mine = inside[b] & (label[b] == label[a])
+                a, b = a[mine], b[mine]
+                apart = np.ones(len(a), dtype=bool)
+                if len(ways) > 1:  # diagonal columns: joined neither way round
+                    for way in ways:
+                        reached = a
+                        for d in way:
+                            reached = _step(hf.links, reached, d)
+                        apart &= reached != b
+                out.append(np.stack([a[apart], b[apart]], axis=1))
     return np.concatenate(out)
+
+
+def _step(links: np.ndarray, spans: np.ndarray, d: int) -> np.ndarray:
+    """The span each of `spans` links to in direction d (-1 where there is none, or no span)."""
+    return np.where(spans >= 0, links[np.maximum(spans, 0), d], -1)
 
 
 def _split_layers(label, column, hf: Heightfield, conflict, u, v, apart) -> np.ndarray:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blender_navmesh.heightfield import DIR_DX, DIR_DY, Heightfield, LinkEnds
+from blender_navmesh.heightfield import DIR_DX, DIR_DY, Heightfield, LinkEnds, build_heightfield
 from blender_navmesh.params import BakeParams
 from blender_navmesh.regions import build_regions
+from blender_navmesh.soup import prepare_soup
+
+FIXTURES = Path(__file__).parent / "fixtures" / "fuzz"
 
 
 def make_heightfield(floors, cs: float = 0.1, climb: float = 0.5) -> Heightfield:
@@ -205,13 +211,25 @@ def test_floors_joined_by_a_ramp_split_into_single_storey_regions():
     assert np.intersect1d(rm.region[ground], rm.region[upper]).size == 0
 
 
-def assert_never_borders_itself(hf: Heightfield, region: np.ndarray) -> None:
-    """No region holds two spans of neighbouring columns that are not linked."""
+def assert_never_borders_itself(hf: Heightfield, region: np.ndarray, climb: float) -> None:
+    """No region holds two spans of neighbouring columns that are not linked, nor two spans of
+    diagonal columns more than `climb` apart in height that are not joined through either column
+    between them."""
     at = {(int(x), int(y), int(r)): k for k, (x, y, r) in enumerate(zip(hf.x, hf.y, region)) if r >= 0}
+
+    def step(k: int, d: int) -> int:
+        return -1 if k < 0 else int(hf.links[k, d])
+
     for (x, y, r), k in at.items():
         for d in range(4):
             other = at.get((x + DIR_DX[d], y + DIR_DY[d], r))
             assert other is None or hf.links[k, d] == other, f"region {r} borders itself at column {(x, y)}"
+        for d in range(4):  # the diagonal between direction d and the next one
+            e = (d + 1) % 4
+            other = at.get((x + DIR_DX[d] + DIR_DX[e], y + DIR_DY[d] + DIR_DY[e], r))
+            joined = other in (step(step(k, d), e), step(step(k, e), d))
+            apart = other is not None and abs(hf.z[other] - hf.z[k]) > climb
+            assert not apart or joined, f"region {r} touches itself at a corner of column {(x, y)}"
 
 
 def platform_reached_by_a_ramp(width: int = 40) -> Heightfield:
@@ -235,7 +253,7 @@ def test_a_region_never_borders_itself():
     for radius in (0.0, 0.05):
         rm = build_regions(hf, params(agent_radius=radius))
         assert_single_storey(hf, rm.region)
-        assert_never_borders_itself(hf, rm.region)
+        assert_never_borders_itself(hf, rm.region, params().agent_max_climb)
         # Split only where it must be: a few large regions, not a patchwork. (Eroded by half a cell,
         # the floor no longer meets the platform, and one region borders nothing of itself.)
         assert rm.region_count == 1 if radius else 2 <= rm.region_count <= 4
@@ -245,7 +263,23 @@ def test_a_region_never_borders_itself():
         params(agent_radius=0.0),
     )
     assert rm.region_count == 2
-    assert_never_borders_itself(hf_without_ramp, rm.region)
+    assert_never_borders_itself(hf_without_ramp, rm.region, params().agent_max_climb)
+
+
+def test_a_region_never_touches_itself_at_a_corner():
+    """A ramp climbs under a slab's corner to the slab's far side (fuzz case 501108, radius 0): the
+    slab and the ramp are one connected piece, and a column of the slab lies diagonal to one of the
+    ramp under it with neither column between joining them. Kept as one region, its outline turned
+    at that corner from the slab down to the ramp, and a slab polygon's corner lay in that edge (a
+    T-junction)."""
+    case = json.loads((FIXTURES / "case501108_max_edge_len_t_junction.json").read_text())
+    p = BakeParams.from_dict(case["params"])
+    soup = prepare_soup(np.array(case["vertices"]), np.array(case["triangles"]), np.array(case["walkable"]))
+    hf = build_heightfield(soup, p)
+    rm = build_regions(hf, p)
+    assert rm.region_count > 0
+    assert_single_storey(hf, rm.region)
+    assert_never_borders_itself(hf, rm.region, p.agent_max_climb)
 
 
 def platform_mask(width: int) -> np.ndarray:
