@@ -78,7 +78,7 @@ def build_regions(
         boundary = FloorBoundary(hf, params)
         _exact_near_radius(hf, params, distance, boundary, progress.span(0.6, 0.65))
         inside = distance > params.agent_radius + ON_RADIUS * hf.cell_size
-        bridges, bridge_xy = _bridges(hf, params, distance, inside, boundary)
+        bridges, bridge_xy = _bridges(hf, params, distance, inside, boundary, progress.span(0.65, 0.75))
         del boundary  # its bins are the grid's size
     else:
         earlier, closed = retry
@@ -87,11 +87,12 @@ def build_regions(
         keep = ~np.isin(earlier.bridges, closed)
         bridges, bridge_xy = earlier.bridges[keep], earlier.bridge_xy[keep]
     inside[bridges] = True
-    progress.at(0.7)
+    progress.at(0.75)
     u, v = _edges(hf, inside)
     label = connected_components(s, u, v)
+    progress.at(0.8)
     column = (hf.y.astype(np.int64) * hf.width + hf.x).astype(index_dtype(hf.width * hf.height))
-    apart = _self_borders(hf, label, column, inside, params.agent_max_climb)
+    apart = _self_borders(hf, label, column, inside, params.agent_max_climb, progress.span(0.8, 0.85))
     conflict = _conflicting(label, column, inside)
     if len(apart):
         own_border = np.zeros(s, dtype=bool)
@@ -100,6 +101,7 @@ def build_regions(
     if conflict.any():
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
+    progress.at(0.95)
     region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
@@ -118,7 +120,12 @@ def _exact_near_radius(
 
 
 def _bridges(
-    hf: Heightfield, params: BakeParams, distance: np.ndarray, inside: np.ndarray, boundary: FloorBoundary
+    hf: Heightfield,
+    params: BakeParams,
+    distance: np.ndarray,
+    inside: np.ndarray,
+    boundary: FloorBoundary,
+    progress: Progress = SILENT,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(spans, (B, 2) points) of the bridge spans: a passage a little wider than the agent may hold
     no cell centre farther than agent_radius from both walls, so the centres alone close it. Spans
@@ -136,7 +143,7 @@ def _bridges(
         return none
     offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
     xy = (hf.centers_xy(cand)[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
-    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs)
+    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs, progress.span(0.0, 0.5))
     # Every point farther than the radius is tested for a strip (the farthest can lie in the open
     # mouth of a passage, beside the strip): the farthest that lies in one is the cell's point.
     at = np.flatnonzero(far > radius + _BRIDGE_MARGIN * cs)
@@ -149,7 +156,8 @@ def _bridges(
     probes = (points[:, None, None, :] + both_ways * axes[None, :, None, :]).reshape(-1, 2)
     # Measured exactly only just past the radius (fewer segments to test): within it is all it asks.
     reach = radius + 2.0 * _BRIDGE_MARGIN * cs
-    near = boundary.point_distance(probes, np.repeat(hf.z[cand[owner]], 8), reach).reshape(len(at), 4, 2) <= radius
+    near = boundary.point_distance(probes, np.repeat(hf.z[cand[owner]], 8), reach, progress.span(0.5, 1.0))
+    near = near.reshape(len(at), 4, 2) <= radius
     strip = near.all(axis=2).any(axis=1)
     owner, points, far = owner[strip], points[strip], far[at[strip]]
     # Per cell, its farthest point in a strip.
@@ -340,7 +348,12 @@ def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> n
 
 
 def _self_borders(
-    hf: Heightfield, label: np.ndarray, column: np.ndarray, inside: np.ndarray, climb: float
+    hf: Heightfield,
+    label: np.ndarray,
+    column: np.ndarray,
+    inside: np.ndarray,
+    climb: float,
+    progress: Progress = SILENT,
 ) -> np.ndarray:
     """(K, 2) pairs of inside spans of one component in neighbouring columns that are not linked: the
     two sides of a ledge or step (a platform's edge above the floor it is reached from by a ramp)
@@ -360,7 +373,9 @@ def _self_borders(
         (1, 1, [(0, 1), (1, 0)]),
         (1, -1, [(0, 3), (3, 0)]),
     ]
-    for part in _chunks(idx):  # bounds the temporaries on large levels
+    parts = _chunks(idx)  # bounds the temporaries on large levels
+    for done, part in enumerate(parts):
+        progress.at(done / len(parts))
         for dx, dy, ways in neighbours:  # each pair of neighbouring columns once
             nx, ny = hf.x[part] + dx, hf.y[part] + dy
             ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)

@@ -46,8 +46,7 @@ def build_detail(
     # Floors above each other are at least agent_height apart, so a sample farther than half of it
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
-    sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region)
-    progress.at(0.2)
+    sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region, progress.span(0.0, 0.2))
     vertices = _vertices_on_floor(
         mesh, sample_poly, samples, sample_span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
+from ..progress import SILENT, Progress
 
 
 def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
@@ -24,7 +25,9 @@ _PAIRS_PER_CHUNK = 1 << 17
 _ON_EDGE = 1e-6
 
 
-def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None):
+def _samples(
+    mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, progress: Progress = SILENT
+):
     """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
     (S,) polygon of each sample, sorted, (S, 3) points and (S,) their spans. All polygons at once, in chunks.
 
@@ -49,6 +52,7 @@ def _samples(mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.
     first = 0
     ends = np.cumsum(pairs)
     while first < mesh.polygon_count:
+        progress.at(first / mesh.polygon_count)
         last = max(int(np.searchsorted(ends, (ends[first] - pairs[first]) + _PAIRS_PER_CHUNK, side="right")), first + 1)
         polys = np.arange(first, last)
         n = pairs[polys]
