@@ -61,6 +61,14 @@ _CLOSER = 1e-12
 _SWEEP_CHUNK = 1 << 14
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16
+# The neighbouring columns _self_borders pairs, each pair once: (dx, dy, how a span reaches the
+# other column: its link, or the two ways round a diagonal, as directions stepped in turn).
+_NEIGHBOUR_COLUMNS: list[tuple[int, int, list[tuple[int, ...]]]] = [
+    (1, 0, [(0,)]),
+    (0, 1, [(1,)]),
+    (1, 1, [(0, 1), (1, 0)]),
+    (1, -1, [(0, 3), (3, 0)]),
+]
 
 
 def build_regions(
@@ -195,7 +203,7 @@ def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -
     for d in range(4):
         via = hf.links[touched, d]
         for step in (d, (d + 1) % 4):
-            n = np.where(via >= 0, hf.links[np.maximum(via, 0), step], -1) if step != d else via
+            n = _step(hf.links, via, step) if step != d else via
             ok = (n >= 0) & ((step == d) | inside[np.maximum(via, 0)])
             key = node_group[ok] * s + n[ok]
             at = np.minimum(np.searchsorted(node, key), len(node) - 1)
@@ -366,17 +374,10 @@ def _self_borders(
     501108)."""
     idx = np.flatnonzero(inside).astype(hf.links.dtype)
     out = [np.zeros((0, 2), dtype=np.int64)]
-    # (dx, dy, how a span reaches the other column: the link, or the two ways round a diagonal)
-    neighbours: list[tuple[int, int, list[tuple[int, ...]]]] = [
-        (1, 0, [(0,)]),
-        (0, 1, [(1,)]),
-        (1, 1, [(0, 1), (1, 0)]),
-        (1, -1, [(0, 3), (3, 0)]),
-    ]
     parts = _chunks(idx)  # bounds the temporaries on large levels
     for done, part in enumerate(parts):
         progress.at(done / len(parts))
-        for dx, dy, ways in neighbours:  # each pair of neighbouring columns once
+        for dx, dy, ways in _NEIGHBOUR_COLUMNS:  # each pair of neighbouring columns once
             nx, ny = hf.x[part] + dx, hf.y[part] + dy
             ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
             here = part[ok]
