@@ -25,11 +25,11 @@ from ..progress import SILENT, Progress
 from ..triangulate import SLIVER_WIDTH, simple_hole
 from .decompose import (
     _STEINER_SNAP,
-    _clean_ring,
     _decompose,
     _decompose_by_portals,
     _extended,
     _feet_on_walls,
+    _has_area,
     _quality_key,
     _without_spikes,
 )
@@ -106,7 +106,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         # spike touches itself, and the hole's convex hull would take its place (fuzz case 370718).
         rings = [_without_spikes(r) for r in rings]
         rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
-        rings = [r for r in (_clean_ring(r, xy) for r in rings) if r is not None]
+        rings = [r for r in rings if _has_area(r, xy)]
         rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)

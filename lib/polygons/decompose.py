@@ -16,12 +16,9 @@ _STEINER_SNAP = 0.25
 _FOOT_CHUNK = 1 << 20
 
 
-def _clean_ring(idx: list[int], xy: np.ndarray) -> list[int] | None:
-    """The ring without repeated consecutive vertices and spikes; None when nothing with area is left."""
-    ring = _without_spikes(idx)
-    if len(ring) < 3 or abs(signed_area(xy[ring])) <= 0:
-        return None
-    return ring
+def _has_area(ring: list[int], xy: np.ndarray) -> bool:
+    """Does the ring enclose any area (at least three vertices, not all in line)?"""
+    return len(ring) >= 3 and abs(signed_area(xy[ring])) > 0
 
 
 def _without_spikes(idx: list[int]) -> list[int]:
