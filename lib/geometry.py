@@ -319,3 +319,63 @@ def segments_meet_matrix(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndar
     lo1, hi1 = np.minimum(A, B), np.maximum(A, B)
     lo2, hi2 = np.minimum(C, D), np.maximum(C, D)
     return hit & (lo1 <= hi2).all(axis=-1) & (lo2 <= hi1).all(axis=-1)
+
+
+# --- Box joins ---------------------------------------------------------------------------------------
+# A box over more grid cells than this is paired with every box of the other set (a few long walls)
+# rather than listed under each cell it covers.
+_WIDE_BOX_CELLS = 64
+# meeting_boxes' grid has at most this many cells along a side.
+_MAX_GRID_SIDE = 4096
+
+
+def meeting_boxes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j): every pair of boxes a_i and b_j (rows of min x, min y, max x, max y) that meet or
+    touch, each pair once. Found on a grid: the boxes of b are listed under the cells they cover,
+    each box of a looks in its own, and a pair counts in the first cell both cover; so the cost
+    follows the pairs that are near each other, not len(a) * len(b). The cell is the geometric mean
+    of the two sets' typical box sizes (few cells per box of either set)."""
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(a) or not len(b):
+        return empty, empty
+    span = float(np.ptp(np.vstack([a[:, :2], b[:, 2:]]), axis=0).max())
+    typical_a = float(np.median(np.maximum(a[:, 2] - a[:, 0], a[:, 3] - a[:, 1])))
+    typical_b = float(np.median(np.maximum(b[:, 2] - b[:, 0], b[:, 3] - b[:, 1])))
+    cell = max(math.sqrt(typical_a * typical_b), span / _MAX_GRID_SIDE)
+    if cell <= 0.0:
+        cell = 1.0  # every box a point at one place
+    origin = np.tile(np.minimum(a[:, :2].min(axis=0), b[:, :2].min(axis=0)), 2)
+    cells_a = np.floor((a - origin) / cell).astype(np.int64)
+    cells_b = np.floor((b - origin) / cell).astype(np.int64)
+    columns = int(max(cells_a[:, 2].max(), cells_b[:, 2].max())) + 1
+    row_a, key_a, wide_a = _covered_cells(cells_a, columns)
+    row_b, key_b, wide_b = _covered_cells(cells_b, columns)
+    order = np.argsort(key_b, kind="stable")
+    row_b, key_b = row_b[order], key_b[order]
+    first = np.searchsorted(key_b, key_a, side="left")
+    count = np.searchsorted(key_b, key_a, side="right") - first
+    i = np.repeat(row_a, count)
+    j = row_b[np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(i))]
+    key = np.repeat(key_a, count)
+    first_common = np.maximum(cells_a[i, 1], cells_b[j, 1]) * columns + np.maximum(cells_a[i, 0], cells_b[j, 0])
+    i, j = i[key == first_common], j[key == first_common]
+    # Wide boxes against every box of the other set (a pair of two wide ones once).
+    narrow_a = np.setdiff1d(np.arange(len(a)), wide_a)
+    i = np.concatenate([i, np.repeat(wide_a, len(b)), np.tile(narrow_a, len(wide_b))])
+    j = np.concatenate([j, np.tile(np.arange(len(b)), len(wide_a)), np.repeat(wide_b, len(narrow_a))])
+    meet = (a[i, 0] <= b[j, 2]) & (b[j, 0] <= a[i, 2]) & (a[i, 1] <= b[j, 3]) & (b[j, 1] <= a[i, 3])
+    return i[meet], j[meet]
+
+
+def _covered_cells(cells: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(box, cell key) for every grid cell each box (its cell range, min i, min j, max i, max j)
+    covers, and the boxes over _WIDE_BOX_CELLS cells, which are left out of the first two."""
+    covered = (cells[:, 2] - cells[:, 0] + 1) * (cells[:, 3] - cells[:, 1] + 1)
+    boxes = np.flatnonzero(covered <= _WIDE_BOX_CELLS)
+    width = cells[boxes, 2] - cells[boxes, 0] + 1
+    count = width * (cells[boxes, 3] - cells[boxes, 1] + 1)
+    box = np.repeat(boxes, count)
+    k = np.arange(len(box)) - np.repeat(np.cumsum(count) - count, count)
+    w = np.repeat(width, count)
+    key = (cells[box, 1] + k // w) * columns + cells[box, 0] + k % w
+    return box, key, np.flatnonzero(covered > _WIDE_BOX_CELLS)

@@ -1,11 +1,12 @@
-"""The distance primitives against shapely's exact answers on random segments."""
+"""The distance primitives against shapely's exact answers on random segments; the box join against
+every pair."""
 
 from __future__ import annotations
 
 import numpy as np
 from shapely.geometry import LineString, Point
 
-from blender_navmesh.geometry import point_segment_distance, segment_distance
+from blender_navmesh.geometry import meeting_boxes, point_segment_distance, segment_distance
 
 
 def _random_segments(seed: int, n: int) -> tuple[np.ndarray, ...]:
@@ -36,3 +37,34 @@ def test_segment_distance_is_the_exact_distance_and_where_along_it_is_reached():
     reached = [Point(x).distance(LineString([u, v])) for x, u, v in zip(at, a, b)]
     assert np.allclose(reached, dist, rtol=0, atol=1e-9)
     assert dist[1] == 0.0 and dist[2] < 1e-12  # a shared end; collinear overlap (float noise)
+
+
+def _random_boxes(rng: np.random.Generator, n: int, size: float) -> np.ndarray:
+    lo = rng.uniform(0.0, 100.0, size=(n, 2))
+    return np.hstack([lo, lo + rng.exponential(size, size=(n, 2))])
+
+
+def test_meeting_boxes_finds_every_meeting_pair_once():
+    rng = np.random.default_rng(3)
+    for size_a, size_b in ((0.5, 0.5), (20.0, 1.0), (1.0, 60.0), (0.0, 3.0)):
+        a, b = _random_boxes(rng, 300, size_a), _random_boxes(rng, 200, size_b)
+        # Boxes that only touch: one shares a corner, one an edge with a box of the other set.
+        a[0] = [*b[0, 2:], *(b[0, 2:] + 1.0)]
+        a[1] = [b[1, 2], b[1, 1], b[1, 2] + 1.0, b[1, 1] + 1.0]
+        i, j = meeting_boxes(a, b)
+        expected = {
+            (x, y)
+            for x in range(len(a))
+            for y in range(len(b))
+            if a[x, 0] <= b[y, 2] and b[y, 0] <= a[x, 2] and a[x, 1] <= b[y, 3] and b[y, 1] <= a[x, 3]
+        }
+        assert len(i) == len(expected) == len(set(zip(i.tolist(), j.tolist())))
+        assert set(zip(i.tolist(), j.tolist())) == expected
+        assert {(0, 0), (1, 1)} <= expected
+
+
+def test_meeting_boxes_of_points_at_one_place_and_of_empty_sets():
+    points = np.zeros((4, 4))
+    i, j = meeting_boxes(points, points[:3])
+    assert sorted(zip(i.tolist(), j.tolist())) == [(x, y) for x in range(4) for y in range(3)]
+    assert [len(x) for x in meeting_boxes(points[:0], points)] == [0, 0]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..geometry import meeting_boxes
 from ..triangulate import BoxBins
 
 # A corner is a notch when its interior angle exceeds pi by more than this (radians).
@@ -27,6 +28,8 @@ _WHOLE_REGION_VERTICES = 400
 # A visibility test casts against the edges within this fraction of the search window first, and
 # doubles the reach only for rays nothing has blocked yet (most are blocked near the notch).
 _FIRST_CAST_WINDOW = 0.25
+# Ray and edge pairs tested at once by _visible_many (its arrays stay within a few MB).
+_PAIR_CHUNK = 1 << 16
 
 
 @dataclass
@@ -215,13 +218,21 @@ class PlanarGraph:
     def _cast(self, v: int, dirs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """First of the edges `rows` each unit ray from v meets: (distance, edge row, parameter along
         the edge). Edges at v are ignored. A ray that meets nothing gets distance inf."""
-        a, b, ends = self._edge_a[rows], self._edge_b[rows], self._edge_ends[rows]
         if not len(rows):
             return np.full(len(dirs), np.inf), np.zeros(len(dirs), dtype=np.int64), np.zeros(len(dirs))
         ox, oy = self.xyz[v][:2]
+        s, t = self._ray_hits(v, ox, oy, dirs[:, 0, None], dirs[:, 1, None], rows)
+        first = np.argmin(s, axis=1)
+        picked = np.arange(len(dirs))
+        return s[picked, first], rows[first], t[picked, first]
+
+    def _ray_hits(self, v, ox, oy, dx, dy, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where unit rays (dx, dy) from vertices v at (ox, oy) meet edges `rows`, all broadcast
+        together: (distance along the ray, inf where it misses or the edge ends at v; parameter
+        along the edge)."""
+        a, b, ends = self._edge_a[rows], self._edge_b[rows], self._edge_ends[rows]
         ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
         wx, wy = a[:, 0] - ox, a[:, 1] - oy
-        dx, dy = dirs[:, 0, None], dirs[:, 1, None]
         den = dx * ey - dy * ex
         s_num = wx * ey - wy * ex
         t_num = wx * dy - wy * dx
@@ -241,11 +252,8 @@ class PlanarGraph:
             s = np.where(ok, near, s)
             t = np.where(ok, np.where(near == sa, 0.0, 1.0), t)
             hit |= ok
-        hit &= ~((ends[:, 0] == v) | (ends[:, 1] == v))[None, :]
-        s = np.where(hit, s, np.inf)
-        first = np.argmin(s, axis=1)
-        picked = np.arange(len(dirs))
-        return s[picked, first], rows[first], t[picked, first]
+        hit &= (ends[:, 0] != v) & (ends[:, 1] != v)
+        return np.where(hit, s, np.inf), t
 
     def _visible(self, v: int, dirs: np.ndarray, length: np.ndarray) -> np.ndarray:
         """Per unit direction (D, 2): nothing lies between v and the point `length` (D,) along it.
@@ -265,6 +273,23 @@ class PlanarGraph:
             todo = todo[~done]
             radius *= 2
         return seen
+
+    def _visible_many(self, v: np.ndarray, dirs: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """_visible for rays from many vertices at once: per ray k, nothing lies between vertex v_k
+        and the point length_k along the unit direction dirs_k. Each ray is tested against the
+        edges whose boxes meet its own (any blocker's box holds the point where it blocks), the
+        pairs a chunk at a time."""
+        origin = np.array([self.xyz[x][:2] for x in v.tolist()], dtype=np.float64).reshape(-1, 2)
+        end = origin + dirs * length[:, None]
+        margin = 2.0 * self.eps
+        boxes = np.hstack([np.minimum(origin, end) - margin, np.maximum(origin, end) + margin])
+        ray, row = meeting_boxes(boxes, self._edge_box[: self._edge_count])
+        blocked = np.zeros(len(v), dtype=bool)
+        for lo in range(0, len(ray), _PAIR_CHUNK):
+            r, e = ray[lo : lo + _PAIR_CHUNK], row[lo : lo + _PAIR_CHUNK]
+            s, _ = self._ray_hits(v[r], origin[r, 0], origin[r, 1], dirs[r, 0], dirs[r, 1], e)
+            blocked[r[_blocked(s, length[r])]] = True
+        return ~blocked
 
     def _clear(self, v: int, d: np.ndarray, length: float) -> bool:
         """Nothing lies between v and the point `length` along the unit direction d."""

@@ -39,11 +39,12 @@ class PortalSearch(PlanarGraph):
         angles += [_angle_between(back, e) for e in at_end]
         return max(min(min(angles) / (0.5 * math.pi), 1.0), _MIN_QUALITY)
 
-    def _vertex_targets(
-        self, notch: tuple[int, int, int], two_notch_only: bool, radius: float
-    ) -> list[tuple[float, int]]:
-        """Visible vertices within `radius` in the notch's cone as (score, vertex), best first (only
-        the best one unless two_notch_only, which keeps every partner: a taken best leaves the next)."""
+    def _cone_candidates(
+        self, notch: tuple[int, int, int], radius: float, two_notch_only: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(vertex ids, vectors to them from the notch, lengths) of the vertices within `radius` in
+        the notch's cone, nearest first; two_notch_only keeps those whose own cone may hold the way
+        back (_cone_faces_back)."""
         u, v, w = notch
         a, b = self._dir(v, u), self._dir(v, w)
         near_v = self._near_vertices(v, radius)
@@ -55,28 +56,54 @@ class PortalSearch(PlanarGraph):
         cand_ids, cand_d = ids[in_cone], to_pts[in_cone]
         length = np.hypot(cand_d[:, 0], cand_d[:, 1])
         order = np.argsort(length)
-        cand_ids, cand_d, length = cand_ids[order], cand_d[order], length[order]
-        found = []
-        bound = math.inf
+        return cand_ids[order], cand_d[order], length[order]
+
+    def _best_vertex_target(self, notch: tuple[int, int, int], radius: float) -> tuple[float, int] | None:
+        """The best visible vertex within `radius` in the notch's cone as (score, vertex), or None."""
+        cand_ids, cand_d, length = self._cone_candidates(notch, radius, False)
+        v = notch[1]
+        best = None
         # Nearest first, a batch at a time: a far vertex cannot beat a near portal already found.
-        # Every partner is wanted, so they are all cast at once.
-        batch_size = max(len(cand_ids), 1) if two_notch_only else _CAST_BATCH
-        for lo in range(0, len(cand_ids), batch_size):
-            if length[lo] * _TWO_NOTCH_BONUS >= bound:
+        for lo in range(0, len(cand_ids), _CAST_BATCH):
+            if best is not None and length[lo] * _TWO_NOTCH_BONUS >= best[0]:
                 break
-            batch = slice(lo, lo + batch_size)
+            batch = slice(lo, lo + _CAST_BATCH)
             visible = lo + np.flatnonzero(self._visible(v, cand_d[batch] / length[batch, None], length[batch]))
             for k in visible:
-                if length[k] * _TWO_NOTCH_BONUS >= bound:
+                if best is not None and length[k] * _TWO_NOTCH_BONUS >= best[0]:
                     break
                 p = int(cand_ids[k])
                 d = (float(cand_d[k, 0]), float(cand_d[k, 1]))
-                score = self._vertex_score(notch, p, d, float(length[k]), two_notch_only)
+                score = self._vertex_score(notch, p, d, float(length[k]), False)
+                if score is not None and (best is None or (score, p) < best):
+                    best = (score, p)
+        return best
+
+    def _all_partners(
+        self, notches: list[tuple[int, int, int]], progress: Progress = SILENT
+    ) -> list[tuple[float, tuple[int, int, int], int]]:
+        """(score, notch, vertex) of every portal that resolves two notches: each notch against the
+        vertices in its cone whose own cone may hold the way back, within a few search windows (a
+        long portal rarely beats two short ones), or all of them in a small region. The views of
+        all notches are tested in one pass (_visible_many): no portal is laid before they are."""
+        if not notches:
+            return []
+        radius = min(_PARTNER_WINDOWS * self.window, self.extent)
+        candidates = [self._cone_candidates(notch, radius, True) for notch in notches]
+        sizes = [len(ids) for ids, _, _ in candidates]
+        origin = np.repeat(np.array([notch[1] for notch in notches], dtype=np.int64), sizes)
+        d = np.concatenate([to for _, to, _ in candidates]).reshape(-1, 2)
+        length = np.concatenate([lengths for _, _, lengths in candidates])
+        progress.at(0.5)
+        visible = np.split(self._visible_many(origin, d / length[:, None], length), np.cumsum(sizes)[:-1])
+        found = []
+        for notch, (ids, to, lengths), seen in zip(notches, candidates, visible):
+            for k in np.flatnonzero(seen).tolist():
+                p, dk = int(ids[k]), (float(to[k, 0]), float(to[k, 1]))
+                score = self._vertex_score(notch, p, dk, float(lengths[k]), two_notch_only=True)
                 if score is not None:
-                    found.append((score, p))
-                    if not two_notch_only:
-                        bound = min(bound, score)
-        return sorted(found)
+                    found.append((score, notch, p))
+        return found
 
     def _cone_faces_back(self, rows: np.ndarray, to_pts: np.ndarray) -> np.ndarray:
         """Per vertex row: may a portal from here resolve a notch there too? A quick filter before
@@ -104,11 +131,6 @@ class PortalSearch(PlanarGraph):
         quality = self._quality(v, d, (u, w), (a_p, b_p))
         return length / quality * (_TWO_NOTCH_BONUS if two else 1.0)
 
-    def _partners(self, notch: tuple[int, int, int]) -> list[tuple[float, int]]:
-        """Notches this one can share a portal with, nearest first: all of them in a small region,
-        else those within a few search windows (a long portal rarely beats two short ones)."""
-        return self._vertex_targets(notch, True, min(_PARTNER_WINDOWS * self.window, self.extent))
-
     def _best_target(self, notch: tuple[int, int, int]) -> _Target | None:
         """The best portal from this notch on the current graph, or None if none can be laid.
 
@@ -126,9 +148,9 @@ class PortalSearch(PlanarGraph):
         a, b = self._dir(v, u), self._dir(v, w)
         vx, vy = self.xyz[v][:2]
         best: _Target | None = None
-        to_vertex = self._vertex_targets(notch, False, radius)
-        if to_vertex:
-            best = _Target(to_vertex[0][0], to_vertex[0][1])
+        to_vertex = self._best_vertex_target(notch, radius)
+        if to_vertex is not None:
+            best = _Target(*to_vertex)
 
         # Rays into the cone: along both edge extensions, its bisector, and perpendicular to each
         # edge whose foot lies in the cone; each ends where it first meets an edge.
@@ -171,12 +193,7 @@ class PortalSearch(PlanarGraph):
 
     def lay_two_notch_portals(self, progress: Progress = SILENT) -> None:
         """Portals between two notches, each inside the other's cone, best (short, fat) first."""
-        notches = self.notches()
-        found = []
-        for k, notch in enumerate(notches):
-            progress.at(0.5 * k / len(notches))
-            found += [(score, notch, p) for score, p in self._partners(notch)]
-        pairs = sorted(found)
+        pairs = sorted(self._all_partners(self.notches(), progress.span(0.0, 0.5)))
         for k, (_, notch, p) in enumerate(pairs):
             progress.at(0.5 + 0.5 * k / len(pairs))
             if not self._is_notch(notch) or not self._sees(notch[1], p):
