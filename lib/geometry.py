@@ -39,6 +39,19 @@ SMALL_POLYGON = 32
 
 
 # --- Orientation -------------------------------------------------------------------------------------
+def ring_next(a) -> np.ndarray:
+    """Each ring point's successor: the rows of `a` moved up by one, the first last. As
+    np.roll(a, -1, axis=0), which costs several times as much on the short rings the stages walk."""
+    a = np.asarray(a)
+    return np.concatenate((a[1:], a[:1]))
+
+
+def ring_prev(a) -> np.ndarray:
+    """Each ring point's predecessor: the rows of `a` moved down by one, the last first."""
+    a = np.asarray(a)
+    return np.concatenate((a[-1:], a[:-1]))
+
+
 def cross(o: Point, a: Point, b: Point) -> float:
     """(a - o) x (b - o): positive when o -> a -> b turns left."""
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
@@ -95,7 +108,7 @@ def signed_area(pts: np.ndarray) -> float:
         p = pts[:, :2].tolist()
         return 0.5 * sum(p[k - 1][0] * p[k][1] - p[k][0] * p[k - 1][1] for k in range(len(p)))
     x, y = pts[:, 0], pts[:, 1]
-    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    return 0.5 * float(np.sum(x * ring_next(y) - ring_next(x) * y))
 
 
 def min_width(pts) -> float:

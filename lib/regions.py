@@ -9,7 +9,7 @@ import numpy as np
 
 from .boundary import FloorBoundary
 from .components import connected_components, index_dtype
-from .geometry import point_segment_distance_matrix
+from .geometry import point_segment_distance_matrix, ring_next
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
 from .progress import SILENT, Progress
@@ -225,7 +225,7 @@ def bridges_near(hf: Heightfield, region_map: RegionMap, rings: list[tuple[int, 
     for r, region_rings in rings:
         mine = np.flatnonzero(bridge_region == r)
         for ring in region_rings if len(mine) else ():
-            a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+            a, b = ring[:, :2], ring_next(ring[:, :2])
             gap = point_segment_distance_matrix(centre[mine], a, b).min(axis=1)
             near.append(region_map.bridges[mine[gap <= 2.0 * hf.cell_size]])
     return np.unique(np.concatenate(near)) if near else np.zeros(0, dtype=np.int64)

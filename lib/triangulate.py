@@ -14,7 +14,17 @@ import math
 
 import numpy as np
 
-from .geometry import NONZERO_DIVISOR, cross, cross_many, in_circle, segments_meet, signed_area, turn
+from .geometry import (
+    NONZERO_DIVISOR,
+    cross,
+    cross_many,
+    in_circle,
+    ring_next,
+    ring_prev,
+    segments_meet,
+    signed_area,
+    turn,
+)
 from .progress import SILENT, Progress
 
 log = logging.getLogger(__name__)
@@ -52,7 +62,7 @@ _FLAT_REST = 1e-12
 def is_simple(ring: list[int], xy: np.ndarray) -> bool:
     """No two non-adjacent edges of the ring meet (cross properly or touch), all pairs at once."""
     a = xy[ring]
-    b = np.roll(a, -1, axis=0)
+    b = ring_next(a)
     n = len(ring)
     i, j = np.triu_indices(n, k=2)
     keep = (j - i) != n - 1
@@ -164,8 +174,8 @@ def _best_bridge(
     best, best_score = None, math.inf
     all_dist = np.linalg.norm(xy[outer][None, :, :] - xy[hole][:, None, :], axis=2)
     o, h = xy[outer], xy[hole]
-    mutual = _in_cone_many(np.roll(o, 1, axis=0), o, np.roll(o, -1, axis=0), h)
-    mutual &= _in_cone_many(np.roll(h, 1, axis=0), h, np.roll(h, -1, axis=0), o).T
+    mutual = _in_cone_many(ring_prev(o), o, ring_next(o), h)
+    mutual &= _in_cone_many(ring_prev(h), h, ring_next(h), o).T
     for s, p_idx in enumerate(hole):
         progress.at(s / len(hole))
         p = pts[p_idx]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..components import connected_components
-from ..geometry import signed_area
+from ..geometry import ring_next, ring_prev, signed_area
 from ..heightfield import Heightfield
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -253,14 +253,14 @@ def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
     whole: the region across must see the same points."""
     if max_len <= 0:
         return ring, nb
-    lengths = np.hypot(*(np.roll(ring[:, :2], -1, axis=0) - ring[:, :2]).T)
+    lengths = np.hypot(*(ring_next(ring[:, :2]) - ring[:, :2]).T)
     pieces = np.where(nb < 0, np.ceil(lengths / max_len), 1).astype(np.int64)
     if (pieces == 1).all():
         return ring, nb
     start = np.repeat(np.arange(len(ring)), pieces)
     step = np.arange(len(start)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
     t = (step / np.repeat(pieces, pieces))[:, None]
-    split = ring[start] * (1 - t) + np.roll(ring, -1, axis=0)[start] * t
+    split = ring[start] * (1 - t) + ring_next(ring)[start] * t
     return split, nb[start]
 
 
@@ -328,7 +328,7 @@ def _area_border_corners(
         if shared.all() and (labels == labels[0]).all():
             continue
         across = np.where(shared, region_area[np.maximum(labels, 0)], -1)
-        run_start = np.flatnonzero(shared & (across != region_area[r]) & (labels != np.roll(labels, 1)))
+        run_start = np.flatnonzero(shared & (across != region_area[r]) & (labels != ring_prev(labels)))
         for start in run_start:
             around = _section(start, start, len(labels))[:-1]
             run = around[: int(np.argmax(labels[around] != labels[start])) or len(around)]

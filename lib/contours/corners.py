@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, segments_meet_matrix, signed_area
+from ..geometry import cross_vectors, ring_next, segments_meet_matrix, signed_area
 from .push import _near
 from .rings import _contains
 from .simplify import _PASSAGE_REACH
@@ -138,11 +138,11 @@ def _dropped(rings: list[np.ndarray], k: int, i: int, corner: np.ndarray) -> np.
     ends = new[[at, (at + 1) % m], :2]
     others = np.setdiff1d(np.arange(m), (at + np.arange(-2, 2)) % m)
     xy = new[:, :2]
-    if segments_meet_matrix(starts, ends, xy[others], np.roll(xy, -1, axis=0)[others]).any():
+    if segments_meet_matrix(starts, ends, xy[others], ring_next(xy)[others]).any():
         return None
     triangle = np.array([ring[i, :2], corner[:2], ring[(i + 1) % n, :2]])
     for other in _near(np.asarray(new), [r for j, r in enumerate(rings) if j != k]):
         oxy = other[:, :2]
-        if segments_meet_matrix(starts, ends, oxy, np.roll(oxy, -1, axis=0)).any() or _contains(triangle, oxy[0]):
+        if segments_meet_matrix(starts, ends, oxy, ring_next(oxy)).any() or _contains(triangle, oxy[0]):
             return None
     return new

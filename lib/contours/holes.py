@@ -8,7 +8,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..geometry import convex_hull, point_segment_distance_matrix
+from ..geometry import convex_hull, point_segment_distance_matrix, ring_next
 from .push import _fits_among
 
 # Rings farther than this many tolerances from a traced hole cannot meet its fewer-corner outline.
@@ -33,7 +33,7 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
     hull = xy[convex_hull(xy)]
     if len(hull) < 3 or corners <= 3:
         return None
-    side = np.roll(hull, -1, axis=0) - hull
+    side = ring_next(hull) - hull
     length = np.hypot(side[:, 0], side[:, 1])
     sides = np.sort(np.argsort(-length)[:_HOLE_SIDE_CANDIDATES])
     normal = np.stack([side[sides, 1], -side[sides, 0]], axis=1) / length[sides, None]
@@ -42,7 +42,7 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
     # few dozen traced points sift the combinations, all of them confirm the survivors.
     depth = offset[:, None] - normal @ xy.T  # (sides, points), >= 0: every side supports the hull
     sample = depth[:, np.linspace(0, len(xy) - 1, min(len(xy), _HOLE_SIFT_POINTS)).astype(np.int64)]
-    a, b = xy, np.roll(xy, -1, axis=0)
+    a, b = xy, ring_next(xy)
     for k in range(3, min(corners, _HOLE_MAX_CORNERS + 1)):
         combos = _combinations(len(sides), k)
         n1, n2 = normal[combos], normal[np.roll(combos, -1, axis=1)]

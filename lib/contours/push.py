@@ -11,6 +11,8 @@ from ..geometry import (
     point_line_distance,
     point_segment_distance,
     point_segment_distance_matrix,
+    ring_next,
+    ring_prev,
     segments_meet_matrix,
     signed_area,
 )
@@ -105,9 +107,9 @@ def _near(ring: np.ndarray, others: list[np.ndarray]) -> list[np.ndarray]:
 
 def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     """The ring neither meets any other ring's edges nor encloses another ring."""
-    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    a, b = ring[:, :2], ring_next(ring[:, :2])
     for other in _near(ring, others):  # rings whose boxes are apart neither meet nor enclose
-        c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
+        c, d = other[:, :2], ring_next(other[:, :2])
         if segments_meet_matrix(a, b, c, d).any() or _contains(ring, other[0]):
             return False
     return True
@@ -202,7 +204,7 @@ def _in_band(ring: np.ndarray, nb: np.ndarray, boundary: FloorBoundary) -> bool:
     wall = nb < 0
     if not wall.any():
         return False
-    nxt = np.roll(ring, -1, axis=0)
+    nxt = ring_next(ring)
     dist = boundary.distance(ring[wall, :2], nxt[wall, :2], ring[wall, 2], nxt[wall, 2])[0]
     return bool((dist < boundary.radius - _BAND_SLACK * boundary.cs).any())
 
@@ -221,9 +223,9 @@ def _settle(
     origin = xy  # where each point was before it moved (a new point: where it split its edge)
     reach = _reach(boundary)
     for _ in range(_SETTLE_ROUNDS):
-        a, b = xy, np.roll(xy, -1, axis=0)
-        za, zb = z, np.roll(z, -1)
-        wall = (nb < 0) & ~(fixed & np.roll(fixed, -1))
+        a, b = xy, ring_next(xy)
+        za, zb = z, ring_next(z)
+        wall = (nb < 0) & ~(fixed & ring_next(fixed))
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
         dist[wall], t[wall] = boundary.distance(a[wall], b[wall], za[wall], zb[wall])
         split = np.flatnonzero(dist < reach)
@@ -281,11 +283,11 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
     leave needles (and a convex polygon per point where the corner bulges into the floor)."""
     while len(ring) > 3:
         xy, z = ring[:, :2], ring[:, 2]
-        prev, nxt = np.roll(xy, 1, axis=0), np.roll(xy, -1, axis=0)
-        cand = np.flatnonzero(~fixed & (nb < 0) & (np.roll(nb, 1) < 0))
+        prev, nxt = ring_prev(xy), ring_next(xy)
+        cand = np.flatnonzero(~fixed & (nb < 0) & (ring_prev(nb) < 0))
         cand = cand[point_line_distance(xy[cand], prev[cand], nxt[cand]) <= _PRUNE_OFFSET * boundary.cs]
         if cand.size:
-            dist = boundary.distance(prev[cand], nxt[cand], np.roll(z, 1)[cand], np.roll(z, -1)[cand])[0]
+            dist = boundary.distance(prev[cand], nxt[cand], ring_prev(z)[cand], ring_next(z)[cand])[0]
             cand = cand[dist >= reach]
         # Points apart from each other's edges: the first of each run of neighbours.
         drop = [int(i) for k, i in enumerate(cand) if k == 0 or cand[k - 1] != i - 1][: len(ring) - 3]
@@ -396,7 +398,7 @@ def _retreat(ring: np.ndarray, other: np.ndarray, gap: float) -> np.ndarray:
     """The ring with each point nearer than `gap` to the other ring's edges moved straight away
     from the nearest of them, to `gap` from it."""
     ring = ring.copy()
-    xy, a, b = ring[:, :2], other[:, :2], np.roll(other[:, :2], -1, axis=0)
+    xy, a, b = ring[:, :2], other[:, :2], ring_next(other[:, :2])
     edge = point_segment_distance_matrix(xy, a, b).argmin(axis=1)
     dist, t = point_segment_distance(xy, a[edge], b[edge])
     near = np.flatnonzero((dist < gap) & (dist > 0))
@@ -407,7 +409,7 @@ def _retreat(ring: np.ndarray, other: np.ndarray, gap: float) -> np.ndarray:
 
 def _closest(points: np.ndarray, ring: np.ndarray) -> float:
     """The least distance from the points to the ring's edges."""
-    return float(point_segment_distance_matrix(points, ring, np.roll(ring, -1, axis=0)).min())
+    return float(point_segment_distance_matrix(points, ring, ring_next(ring)).min())
 
 
 def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundary: FloorBoundary):
@@ -441,7 +443,7 @@ def _gives_up(ring: np.ndarray, pushed: np.ndarray, boundary: FloorBoundary) -> 
     """Did pushing the ring give up more floor than a strip _MERGE_MAX_SHIFT cells wide along it?
     Pushed lines of a ring with many notches (the holes of a colonnade merged across its pinches)
     can meet far out, cutting a wide swathe of floor away while clearing the walls."""
-    edges = np.roll(ring[:, :2], -1, axis=0) - ring[:, :2]
+    edges = ring_next(ring[:, :2]) - ring[:, :2]
     strip = _MERGE_MAX_SHIFT * boundary.cs * float(np.hypot(*edges.T).sum())
     return abs(signed_area(pushed) - signed_area(ring)) > strip
 
@@ -513,10 +515,10 @@ def _push_off_walls(
     xy, z = ring[:, :2].copy(), ring[:, 2].copy()
     cleared = False
     for _ in range(passes):
-        wall, fixed_next = nb < 0, np.roll(fixed, -1)
-        a, b = xy, np.roll(xy, -1, axis=0)
+        wall, fixed_next = nb < 0, ring_next(fixed)
+        a, b = xy, ring_next(xy)
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], z[wall], np.roll(z, -1)[wall])
+        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], z[wall], ring_next(z)[wall])
         short = wall & (dist < boundary.radius - _PUSH_MARGIN) & ~(fixed & fixed_next)
         if not short.any():
             cleared = True
@@ -527,8 +529,8 @@ def _push_off_walls(
         edge = b - a
         normal = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
         # Vertex k joins edge k-1 (in) and edge k (out): it moves by d with n_in.d = o_in, n_out.d = o_out.
-        n1, n2 = np.roll(normal, 1, axis=0), normal
-        o1, o2 = np.roll(at_end, 1), at_start
+        n1, n2 = ring_prev(normal), normal
+        o1, o2 = ring_prev(at_end), at_start
         sine = cross_vectors(n1, n2)
         cosine = np.einsum("ij,ij->i", n1, n2)
         straight = np.abs(sine) < _PUSH_STRAIGHT
@@ -543,14 +545,14 @@ def _push_off_walls(
             retreats = (np.einsum("ij,ij->i", d, edge) > 0) & (np.hypot(*d.T) <= _SPIKE_RETREAT * boundary.cs)
         d[fixed | ((o1 == 0) & (o2 == 0)) | (spike & ~retreats)] = 0.0
         moved = xy + d
-        after = np.roll(moved, -1, axis=0) - moved
+        after = ring_next(moved) - moved
         flipped = np.flatnonzero(np.einsum("ij,ij->i", after, edge) <= 0)
         if flipped.size == 0:
             # A spike's tip retreats along its two edges, and so down (or up) the floor under them.
             back = spike & (d != 0).any(axis=1)
             if back.any():
                 along = np.einsum("ij,ij->i", d[back], edge[back]) / np.einsum("ij,ij->i", edge[back], edge[back])
-                z[back] += np.clip(along, 0.0, 1.0) * 0.5 * (np.roll(z, -1)[back] + np.roll(z, 1)[back] - 2 * z[back])
+                z[back] += np.clip(along, 0.0, 1.0) * 0.5 * (ring_next(z)[back] + ring_prev(z)[back] - 2 * z[back])
             xy = moved
             continue
         # Drop one free end of each edge that would turn over, then measure again.
@@ -559,6 +561,6 @@ def _push_off_walls(
         drop &= ~fixed
         if not drop.any() or len(xy) - drop.sum() < 3:
             break
-        nb = np.where(drop | np.roll(drop, -1), -1, nb)[~drop]
+        nb = np.where(drop | ring_next(drop), -1, nb)[~drop]
         xy, z, fixed = xy[~drop], z[~drop], fixed[~drop]
     return np.column_stack([xy, z]), nb, cleared

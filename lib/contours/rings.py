@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import cross_many, cross_vectors, point_segment_distance, segments_meet_matrix, signed_area
+from ..geometry import (
+    cross_many,
+    cross_vectors,
+    point_segment_distance,
+    ring_next,
+    ring_prev,
+    segments_meet_matrix,
+    signed_area,
+)
 
 # Sine of the angle below which two edges count as straight (float noise, not geometry).
 _STRAIGHT = 1e-9
@@ -20,7 +28,7 @@ def _dedupe(points: np.ndarray, labels: np.ndarray):
     """Drop points equal in xy to their predecessor (a cell centre exactly at agent_radius, or two
     stacked floors meeting in top view), keeping the one that borders a region if either does."""
     drop = np.zeros(len(points), dtype=bool)
-    for i in np.flatnonzero((points[:, :2] == np.roll(points[:, :2], 1, axis=0)).all(axis=1)):
+    for i in np.flatnonzero((points[:, :2] == ring_prev(points[:, :2])).all(axis=1)):
         drop[i if labels[i] < 0 or labels[i - 1] >= 0 else i - 1] = True
     if drop.all():
         drop[0] = False
@@ -106,7 +114,7 @@ def _hole_inside(outer: np.ndarray, hole: np.ndarray) -> bool:
 def _contains(ring: np.ndarray, point: np.ndarray) -> bool:
     """Even-odd test: whether the xy of point lies inside the ring (top view)."""
     x, y = float(point[0]), float(point[1])
-    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
+    a, b = ring[:, :2], ring_next(ring[:, :2])
     straddles = (a[:, 1] > y) != (b[:, 1] > y)
     with np.errstate(divide="ignore", invalid="ignore"):
         cross_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
@@ -119,8 +127,8 @@ def _crossing_edges(p: np.ndarray) -> np.ndarray:
     n = len(p)
     if n < 3:
         return np.zeros(0, dtype=np.int64)
-    edge = np.roll(p, -1, axis=0) - p
-    after = np.roll(edge, -1, axis=0)
+    edge = ring_next(p) - p
+    after = ring_next(edge)
     turn = cross_vectors(edge, after)
     scale = np.hypot(*edge.T) * np.hypot(*after.T)
     folds = np.flatnonzero((np.abs(turn) <= _STRAIGHT * scale) & (np.einsum("ij,ij->i", edge, after) < 0))
@@ -134,7 +142,7 @@ def _crossing_pairs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = len(p)
     if n < 4:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    a, b = p[:, :2], np.roll(p[:, :2], -1, axis=0)
+    a, b = p[:, :2], ring_next(p[:, :2])
     i, j = _overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
     i, j = np.minimum(i, j), np.maximum(i, j)
     apart = (j - i > 1) & (j - i != n - 1)
@@ -195,8 +203,8 @@ def _crossing_rings(ring: np.ndarray, other: np.ndarray) -> bool:
     """Whether an edge of ring meets an edge of other."""
     if _boxes_apart(ring, other):
         return False
-    a, b = ring[:, :2], np.roll(ring[:, :2], -1, axis=0)
-    c, d = other[:, :2], np.roll(other[:, :2], -1, axis=0)
+    a, b = ring[:, :2], ring_next(ring[:, :2])
+    c, d = other[:, :2], ring_next(other[:, :2])
     return bool(segments_meet_matrix(a, b, c, d).any())
 
 
@@ -213,8 +221,8 @@ def _merge_rings(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     (a pocket between two holes) is left out, which is conservative; an outer ring the hole splits
     in pieces gives None, as do rings that only touch, overlap along a line or do not cross."""
     n, m = len(a), len(b)
-    p, q = a[:, :2], np.roll(a[:, :2], -1, axis=0)
-    r, s = b[:, :2], np.roll(b[:, :2], -1, axis=0)
+    p, q = a[:, :2], ring_next(a[:, :2])
+    r, s = b[:, :2], ring_next(b[:, :2])
     u, v = q - p, s - r
     den = u[:, None, 0] * v[None, :, 1] - u[:, None, 1] * v[None, :, 0]
     w = r[None] - p[:, None]

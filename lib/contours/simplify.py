@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, distances_to_segment, signed_area
+from ..geometry import cross_vectors, distances_to_segment, ring_next, ring_prev, signed_area
 from .rings import _crossing_edges, _dedupe
 
 # Passes of the self-intersection repair before the unsimplified section is restored.
@@ -87,7 +87,7 @@ def _kept_points(points: np.ndarray, labels: np.ndarray, whole: frozenset | set)
     n = len(points)
     if n < 3:
         return None
-    prev_l, next_l = np.roll(labels, 1), np.roll(labels, -1)
+    prev_l, next_l = ring_prev(labels), ring_next(labels)
     shared = labels >= 0
     if shared.all() and (labels == labels[0]).all():
         keep = ~_collinear(points)
@@ -116,7 +116,7 @@ def _simplified(points: np.ndarray, labels: np.ndarray, idx: np.ndarray, fallbac
     if fallback and (len(idx) < 3 or _crossing_edges(points[idx, :2]).size):
         return None  # only rings that pinch to zero width stay non-simple; they hold no area
     nb = np.full(len(idx), -1, dtype=np.int64)
-    for k, (a, b) in enumerate(zip(idx, np.roll(idx, -1))):
+    for k, (a, b) in enumerate(zip(idx, ring_next(idx))):
         span = _section(a, b, n)
         if _is_shared_run(labels, span):
             nb[k] = labels[a]
@@ -132,7 +132,7 @@ def _reduce(
     runs = []
     for k, (points, labels, keep) in enumerate(rings):
         kept = np.flatnonzero(keep)
-        for a, b in zip(kept, np.roll(kept, -1)):
+        for a, b in zip(kept, ring_next(kept)):
             span = _section(a, b, len(points))
             if not _is_shared_run(labels, span):
                 runs.append((k, span))
@@ -174,7 +174,7 @@ def _is_shared_run(labels: np.ndarray, span: np.ndarray) -> bool:
 
 
 def _collinear(points: np.ndarray) -> np.ndarray:
-    p, q, r = np.roll(points[:, :2], 1, axis=0), points[:, :2], np.roll(points[:, :2], -1, axis=0)
+    p, q, r = ring_prev(points[:, :2]), points[:, :2], ring_next(points[:, :2])
     cross = cross_vectors(q - p, r - q)
     return np.abs(cross) <= _COLLINEAR_CROSS * (1.0 + np.abs(points[:, :2]).max())
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..components import find_sorted
+from ..geometry import ring_next, ring_prev
 from ..heightfield import DIR_DX, DIR_DY, Heightfield
 from ..params import BakeParams
 from ..regions import ON_RADIUS, RegionMap
@@ -148,12 +149,12 @@ def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np
     boundary edges (-1 for the corners added).
     """
     span, d = edges.span[ring], edges.dir[ring]
-    nxt = np.roll(np.arange(len(ring)), -1)
+    nxt = ring_next(np.arange(len(ring)))
     left_turn = (span[nxt] == span) & (d[nxt] == (d + 1) % 4)
-    straight_in = np.roll(d, 1) == d
-    straight_out = d[np.roll(nxt, -1)] == d[nxt]
+    straight_in = ring_prev(d) == d
+    straight_out = d[ring_next(nxt)] == d[nxt]
     lab = labels[ring]
-    walls = (lab < 0) & (lab[nxt] < 0) & (np.roll(lab, 1) < 0) & (lab[np.roll(nxt, -1)] < 0)
+    walls = (lab < 0) & (lab[nxt] < 0) & (ring_prev(lab) < 0) & (lab[ring_next(nxt)] < 0)
     at = np.flatnonzero(left_turn & straight_in & straight_out & walls)
     pts = points[ring]
     if len(at) == 0:
@@ -179,7 +180,7 @@ def _split_broken_borders(
     border here, its simplified chord would cut the corner, and the two sides' borders would part.
     The point is the two points' midpoint, so the outline keeps its place. ring: each point's
     boundary edge, -1 where _square_corners added it."""
-    nxt = np.roll(np.arange(len(ring)), -1)
+    nxt = ring_next(np.arange(len(ring)))
     pair = np.flatnonzero((labels >= 0) & (labels == labels[nxt]) & (ring >= 0) & (ring[nxt] >= 0))
     if len(pair) == 0:
         return points, labels

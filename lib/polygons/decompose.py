@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import NONZERO_DIVISOR, cross_vectors, signed_area
+from ..geometry import NONZERO_DIVISOR, cross_vectors, ring_next, signed_area
 from ..notch_portals import notch_cells
 from ..progress import SILENT, Progress
 from ..triangulate import NEEDLE_FATNESS, bridge_holes, delaunay_flips, ear_clip
@@ -122,7 +122,7 @@ def _feet_on_walls(
     out: list[list[int]] = []
     for ring in rings:
         a_ids = np.asarray(ring, dtype=np.int64)
-        b_ids = np.roll(a_ids, -1)
+        b_ids = ring_next(a_ids)
         wall = np.array([(a, b) not in shared for a, b in zip(ring, b_ids.tolist())], dtype=bool)
         hits: dict[int, np.ndarray] = {}
         for start in range(0, len(ring), chunk):
