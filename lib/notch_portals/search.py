@@ -196,10 +196,14 @@ class PortalSearch(PlanarGraph):
         pairs = sorted(self._all_partners(self.notches(), progress.span(0.0, 0.5)))
         for k, (_, notch, p) in enumerate(pairs):
             progress.at(0.5 + 0.5 * k / len(pairs))
-            if not self._is_notch(notch) or not self._sees(notch[1], p):
-                continue  # a portal laid since resolved or reshaped this corner, or blocks the view
+            if not self._is_notch(notch):
+                continue  # a portal laid since resolved or reshaped this corner
+            # A portal laid since may have resolved the partner's corner, or block the view (the
+            # cheaper test first: most pairs fail it).
             d = self._dir(notch[1], p)
-            if self._vertex_score(notch, p, d, math.hypot(*d), two_notch_only=True) is not None:
+            if self._vertex_score(notch, p, d, math.hypot(*d), two_notch_only=True) is not None and self._sees(
+                notch[1], p
+            ):
                 self._lay(notch[1], _Target(0.0, p))
 
     def lay_single_portals(self, progress: Progress = SILENT) -> bool:
