@@ -215,6 +215,12 @@ class PlanarGraph:
         tol = _SPLIT_TOL * nd
         return (a[0] * d[:, 1] - a[1] * d[:, 0] <= tol * na) & (d[:, 0] * b[1] - d[:, 1] * b[0] <= tol * nb)
 
+    @staticmethod
+    def _splits(a: tuple[float, float], b: tuple[float, float], d: tuple[float, float]) -> bool:
+        """_in_cone for one direction d, in plain floats (numpy's per-call cost is most of it)."""
+        tol = _SPLIT_TOL * math.hypot(*d)
+        return a[0] * d[1] - a[1] * d[0] <= tol * math.hypot(*a) and d[0] * b[1] - d[1] * b[0] <= tol * math.hypot(*b)
+
     def _cast(self, v: int, dirs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """First of the edges `rows` each unit ray from v meets: (distance, edge row, parameter along
         the edge). Edges at v are ignored. A ray that meets nothing gets distance inf."""

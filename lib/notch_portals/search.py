@@ -125,7 +125,7 @@ class PortalSearch(PlanarGraph):
             return None
         up, wp, angle_p = corner_p
         a_p, b_p = self._dir(p, up), self._dir(p, wp)
-        two = angle_p > math.pi + _REFLEX_EPS and bool(self._in_cone(a_p, b_p, np.array([back]))[0])
+        two = angle_p > math.pi + _REFLEX_EPS and self._splits(a_p, b_p, back)
         if two_notch_only and not two:
             return None
         quality = self._quality(v, d, (u, w), (a_p, b_p))
