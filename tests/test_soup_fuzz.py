@@ -17,12 +17,7 @@ from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case393512_nvp3_sliver": (
-        "max_verts_per_poly 3 (drawn): the floor's region runs a spike 2-7 cm wide onto the foot of a "
-        "39-degree ramp and back; one of its triangles is 2.8 mm wide. Fails on the code before too."
-    ),
-}
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS
