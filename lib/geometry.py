@@ -113,7 +113,7 @@ def signed_area(pts: np.ndarray) -> float:
 
 def min_width(pts) -> float:
     """Least width of a convex polygon: over its edges, the farthest vertex from the edge's line."""
-    p = [(float(x), float(y)) for x, y, *_ in pts]
+    p = np.asarray(pts, dtype=np.float64)[:, :2].tolist()
     best = math.inf
     for k in range(len(p)):
         (ax, ay), (bx, by) = p[k - 1], p[k]
@@ -127,7 +127,7 @@ def narrower_than(pts, width: float) -> bool:
     """min_width(pts) < width, found without measuring every vertex from every edge: an edge is
     dropped at its first vertex `width` or more from its line, and the scan starts across the
     polygon from the edge, where that vertex usually is (O(n) instead of O(n²) for most polygons)."""
-    p = [(float(x), float(y)) for x, y, *_ in pts]
+    p = np.asarray(pts, dtype=np.float64)[:, :2].tolist()
     n = len(p)
     measured = False
     for k in range(n):
