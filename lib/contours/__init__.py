@@ -75,6 +75,8 @@ class _RegionRing(NamedTuple):
         return self.option[0]
 
 
+# Outline points of two regions this close (m) are one point (the polygon stage welds closer ones).
+_SAME_POINT = 1e-9
 # Rings with less area than this fraction of a cell are slivers and dropped.
 _MIN_RING_AREA = 1e-3
 # A ring whose simplified outline cannot be pushed off the walls is simplified again with the
@@ -163,6 +165,7 @@ def build_contours(
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
+    rings_by_region = _walls_walked_both_ways_shared(rings_by_region, float(params.agent_max_climb))
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     pushing = progress.span(0.5, 1.0)
@@ -223,6 +226,50 @@ def build_contours(
                 RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))
             )
     return _drop_small_islands(outlines, params.region_min_area)
+
+
+def _walls_walked_both_ways_shared(
+    rings_by_region: dict[int, list[_RegionRing]], climb: float
+) -> dict[int, list[_RegionRing]]:
+    """The rings with every wall edge that another region's outline walks the other way (the same
+    two points, within a climb of each other in height) made a border shared with that region,
+    its ends shared points (points within _SAME_POINT are one: the two traces reach them from
+    different cells, a rounding apart). Two regions whose shared border ends at a cell a wall barely touches
+    both place their next point at that cell's centre, and both simplify the run back to the
+    border's last point to one edge: floor on both sides, so a border, not a wall of no width
+    (fuzz case 406162)."""
+    walls: dict[tuple, tuple[int, int, int]] = {}
+    for r, rings in rings_by_region.items():
+        for j, ring in enumerate(rings):
+            points, nb, _ = ring.option
+            for k in np.flatnonzero(nb < 0).tolist():
+                a, b = points[k], points[(k + 1) % len(points)]
+                walls[tuple(np.round(np.r_[a[:2], b[:2]] / _SAME_POINT).tolist())] = (r, j, k)
+    found: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (region, ring) -> (edge, other region)
+    for (ax, ay, bx, by), (r, j, k) in walls.items():
+        other = walls.get((bx, by, ax, ay))
+        if other is None or other[0] == r:
+            continue
+        points = rings_by_region[r][j].option[0]
+        s, i, e = other
+        there = rings_by_region[s][i].option[0]
+        if (
+            max(abs(points[k, 2] - there[(e + 1) % len(there), 2]), abs(points[(k + 1) % len(points), 2] - there[e, 2]))
+            <= climb
+        ):
+            found.setdefault((r, j), []).append((k, s))
+    if not found:
+        return rings_by_region
+    out = {r: list(rings) for r, rings in rings_by_region.items()}
+    for (r, j), edges in found.items():
+        ring = out[r][j]
+        points, nb, shared = ring.option
+        nb, shared = nb.copy(), shared.copy()
+        for k, s in edges:
+            nb[k] = s
+            shared[[k, (k + 1) % len(points)]] = True
+        out[r][j] = ring._replace(option=(points, nb, shared))
+    return out
 
 
 def _held_twice(loops: list[np.ndarray]) -> set[int]:
