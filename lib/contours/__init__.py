@@ -108,8 +108,9 @@ def build_contours(
     regions, the exact midpoint of the centres (no erosion), computed symmetrically so both sides
     agree bitwise. Wall runs are simplified with Ramer-Douglas-Peucker; shared runs keep their ends,
     and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
-    Wall edges are then pushed out of the agent's band (push.py), and short edges between two
-    notches of the floor dropped (corners.py).
+    A wall edge that two regions' outlines walk both ways is made their shared border. Wall edges
+    are then pushed out of the agent's band (push.py), and short edges between two notches of the
+    floor dropped (corners.py).
     """
     region = region_map.region
     if region_map.region_count == 0:
@@ -233,18 +234,19 @@ def _walls_walked_both_ways_shared(
 ) -> dict[int, list[_RegionRing]]:
     """The rings with every wall edge that another region's outline walks the other way (the same
     two points, within a climb of each other in height) made a border shared with that region,
-    its ends shared points (points within _SAME_POINT are one: the two traces reach them from
-    different cells, a rounding apart). Two regions whose shared border ends at a cell a wall barely touches
-    both place their next point at that cell's centre, and both simplify the run back to the
-    border's last point to one edge: floor on both sides, so a border, not a wall of no width
-    (fuzz case 406162)."""
+    its ends shared points. Points within _SAME_POINT are one: the two traces reach them from
+    different cells, a rounding apart. Two regions whose shared border ends at a cell a wall
+    barely touches both place their next point at that cell's centre, and both simplify the run
+    back to the border's last point to one edge: floor on both sides, so a border, not a wall of
+    no width (fuzz case 406162)."""
     walls: dict[tuple, tuple[int, int, int]] = {}
     for r, rings in rings_by_region.items():
         for j, ring in enumerate(rings):
             points, nb, _ = ring.option
-            for k in np.flatnonzero(nb < 0).tolist():
-                a, b = points[k], points[(k + 1) % len(points)]
-                walls[tuple(np.round(np.r_[a[:2], b[:2]] / _SAME_POINT).tolist())] = (r, j, k)
+            at = np.round(points[:, :2] / _SAME_POINT)
+            wall = np.flatnonzero(nb < 0)
+            for k, key in zip(wall.tolist(), map(tuple, np.hstack([at, ring_next(at)])[wall].tolist())):
+                walls[key] = (r, j, k)
     found: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (region, ring) -> (edge, other region)
     for (ax, ay, bx, by), (r, j, k) in walls.items():
         other = walls.get((bx, by, ax, ay))

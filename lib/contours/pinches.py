@@ -79,6 +79,8 @@ def widen_pinches(
             feet.setdefault(e, []).append((t, foot))
             points[k] = foot
             footed |= {k, e, int(nxt[e])}
+    if not feet:
+        return [points[s : s + n] for s, n in zip(starts, sizes)], neighbours
     out_rings, out_neighbours = [], []
     for start, n in zip(starts, sizes):
         order = []
