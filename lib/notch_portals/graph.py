@@ -28,7 +28,9 @@ _WHOLE_REGION_VERTICES = 400
 # A visibility test casts against the edges within this fraction of the search window first, and
 # doubles the reach only for rays nothing has blocked yet (most are blocked near the notch).
 _FIRST_CAST_WINDOW = 0.25
-# Ray and edge pairs tested at once by _visible_many (its arrays stay within a few MB).
+# Rays paired with edges at once, and ray and edge pairs tested at once, by _visible_many (its
+# arrays stay within a few MB).
+_RAY_CHUNK = 2048
 _PAIR_CHUNK = 1 << 16
 
 
@@ -289,12 +291,14 @@ class PlanarGraph:
         end = origin + dirs * length[:, None]
         margin = 2.0 * self.eps
         boxes = np.hstack([np.minimum(origin, end) - margin, np.maximum(origin, end) + margin])
-        ray, row = meeting_boxes(boxes, self._edge_box[: self._edge_count])
         blocked = np.zeros(len(v), dtype=bool)
-        for lo in range(0, len(ray), _PAIR_CHUNK):
-            r, e = ray[lo : lo + _PAIR_CHUNK], row[lo : lo + _PAIR_CHUNK]
-            s, _ = self._ray_hits(v[r], origin[r, 0], origin[r, 1], dirs[r, 0], dirs[r, 1], e)
-            blocked[r[_blocked(s, length[r])]] = True
+        for first in range(0, len(v), _RAY_CHUNK):
+            ray, row = meeting_boxes(boxes[first : first + _RAY_CHUNK], self._edge_box[: self._edge_count])
+            ray += first
+            for lo in range(0, len(ray), _PAIR_CHUNK):
+                r, e = ray[lo : lo + _PAIR_CHUNK], row[lo : lo + _PAIR_CHUNK]
+                s, _ = self._ray_hits(v[r], origin[r, 0], origin[r, 1], dirs[r, 0], dirs[r, 1], e)
+                blocked[r[_blocked(s, length[r])]] = True
         return ~blocked
 
     def _clear(self, v: int, d: np.ndarray, length: float) -> bool:
