@@ -38,7 +38,7 @@ UPRIGHT_NZ = 1e-9
 SMALL_POLYGON = 32
 
 
-# --- Orientation -------------------------------------------------------------------------------------
+# --- Rings -------------------------------------------------------------------------------------------
 def ring_next(a) -> np.ndarray:
     """Each ring point's successor: the rows of `a` moved up by one, the first last. As
     np.roll(a, -1, axis=0), which costs several times as much on the short rings the stages walk."""
@@ -52,6 +52,7 @@ def ring_prev(a) -> np.ndarray:
     return np.concatenate((a[-1:], a[:-1]))
 
 
+# --- Orientation -------------------------------------------------------------------------------------
 def cross(o: Point, a: Point, b: Point) -> float:
     """(a - o) x (b - o): positive when o -> a -> b turns left."""
     return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
@@ -351,13 +352,14 @@ def meeting_boxes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     empty = np.zeros(0, dtype=np.int64)
     if not len(a) or not len(b):
         return empty, empty
-    span = float(np.ptp(np.vstack([a[:, :2], b[:, 2:]]), axis=0).max())
+    lo = np.minimum(a[:, :2].min(axis=0), b[:, :2].min(axis=0))
+    span = float((np.maximum(a[:, 2:].max(axis=0), b[:, 2:].max(axis=0)) - lo).max())
     typical_a = float(np.median(np.maximum(a[:, 2] - a[:, 0], a[:, 3] - a[:, 1])))
     typical_b = float(np.median(np.maximum(b[:, 2] - b[:, 0], b[:, 3] - b[:, 1])))
     cell = max(math.sqrt(typical_a * typical_b), span / _MAX_GRID_SIDE)
     if cell <= 0.0:
         cell = 1.0  # every box a point at one place
-    origin = np.tile(np.minimum(a[:, :2].min(axis=0), b[:, :2].min(axis=0)), 2)
+    origin = np.tile(lo, 2)
     cells_a = np.floor((a - origin) / cell).astype(np.int64)
     cells_b = np.floor((b - origin) / cell).astype(np.int64)
     columns = int(max(cells_a[:, 2].max(), cells_b[:, 2].max())) + 1
