@@ -17,7 +17,13 @@ from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
-KNOWN_REPRODUCERS: dict[str, str] = {}
+KNOWN_REPRODUCERS: dict[str, str] = {
+    "case509799_max_edge_len_off_surface": (
+        "scales family, max_edge_len drawn: cells 7 m wide, an agent 76 m tall; one navmesh vertex "
+        "lies 8.1 m off the input surface, over the 7.1 m max_height_error. Fails on the code before "
+        "too; not diagnosed."
+    ),
+}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

@@ -73,11 +73,17 @@ def widen_pinches(
             points[k] = points[(e, nxt[e])[int(np.argmin(gaps))]]
         elif nb[e] < 0 and not footed & {k, e, int(nxt[e])} and k not in feet:
             # Narrower than a sliver the polygon stage could keep: the point goes onto its foot on
-            # the wall edge, which gets a point there too, so the floor pinches to a point.
+            # the wall edge, which gets a point there too, so the floor pinches to a point; onto
+            # the edge's end if the foot is that near it (no edge shorter than a sliver is wide).
             t = float(point_segment_distance(points[[k], :2], points[[e], :2], points[[nxt[e]], :2])[1][0])
-            foot = points[e] + t * (points[nxt[e]] - points[e])
-            feet.setdefault(e, []).append((t, foot))
-            points[k] = foot
+            length = float(np.hypot(*(points[nxt[e], :2] - points[e, :2])))
+            along = t * length
+            if along < close or length - along < close:
+                points[k] = points[e] if along <= length - along else points[nxt[e]]
+            else:
+                foot = points[e] + t * (points[nxt[e]] - points[e])
+                feet.setdefault(e, []).append((t, foot))
+                points[k] = foot
             footed |= {k, e, int(nxt[e])}
     if not feet:
         return [points[s : s + n] for s, n in zip(starts, sizes)], neighbours
