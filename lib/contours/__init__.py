@@ -218,7 +218,7 @@ def build_contours(
                 for j, (ring, nb) in enumerate(zip(chosen, neighbours))
             ]
             neighbours = [nb for _, nb in cut]
-            chosen, neighbours = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
+            chosen = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
             chosen, neighbours = map(
                 list,
                 zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),

@@ -13,7 +13,6 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..geometry import cross_vectors, point_segment_distance, segment_distance, signed_area
-from ..triangulate import SLIVER_WIDTH
 from .rings import _points_near_edges
 
 # A point closer than this many cells to an edge that is not its own pinches the outline.
@@ -32,17 +31,15 @@ _TOUCH = 1e-3
 
 def widen_pinches(
     rings: list[np.ndarray], neighbours: list[np.ndarray], boundary: FloorBoundary, reach: float
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
+) -> list[np.ndarray]:
     """The region's rings with each pinch widened: the pinching point moved off the edge it nears,
     and if that is not enough, the edge's ends moved off the point. Only points whose two edges are
     walls move (a point on a shared border stays, bit for bit), and only where their moved edges
     keep `reach` from the floor's boundary and come no closer to any other edge of the region, and
     the ring keeps its turning direction (a thin hole's point may not cross its other edge). A point
-    left within _TOUCH cells of an end of the edge it nears is put on that end; one left nearer a
-    wall edge than the polygon stage's sliver width (triangulate.SLIVER_WIDTH cells), on its foot
-    there, a new point of that edge. (rings, neighbours), with the new points' edges walls."""
+    left within _TOUCH cells of an end of the edge it nears is put on that end."""
     if not rings:
-        return rings, neighbours
+        return rings
     sizes = [len(ring) for ring in rings]
     starts = np.cumsum([0] + sizes[:-1])
     points = np.concatenate(rings).astype(np.float64, copy=True)
@@ -64,38 +61,12 @@ def widen_pinches(
             dist = point_segment_distance(xy[[k]], xy[[e]], xy[[nxt[e]]])[0]
             if dist[0] < goal and free[end]:
                 _move(points, nxt, prv, areas, ring_of[end], end, -away, goal - dist[0], boundary, reach)
-    touch, close = _TOUCH * boundary.cs, SLIVER_WIDTH * boundary.cs
-    feet: dict[int, list[tuple[float, np.ndarray]]] = {}  # wall edge -> (where along it, point)
-    footed: set[int] = set()
-    for k, e in _pinches(points[:, :2], nxt, prv, free, close):
+    touch = _TOUCH * boundary.cs
+    for k, e in _pinches(points[:, :2], nxt, prv, free, touch):
         gaps = np.hypot(*(points[[e, nxt[e]], :2] - points[k, :2]).T)
         if gaps.min() < touch:
             points[k] = points[(e, nxt[e])[int(np.argmin(gaps))]]
-        elif nb[e] < 0 and not footed & {k, e, int(nxt[e])} and k not in feet:
-            # Narrower than a sliver the polygon stage could keep: the point goes onto its foot on
-            # the wall edge, which gets a point there too, so the floor pinches to a point; onto
-            # the edge's end if the foot is that near it (no edge shorter than a sliver is wide).
-            t = float(point_segment_distance(points[[k], :2], points[[e], :2], points[[nxt[e]], :2])[1][0])
-            length = float(np.hypot(*(points[nxt[e], :2] - points[e, :2])))
-            along = t * length
-            if along < close or length - along < close:
-                points[k] = points[e] if along <= length - along else points[nxt[e]]
-            else:
-                foot = points[e] + t * (points[nxt[e]] - points[e])
-                feet.setdefault(e, []).append((t, foot))
-                points[k] = foot
-            footed |= {k, e, int(nxt[e])}
-    if not feet:
-        return [points[s : s + n] for s, n in zip(starts, sizes)], neighbours
-    out_rings, out_neighbours = [], []
-    for start, n in zip(starts, sizes):
-        order = []
-        for i in range(start, start + n):
-            order.append((points[i], nb[i]))
-            order += [(foot, -1) for _, foot in sorted(feet.get(i, ()), key=lambda f: f[0])]
-        out_rings.append(np.array([q for q, _ in order], dtype=np.float64).reshape(-1, 3))
-        out_neighbours.append(np.array([label for _, label in order], dtype=nb.dtype))
-    return out_rings, out_neighbours
+    return [points[s : s + n] for s, n in zip(starts, sizes)]
 
 
 def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray, pinch: float):
