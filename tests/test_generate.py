@@ -473,3 +473,35 @@ def test_a_ramp_under_a_slab_too_low_at_the_column_borders_keeps_its_strips_apar
     )
     mesh = generate(scene.vertices, scene.triangles, params, walkable=scene.walkable)
     assert navmesh_violations(mesh) == []
+
+
+def test_a_polygon_across_a_step_keeps_each_corner_on_the_floor_under_it():
+    """A 2 m square set 1.16 m under a slab (within the 2.47 m climb) and partly beneath it, with
+    cells wider than the agent radius: one polygon spans the step, and its only floor samples lie
+    on the slab. Its corner over the square used to take the slab's height, 1.16 m above the floor
+    under it, over max_height_error (fuzz case 509799, at 7 times this scale): a corner whose
+    polygon has no sample whose triangle holds it takes the floor of the span in its own column
+    that does, whatever its region."""
+    slab_z, square_z = 12.34, 11.18
+    scene = (
+        Scene()
+        .add([(0.0, 0.0, 0.0), (46.47, 46.47, 0.0), (0.0, 46.47, 0.0)], [(0, 1, 2)])
+        .add([(0.0, 3.49, slab_z), (44.55, 3.49, slab_z), (44.55, 12.32, slab_z)], [(0, 1, 2)])
+        .quad((30.66, 0.22, square_z), (32.45, 2.03, square_z), (29.91, 4.55, square_z), (28.12, 2.74, square_z))
+    )
+    params = BakeParams(
+        cell_size=1.0,
+        agent_radius=0.82,
+        agent_height=10.8,
+        agent_max_climb=2.47,
+        agent_max_slope=43.54,
+        region_min_area=30.65,
+        max_verts_per_poly=5,
+        max_edge_len=36.8,
+        max_edge_error=0.81,
+        max_height_error=1.01,
+    )
+    mesh = bake(scene, params)
+    over_square_only = (mesh.vertices[:, 2] > 5.0) & (mesh.vertices[:, 1] < 3.49)
+    assert over_square_only.any(), "no corner over the square alone: the scene no longer spans the step"
+    assert np.abs(mesh.vertices[over_square_only, 2] - square_z).max() <= params.max_height_error

@@ -24,11 +24,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
         "move can widen it, so a polygon across that gap is a sliver. Fails on the code before too; "
         "closing such pinches at the point's foot fixed it but broke 509569 and 431675."
     ),
-    "case509799_max_edge_len_off_surface": (
-        "scales family, max_edge_len drawn: cells 7 m wide, an agent 76 m tall; one navmesh vertex "
-        "lies 8.1 m off the input surface, over the 7.1 m max_height_error. Fails on the code before "
-        "too; not diagnosed."
-    ),
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))

@@ -46,7 +46,9 @@ def _vertices_on_floor(
     any, and of those from the sample nearest it: at a crease
     between two slopes, each polygon's nearest sample can lie on its own slope, and carried along
     that slope the farther one can be a tenth of a metre off the floor under the vertex. A vertex
-    with none of these near takes its polygons' (or their regions') nearest samples, however far."""
+    with none of these near takes its polygons' (or their regions') nearest samples, however far.
+    Last, a corner whose floor came from a sample whose triangle does not hold it takes the floor
+    of a span in its own column whose triangle does, if there is one (`_floor_under_loose_corners`)."""
     vertex = mesh.poly_vertices
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
@@ -93,6 +95,7 @@ def _vertices_on_floor(
         )
         none = np.isnan(own)
         floor, away, held = np.where(none, floor, own), np.where(none, away, own_away), np.where(none, held, own_held)
+    _floor_under_loose_corners(hf, xyz, (floor, away, held), layer_tol)
     vertices = np.array(mesh.vertices)
     off = np.abs(floor - vertices[vertex, 2])
     # A vertex of several polygons takes the floor of a sample whose triangle holds it, the nearest
@@ -102,6 +105,30 @@ def _vertices_on_floor(
     move = first[off[first] > tol]
     vertices[vertex[move], 2] = floor[move]
     return vertices
+
+
+def _floor_under_loose_corners(
+    hf: Heightfield, xyz: np.ndarray, found_floor: tuple[np.ndarray, np.ndarray, np.ndarray], layer_tol: float
+) -> None:
+    """Updates found_floor, _floor_near's (floor, away, held) per polygon corner, where the floor
+    found came from a sample whose triangle does not hold the corner: the floor is that of the span
+    in the corner's own column whose triangle holds it, of any region, nearest in height within
+    layer_tol. A polygon across a step within climb, whose only samples lie on the upper floor,
+    would lift a corner over the lower one by the step (with cells wider than the agent radius,
+    the column under an outline corner is often eroded out of every region)."""
+    floor, away, held = found_floor
+    loose = np.flatnonzero(~held & ~np.isnan(floor))
+    if len(loose) == 0:
+        return
+    one_region = np.zeros(hf.span_count, dtype=np.int32)  # every span, whatever its region
+    points, point_region, span = _region_spans(hf, one_region, xyz[loose], reach=0)
+    near = np.column_stack([xyz[loose, :2], floor[loose]])
+    key = np.zeros(len(loose), dtype=np.int64)
+    under = _floor_near(hf, near, key, points, point_region, span, layer_tol, by_height=True, reach=0, holding=True)[0]
+    found = ~np.isnan(under)
+    floor[loose[found]] = under[found]
+    away[loose[found]] = 0.0
+    held[loose[found]] = True
 
 
 def _floorless(vertex: np.ndarray, floor: np.ndarray) -> np.ndarray:
