@@ -103,6 +103,16 @@ def in_circle(a, b, c, d) -> bool:
 
 
 # --- Areas and widths --------------------------------------------------------------------------------
+def ring_contains(ring: np.ndarray, point) -> bool:
+    """Even-odd test: whether the xy of point lies inside the ring (rows of x, y, ...; top view)."""
+    x, y = float(point[0]), float(point[1])
+    a, b = ring[:, :2], ring_next(ring[:, :2])
+    straddles = (a[:, 1] > y) != (b[:, 1] > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+    return bool(np.count_nonzero(straddles & (x < cross_x)) % 2)
+
+
 def signed_area(pts: np.ndarray) -> float:
     """Area of a polygon (N, 2+) seen from above, positive when counter-clockwise."""
     if len(pts) <= SMALL_POLYGON:  # plain floats beat numpy's per-call cost on small polygons

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shapely.geometry import Point, Polygon
+from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import unary_union
 
 from blender_navmesh.contours import RegionOutline
@@ -360,3 +360,24 @@ def test_a_thin_spike_whose_tip_lies_beyond_its_base_is_cut_off():
     assert min(widths) >= SLIVER_WIDTH * params.cell_size
     spike = Polygon([(5.1334, 7.0894), (4.9543, 6.9645), (4.9617, 6.963)])
     assert Polygon(lobe).area - spike.area - 1e-9 <= covered_area(mesh) <= Polygon(lobe).area + 1e-9
+
+
+def test_a_pinch_narrower_than_a_sliver_is_closed_at_three_vertices_a_polygon():
+    """Fuzz case 393512's region, cut down: a spike of floor runs out to a ramp's foot past a wall
+    corner (3.162, 1.494) that comes within 9 mm of the middle of the wall edge across (under 0.05
+    cells at 0.25 m cells). At three vertices a polygon every triangle across that gap is a
+    sliver; the corner moves onto its foot on the wall edge, the floor pinches to that point, and
+    the floor on each side is decomposed on its own. The floor given up is the gap's strip."""
+    ring = [
+        (2.0, 1.0), (2.709, 1.225), (3.106, 1.458), (3.46, 1.623), (3.543, 1.71), (3.857, 1.857),
+        (4.053, 1.647), (4.053, 1.9), (3.673, 1.986), (3.542, 1.727), (3.162, 1.494), (3.019, 1.457),
+        (2.893, 1.48), (2.775, 1.531), (2.0, 2.0),
+    ]  # fmt: skip
+    params = BakeParams(cell_size=0.25, max_verts_per_poly=3)
+    mesh = build_polygons([outline([ring])], params)
+    assert_valid_navmesh(mesh)
+    widths = [min_width(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]
+    assert min(widths) >= SLIVER_WIDTH * params.cell_size
+    corner = mesh.vertices[np.argmin(np.hypot(*(mesh.vertices[:, :2] - (3.162, 1.494)).T)), :2]
+    assert LineString([(3.106, 1.458), (3.46, 1.623)]).distance(Point(corner)) < 1e-9
+    assert Polygon(ring).area - 0.003 <= covered_area(mesh) <= Polygon(ring).area + 1e-9

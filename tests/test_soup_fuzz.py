@@ -17,14 +17,7 @@ from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case393512_nvp3_sliver": (
-        "max_verts_per_poly 3 (drawn): the floor's region runs a spike onto the foot of a ramp whose "
-        "outline comes within 9 mm of its own wall edge's middle (under the sliver width), where no "
-        "move can widen it, so a polygon across that gap is a sliver. Fails on the code before too; "
-        "closing such pinches at the point's foot fixed it but broke 509569 and 431675."
-    ),
-}
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

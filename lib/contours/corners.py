@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, ring_next, segments_meet_matrix, signed_area
+from ..geometry import cross_vectors, ring_contains, ring_next, segments_meet_matrix, signed_area
 from .push import _near
-from .rings import _contains
 from .simplify import _PASSAGE_REACH
 from .trace import OFF_WALL
 
@@ -143,6 +142,6 @@ def _dropped(rings: list[np.ndarray], k: int, i: int, corner: np.ndarray) -> np.
     triangle = np.array([ring[i, :2], corner[:2], ring[(i + 1) % n, :2]])
     for other in _near(np.asarray(new), [r for j, r in enumerate(rings) if j != k]):
         oxy = other[:, :2]
-        if segments_meet_matrix(starts, ends, oxy, ring_next(oxy)).any() or _contains(triangle, oxy[0]):
+        if segments_meet_matrix(starts, ends, oxy, ring_next(oxy)).any() or ring_contains(triangle, oxy[0]):
             return None
     return new

@@ -11,13 +11,14 @@ from ..geometry import (
     point_line_distance,
     point_segment_distance,
     point_segment_distance_matrix,
+    ring_contains,
     ring_next,
     ring_prev,
     segments_meet_matrix,
     signed_area,
 )
 from ..progress import SILENT, Progress
-from .rings import _box, _contains, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
+from .rings import _box, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
 
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
 # off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
@@ -110,7 +111,7 @@ def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     a, b = ring[:, :2], ring_next(ring[:, :2])
     for other in _near(ring, others):  # rings whose boxes are apart neither meet nor enclose
         c, d = other[:, :2], ring_next(other[:, :2])
-        if segments_meet_matrix(a, b, c, d).any() or _contains(ring, other[0]):
+        if segments_meet_matrix(a, b, c, d).any() or ring_contains(ring, other[0]):
             return False
     return True
 

@@ -9,6 +9,7 @@ from ..geometry import (
     cross_many,
     cross_vectors,
     point_segment_distance,
+    ring_contains,
     ring_next,
     ring_prev,
     segments_meet_matrix,
@@ -107,18 +108,8 @@ def _hole_inside(outer: np.ndarray, hole: np.ndarray) -> bool:
     on_outer = {tuple(q) for q in np.round(outer[:, :2], 9).tolist()}
     for point in hole:
         if tuple(np.round(point[:2], 9).tolist()) not in on_outer:
-            return _contains(outer, point)
-    return _contains(outer, 0.5 * (hole[0] + hole[1]))
-
-
-def _contains(ring: np.ndarray, point: np.ndarray) -> bool:
-    """Even-odd test: whether the xy of point lies inside the ring (top view)."""
-    x, y = float(point[0]), float(point[1])
-    a, b = ring[:, :2], ring_next(ring[:, :2])
-    straddles = (a[:, 1] > y) != (b[:, 1] > y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cross_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
-    return bool(np.count_nonzero(straddles & (x < cross_x)) % 2)
+            return ring_contains(outer, point)
+    return ring_contains(outer, 0.5 * (hole[0] + hole[1]))
 
 
 def _crossing_edges(p: np.ndarray) -> np.ndarray:
@@ -246,7 +237,7 @@ def _merge_rings(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     outer = signed_area(a) > 0 or signed_area(b) > 0
     b_walkable_inside = signed_area(b) > 0
     for start, (pos, c) in enumerate(walks[0]):
-        if c >= 0 or _contains(b, a[int(pos)]) != b_walkable_inside:
+        if c >= 0 or ring_contains(b, a[int(pos)]) != b_walkable_inside:
             continue
         out, seen, side, x = [], set(), 0, start
         for _ in range(n + m + 2 * len(crossings)):

@@ -8,7 +8,8 @@ is the fallback for outlines the portals cannot handle. Vertices are welded acro
 coordinates, so shared borders (bitwise-identical in both outlines, never given new vertices) join
 without T-junctions. Slivers (narrower than SLIVER_WIDTH cells, or needle-shaped) are avoided
 throughout: wall corners thinner than that are cut off the outline first, decompositions compare
-by their slivers, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
+by their slivers, a region still left with some is decomposed again with its pinches narrower
+than that closed, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 import numpy as np
 
 from ..contours import RegionOutline
-from ..geometry import signed_area
+from ..geometry import ring_contains, signed_area
 from ..navmesh import PolyMesh
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -33,7 +34,14 @@ from .decompose import (
     _quality_key,
     _without_spikes,
 )
-from .repair import _drop_free_collinear, _drop_straight_vertices, _trim_thin_corners, _weld_t_junctions, _widen_slivers
+from .repair import (
+    _close_pinches,
+    _drop_free_collinear,
+    _drop_straight_vertices,
+    _trim_thin_corners,
+    _weld_t_junctions,
+    _widen_slivers,
+)
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +130,8 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
             log.warning("region %d dropped: its outline could not be decomposed (self-intersecting?)", outline.region)
             continue
         found = _without_strip_slivers(found, rings, points, xy, shared, maxv, snap, thin)
+        if _quality_key(found[0], _extended(xy, found[1]), thin)[0]:
+            found, xy = _with_pinches_closed(found, rings, points, xy, uses, shared, maxv, thin)
         region_polys, steiner = found
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
@@ -136,6 +146,64 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
     regions, areas = [regions[p] for p in source], [areas[p] for p in source]
     return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
+
+
+def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin: float):
+    """A region's (polygons, Steiner points) and the points' top views, decomposed again with its
+    pinches closed (`_close_pinches`) if that leaves fewer slivers; the points moved are updated in
+    `points` then. The closed rings touch themselves: each is split into loops there, and the
+    floor's loops are decomposed one by one with the holes inside them."""
+    pinched = _close_pinches(rings, xy, uses, shared, thin)
+    if pinched is None:
+        return found, xy
+    closed_rings, closed_xy = pinched
+    loops = [loop for ring in closed_rings for loop in _loops(ring) if _has_area(loop, closed_xy)]
+    floors = [loop for loop in loops if signed_area(closed_xy[loop]) > 0]
+    holes: list[list[list[int]]] = [[] for _ in floors]
+    for hole in (loop for loop in loops if signed_area(closed_xy[loop]) < 0):
+        inside = [k for k, floor in enumerate(floors) if _hole_in(floor, hole, closed_xy)]
+        if not inside:
+            return found, xy
+        holes[inside[0]].append(hole)
+    polys: list[list[int]] = []
+    for floor, floor_holes in zip(floors, holes):
+        attempt = _decompose([floor, *floor_holes], closed_xy, maxv, thin)
+        if attempt is None:
+            return found, xy
+        polys.extend(attempt[0])
+    if _quality_key(polys, closed_xy, thin) >= _quality_key(found[0], _extended(xy, found[1]), thin):
+        return found, xy
+    for v in np.flatnonzero((closed_xy != xy).any(axis=1)).tolist():
+        points[v] = (*closed_xy[v].tolist(), points[v][2])
+    return (polys, np.zeros((0, 3))), closed_xy
+
+
+def _loops(ring: list[int]) -> list[list[int]]:
+    """A ring that passes through a point more than once, split there into loops that pass each
+    point once (in the ring's direction)."""
+    loops: list[list[int]] = []
+    stack: list[int] = []
+    at: dict[int, int] = {}
+    for v in ring:
+        k = at.get(v)
+        if k is None:
+            at[v] = len(stack)
+            stack.append(v)
+            continue
+        loops.append(stack[k:])
+        for u in stack[k + 1 :]:
+            del at[u]
+        del stack[k + 1 :]
+    loops.append(stack)
+    return [loop for loop in loops if len(loop) >= 3]
+
+
+def _hole_in(floor: list[int], hole: list[int], xy: np.ndarray) -> bool:
+    """Is the hole inside the floor loop, judged at a hole point not on it (loops split at a pinch
+    share that point)?"""
+    on_floor = set(floor)
+    point = next((xy[v] for v in hole if v not in on_floor), 0.5 * (xy[hole[0]] + xy[hole[1]]))
+    return ring_contains(xy[floor], point)
 
 
 def _without_strip_slivers(found, rings, points, xy, shared, maxv: int, snap: float, thin: float):

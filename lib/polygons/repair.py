@@ -8,7 +8,17 @@ import math
 
 import numpy as np
 
-from ..geometry import convex_hull, cross_many, is_straight, min_width, narrower_than, turn
+from ..geometry import (
+    NONZERO_DIVISOR,
+    convex_hull,
+    cross_many,
+    cross_vectors,
+    is_straight,
+    min_width,
+    narrower_than,
+    segments_meet_matrix,
+    turn,
+)
 from .decompose import _decompose, _split_convex
 from .merge import _is_sliver, _union_ring
 
@@ -271,3 +281,67 @@ def _trim_thin_corners(
                     heapq.heappush(heap, (wj, j))
         out.append([v for k, v in enumerate(ring) if not gone[k]])
     return out
+
+
+def _close_pinches(
+    rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float
+) -> tuple[list[list[int]], np.ndarray] | None:
+    """The region's rings with each pinch narrower than `thin` closed, and their points' top views:
+    a reflex wall corner within `thin` of another wall edge across the floor, its foot at least
+    `thin` from the edge's ends, moves onto its foot and the edge passes through it, so the floor
+    pinches to that one point. Every convex polygon across such a gap is a sliver (at
+    max_verts_per_poly 3 nothing avoids one, fuzz case 393512); closed, the floor gives up at most
+    the gap's width beside the walls, so the outline keeps as far from them as it was. Corners on
+    a shared border or used by another ring stay. None if no pinch is closed, or if closing them
+    would make the rings cross."""
+    wall = [(ring[k], ring[(k + 1) % len(ring)]) for ring in rings for k in range(len(ring))]
+    wall = [(a, b) for a, b in wall if (a, b) not in shared]
+    if not wall:
+        return None
+    wall_a, wall_b = np.array([a for a, _ in wall]), np.array([b for _, b in wall])
+    a_xy, b_xy = xy[wall_a], xy[wall_b]
+    ab = b_xy - a_xy
+    length = np.hypot(*ab.T)
+    closes: list[tuple[float, int, int, np.ndarray]] = []
+    for ring in rings:
+        for k, v in enumerate(ring):
+            p, n = ring[k - 1], ring[(k + 1) % len(ring)]
+            if uses[v] != 1 or (p, v) in shared or (v, n) in shared or turn(xy[p], xy[v], xy[n]) >= 0:
+                continue
+            rel = xy[v] - a_xy
+            along = (rel * ab).sum(axis=1) / np.maximum(length, NONZERO_DIVISOR)
+            across = cross_vectors(ab, rel) / np.maximum(length, NONZERO_DIVISOR)
+            near = (across > 0) & (across < thin) & (along >= thin) & (along <= length - thin)
+            near &= (wall_a != v) & (wall_b != v)
+            if near.any():
+                e = int(np.flatnonzero(near)[np.argmin(across[near])])
+                closes.append((float(across[e]), v, e, a_xy[e] + along[e] / length[e] * ab[e]))
+    moved = xy.copy()
+    after: dict[tuple[int, int], int] = {}
+    used: set[int] = set()
+    for _, v, e, foot in sorted(closes, key=lambda c: c[0]):
+        if v in used or wall[e][0] in used or wall[e][1] in used or wall[e] in after:
+            continue
+        used.update((v, *wall[e]))
+        moved[v] = foot
+        after[wall[e]] = v
+    if not after:
+        return None
+    out = []
+    for ring in rings:
+        new_ring = []
+        for k, a in enumerate(ring):
+            new_ring.append(a)
+            if (a, ring[(k + 1) % len(ring)]) in after:
+                new_ring.append(after[(a, ring[(k + 1) % len(ring)])])
+        out.append(new_ring)
+    return None if _rings_cross(out, moved, set(after.values())) else (out, moved)
+
+
+def _rings_cross(rings: list[list[int]], xy: np.ndarray, moved: set[int]) -> bool:
+    """Does an edge at a moved point meet an edge of these rings that shares no point with it?"""
+    edges = np.array([(ring[k], ring[(k + 1) % len(ring)]) for ring in rings for k in range(len(ring))])
+    mine = edges[np.isin(edges, list(moved)).any(axis=1)]
+    meet = segments_meet_matrix(xy[mine[:, 0]], xy[mine[:, 1]], xy[edges[:, 0]], xy[edges[:, 1]])
+    common = (mine[:, None, :, None] == edges[None, :, None, :]).any(axis=(2, 3))
+    return bool((meet & ~common).any())
