@@ -159,7 +159,29 @@ def test_pole_hole_becomes_a_triangle_when_the_edge_error_allows():
     hole = Polygon(o.rings[1][:, :2])
     assert len(o.rings[1]) == 3
     assert hole.contains(pole.buffer(radius - 0.1))
-    assert pole.buffer(radius + err).contains(hole)
+    # Within the edge error of the obstacle the heightfield holds: the pole's 2 x 2 blocked cells.
+    assert box(2.9, 2.9, 3.1, 3.1).buffer(radius + err).contains(hole)
+
+
+@pytest.mark.parametrize("pole_radius, radius, err", [(0.5, 0.5, 0.3), (0.3, 0.4, 0.2), (1.0, 0.5, 0.3)])
+def test_a_round_pillar_is_the_fewest_corners_the_edge_error_allows(pole_radius, radius, err):
+    """A round pillar grown by the agent radius is a disc of radius rho; a convex outline around it
+    whose corners stay within the simplification tolerance t (the edge error less a quarter cell) of
+    it needs ceil(pi / acos(rho / (rho + t))) corners, and no more are made (each hole corner is a
+    notch that costs polygons). It still encloses the grown pillar and stays within the edge error."""
+    cs = 0.1
+    pole = Point(3, 3).buffer(pole_radius, quad_segs=16)
+    mask = rasterise(box(0, 0, 6, 6), [pole], cs, 60, 60)
+    hf, rm, outlines = bake(mask, agent_radius=radius, max_edge_error=err)
+    (o,) = outlines
+    assert_well_formed(outlines)
+    rho, t = pole_radius + radius, err - cs / 4
+    assert len(o.rings[1]) <= int(np.ceil(np.pi / np.arccos(rho / (rho + t))))
+    hole = Polygon(o.rings[1][:, :2])
+    assert hole.contains(pole.buffer(radius - cs))
+    # Within the edge error of the obstacle the heightfield holds: the cells the pole blocks.
+    blocked = shapely.union_all([box(i * cs, j * cs, (i + 1) * cs, (j + 1) * cs) for i, j in zip(*np.nonzero(~mask))])
+    assert blocked.buffer(radius + err).contains(hole)
 
 
 def test_pole_hole_keeps_its_shape_under_a_fine_edge_error():

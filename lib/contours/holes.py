@@ -3,21 +3,25 @@ simplification tolerance allows."""
 
 from __future__ import annotations
 
-from functools import cache
-from itertools import combinations
-
 import numpy as np
 
-from ..geometry import convex_hull, point_segment_distance_matrix, ring_next
+from ..geometry import NONZERO_DIVISOR, convex_hull, point_segment_distance_matrix, ring_next, signed_area
 from .push import _fits_among
 
 # Rings farther than this many tolerances from a traced hole cannot meet its fewer-corner outline.
 _HOLE_REACH = 2.0
-# Hole hull edges considered as sides of a fewer-corner hole outline (the longest ones), and the
-# most corners such an outline may have: both bound the combinations tried.
-_HOLE_SIDE_CANDIDATES = 12
-_HOLE_MAX_CORNERS = 5
-_HOLE_SIFT_POINTS = 24
+# Directions of the first side tried for a fewer-corner hole outline: this many evenly spaced,
+# and the hull's longest edges (their sides lie flush with the traced outline).
+_HOLE_START_ANGLES = 12
+_HOLE_START_EDGES = 8
+# The most corners such an outline may have (more saves no notch over the simplified ring).
+_HOLE_MAX_CORNERS = 8
+# A tangent direction this close (radians) to the last one runs along it (collinear hull points).
+_SAME_TURN = 1e-12
+# Capsules this close (m) along a ray join into one run (float noise where they abut).
+_RUN_SLACK = 1e-12
+# Corners are wrapped this much (m) inside the tolerance, so float noise keeps them within it.
+_CORNER_SLACK = 1e-9
 
 
 def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: list[np.ndarray]) -> np.ndarray | None:
@@ -27,49 +31,132 @@ def _enclosing_hole(traced: np.ndarray, corners: int, tolerance: float, others: 
 
     Every hole corner is a notch of the region around it and costs polygons, so a pillar is better
     a triangle than a square when the tolerance allows. Enclosing keeps the obstacle out of the
-    navmesh; sides lie on hull edges of the traced points, so only corners stick out.
+    navmesh. The outline is wrapped greedily around the hull of the traced points (`_wraps`): each
+    side touches the hull and runs on while it is within `tolerance` of the traced outline, then
+    turns to touch the hull again; from a few first sides, the fewest corners win (the greedy wrap
+    needs at most one corner more than the fewest possible from any start), then the least area.
     """
     xy = traced[:, :2]
     hull = xy[convex_hull(xy)]
     if len(hull) < 3 or corners <= 3:
         return None
+    # A traced point deeper than tolerance inside the hull is as deep inside any outline enclosing it.
+    if point_segment_distance_matrix(xy, hull, ring_next(hull)).min(axis=1).max() > tolerance:
+        return None
+    most = min(corners - 1, _HOLE_MAX_CORNERS)
     side = ring_next(hull) - hull
-    length = np.hypot(side[:, 0], side[:, 1])
-    sides = np.sort(np.argsort(-length)[:_HOLE_SIDE_CANDIDATES])
-    normal = np.stack([side[sides, 1], -side[sides, 0]], axis=1) / length[sides, None]
-    offset = np.einsum("ij,ij->i", normal, hull[sides])
-    # Inside a convex outline a point's distance to it is the least distance to a side's line; a
-    # few dozen traced points sift the combinations, all of them confirm the survivors.
-    depth = offset[:, None] - normal @ xy.T  # (sides, points), >= 0: every side supports the hull
-    sample = depth[:, np.linspace(0, len(xy) - 1, min(len(xy), _HOLE_SIFT_POINTS)).astype(np.int64)]
+    longest = np.argsort(-np.hypot(side[:, 0], side[:, 1]))[:_HOLE_START_EDGES]
+    # Outward normals of the first sides: the hull runs counter-clockwise, so outward is right.
+    angles = np.concatenate(
+        [
+            np.linspace(0.0, 2.0 * np.pi, _HOLE_START_ANGLES, endpoint=False),
+            np.arctan2(-side[longest, 0], side[longest, 1]),
+        ]
+    )
     a, b = xy, ring_next(xy)
-    for k in range(3, min(corners, _HOLE_MAX_CORNERS + 1)):
-        combos = _combinations(len(sides), k)
-        n1, n2 = normal[combos], normal[np.roll(combos, -1, axis=1)]
-        c1, c2 = offset[combos], offset[np.roll(combos, -1, axis=1)]
-        det = n1[..., 0] * n2[..., 1] - n1[..., 1] * n2[..., 0]
-        ok = (det > 1e-9).all(axis=1)  # every turn between consecutive sides is under pi: bounded
-        ok[ok] &= sample[combos[ok]].min(axis=1).max(axis=1) <= tolerance
-        ok[ok] &= depth[combos[ok]].min(axis=1).max(axis=1) <= tolerance
-        if not ok.any():
-            continue
-        combos, n1, n2, c1, c2, det = combos[ok], n1[ok], n2[ok], c1[ok], c2[ok], det[ok]
-        corner = np.stack(
-            [(c1 * n2[..., 1] - c2 * n1[..., 1]) / det, (n1[..., 0] * c2 - n2[..., 0] * c1) / det], axis=-1
-        )
-        reach = point_segment_distance_matrix(corner.reshape(-1, 2), a, b).min(axis=1).reshape(len(combos), k)
-        fits = np.flatnonzero(reach.max(axis=1) <= tolerance)
-        start, end = corner[fits], np.roll(corner[fits], -1, axis=1)
-        area = 0.5 * np.abs(np.sum(start[..., 0] * end[..., 1] - end[..., 0] * start[..., 1], axis=1))
-        for best in fits[np.argsort(area)]:
-            nearest = point_segment_distance_matrix(corner[best], xy, xy).argmin(axis=1)
-            ring = np.column_stack([corner[best], traced[nearest, 2]])[::-1]
+    for wraps in _wraps(hull, xy, tolerance - _CORNER_SLACK, angles, most):
+        for corner in sorted(wraps, key=signed_area):
+            # Within tolerance both ways: every corner of the traced outline (the wrap keeps within
+            # it of the outline's capsules, up to float noise), and every traced point of the wrap.
+            if point_segment_distance_matrix(corner, a, b).min(axis=1).max() > tolerance:
+                continue
+            if point_segment_distance_matrix(xy, corner, ring_next(corner)).min(axis=1).max() > tolerance:
+                continue
+            nearest = point_segment_distance_matrix(corner, xy, xy).argmin(axis=1)
+            ring = np.column_stack([corner, traced[nearest, 2]])[::-1]
             if _fits_among(ring, others):
                 return ring
     return None
 
 
-@cache
-def _combinations(n: int, k: int) -> np.ndarray:
-    """(C(n, k), k) index combinations in lexicographic order."""
-    return np.array(list(combinations(range(n), k)), dtype=np.int64).reshape(-1, k)
+def _wraps(hull: np.ndarray, outline: np.ndarray, tolerance: float, angles: np.ndarray, most: int):
+    """Convex outlines (k, 2), counter-clockwise, of at most `most` corners around a convex hull
+    (counter-clockwise), each corner within `tolerance` of the outline (the traced points, a ring):
+    one per first side direction (its outward normal's angle) that closes in time, yielded as
+    lists of the outlines that close with 3 corners, then 4, and so on. All starts step together.
+
+    A side touches the hull at a contact point and runs counter-clockwise for as long as it stays
+    within tolerance of the outline (`_exit`): a corner. The next side is the tangent from that
+    corner to the hull. The outline closes once a side meets the first side's line behind its
+    contact point, within that reach."""
+    normal = np.column_stack([np.cos(angles), np.sin(angles)])
+    contact0 = hull[np.argmax(normal @ hull.T, axis=1)]
+    along0 = np.column_stack([-normal[:, 1], normal[:, 0]])
+    contact, along = contact0.copy(), along0.copy()
+    corners = np.zeros((len(angles), 0, 2))
+    for step in range(most):
+        reach = _exit(contact, along, outline, ring_next(outline), tolerance)
+        if step >= 2:
+            # Where this side's line meets the first side's: contact + s along = contact0 - u along0.
+            det = along[:, 0] * along0[:, 1] - along[:, 1] * along0[:, 0]
+            rel = contact0 - contact
+            with np.errstate(divide="ignore", invalid="ignore"):
+                s = (rel[:, 0] * along0[:, 1] - rel[:, 1] * along0[:, 0]) / det
+                u = (along[:, 0] * rel[:, 1] - along[:, 1] * rel[:, 0]) / det
+            closes = (np.abs(det) > 0) & (s >= 0) & (s <= reach) & (u >= 0)
+            if closes.any():
+                last = contact[closes] + s[closes, None] * along[closes]
+                yield list(np.concatenate([corners[closes], last[:, None, :]], axis=1))
+                keep = ~closes
+                contact0, along0, contact, along = contact0[keep], along0[keep], contact[keep], along[keep]
+                corners, reach = corners[keep], reach[keep]
+                if not keep.any():
+                    return
+        corner = contact + reach[:, None] * along
+        corners = np.concatenate([corners, corner[:, None, :]], axis=1)
+        # The tangent from the corner: the hull point at the least counter-clockwise turn from the
+        # side's direction (the farthest of points in line with it).
+        rel = hull[None, :, :] - corner[:, None, :]
+        turn = np.mod(np.arctan2(rel[..., 1], rel[..., 0]) - np.arctan2(along[:, 1], along[:, 0])[:, None], 2.0 * np.pi)
+        dist = np.hypot(rel[..., 0], rel[..., 1])
+        turn = np.where(dist > 0, turn, 2.0 * np.pi)
+        least = turn.min(axis=1, keepdims=True)
+        pick = np.argmax(np.where(turn <= least + _SAME_TURN, dist, -1.0), axis=1)
+        contact = hull[pick]
+        along = (contact - corner) / np.maximum(np.hypot(*(contact - corner).T), NONZERO_DIVISOR)[:, None]
+
+
+def _exit(p: np.ndarray, d: np.ndarray, a: np.ndarray, b: np.ndarray, tolerance: float) -> np.ndarray:
+    """(S,) how far each ray p + l d (unit d) runs from l = 0 while it stays within `tolerance` of
+    the segments a-b (the traced outline, which p lies on): the run of the capsules about the
+    segments that the ray is in from its start, each capsule meeting the ray in one interval."""
+    edge = b - a
+    length = np.hypot(edge[:, 0], edge[:, 1])
+    unit = edge / np.maximum(length, NONZERO_DIVISOR)[:, None]
+    rel = p[:, None, :] - a[None, :, :]  # (S, m, 2)
+    # The strip of each segment: along in [0, length], across in [-tolerance, tolerance].
+    pos_u, rate_u = (rel * unit).sum(axis=2), d @ unit.T
+    pos_v = rel[..., 1] * unit[:, 0] - rel[..., 0] * unit[:, 1]
+    rate_v = d[:, None, 1] * unit[None, :, 0] - d[:, None, 0] * unit[None, :, 1]
+    lo_u, hi_u = _slab(pos_u, rate_u, 0.0, length)
+    lo_v, hi_v = _slab(pos_v, rate_v, -tolerance, tolerance)
+    lo, hi = np.maximum(lo_u, lo_v), np.minimum(hi_u, hi_v)
+    meets = (lo <= hi) & (length > 0)  # a repeated point's segment is its disc alone
+    lo, hi = np.where(meets, lo, np.inf), np.where(meets, hi, -np.inf)
+    # The discs at the segments' ends (each segment's start; the ring's next segment starts at its end).
+    half = (rel * d[:, None, :]).sum(axis=2)
+    disc = half**2 - ((rel**2).sum(axis=2) - tolerance**2)
+    root = np.sqrt(np.maximum(disc, 0.0))
+    lo = np.minimum(lo, np.where(disc >= 0, -half - root, np.inf))
+    hi = np.maximum(hi, np.where(disc >= 0, -half + root, -np.inf))
+    # The run from 0: intervals in order of their starts, up to the first gap after the farthest
+    # end so far (those wholly behind the start left out; the contact point's own disc holds 0).
+    behind = hi < 0
+    lo, hi = np.where(behind, np.inf, lo), np.where(behind, -np.inf, hi)
+    order = np.argsort(lo, axis=1)
+    lo, hi = np.take_along_axis(lo, order, axis=1), np.take_along_axis(hi, order, axis=1)
+    farthest = np.maximum.accumulate(hi, axis=1)
+    gap = lo[:, 1:] > farthest[:, :-1] + _RUN_SLACK
+    last = np.where(gap.any(axis=1), np.argmax(gap, axis=1), lo.shape[1] - 1)
+    return np.maximum(farthest[np.arange(len(p)), last], 0.0)
+
+
+def _slab(pos: np.ndarray, rate: np.ndarray, low, high) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of l where pos + l rate lies in [low, high] (empty: lo > hi)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t0, t1 = (low - pos) / rate, (high - pos) / rate
+    still = rate == 0
+    inside = (pos >= low) & (pos <= high)
+    lo = np.where(still, np.where(inside, -np.inf, np.inf), np.minimum(t0, t1))
+    hi = np.where(still, np.where(inside, np.inf, -np.inf), np.maximum(t0, t1))
+    return lo, hi
