@@ -84,8 +84,11 @@ def _wraps(hull: np.ndarray, outline: np.ndarray, tolerance: float, angles: np.n
     along0 = np.column_stack([-normal[:, 1], normal[:, 0]])
     contact, along = contact0.copy(), along0.copy()
     corners = np.zeros((len(angles), 0, 2))
+    edge = ring_next(outline) - outline
+    length = np.hypot(edge[:, 0], edge[:, 1])
+    segments = (outline, length, edge / np.maximum(length, NONZERO_DIVISOR)[:, None])
     for step in range(most):
-        reach = _exit(contact, along, outline, ring_next(outline), tolerance)
+        reach = _exit(contact, along, segments, tolerance)
         if step >= 2:
             # Where this side's line meets the first side's: contact + s along = contact0 - u along0.
             det = along[:, 0] * along0[:, 1] - along[:, 1] * along0[:, 0]
@@ -116,13 +119,12 @@ def _wraps(hull: np.ndarray, outline: np.ndarray, tolerance: float, angles: np.n
         along = (contact - corner) / np.maximum(np.hypot(*(contact - corner).T), NONZERO_DIVISOR)[:, None]
 
 
-def _exit(p: np.ndarray, d: np.ndarray, a: np.ndarray, b: np.ndarray, tolerance: float) -> np.ndarray:
+def _exit(p: np.ndarray, d: np.ndarray, segments: tuple, tolerance: float) -> np.ndarray:
     """(S,) how far each ray p + l d (unit d) runs from l = 0 while it stays within `tolerance` of
-    the segments a-b (the traced outline, which p lies on): the run of the capsules about the
-    segments that the ray is in from its start, each capsule meeting the ray in one interval."""
-    edge = b - a
-    length = np.hypot(edge[:, 0], edge[:, 1])
-    unit = edge / np.maximum(length, NONZERO_DIVISOR)[:, None]
+    the segments (starts, lengths, unit directions: the traced outline, which p lies on): the run
+    of the capsules about the segments that the ray is in from its start, each capsule meeting
+    the ray in one interval."""
+    a, length, unit = segments
     rel = p[:, None, :] - a[None, :, :]  # (S, m, 2)
     # The strip of each segment: along in [0, length], across in [-tolerance, tolerance].
     pos_u, rate_u = (rel * unit).sum(axis=2), d @ unit.T
