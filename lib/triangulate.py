@@ -19,6 +19,7 @@ from .geometry import (
     cross,
     cross_many,
     in_circle,
+    is_straight,
     ring_next,
     ring_prev,
     segments_meet,
@@ -72,7 +73,8 @@ def is_simple(ring: list[int], xy: np.ndarray) -> bool:
 
 def simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
     """A self-intersecting hole is replaced by its convex hull (clockwise): conservative, never
-    walkable where it is not."""
+    walkable where it is not. The hole's points in line along a hull edge stay on it: the contour
+    stage split long wall edges there to keep them within max_edge_len (fuzz case 511969)."""
     if is_simple(hole, xy):
         return hole
     log.warning("region %d: a self-intersecting hole outline was replaced by its convex hull", region)
@@ -81,7 +83,11 @@ def simple_hole(hole: list[int], xy: np.ndarray, region: int) -> list[int]:
     upper: list[int] = []
     for chain, seq in ((lower, pts), (upper, pts[::-1])):
         for v in seq:
-            while len(chain) >= 2 and cross(xy[chain[-2]], xy[chain[-1]], xy[v]) <= 0:
+            while (
+                len(chain) >= 2
+                and cross(xy[chain[-2]], xy[chain[-1]], xy[v]) <= 0
+                and not is_straight(xy[chain[-2]], xy[chain[-1]], xy[v])
+            ):
                 chain.pop()
             chain.append(v)
     hull = lower[:-1] + upper[:-1]
