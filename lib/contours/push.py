@@ -116,7 +116,9 @@ def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     return True
 
 
-def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: Progress = SILENT):
+def _push_rings(
+    options: list[list[tuple]], boundary: FloorBoundary, progress: Progress = SILENT, standing: list | None = None
+):
     """A region's (rings, neighbours, unpushed): per ring the first of its options (points,
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
@@ -125,10 +127,15 @@ def _push_rings(options: list[list[tuple]], boundary: FloorBoundary, progress: P
     moving the wall-only rings placed so far back from it makes that room (_make_room); else
     the ring merged with those it crosses (_merged); else the finest option (or the first, when
     even that crosses) settled onto the band's edge (_settled), or unpushed where that crosses
-    another ring. Each ring left reaching into the agent's band is listed in unpushed."""
-    out = _RingBoxes([ring_options[0][0] for ring_options in options])
-    out_nb = [ring_options[0][1] for ring_options in options]
-    out_fixed = [ring_options[0][2] for ring_options in options]
+    another ring. Each ring left reaching into the agent's band is listed in unpushed.
+    standing: per ring, the (points, neighbours, shared flags) it counts as until it is placed
+    (default its first option): a hole's fewer-corner outline sticks out past its traced one, and
+    the rings before it would otherwise be simplified finer to keep clear of an outline it may
+    not keep."""
+    standing = standing if standing is not None else [ring_options[0] for ring_options in options]
+    out = _RingBoxes([ring for ring, _, _ in standing])
+    out_nb = [nb for _, nb, _ in standing]
+    out_fixed = [fixed for _, _, fixed in standing]
     unpushed = []
     for k, ring_options in enumerate(options):
         progress.at(k / len(options))
