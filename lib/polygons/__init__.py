@@ -113,7 +113,16 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         # Repeated points and spikes (a -> b -> a) go before a hole is tested for self-contact: a
         # spike touches itself, and the hole's convex hull would take its place (fuzz case 370718).
         rings = [_without_spikes(r) for r in rings]
-        rings = rings[:1] + [simple_hole(h, xy, outline.region) for h in rings[1:] if len(h) >= 3]
+        holes = [(h, simple_hole(h, xy, outline.region)) for h in rings[1:] if len(h) >= 3]
+        for k, (h, hull) in enumerate(holes):
+            if hull is not h and params.max_edge_len > 0:
+                hull, new = _short_walls(hull, points, params.max_edge_len)
+                if new:
+                    points.extend(new)
+                    xy = _extended(xy, np.array(new))
+                    uses = np.concatenate([uses, np.ones(len(new), dtype=uses.dtype)])
+            holes[k] = (h, hull)
+        rings = rings[:1] + [hull for _, hull in holes]
         rings = [r for r in rings if _has_area(r, xy)]
         rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
@@ -146,6 +155,23 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
     regions, areas = [regions[p] for p in source], [areas[p] for p in source]
     return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
+
+
+def _short_walls(ring: list[int], points: list, max_edge_len: float) -> tuple[list[int], list[tuple]]:
+    """The ring with every edge longer than max_edge_len split evenly by new points (numbered after
+    `points`, returned as well): a self-intersecting hole's convex hull bridges its dents with new
+    wall edges, which the contour stage's splitting never saw (fuzz cases 514422, 514648)."""
+    out: list[int] = []
+    new: list[tuple] = []
+    for k, a in enumerate(ring):
+        b = ring[(k + 1) % len(ring)]
+        out.append(a)
+        pa, pb = np.asarray(points[a]), np.asarray(points[b])
+        pieces = int(np.ceil(np.hypot(*(pb - pa)[:2]) / max_edge_len))
+        for j in range(1, pieces):
+            out.append(len(points) + len(new))
+            new.append(tuple((pa + (pb - pa) * j / pieces).tolist()))
+    return out, new
 
 
 def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin: float):
