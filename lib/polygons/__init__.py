@@ -113,16 +113,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         # Repeated points and spikes (a -> b -> a) go before a hole is tested for self-contact: a
         # spike touches itself, and the hole's convex hull would take its place (fuzz case 370718).
         rings = [_without_spikes(r) for r in rings]
-        holes = [(h, simple_hole(h, xy, outline.region)) for h in rings[1:] if len(h) >= 3]
-        for k, (h, hull) in enumerate(holes):
-            if hull is not h and params.max_edge_len > 0:
-                hull, new = _short_walls(hull, points, params.max_edge_len)
-                if new:
-                    points.extend(new)
-                    xy = _extended(xy, np.array(new))
-                    uses = np.concatenate([uses, np.ones(len(new), dtype=uses.dtype)])
-            holes[k] = (h, hull)
-        rings = rings[:1] + [hull for _, hull in holes]
+        rings, xy, uses = _simple_holes(rings, points, xy, uses, outline.region, params.max_edge_len)
         rings = [r for r in rings if _has_area(r, xy)]
         rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
@@ -155,6 +146,25 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
     regions, areas = [regions[p] for p in source], [areas[p] for p in source]
     return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
+
+
+def _simple_holes(
+    rings: list[list[int]], points: list, xy: np.ndarray, uses: np.ndarray, region: int, max_edge_len: float
+):
+    """(rings, xy, uses) with each self-intersecting hole replaced by its convex hull
+    (`simple_hole`), whose edges over max_edge_len (0: no limit) are split by new points, added to
+    `points` (and to xy and uses) as well."""
+    out = rings[:1]
+    for hole in (h for h in rings[1:] if len(h) >= 3):
+        hull = simple_hole(hole, xy, region)
+        if hull is not hole and max_edge_len > 0:
+            hull, new = _short_walls(hull, points, max_edge_len)
+            if new:
+                points.extend(new)
+                xy = _extended(xy, np.array(new))
+                uses = np.concatenate([uses, np.ones(len(new), dtype=uses.dtype)])
+        out.append(hull)
+    return out, xy, uses
 
 
 def _short_walls(ring: list[int], points: list, max_edge_len: float) -> tuple[list[int], list[tuple]]:
