@@ -10,6 +10,9 @@ from ..navmesh import PolyMesh
 
 # A polygon vertex's height is checked against its region's floor samples this many cells around it.
 _VERTEX_REACH = 2
+# A corner whose floor came from a sample whose triangle does not hold it looks for one that does
+# in the columns this many cells around its own (its own column can be a wall's, fuzz case 448748).
+_LOOSE_REACH = 1
 # A point this close (m, seen from above) to a floor triangle lies on it (float noise on shared edges).
 _ON_TRIANGLE = 1e-6
 
@@ -48,7 +51,7 @@ def _vertices_on_floor(
     that slope the farther one can be a tenth of a metre off the floor under the vertex. A vertex
     with none of these near takes its polygons' (or their regions') nearest samples, however far.
     Last, a corner whose floor came from a sample whose triangle does not hold it takes the floor
-    of a span in its own column whose triangle does, if there is one (`_floor_under_loose_corners`)."""
+    of a span in or beside its column whose triangle does, if there is one (`_floor_under_loose_corners`)."""
     vertex = mesh.poly_vertices
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
@@ -111,20 +114,23 @@ def _floor_under_loose_corners(
     hf: Heightfield, xyz: np.ndarray, found_floor: tuple[np.ndarray, np.ndarray, np.ndarray], layer_tol: float
 ) -> None:
     """Updates found_floor, _floor_near's (floor, away, held) per polygon corner, where the floor
-    found came from a sample whose triangle does not hold the corner: the floor is that of the span
-    in the corner's own column whose triangle holds it, of any region, nearest in height within
-    layer_tol. A polygon across a step within climb, whose only samples lie on the upper floor,
-    would lift a corner over the lower one by the step (with cells wider than the agent radius,
-    the column under an outline corner is often eroded out of every region)."""
+    found came from a sample whose triangle does not hold the corner: the floor is that of a span
+    within _LOOSE_REACH columns whose triangle holds it, of any region, nearest in height within
+    layer_tol (then nearest seen from above). A polygon across a step within climb, whose only
+    samples lie on the upper floor, would lift a corner over the lower one by the step (with cells
+    wider than the agent radius, the column under an outline corner is often eroded out of every
+    region; beside a wall it can hold no floor at all)."""
     floor, away, held = found_floor
     loose = np.flatnonzero(~held & ~np.isnan(floor))
     if len(loose) == 0:
         return
     one_region = np.zeros(hf.span_count, dtype=np.int32)  # every span, whatever its region
-    points, point_region, span = _region_spans(hf, one_region, xyz[loose], reach=0)
+    points, point_region, span = _region_spans(hf, one_region, xyz[loose], reach=_LOOSE_REACH)
     near = np.column_stack([xyz[loose, :2], floor[loose]])
     key = np.zeros(len(loose), dtype=np.int64)
-    under = _floor_near(hf, near, key, points, point_region, span, layer_tol, by_height=True, reach=0, holding=True)[0]
+    under = _floor_near(
+        hf, near, key, points, point_region, span, layer_tol, by_height=True, reach=_LOOSE_REACH, holding=True
+    )[0]
     found = ~np.isnan(under)
     floor[loose[found]] = under[found]
     away[loose[found]] = 0.0
