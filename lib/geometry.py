@@ -52,6 +52,16 @@ def ring_prev(a) -> np.ndarray:
     return np.concatenate((a[-1:], a[:-1]))
 
 
+def ring_edges_split(ring: np.ndarray, pieces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(points, edge): the ring with its edge k (point k to the next) cut into pieces[k] equal
+    parts, and for each point the edge it starts a part of (a point starting an edge's first part
+    is the ring's own point k)."""
+    edge = np.repeat(np.arange(len(ring)), pieces)
+    step = np.arange(len(edge)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    t = (step / np.repeat(pieces, pieces))[:, None]
+    return ring[edge] * (1 - t) + ring_next(ring)[edge] * t, edge
+
+
 # --- Orientation -------------------------------------------------------------------------------------
 def cross(o: Point, a: Point, b: Point) -> float:
     """(a - o) x (b - o): positive when o -> a -> b turns left."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from shapely.geometry import LineString, Point
 
-from blender_navmesh.geometry import meeting_boxes, point_segment_distance, segment_distance
+from blender_navmesh.geometry import meeting_boxes, point_segment_distance, ring_edges_split, segment_distance
 
 
 def _random_segments(seed: int, n: int) -> tuple[np.ndarray, ...]:
@@ -68,3 +68,12 @@ def test_meeting_boxes_of_points_at_one_place_and_of_empty_sets():
     i, j = meeting_boxes(points, points[:3])
     assert sorted(zip(i.tolist(), j.tolist())) == [(x, y) for x in range(4) for y in range(3)]
     assert [len(x) for x in meeting_boxes(points[:0], points)] == [0, 0]
+
+
+def test_ring_edges_split_cuts_each_edge_into_equal_parts_and_keeps_the_ring_points():
+    ring = np.array([[0.0, 0.0, 0.0], [4.0, 0.0, 2.0], [4.0, 3.0, 2.0]])
+    points, edge = ring_edges_split(ring, np.array([4, 1, 2]))
+    assert edge.tolist() == [0, 0, 0, 0, 1, 2, 2]
+    assert np.allclose(points[:4], [[0, 0, 0], [1, 0, 0.5], [2, 0, 1], [3, 0, 1.5]])
+    assert np.allclose(points[4], ring[1]) and np.allclose(points[5], ring[2])
+    assert np.allclose(points[6], [2.0, 1.5, 1.0])

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..components import connected_components
-from ..geometry import ring_next, ring_prev, signed_area
+from ..geometry import ring_edges_split, ring_next, ring_prev, signed_area
 from ..heightfield import Heightfield
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -307,11 +307,8 @@ def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
     pieces = np.where(nb < 0, np.ceil(lengths / max_len), 1).astype(np.int64)
     if (pieces == 1).all():
         return ring, nb
-    start = np.repeat(np.arange(len(ring)), pieces)
-    step = np.arange(len(start)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
-    t = (step / np.repeat(pieces, pieces))[:, None]
-    split = ring[start] * (1 - t) + ring_next(ring)[start] * t
-    return split, nb[start]
+    split, edge = ring_edges_split(ring, pieces)
+    return split, nb[edge]
 
 
 def _outline_pieces(

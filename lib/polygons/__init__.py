@@ -19,7 +19,7 @@ import logging
 import numpy as np
 
 from ..contours import RegionOutline
-from ..geometry import ring_contains, signed_area
+from ..geometry import ring_contains, ring_edges_split, ring_next, signed_area
 from ..navmesh import PolyMesh
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -171,17 +171,13 @@ def _short_walls(ring: list[int], points: list, max_edge_len: float) -> tuple[li
     """The ring with every edge longer than max_edge_len split evenly by new points (numbered after
     `points`, returned as well): a self-intersecting hole's convex hull bridges its dents with new
     wall edges, which the contour stage's splitting never saw (fuzz cases 514422, 514648)."""
-    out: list[int] = []
-    new: list[tuple] = []
-    for k, a in enumerate(ring):
-        b = ring[(k + 1) % len(ring)]
-        out.append(a)
-        pa, pb = np.asarray(points[a]), np.asarray(points[b])
-        pieces = int(np.ceil(np.hypot(*(pb - pa)[:2]) / max_edge_len))
-        for j in range(1, pieces):
-            out.append(len(points) + len(new))
-            new.append(tuple((pa + (pb - pa) * j / pieces).tolist()))
-    return out, new
+    xyz = np.array([points[v] for v in ring], dtype=np.float64)
+    pieces = np.ceil(np.hypot(*(ring_next(xyz[:, :2]) - xyz[:, :2]).T) / max_edge_len).astype(np.int64)
+    split, edge = ring_edges_split(xyz, np.maximum(pieces, 1))
+    own = np.r_[True, edge[1:] != edge[:-1]]
+    new_ids = len(points) + np.cumsum(~own) - 1
+    out = np.where(own, np.asarray(ring)[edge], new_ids).tolist()
+    return out, [tuple(p) for p in split[~own].tolist()]
 
 
 def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin: float):
