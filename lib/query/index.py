@@ -33,6 +33,9 @@ PLANAR_TOL = 0.005
 START_SPAN = 2
 # u0 of a detail triangle with no area seen from above: no point is ever inside it.
 FLAT_ROW = -1e30
+# A detail edge's end this close (m) to a line lies on it: a height profile along a polygon's
+# outline takes the ends of the edges it runs along.
+ON_LINE_TOL = 1e-9
 # Where a line enters such a sliver, the triangle beyond it is the one holding the line's point this
 # far on (a fraction of the line's length).
 SLIVER_STEP = 1e-9
@@ -132,6 +135,7 @@ class MeshIndex:
         # Per polygon: detail triangle rows, the triangles across their edges, the one plane (or None).
         self._detail: list[tuple[list[tuple], list[tuple], tuple | None]] = []
         self._detail_start: list[int] = []
+        self._detail_edges: tuple[list[tuple], list[int]] | None = None
 
     def walk_lists(self) -> tuple[list, list, list]:
         """Polygon offsets, neighbours and XY edges as start and direction (ax, ay, ux, uy), as Python
@@ -262,7 +266,9 @@ class MeshIndex:
     def surface_profile(self, p: int, ax: float, ay: float, dx: float, dy: float, t0: float, t1: float):
         """Heights of polygon p's surface along the line (ax + t dx, ay + t dy) from t0 to t1: (ts, zs)
         at t0 and wherever the line crosses into another detail triangle before t1. The surface is
-        linear in between (one triangle), so these are exactly the points where it may bend."""
+        linear in between (one triangle), so these are exactly the points where it may bend.
+        Walked from triangle to triangle; where that walk cannot follow the line (along the
+        polygon's outline), from the polygon's detail edges (`_edge_profile`)."""
         z, k = self._surface(p, ax + t0 * dx, ay + t0 * dy, -1)
         ts, zs = [t0], [z]
         rows, across, plane = self._detail[p]
@@ -283,8 +289,14 @@ class MeshIndex:
             v_rate = -u_rate - w_rate
             if v_rate < 0.0 and (u_at + w_at - 1.0) / v_rate < out:
                 out, side = (u_at + w_at - 1.0) / v_rate, 0
-            if side < 0 or across[k][side] < 0:
-                break  # the line stays in this triangle up to t1 (or leaves the polygon by rounding)
+            if side < 0:
+                break  # the line stays in this triangle up to t1
+            if across[k][side] < 0:
+                if out < t1 - ON_LINE_TOL / math.sqrt(dx * dx + dy * dy):
+                    # Out of the polygon before the line is: it runs along the outline, where the
+                    # triangles' barycentric rates vanish and the walk cannot follow it.
+                    return self._edge_profile(p, ax, ay, dx, dy, t0, t1, z)
+                break  # it leaves the polygon by rounding
             t = max(out, t)
             x, y = ax + t * dx, ay + t * dy
             if t > ts[-1]:
@@ -294,7 +306,52 @@ class MeshIndex:
             if rows[k][0] == FLAT_ROW:
                 # A sliver seen from above: find the triangle just beyond it.
                 k = self._surface(p, x + SLIVER_STEP * dx, y + SLIVER_STEP * dy, k)[1]
+        else:
+            return self._edge_profile(p, ax, ay, dx, dy, t0, t1, z)  # the walk went round in circles
         return ts, zs
+
+    def _edge_profile(self, p: int, ax: float, ay: float, dx: float, dy: float, t0: float, t1: float, z0: float):
+        """`surface_profile` from polygon p's detail edges instead of walking its triangles: where
+        the line (length > 0) meets each edge, or an edge's end on the line (within ON_LINE_TOL),
+        between t0 (height z0) and t1. Slower, as every edge is tested, but it follows a line along
+        edges."""
+        rows, offsets = self.detail_edges()
+        length2 = dx * dx + dy * dy
+        on = ON_LINE_TOL * math.sqrt(length2)
+        found = []
+        for x0, y0, h0, ex, ey, ez in rows[offsets[p] : offsets[p + 1]]:
+            x0, y0 = x0 - ax, y0 - ay
+            side0 = dx * y0 - dy * x0
+            side1 = side0 + dx * ey - dy * ex
+            if side0 > on and side1 > on or side0 < -on and side1 < -on:
+                continue  # both ends on one side of the line
+            if -on <= side0 <= on:
+                found.append(((dx * x0 + dy * y0) / length2, h0))
+            if -on <= side1 <= on:
+                found.append(((dx * (x0 + ex) + dy * (y0 + ey)) / length2, h0 + ez))
+            elif not -on <= side0 <= on:
+                u = side0 / (side0 - side1)
+                found.append(((dx * (x0 + u * ex) + dy * (y0 + u * ey)) / length2, h0 + u * ez))
+        ts, zs = [t0], [z0]
+        for t, z in sorted(found):
+            if ts[-1] < t < t1:
+                ts.append(t)
+                zs.append(z)
+        return ts, zs
+
+    def detail_edges(self) -> tuple[list[tuple], list[int]]:
+        """Every polygon's detail triangle edges once, built on first use: rows (x0, y0, z0, x1 - x0,
+        y1 - y0, z1 - z0) grouped by polygon, and each polygon's first row (P + 1 offsets)."""
+        if self._detail_edges is None:
+            mesh = self.mesh
+            tri = mesh.detail_triangles.reshape(-1, 3)
+            a, b = tri.ravel(), np.roll(tri, -1, axis=1).ravel()
+            owner = np.repeat(mesh.detail_polygons, 3)
+            key = np.unique(np.stack([owner, np.minimum(a, b), np.maximum(a, b)], axis=1), axis=0)
+            p0, p1 = mesh.detail_vertices[key[:, 1]], mesh.detail_vertices[key[:, 2]]
+            offsets = np.searchsorted(key[:, 0], np.arange(mesh.polygon_count + 1)).tolist()
+            self._detail_edges = ([tuple(r) for r in np.concatenate([p0, p1 - p0], axis=1).tolist()], offsets)
+        return self._detail_edges
 
     def height(self, p: int, xy) -> float:
         """Surface height of polygon p at xy: the detail triangle holding xy (or the nearest one in
