@@ -381,3 +381,26 @@ def test_a_pinch_narrower_than_a_sliver_is_closed_at_three_vertices_a_polygon():
     corner = mesh.vertices[np.argmin(np.hypot(*(mesh.vertices[:, :2] - (3.162, 1.494)).T)), :2]
     assert LineString([(3.106, 1.458), (3.46, 1.623)]).distance(Point(corner)) < 1e-9
     assert Polygon(ring).area - 0.003 <= covered_area(mesh) <= Polygon(ring).area + 1e-9
+
+
+def test_a_hole_inside_another_hole_is_dropped_and_the_floor_keeps_the_outer_one(caplog):
+    """Fuzz case 434388: the contour stage left a small hole inside a wrapped obstacle's outline.
+    No bridge from it to the outline can pass the obstacle, so it was dropped with a warning that
+    a hole had been ignored (the warning the fuzzer hunts, as it usually means floor over an
+    obstacle). A hole inside another excludes nothing more: it is dropped before the bridges, and
+    a hole beside the obstacle still is one."""
+    floor = [(0, 0), (10, 0), (10, 10), (0, 10)]
+    # A square wall 1 m thick round a courtyard, open at the bottom (a hole: clockwise).
+    wall = [(2, 2), (4.5, 2), (4.5, 3), (3, 3), (3, 7), (7, 7), (7, 3), (5.5, 3), (5.5, 2), (8, 2), (8, 8), (2, 8)]
+    wall = wall[::-1]
+    walled = [(7.3, 4.0), (7.3, 4.5), (7.7, 4.5), (7.7, 4.0)]  # inside the wall
+    inside = [(5.5, 5.5), (5.5, 6.5), (6.5, 6.5), (6.5, 5.5)]  # in the courtyard
+    beside = [(8.8, 8.8), (8.8, 9.4), (9.4, 9.4), (9.4, 8.8)]
+    obstacle = Polygon(wall)
+    assert obstacle.contains(Polygon(walled)) and not obstacle.intersects(Polygon(inside))
+    assert not obstacle.intersects(Polygon(beside))
+    mesh = build_polygons([outline([floor, wall, walled, inside, beside])], BakeParams(max_verts_per_poly=3))
+    assert_valid_navmesh(mesh)
+    assert "ignored" not in caplog.text
+    expected = Polygon(floor).difference(unary_union([obstacle, Polygon(inside), Polygon(beside)]))
+    assert covered_area(mesh) == pytest.approx(expected.area)

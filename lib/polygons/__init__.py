@@ -19,7 +19,7 @@ import logging
 import numpy as np
 
 from ..contours import RegionOutline
-from ..geometry import ring_contains, ring_edges_split, ring_next, signed_area
+from ..geometry import meeting_boxes, ring_contains, ring_edges_split, ring_next, signed_area
 from ..navmesh import PolyMesh
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -38,6 +38,7 @@ from .repair import (
     _close_pinches,
     _drop_free_collinear,
     _drop_straight_vertices,
+    _rings_cross,
     _trim_thin_corners,
     _weld_t_junctions,
     _widen_slivers,
@@ -114,7 +115,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         # spike touches itself, and the hole's convex hull would take its place (fuzz case 370718).
         rings = [_without_spikes(r) for r in rings]
         rings, xy, uses = _simple_holes(rings, points, xy, uses, outline.region, params.max_edge_len)
-        rings = [r for r in rings if _has_area(r, xy)]
+        rings = _without_nested_holes([r for r in rings if _has_area(r, xy)], xy)
         rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
@@ -165,6 +166,33 @@ def _simple_holes(
                 uses = np.concatenate([uses, np.ones(len(new), dtype=uses.dtype)])
         out.append(hull)
     return out, xy, uses
+
+
+def _without_nested_holes(rings: list[list[int]], xy: np.ndarray) -> list[list[int]]:
+    """The rings without the holes that lie inside another hole: the floor ends at the outer one,
+    so the inner one excludes nothing more, and no bridge from it to the outline could pass the
+    outer one (fuzz case 434388, a hole the contour stage left inside a wrapped obstacle, was
+    dropped with a warning). Only holes whose box lies in another's are tested."""
+    holes = rings[1:]
+    if len(holes) < 2:
+        return rings
+    box = np.array([np.concatenate([xy[h].min(axis=0), xy[h].max(axis=0)]) for h in holes])
+    inner, outer = meeting_boxes(box, box)
+    holds = (box[outer, :2] <= box[inner, :2]).all(axis=1) & (box[outer, 2:] >= box[inner, 2:]).all(axis=1)
+    pairs = zip(inner[holds].tolist(), outer[holds].tolist())
+    nested = {k for k, j in pairs if k != j and _hole_inside(holes[k], holes[j], xy)}
+    return rings[:1] + [h for k, h in enumerate(holes) if k not in nested]
+
+
+def _hole_inside(hole: list[int], other: list[int], xy: np.ndarray) -> bool:
+    """Does the hole lie inside the other hole: its points not on the other's ring inside it, and
+    no edge of one meeting an edge of the other away from their shared points?"""
+    on_other = set(other)
+    free = [v for v in hole if v not in on_other]
+    ring = xy[other]
+    return (
+        bool(free) and all(ring_contains(ring, xy[v]) for v in free) and not _rings_cross([hole, other], xy, set(hole))
+    )
 
 
 def _short_walls(ring: list[int], points: list, max_edge_len: float) -> tuple[list[int], list[tuple]]:
