@@ -7,6 +7,9 @@ Case k is fully determined by k (seeded), so a failing case number is its own re
 and saves it there as JSON (tests/fixtures/fuzz keeps them as regression tests). The
 derandomised short run is a test (tests/test_soup_fuzz.py); the long run prints counts by kind.
 
+Besides the bake's invariants, a few random paths on each navmesh must stay on their polygons and
+on the surface under them.
+
 Families, each a way a modelled level is messy:
 - furniture: a floor with rotated crates (some walkable on top), thin walls, ramps and stairs;
 - triangles: random triangles of every size and slope, intersecting each other;
@@ -77,6 +80,14 @@ from tests.navmesh_checks import navmesh_violations
 # A T-junction at radius 0 (501108, a ramp climbing under a slab's corner to its far side) went when
 # a region came to be split where it touches itself at a corner between two of its floors.
 KNOWN_GAPS: frozenset[str] = frozenset()
+# Paths asked on each case's navmesh, every other one for an agent this many times the bake radius.
+PATHS_PER_CASE = 4
+WIDER_AGENT = 1.3
+# Points sampled between two path points, and how far (m) beyond the drape's tolerance a sample may
+# lie from the surface under it, or (cross product, m²) a path point outside its polygon: rounding.
+PATH_SAMPLES = 11
+PATH_SURFACE_SLACK = 1e-3
+PATH_INSIDE_SLACK = 1e-5
 # A case that takes longer than this (s) is reported: these levels are small.
 SLOW_CASE = 10.0
 FAMILIES = ("furniture", "triangles", "duplicates", "storeys", "scales")
@@ -312,6 +323,42 @@ def link_violations(mesh) -> list[tuple[str, str]]:
     return found
 
 
+def path_violations(mesh, number: int) -> list[tuple[str, str]]:
+    """Random paths (seeded by the case number; half at the bake radius, half wider) that raise,
+    name a polygon that does not hold their point, or leave the detail surface under them by more
+    than the drape's tolerance between their points (off-mesh link segments, jumps and drops, run
+    through the air)."""
+    from blender_navmesh.query import NavMeshQuery
+    from blender_navmesh.query.refine import DRAPE_TOL
+
+    query = NavMeshQuery(mesh)
+    index, rng, found = query.index, np.random.default_rng([number, 7]), []
+    for k in range(PATHS_PER_CASE):
+        start, goal = query.random_point(rng)[1], query.random_point(rng)[1]
+        radius = float(mesh.params.agent_radius) * (1.0 if k % 2 == 0 else WIDER_AGENT)
+        try:
+            res = query.find_path(start, goal, radius=radius)
+        except Exception as exc:  # noqa: BLE001 - any exception is what the fuzzer hunts
+            found.append(("path_error", f"path {k}: {type(exc).__name__}: {exc}"))
+            continue
+        for xyz, poly in zip(res.points, res.polygons.tolist()):
+            if not index.inside_xy(poly, xyz, PATH_INSIDE_SLACK):
+                found.append(("path_off_polygon", f"path {k}: point {xyz.tolist()} is not on its polygon {poly}"))
+                break
+        worst = 0.0
+        for i, (a, b) in enumerate(zip(res.points[:-1], res.points[1:])):
+            if i in res.links:
+                continue
+            for t in np.linspace(0.0, 1.0, PATH_SAMPLES + 2)[1:-1]:
+                xyz = a + t * (b - a)
+                under = [index.height(p, xyz) for p in index.polygons_near(xyz, 0.0) if index.inside_xy(p, xyz)]
+                if under:
+                    worst = max(worst, min(abs(z - xyz[2]) for z in under))
+        if worst > DRAPE_TOL + PATH_SURFACE_SLACK:
+            found.append(("path_off_surface", f"path {k} leaves the surface by {worst:.3g} m"))
+    return found
+
+
 class _IgnoredHoles(logging.Handler):
     """Counts the polygon stage's warnings that a hole was left out: the navmesh then covers it."""
 
@@ -338,7 +385,7 @@ def check_case(case: Case) -> list[tuple[str, str]]:
         logger.removeHandler(holes)
     if mesh.is_empty:
         return [] if mesh.empty_reason else [("empty_without_reason", "empty mesh with no reason")]
-    found = navmesh_violations(mesh) + link_violations(mesh)
+    found = navmesh_violations(mesh) + link_violations(mesh) + path_violations(mesh, case.number)
     if holes.count:
         found.append(("hole_ignored", f"{holes.count} holes left out of their region's polygons"))
     gaps = surface_gaps(mesh, case.scene)
