@@ -52,6 +52,28 @@ def ring_prev(a) -> np.ndarray:
     return np.concatenate((a[-1:], a[:-1]))
 
 
+def ring_loops(keys: list) -> list[list[int]]:
+    """A ring that passes a point more than once (equal keys: vertex ids, rounded coordinates) split
+    there into loops that pass each point once, in the ring's direction: each loop as the positions
+    of its points in the ring. One pass, closing a loop wherever the ring comes back to a point
+    still on the path walked so far."""
+    loops: list[list[int]] = []
+    stack: list[int] = []
+    at: dict = {}
+    for i, key in enumerate(keys):
+        k = at.get(key)
+        if k is None:
+            at[key] = len(stack)
+            stack.append(i)
+            continue
+        loops.append(stack[k:])
+        for j in stack[k + 1 :]:
+            del at[keys[j]]
+        del stack[k + 1 :]
+    loops.append(stack)
+    return loops
+
+
 def ring_edges_split(ring: np.ndarray, pieces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(points, edge): the ring with its edge k (point k to the next) cut into pieces[k] equal
     parts, and for each point the edge it starts a part of (a point starting an edge's first part

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 from shapely.geometry import LineString, Point
 
-from blender_navmesh.geometry import meeting_boxes, point_segment_distance, ring_edges_split, segment_distance
+from blender_navmesh.geometry import (
+    meeting_boxes,
+    point_segment_distance,
+    ring_edges_split,
+    ring_loops,
+    segment_distance,
+)
 
 
 def _random_segments(seed: int, n: int) -> tuple[np.ndarray, ...]:
@@ -77,3 +83,23 @@ def test_ring_edges_split_cuts_each_edge_into_equal_parts_and_keeps_the_ring_poi
     assert np.allclose(points[:4], [[0, 0, 0], [1, 0, 0.5], [2, 0, 1], [3, 0, 1.5]])
     assert np.allclose(points[4], ring[1]) and np.allclose(points[5], ring[2])
     assert np.allclose(points[6], [2.0, 1.5, 1.0])
+
+
+def test_ring_loops_split_a_ring_where_it_passes_a_point_again():
+    """The polygon stage (vertex ids) and the contour stage (rounded coordinates) both split rings
+    that touch themselves with this: each loop passes each of its points once, in the ring's order,
+    and every point of the ring lies on a loop."""
+    assert ring_loops(["a", "b", "c"]) == [[0, 1, 2]]
+    # A figure eight through a: two loops.
+    assert ring_loops(["a", "b", "c", "a", "d", "e"]) == [[0, 1, 2], [0, 4, 5]]
+    # Touching at a, then at d inside the second part: three loops.
+    ring = ["a", "b", "c", "a", "d", "g", "e", "d", "f"]
+    loops = ring_loops(ring)
+    assert sorted(sorted(ring[i] for i in loop) for loop in loops) == [
+        ["a", "b", "c"],
+        ["a", "d", "f"],
+        ["d", "e", "g"],
+    ]
+    for loop in loops:
+        assert len({ring[i] for i in loop}) == len(loop) and loop == sorted(loop)
+    assert {ring[i] for loop in loops for i in loop} == set(ring)

@@ -10,6 +10,7 @@ from ..geometry import (
     cross_vectors,
     point_segment_distance,
     ring_contains,
+    ring_loops,
     ring_next,
     ring_prev,
     segments_meet_matrix,
@@ -43,23 +44,8 @@ def _split_at_touches(points: np.ndarray, labels: np.ndarray) -> list[tuple[np.n
     through the meeting points; split there, it becomes simple outer rings and holes, instead of a
     non-simple ring that would lose the whole region. Zero-area loops (slits) come out as slivers.
     """
-    pieces, pending = [], [(points, labels)]
-    while pending:
-        p, lab = pending.pop()
-        seen: dict[tuple[float, float], int] = {}
-        touch = None
-        for i, key in enumerate(map(tuple, np.round(p[:, :2], 9).tolist())):
-            if key in seen:
-                touch = (seen[key], i)
-                break
-            seen[key] = i
-        if touch is None:
-            pieces.append((p, lab))
-            continue
-        i, j = touch
-        pending.append((p[i:j], lab[i:j]))
-        pending.append((np.concatenate([p[:i], p[j:]]), np.concatenate([lab[:i], lab[j:]])))
-    return [(p, lab) for p, lab in pieces if len(p) >= 3]
+    keys = list(map(tuple, np.round(points[:, :2], 9).tolist()))
+    return [(points[loop], labels[loop]) for loop in ring_loops(keys) if len(loop) >= 3]
 
 
 def _touches_itself(ring: np.ndarray) -> bool:

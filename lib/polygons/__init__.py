@@ -19,7 +19,7 @@ import logging
 import numpy as np
 
 from ..contours import RegionOutline
-from ..geometry import meeting_boxes, ring_contains, ring_edges_split, ring_next, signed_area
+from ..geometry import meeting_boxes, ring_contains, ring_edges_split, ring_loops, ring_next, signed_area
 from ..navmesh import PolyMesh
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -217,7 +217,8 @@ def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin
     if pinched is None:
         return found, xy
     closed_rings, closed_xy = pinched
-    loops = [loop for ring in closed_rings for loop in _loops(ring) if _has_area(loop, closed_xy)]
+    loops = [[ring[i] for i in loop] for ring in closed_rings for loop in ring_loops(ring) if len(loop) >= 3]
+    loops = [loop for loop in loops if _has_area(loop, closed_xy)]
     floors = [loop for loop in loops if signed_area(closed_xy[loop]) > 0]
     holes: list[list[list[int]]] = [[] for _ in floors]
     for hole in (loop for loop in loops if signed_area(closed_xy[loop]) < 0):
@@ -236,26 +237,6 @@ def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin
     for v in np.flatnonzero((closed_xy != xy).any(axis=1)).tolist():
         points[v] = (*closed_xy[v].tolist(), points[v][2])
     return (polys, np.zeros((0, 3))), closed_xy
-
-
-def _loops(ring: list[int]) -> list[list[int]]:
-    """A ring that passes through a point more than once, split there into loops that pass each
-    point once (in the ring's direction)."""
-    loops: list[list[int]] = []
-    stack: list[int] = []
-    at: dict[int, int] = {}
-    for v in ring:
-        k = at.get(v)
-        if k is None:
-            at[v] = len(stack)
-            stack.append(v)
-            continue
-        loops.append(stack[k:])
-        for u in stack[k + 1 :]:
-            del at[u]
-        del stack[k + 1 :]
-    loops.append(stack)
-    return [loop for loop in loops if len(loop) >= 3]
 
 
 def _hole_in(floor: list[int], hole: list[int], xy: np.ndarray) -> bool:
