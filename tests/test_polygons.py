@@ -404,3 +404,22 @@ def test_a_hole_inside_another_hole_is_dropped_and_the_floor_keeps_the_outer_one
     assert "ignored" not in caplog.text
     expected = Polygon(floor).difference(unary_union([obstacle, Polygon(inside), Polygon(beside)]))
     assert covered_area(mesh) == pytest.approx(expected.area)
+
+
+@pytest.mark.parametrize("shape", ["room with pillars", "star"])
+def test_at_three_vertices_a_polygon_a_region_takes_the_fewest_triangles_its_outline_allows(shape):
+    """With triangles only, notch portals cannot make larger polygons, and their feet on the walls
+    add vertices, so triangles: a room with four square pillars took 30 triangles and a 16-point
+    star 22, where a triangulation of the outline takes n + 2h - 2 (26 and 14). The plain
+    triangulation is compared too, and kept when it has no more slivers."""
+    if shape == "star":
+        radius = [9.0 if k % 2 == 0 else 3.0 for k in range(16)]
+        angles = [k * math.pi / 8 for k in range(16)]
+        rings = [[(10 + r * math.cos(a), 10 + r * math.sin(a)) for r, a in zip(radius, angles)]]
+    else:
+        pillars = [[(x, y), (x, y + 1), (x + 1, y + 1), (x + 1, y)] for x, y in [(3, 3), (8, 12), (14, 5), (15, 15)]]
+        rings = [[(0, 0), (20, 0), (20, 20), (0, 20)], *pillars]
+    mesh = build_polygons([outline(rings)], BakeParams(max_verts_per_poly=3))
+    assert_valid_navmesh(mesh)
+    assert mesh.polygon_count == sum(len(r) for r in rings) + 2 * (len(rings) - 1) - 2
+    assert covered_area(mesh) == pytest.approx(Polygon(rings[0], rings[1:]).area)

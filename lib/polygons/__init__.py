@@ -123,7 +123,9 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         # Notch portals; triangulation and merging where the portals cannot be laid or leave slivers.
         found = _decompose_by_portals(rings, points, xy, shared, maxv, snap, thin, part.span(0.0, 0.5))
         found_key = None if found is None else _quality_key(found[0], _extended(xy, found[1]), thin)
-        if found_key is None or found_key[0]:
+        # With triangles only, portals cannot make larger polygons, and their feet on the walls
+        # add triangles: the plain triangulation is compared as well.
+        if found_key is None or found_key[0] or maxv == 3:
             fallback = _decompose(rings, xy, maxv, thin, part.span(0.5, 1.0))
             if found_key is None or (fallback is not None and _quality_key(fallback[0], xy, thin) < found_key):
                 found = fallback
