@@ -84,10 +84,10 @@ KNOWN_GAPS: frozenset[str] = frozenset()
 PATHS_PER_CASE = 4
 WIDER_AGENT = 1.3
 # Points sampled between two path points, and how far (m) beyond the drape's tolerance a sample may
-# lie from the surface under it, or (cross product, m²) a path point outside its polygon: rounding.
+# lie from the surface under it, or (a share of its coordinates' size) outside a polygon: rounding.
 PATH_SAMPLES = 11
 PATH_SURFACE_SLACK = 1e-3
-PATH_INSIDE_SLACK = 1e-5
+PATH_POINT_SLACK = 1e-9
 # A case that takes longer than this (s) is reported: these levels are small.
 SLOW_CASE = 10.0
 FAMILIES = ("furniture", "triangles", "duplicates", "storeys", "scales")
@@ -342,7 +342,7 @@ def path_violations(mesh, number: int) -> list[tuple[str, str]]:
             found.append(("path_error", f"path {k}: {type(exc).__name__}: {exc}"))
             continue
         for xyz, poly in zip(res.points, res.polygons.tolist()):
-            if not index.inside_xy(poly, xyz, PATH_INSIDE_SLACK):
+            if not _surface_under(index, xyz, [poly]):
                 found.append(("path_off_polygon", f"path {k}: point {xyz.tolist()} is not on its polygon {poly}"))
                 break
         worst = 0.0
@@ -351,12 +351,24 @@ def path_violations(mesh, number: int) -> list[tuple[str, str]]:
                 continue
             for t in np.linspace(0.0, 1.0, PATH_SAMPLES + 2)[1:-1]:
                 xyz = a + t * (b - a)
-                under = [index.height(p, xyz) for p in index.polygons_near(xyz, 0.0) if index.inside_xy(p, xyz)]
+                under = _surface_under(index, xyz)
                 if under:
                     worst = max(worst, min(abs(z - xyz[2]) for z in under))
         if worst > DRAPE_TOL + PATH_SURFACE_SLACK:
             found.append(("path_off_surface", f"path {k} leaves the surface by {worst:.3g} m"))
     return found
+
+
+def _surface_under(index, xyz: np.ndarray, polys: list[int] | None = None) -> list[float]:
+    """The surface heights under xyz of the polygons (all, or `polys`) that hold it seen from above,
+    to PATH_POINT_SLACK of its coordinates' size (a level far from the origin rounds at that)."""
+    slack = PATH_POINT_SLACK * max(1.0, float(np.abs(xyz[:2]).max()))
+    heights = []
+    for p in index.polygons_near(xyz, slack) if polys is None else polys:
+        q = index.closest_point(p, xyz)
+        if math.hypot(q[0] - xyz[0], q[1] - xyz[1]) <= slack:
+            heights.append(float(q[2]))
+    return heights
 
 
 class _IgnoredHoles(logging.Handler):
