@@ -202,7 +202,7 @@ def build_contours(
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             standing = [rings[m].option for m in members]
-            chosen, neighbours, unpushed = _push_rings(options, boundary, region_part.span(0.4, 1.0), standing)
+            chosen, neighbours, unpushed = _push_rings(options, standing, boundary, region_part.span(0.4, 1.0))
             # A hole that pushing or settling shrank to nothing, or that the outer ring's push left
             # outside it, holds no floor of the region apart: dropped, as traced rings that small
             # are, rather than left for the polygons to find no bridge to.

@@ -116,9 +116,7 @@ def _fits_among(ring: np.ndarray, others: list[np.ndarray]) -> bool:
     return True
 
 
-def _push_rings(
-    options: list[list[tuple]], boundary: FloorBoundary, progress: Progress = SILENT, standing: list | None = None
-):
+def _push_rings(options: list[list[tuple]], standing: list, boundary: FloorBoundary, progress: Progress = SILENT):
     """A region's (rings, neighbours, unpushed): per ring the first of its options (points,
     neighbours, shared flags, or a callable giving them or None) whose wall edges, pushed off the
     boundary (_push_off_walls), clear the boundary and cross neither the ring itself (after
@@ -128,11 +126,10 @@ def _push_rings(
     the ring merged with those it crosses (_merged); else the finest option (or the first, when
     even that crosses) settled onto the band's edge (_settled), or unpushed where that crosses
     another ring. Each ring left reaching into the agent's band is listed in unpushed.
-    standing: per ring, the (points, neighbours, shared flags) it counts as until it is placed
-    (default its first option): a hole's fewer-corner outline sticks out past its traced one, and
+    standing: per ring, the (points, neighbours, shared flags) it counts as until it is placed (its
+    simplified traced outline): a hole's fewer-corner outline sticks out past its traced one, and
     the rings before it would otherwise be simplified finer to keep clear of an outline it may
     not keep."""
-    standing = standing if standing is not None else [ring_options[0] for ring_options in options]
     out = _RingBoxes([ring for ring, _, _ in standing])
     out_nb = [nb for _, nb, _ in standing]
     out_fixed = [fixed for _, _, fixed in standing]
