@@ -126,8 +126,8 @@ def is_straight(a, v, b) -> bool:
 
 def in_circle(a, b, c, d) -> bool:
     """Is d strictly inside the circumcircle of the CCW triangle abc?"""
-    rows = [(p[0] - d[0], p[1] - d[1]) for p in (a, b, c)]
-    (ax, ay), (bx, by), (cx, cy) = rows
+    dx, dy = d[0], d[1]
+    ax, ay, bx, by, cx, cy = a[0] - dx, a[1] - dy, b[0] - dx, b[1] - dy, c[0] - dx, c[1] - dy
     aw, bw, cw = ax * ax + ay * ay, bx * bx + by * by, cx * cx + cy * cy
     det = ax * (by * cw - bw * cy) - ay * (bx * cw - bw * cx) + aw * (bx * cy - by * cx)
     scale = max(aw, bw, cw) ** 2

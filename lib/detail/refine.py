@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..geometry import NONZERO_DIVISOR, in_circle, turn
+from ..geometry import COLLINEAR, NONZERO_DIVISOR, in_circle
 from .fan import _fan
 
 # At most this many triangles in one polygon's detail surface: Detour numbers a polygon's detail
@@ -57,7 +59,8 @@ def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, e
     number of numpy calls, not their size, sets the cost."""
     if len(which) == 0:
         return
-    corner = tin.array[tin.tri_array[cand]]  # (T, 3, 3)
+    tris = tin.tris
+    corner = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]  # (T, 3, 3)
     ax, ay = corner[:, 0, 0, None], corner[:, 0, 1, None]
     ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
     vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
@@ -86,9 +89,6 @@ class _Tin:
         self.array = np.empty((len(verts) + MAX_INSERTIONS + boundary, 3))
         self.array[: len(verts)] = verts
         self.tris = tris
-        # The triangles as an array too (each insertion adds at most two), kept in step by _set.
-        self.tri_array = np.zeros((len(tris) + 2 * (MAX_INSERTIONS + boundary), 3), dtype=np.int64)
-        self.tri_array[: len(tris)] = tris
         # Top-view coordinates as float tuples for the flip tests (plain floats beat numpy scalars).
         self.xy = [(float(q[0]), float(q[1])) for q in verts]
         self.edge: dict[tuple[int, int], int] = {}
@@ -96,20 +96,19 @@ class _Tin:
             self._register(t)
 
     def _register(self, t: int) -> None:
-        tri = self.tris[t]
-        for i in range(3):
-            self.edge[(tri[i], tri[(i + 1) % 3])] = t
+        a, b, c = self.tris[t]
+        self.edge[(a, b)] = self.edge[(b, c)] = self.edge[(c, a)] = t
 
     def _set(self, t: int, tri: list[int]) -> None:
+        edge = self.edge
         if t < len(self.tris):
-            old = self.tris[t]
-            for i in range(3):
-                if self.edge.get((old[i], old[(i + 1) % 3])) == t:
-                    del self.edge[(old[i], old[(i + 1) % 3])]
+            a, b, c = self.tris[t]
+            for key in ((a, b), (b, c), (c, a)):
+                if edge.get(key) == t:
+                    del edge[key]
             self.tris[t] = tri
         else:
             self.tris.append(tri)
-        self.tri_array[t] = tri
         self._register(t)
 
     def _add_vertex(self, new: int, point: np.ndarray) -> None:
@@ -167,15 +166,17 @@ class _Tin:
     def _legalize(self, new: int, created: list[int]) -> set[int]:
         """Lawson flips around a new vertex; the triangles changed."""
         changed = set(created)
-        stack = [(self.tris[s][0], self.tris[s][1]) for s in created]
+        tris, edge, xy = self.tris, self.edge, self.xy
+        stack = [(tris[s][0], tris[s][1]) for s in created]
         while stack:
             u, v = stack.pop()
-            t_in = self.edge.get((u, v))
-            t_out = self.edge.get((v, u))
-            if t_in is None or t_out is None or new not in self.tris[t_in]:
+            t_in = edge.get((u, v))
+            t_out = edge.get((v, u))
+            if t_in is None or t_out is None or new not in tris[t_in]:
                 continue
-            far = next(x for x in self.tris[t_out] if x not in (u, v))
-            if not self._in_circle(new, u, v, far) or not self._convex_quad(new, u, far, v):
+            a, b, c = tris[t_out]
+            far = a if a != u and a != v else b if b != u and b != v else c
+            if not in_circle(xy[new], xy[u], xy[v], xy[far]) or not _convex_quad(xy[new], xy[u], xy[far], xy[v]):
                 continue
             self._set(t_in, [new, u, far])
             self._set(t_out, [new, far, v])
@@ -183,11 +184,14 @@ class _Tin:
             stack.extend([(u, far), (far, v)])
         return changed
 
-    def _in_circle(self, a: int, b: int, c: int, d: int) -> bool:
-        """Is d strictly inside the circumcircle of the CCW triangle abc (top view)?"""
-        return in_circle(self.xy[a], self.xy[b], self.xy[c], self.xy[d])
 
-    def _convex_quad(self, a: int, b: int, c: int, d: int) -> bool:
-        """Is the quad a, b, c, d strictly convex, so flipping its diagonal keeps both triangles valid?"""
-        q = [self.xy[i] for i in (a, b, c, d)]
-        return all(turn(q[k], q[(k + 1) % 4], q[(k + 2) % 4]) > 0 for k in range(4))
+def _convex_quad(a, b, c, d) -> bool:
+    """Is the quad a, b, c, d (top-view float tuples) strictly convex, so flipping its diagonal keeps
+    both triangles valid? Each corner turns left beyond geometry.turn's collinear tolerance."""
+    return _left(a, b, c) and _left(b, c, d) and _left(c, d, a) and _left(d, a, b)
+
+
+def _left(o, a, b) -> bool:
+    """geometry.turn(o, a, b) > 0, written out for the flip loop (the same arithmetic)."""
+    c = (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    return c > 0 and c > COLLINEAR * (math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1]))
