@@ -21,13 +21,18 @@ def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     label = np.arange(n, dtype=small)
     u, v = np.asarray(u, dtype=small), np.asarray(v, dtype=small)
     while True:
-        lu, lv = label[u], label[v]
-        diff = lu != lv
+        # Few edge-sized arrays alive at once: on a large level the first passes hold every link.
+        diff = label[u] != label[v]
         if not diff.any():
             return label.astype(np.int64)
-        lu, lv, u, v = lu[diff], lv[diff], u[diff], v[diff]
-        np.minimum.at(label, np.maximum(lu, lv), np.minimum(lu, lv))
-        del lu, lv
+        u, v = u[diff], v[diff]
+        del diff
+        lu, lv = label[u], label[v]
+        high = np.maximum(lu, lv)
+        np.minimum(lu, lv, out=lu)
+        del lv
+        np.minimum.at(label, high, lu)
+        del lu, high
         while True:
             jumped = label[label]
             if np.array_equal(jumped, label):

@@ -262,22 +262,22 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         along_y[missing] = DIR_DX[d] != 0
         extent[missing] = np.where(found, half, 0.0)
         dist[missing] = block
-    nbr = _eight_neighbours(links)
     changed = np.flatnonzero(dist < np.inf)
     sweeps = int(np.ceil(radius / cs)) + 3
     for sweep in range(sweeps):
         progress.at(sweep / sweeps)
-        # Only spans next to one that changed can improve (marked one neighbour slot at a time:
-        # the (changed, 8) block and its sort would be the erosion's largest temporaries).
+        # Only spans next to one that changed can improve. The 8 neighbours are looked up per chunk
+        # of spans, here and below: a table for every span would be the erosion's largest array.
         next_to = np.zeros(s, dtype=bool)
-        for slot in range(nbr.shape[1]):
-            nb = nbr[changed, slot]
+        for part in _chunks(changed):
+            nb = _eight_neighbours(links, part)
             next_to[nb[nb >= 0]] = True
         act = np.flatnonzero(next_to)
         # Every active span is measured against the field as the sweep found it, then all improve
         # at once; in chunks, so the (A, 8) temporaries stay bounded on large levels.
         found_better = [
-            _sweep_part(part, nbr, hf.centers_xy(part), near, along_y, extent, dist) for part in _chunks(act)
+            _sweep_part(part, _eight_neighbours(links, part), hf.centers_xy(part), near, along_y, extent, dist)
+            for part in _chunks(act)
         ]
         changed = np.concatenate([spans for spans, _, _ in found_better]) if found_better else act[:0]
         if not len(changed):
@@ -294,10 +294,9 @@ def _chunks(spans: np.ndarray) -> list[np.ndarray]:
     return [spans[start : start + _SWEEP_CHUNK] for start in range(0, len(spans), _SWEEP_CHUNK)]
 
 
-def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
-    """(spans, source, distance) for the spans in `act` (column centres `centre`) whose 8
-    neighbours' boundary elements come closer than their own."""
-    cand_idx = nbr[act]  # (A, 8)
+def _sweep_part(act, cand_idx, centre, near, along_y, extent, dist):
+    """(spans, source, distance) for the spans in `act` (column centres `centre`, their 8
+    neighbours `cand_idx` (A, 8)) whose neighbours' boundary elements come closer than their own."""
     safe = np.maximum(cand_idx, 0)
     ok = (cand_idx >= 0) & np.isfinite(dist[safe])
     dx = centre[:, 0, None] - near[safe, 0]
@@ -314,19 +313,18 @@ def _sweep_part(act, nbr, centre, near, along_y, extent, dist):
     return act[better], safe[rows[better], k[better]], best[better]
 
 
-def _eight_neighbours(links: np.ndarray) -> np.ndarray:
-    """(S, 8): the 4 linked neighbours, then the 4 diagonals reached through two links (-1 if none).
-    The largest array of the erosion (64 bytes a span as int64), so in index_dtype."""
-    s = len(links)
-    out = np.full((s, 8), -1, dtype=index_dtype(s))
-    out[:, :4] = links
+def _eight_neighbours(links: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """(len(spans), 8): each span's 4 linked neighbours, then the 4 diagonals reached through two
+    links (-1 if none)."""
+    out = np.full((len(spans), 8), -1, dtype=links.dtype)
+    out[:, :4] = links[spans]
     for d in range(4):
         e = (d + 1) % 4
         diagonal = out[:, 4 + d]  # through the link d then e, else through e then d
-        a = links[:, d]
+        a = out[:, d]
         has = np.flatnonzero(a >= 0)
         diagonal[has] = links[a[has], e]
-        b = links[:, e]
+        b = out[:, e]
         has = np.flatnonzero((diagonal < 0) & (b >= 0))
         diagonal[has] = links[b[has], d]
     return out
@@ -499,9 +497,14 @@ def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray
     idx = np.flatnonzero(inside)
     if len(idx) == 0:
         return region, np.zeros(0, np.int64)
-    roots, first, inverse, counts = np.unique(label[idx], return_index=True, return_inverse=True, return_counts=True)
-    big = counts * cs * cs >= min_area
+    # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
+    # stage's largest temporaries).
+    lab = label[idx]
+    counts = np.bincount(lab)
+    big = (counts > 0) & (counts * cs * cs >= min_area)
     new_id = np.cumsum(big) - 1
-    region[idx] = np.where(big[inverse], new_id[inverse], -1)
-    region_area = area[idx[first[big]]].astype(np.int64)
+    region[idx] = np.where(big[lab], new_id[lab], -1)
+    first = np.full(len(counts), len(label))
+    np.minimum.at(first, lab, idx)
+    region_area = area[first[big]].astype(np.int64)
     return region, region_area

@@ -22,7 +22,7 @@ from .corners import _vertices_on_floor
 from .edges import _edge_points
 from .fan import _barycentric, _fan, _fan_fits, fan_apexes
 from .refine import _refine
-from .samples import _samples
+from .samples import _samples, column_starts
 
 
 def build_detail(
@@ -46,7 +46,8 @@ def build_detail(
     # Floors above each other are at least agent_height apart, so a sample farther than half of it
     # from the polygon's plane belongs to another floor.
     layer_tol = 0.5 * float(params.agent_height)
-    sample_poly, samples, sample_span = _samples(mesh, hf, layer_tol, span_region, progress.span(0.0, 0.2))
+    start = column_starts(hf)
+    sample_poly, samples, sample_span = _samples(mesh, hf, start, layer_tol, span_region, progress.span(0.0, 0.2))
     vertices = _vertices_on_floor(
         mesh, sample_poly, samples, sample_span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )
@@ -56,7 +57,8 @@ def build_detail(
     max_error = float(params.max_height_error)
     apex = fan_apexes(mesh)
     fits = _fan_fits(mesh, apex, sample_poly, samples, max_error, progress.span(0.25, 0.4))
-    edge_points = _edge_points(mesh, hf, layer_tol, span_region, max_error, float(params.agent_max_climb))
+    edge_points = _edge_points(mesh, hf, start, layer_tol, span_region, max_error, float(params.agent_max_climb))
+    del start
     progress.at(0.5)
     offs = mesh.poly_offsets
     surfaces = []

@@ -224,12 +224,22 @@ def _floor_near(
     distance from above to the sample taken (inf where none), and whether its triangle holds the
     point."""
     cs = hf.cell_size
-    # Keyed by (key, row, column), each term made in turn (the samples are the stage's largest arrays).
-    key = point_region * hf.height + np.floor((points[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
-    key = key * hf.width + np.floor((points[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
+    slot, i, j, hit = _window(hf, xyz, reach)
+    # Only the samples in the windows' columns can match (those a cell beyond are taken too, should
+    # rounding put a sample's centre across a column border): they alone are keyed and sorted, as
+    # the samples are the stage's largest arrays.
+    _, wide_i, wide_j, on_grid = _window(hf, xyz, reach + 1)
+    wanted = np.zeros((hf.height, hf.width), dtype=bool)
+    wanted[wide_j[on_grid], wide_i[on_grid]] = True
+    near = np.flatnonzero(wanted[hf.y[point_span], hf.x[point_span]])
+    del wide_i, wide_j, on_grid, wanted
+    # Keyed by (key, row, column).
+    near_points = points[near]
+    key = point_region[near] * hf.height + np.floor((near_points[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
+    key = key * hf.width + np.floor((near_points[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
     order = np.argsort(key, kind="stable")
     key = key[order]
-    slot, i, j, hit = _window(hf, xyz, reach)
+    order = near[order]
     query = (region[slot] * hf.height + j) * hf.width + i
     at = np.minimum(np.searchsorted(key, query), max(len(key) - 1, 0))
     hit &= (key[at] == query) if len(key) else False

@@ -8,14 +8,19 @@ import numpy as np
 from ..components import twin_edges
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
-from .samples import _column_index
 
 # At most this many points are added along one polygon edge.
 MAX_EDGE_POINTS = 32
 
 
 def _edge_points(
-    mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, max_error: float, climb: float
+    mesh: PolyMesh,
+    hf: Heightfield,
+    start: np.ndarray,
+    layer_tol: float,
+    span_region: np.ndarray | None,
+    max_error: float,
+    climb: float,
 ) -> dict[int, np.ndarray]:
     """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
     it, in the slot's direction, where the floor is farthest from the line through those kept so far
@@ -25,9 +30,8 @@ def _edge_points(
     neighbour's), or without regions the span nearest the straight edge within layer_tol. A region
     can reach round to another floor beside the edge (the floor below a ramp's top end, joined to the
     ramp at its foot): samples are kept only while the floor runs on from the edge's start as linked
-    spans do, at most a climb step per link (_one_floor)."""
+    spans do, at most a climb step per link (_one_floor). start: samples.column_starts(hf)."""
     cs = hf.cell_size
-    start, count = _column_index(hf)
     u, w = mesh.poly_vertices, mesh.edge_next_vertex
     owner = mesh.edge_polygon
     # One slot per undirected edge: the one running from the lower vertex id (or the only one).
@@ -43,7 +47,7 @@ def _edge_points(
     jj = np.floor((xyz[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
     inside = (ii >= 0) & (ii < hf.width) & (jj >= 0) & (jj < hf.height)
     cols = np.where(inside, jj * hf.width + np.clip(ii, 0, hf.width - 1), 0)
-    reps = np.where(inside, count[cols], 0)
+    reps = np.where(inside, start[cols + 1] - start[cols], 0)
     span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
     sample = np.repeat(np.arange(len(t)), reps)
     floor = np.full(len(t), np.nan)

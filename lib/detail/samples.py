@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..components import index_dtype
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
 from ..progress import SILENT, Progress
 
 
-def _column_index(hf: Heightfield) -> tuple[np.ndarray, np.ndarray]:
-    """Per grid column: first span index and span count (spans are sorted by (j, i, z))."""
-    col = hf.y.astype(np.int64) * hf.width + hf.x.astype(np.int64)
+def column_starts(hf: Heightfield) -> np.ndarray:
+    """(width * height + 1,): column c's spans are start[c]:start[c + 1] (spans are sorted by (j, i,
+    z)). int32 while span ids fit, found in chunks of columns: the grid can hold millions of columns."""
     n_cols = hf.width * hf.height
-    count = np.bincount(col, minlength=n_cols)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]])
-    return start, count
+    col = hf.y.astype(np.int64) * hf.width + hf.x
+    start = np.empty(n_cols + 1, dtype=index_dtype(hf.span_count + 1))
+    for first in range(0, n_cols + 1, _COLUMNS_PER_CHUNK):
+        last = min(first + _COLUMNS_PER_CHUNK, n_cols + 1)
+        start[first:last] = np.searchsorted(col, np.arange(first, last))
+    return start
 
 
+# Columns whose span starts are found at once (bounds column_starts' temporaries).
+_COLUMNS_PER_CHUNK = 1 << 18
 # Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
 _PAIRS_PER_CHUNK = 1 << 17
 # A column centre within this share of a cell of a polygon's edge is on it (cross product with the
@@ -26,15 +32,20 @@ _ON_EDGE = 1e-6
 
 
 def _samples(
-    mesh: PolyMesh, hf: Heightfield, layer_tol: float, span_region: np.ndarray | None, progress: Progress = SILENT
+    mesh: PolyMesh,
+    hf: Heightfield,
+    start: np.ndarray,
+    layer_tol: float,
+    span_region: np.ndarray | None,
+    progress: Progress = SILENT,
 ):
     """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
     (S,) polygon of each sample, sorted, (S, 3) points and (S,) their spans. All polygons at once, in chunks.
 
     span_region given: the span of the polygon's own region in each column. Otherwise the span
-    nearest the polygon's least-squares plane, if within layer_tol of it."""
+    nearest the polygon's least-squares plane, if within layer_tol of it. start: column_starts(hf)."""
     cs = hf.cell_size
-    start, count = _column_index(hf)
+    count = np.diff(start)
     offs = mesh.poly_offsets
     sizes = mesh.polygon_sizes
     corner = mesh.vertices[mesh.poly_vertices]
@@ -48,7 +59,7 @@ def _samples(
     width, height = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
     pairs = np.where((width > 0) & (height > 0), width * height, 0)
     plane = None if span_region is not None else _planes(corner, offs)
-    out_poly, out_xyz, out_span = [], [], []
+    out_poly, out_span = [], []
     first = 0
     ends = np.cumsum(pairs)
     while first < mesh.polygon_count:
@@ -83,14 +94,18 @@ def _samples(
             best = best[dz[best] <= layer_tol]
             pick, pair = span[best], pair[best]
         out_poly.append(owner[pair])
-        out_xyz.append(np.column_stack([cx[pair], cy[pair], hf.z[pick]]))
         out_span.append(pick)
         first = last
-    del start, count
-    # One output joined at a time, its pieces freed as it is (they are the stage's largest arrays).
-    out_poly = np.concatenate(out_poly)
-    out_xyz = np.concatenate(out_xyz)
-    return out_poly, out_xyz, np.concatenate(out_span)
+    del count
+    # The points from their spans once joined (column centres, floor heights): the stage's largest
+    # array is never held twice, in pieces and joined.
+    span = np.concatenate(out_span)
+    del out_span
+    xyz = np.empty((len(span), 3))
+    xyz[:, 0] = hf.bmin[0] + (hf.x[span] + 0.5) * cs
+    xyz[:, 1] = hf.bmin[1] + (hf.y[span] + 0.5) * cs
+    xyz[:, 2] = hf.z[span]
+    return np.concatenate(out_poly), xyz, span
 
 
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:

@@ -180,8 +180,9 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     progress.at(0.8)
     del there
     for d in range(4):
-        has = np.flatnonzero(links[:, d] >= 0)
-        links[has[links[links[has, d], (d + 2) % 4] != has], d] = -1
+        for start in range(0, s, _LINK_CHUNK):  # each span's link read before it changes: exact in chunks
+            has = start + np.flatnonzero(links[start : start + _LINK_CHUNK, d] >= 0)
+            links[has[links[links[has, d], (d + 2) % 4] != has], d] = -1
     if not near:
         return links, (np.zeros(0, dtype=np.int64),) * 3
     return links, tuple(np.concatenate(column) for column in zip(*near))
