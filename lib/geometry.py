@@ -115,6 +115,13 @@ def turn(o: Point, a: Point, b: Point) -> int:
     return 1 if c > 0 else -1
 
 
+def turns_left(o: Point, a: Point, b: Point) -> bool:
+    """turn(o, a, b) > 0 with the same arithmetic, cheaper: the lengths are measured only when the
+    cross product is positive (hot loops of float tuples)."""
+    c = (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    return c > 0 and c > COLLINEAR * (math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1]))
+
+
 def is_straight(a, v, b) -> bool:
     """Whether a -> v -> b goes straight on at v (within STRAIGHT_ANGLE), not back."""
     d1x, d1y, d2x, d2y = v[0] - a[0], v[1] - a[1], b[0] - v[0], b[1] - v[1]

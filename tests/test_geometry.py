@@ -1,5 +1,5 @@
 """The distance primitives against shapely's exact answers on random segments; the box join against
-every pair."""
+every pair; the fast left-turn test against turn.
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from blender_navmesh.geometry import (
     ring_edges_split,
     ring_loops,
     segment_distance,
+    turn,
+    turns_left,
 )
 
 
@@ -103,3 +105,14 @@ def test_ring_loops_split_a_ring_where_it_passes_a_point_again():
     for loop in loops:
         assert len({ring[i] for i in loop}) == len(loop) and loop == sorted(loop)
     assert {ring[i] for loop in loops for i in loop} == set(ring)
+
+
+def test_turns_left_is_a_left_turn_of_turn_on_random_and_collinear_points():
+    rng = np.random.default_rng(5)
+    points = rng.uniform(-3, 3, (2000, 3, 2))
+    # Every third triple nearly collinear (within the tolerance or just beyond it), every fifth exact.
+    line = points[::3, 0] + rng.uniform(-2, 2, (len(points[::3]), 1)) * (points[::3, 1] - points[::3, 0])
+    points[::3, 2] = line + rng.normal(0, 1e-10, line.shape)
+    points[::5, 2] = points[::5, 0]
+    for o, a, b in points.tolist():
+        assert turns_left(o, a, b) == (turn(o, a, b) > 0)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..geometry import COLLINEAR, NONZERO_DIVISOR, in_circle
+from ..geometry import NONZERO_DIVISOR, in_circle, turns_left
 from .fan import _fan
 
 # At most this many triangles in one polygon's detail surface: Detour numbers a polygon's detail
@@ -187,11 +185,5 @@ class _Tin:
 
 def _convex_quad(a, b, c, d) -> bool:
     """Is the quad a, b, c, d (top-view float tuples) strictly convex, so flipping its diagonal keeps
-    both triangles valid? Each corner turns left beyond geometry.turn's collinear tolerance."""
-    return _left(a, b, c) and _left(b, c, d) and _left(c, d, a) and _left(d, a, b)
-
-
-def _left(o, a, b) -> bool:
-    """geometry.turn(o, a, b) > 0, written out for the flip loop (the same arithmetic)."""
-    c = (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-    return c > 0 and c > COLLINEAR * (math.hypot(a[0] - o[0], a[1] - o[1]) * math.hypot(b[0] - a[0], b[1] - a[1]))
+    both triangles valid?"""
+    return turns_left(a, b, c) and turns_left(b, c, d) and turns_left(c, d, a) and turns_left(d, a, b)
