@@ -17,6 +17,10 @@ Families, each a way a modelled level is messy:
 - storeys: stacked slabs with gaps, pillars, stairs and ramps between floors;
 - scales: a furniture or storeys level scaled from 1/50 to 50 times, parameters with it, and far
   from the origin.
+Across the families, a quarter of the cases also limit wall edges (max_edge_len), a quarter add
+jump and drop links, and a quarter paint area ids on triangles and with area volumes (boxes that
+paint the floor inside them or remove it); their polygons must carry the area of the floor around
+them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.errors import NavMeshError
+from blender_navmesh.soup import AreaVolume
 from levels import Scene
 from tests.navmesh_checks import navmesh_violations
 
@@ -88,6 +93,9 @@ WIDER_AGENT = 1.3
 PATH_SAMPLES = 11
 PATH_SURFACE_SLACK = 1e-3
 PATH_POINT_SLACK = 1e-9
+# Copies of a floor laid over each other (the duplicates family) whose tops lie this close (m)
+# tie: which copy's area id the floor takes is then a matter of rounding.
+_TIED_HEIGHT = 1e-5
 # A case that takes longer than this (s) is reported: these levels are small.
 SLOW_CASE = 10.0
 FAMILIES = ("furniture", "triangles", "duplicates", "storeys", "scales")
@@ -99,6 +107,10 @@ class Case:
     family: str
     scene: Scene
     params: BakeParams
+    # Per-triangle area ids, and lib.soup.AreaVolume boxes painting the floor inside them or
+    # removing it (None and () for a level painted with the default area only).
+    areas: np.ndarray | None = None
+    volumes: tuple = ()
 
 
 def make_case(number: int, family: str | None = None) -> Case:
@@ -141,6 +153,11 @@ def make_case(number: int, family: str | None = None) -> Case:
     edges = np.random.default_rng([number, 14])
     if edges.random() < 0.25:
         params = replace(params, max_edge_len=float(edges.uniform(2.0, 40.0) * params.cell_size))
+    # Painted areas in a quarter of the cases, from a stream of their own as well.
+    paint = np.random.default_rng([number, 15])
+    if paint.random() < 0.25:
+        areas, volumes = _painted(paint, scene)
+        return Case(number, family, scene, params, areas, volumes)
     return Case(number, family, scene, params)
 
 
@@ -259,6 +276,24 @@ def _storeys(rng) -> Scene:
     return scene
 
 
+def _painted(rng, scene: Scene) -> tuple[np.ndarray, tuple[AreaVolume, ...]]:
+    """Area ids on about a third of the triangles (up to four ids), and up to three turned boxes
+    across the level as area volumes, a third of them removing the floor inside them: a road, water
+    and a no-go zone painted on the level, their borders at any angle through walls and crates."""
+    ids = int(rng.integers(1, 5))
+    areas = np.where(rng.random(len(scene.triangles)) < 0.3, rng.integers(0, ids + 1, len(scene.triangles)), 0)
+    lo, hi = scene.vertices.min(axis=0), scene.vertices.max(axis=0)
+    extent = hi - lo
+    volumes = []
+    for k in range(int(rng.integers(0, 4))):
+        bottom = float(rng.uniform(lo[2] - 1.0, hi[2]))
+        size = (*(rng.uniform(0.1, 0.6, 2) * extent[:2]), float(rng.uniform(0.5, 1.0) * (extent[2] + 1.0)))
+        box = Scene().box((*rng.uniform(lo[:2], hi[:2]), bottom), size, float(rng.uniform(0, 180)))
+        area = None if rng.random() < 0.3 else int(rng.integers(1, 6))
+        volumes.append(AreaVolume(box.vertices, box.triangles, area, f"volume {k}"))
+    return areas.astype(np.int32), tuple(volumes)
+
+
 # -- the checks ----------------------------------------------------------------------------------
 
 
@@ -310,6 +345,65 @@ def _closest_on_triangles(tri: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, n
     return best_xy + q, (best_bary * tri[:, :, 2]).sum(1)
 
 
+def area_violations(mesh, case: Case) -> list[tuple[str, str]]:
+    """Polygons whose area id is not that of the floor around them: where the floor at the
+    polygon's centre and at eight points around it, farther than the edge error and two cells,
+    has one area (each point's topmost walkable triangle near the polygon's surface, painted by
+    the volumes that hold it), the polygon must have it."""
+    from blender_navmesh.detail import surface_height
+
+    p = mesh.params
+    reach = p.max_edge_error + 2 * p.cell_size
+    around = reach * np.array([(math.cos(a), math.sin(a)) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)])
+    found = []
+    for poly in range(mesh.polygon_count):
+        centre = mesh.vertices[mesh.polygon(poly)][:, :2].mean(axis=0)
+        height = surface_height(mesh, poly, centre)
+        seen = {_floor_area(case, point, height) for point in np.vstack([centre, centre + around])}
+        if len(seen) == 1 and None not in seen and seen != {int(mesh.areas[poly])}:
+            found.append(("area", f"polygon {poly} has area {int(mesh.areas[poly])}, the floor around it {seen.pop()}"))
+    return found
+
+
+def _floor_area(case: Case, xy: np.ndarray, height: float) -> int | str | None:
+    """The area id of the floor at xy: its topmost walkable triangle within a climb and the height
+    error of `height`, then painted by the volumes holding that point (later ones win); "removed"
+    where a volume removes it; None where there is no such floor or two triangles tie for the top
+    with different ids (copies laid over each other)."""
+    p = case.params
+    tri = case.scene.vertices[case.scene.triangles]
+    rel = tri[:, :, :2] - xy
+    cross = [rel[:, i, 0] * rel[:, j, 1] - rel[:, i, 1] * rel[:, j, 0] for i, j in ((1, 2), (2, 0), (0, 1))]
+    total = cross[0] + cross[1] + cross[2]
+    holds = case.scene.walkable & (np.abs(total) > 1e-12) & (np.sign(cross[0]) * np.sign(total) >= 0)
+    holds &= (np.sign(cross[1]) * np.sign(total) >= 0) & (np.sign(cross[2]) * np.sign(total) >= 0)
+    k = np.flatnonzero(holds)
+    z = sum(cross[i][k] * tri[k, i, 2] for i in range(3)) / total[k]
+    near = np.abs(z - height) <= p.agent_max_climb + p.max_height_error
+    if not near.any():
+        return None
+    top = z[near].max()
+    ids = set(case.areas[k[near][z[near] >= top - _TIED_HEIGHT]].tolist())
+    if len(ids) != 1:
+        return None
+    area: int | str = ids.pop()
+    for volume in case.volumes:
+        if _inside(volume, np.array([*xy, top])):
+            area = "removed" if volume.area is None else volume.area
+    return area
+
+
+def _inside(volume: AreaVolume, point: np.ndarray) -> bool:
+    """Whether point lies inside the closed mesh: a ray straight up crosses it an odd number of times."""
+    tri = volume.vertices[volume.triangles]
+    rel = tri[:, :, :2] - point[:2]
+    cross = [rel[:, i, 0] * rel[:, j, 1] - rel[:, i, 1] * rel[:, j, 0] for i, j in ((1, 2), (2, 0), (0, 1))]
+    total = cross[0] + cross[1] + cross[2]
+    over = (np.abs(total) > 1e-12) & np.all([np.sign(c) * np.sign(total) > 0 for c in cross], axis=0)
+    z = sum(cross[i][over] * tri[over, i, 2] for i in range(3)) / total[over]
+    return int((z > point[2]).sum()) % 2 == 1
+
+
 def link_violations(mesh) -> list[tuple[str, str]]:
     """Off-mesh links whose ends are not on the surface of the polygons they name."""
     from blender_navmesh.query.index import MeshIndex
@@ -327,17 +421,26 @@ def path_violations(mesh, number: int) -> list[tuple[str, str]]:
     """Random paths (seeded by the case number; half at the bake radius, half wider) that raise,
     name a polygon that does not hold their point, or leave the detail surface under them by more
     than the drape's tolerance between their points (off-mesh link segments, jumps and drops, run
-    through the air)."""
-    from blender_navmesh.query import NavMeshQuery
+    through the air). On a navmesh of several area ids, the last half of the paths exclude one of
+    them and cost the others at random, and must not cross the excluded area's floor."""
+    from blender_navmesh.query import NavMeshQuery, QueryFilter
     from blender_navmesh.query.refine import DRAPE_TOL
 
     query = NavMeshQuery(mesh)
     index, rng, found = query.index, np.random.default_rng([number, 7]), []
+    areas = sorted(set(mesh.areas.tolist()))
+    filters = np.random.default_rng([number, 8])  # a stream of their own: the paths above keep theirs
     for k in range(PATHS_PER_CASE):
         start, goal = query.random_point(rng)[1], query.random_point(rng)[1]
         radius = float(mesh.params.agent_radius) * (1.0 if k % 2 == 0 else WIDER_AGENT)
+        path_filter = None
+        if len(areas) > 1 and 2 * k >= PATHS_PER_CASE:
+            excluded = int(filters.choice(areas))
+            path_filter = QueryFilter(
+                area_cost={a: float(filters.uniform(0.5, 5.0)) for a in areas if a != excluded}, excluded={excluded}
+            )
         try:
-            res = query.find_path(start, goal, radius=radius)
+            res = query.find_path(start, goal, radius=radius, filter=path_filter)
         except Exception as exc:  # noqa: BLE001 - any exception is what the fuzzer hunts
             found.append(("path_error", f"path {k}: {type(exc).__name__}: {exc}"))
             continue
@@ -345,29 +448,40 @@ def path_violations(mesh, number: int) -> list[tuple[str, str]]:
             if not _surface_under(index, xyz, [poly]):
                 found.append(("path_off_polygon", f"path {k}: point {xyz.tolist()} is not on its polygon {poly}"))
                 break
-        worst = 0.0
+        worst, crossed = 0.0, None
         for i, (a, b) in enumerate(zip(res.points[:-1], res.points[1:])):
             if i in res.links:
                 continue
             for t in np.linspace(0.0, 1.0, PATH_SAMPLES + 2)[1:-1]:
                 xyz = a + t * (b - a)
-                under = _surface_under(index, xyz)
+                under = _surface_under(index, xyz, heights_of=True)
                 if under:
-                    worst = max(worst, min(abs(z - xyz[2]) for z in under))
+                    worst = max(worst, min(abs(z - xyz[2]) for z, _ in under))
+                if path_filter is not None and crossed is None:
+                    floor = [p for z, p in under if abs(z - xyz[2]) <= DRAPE_TOL + PATH_SURFACE_SLACK]
+                    if floor and all(int(mesh.areas[p]) in path_filter.excluded for p in floor):
+                        crossed = xyz
         if worst > DRAPE_TOL + PATH_SURFACE_SLACK:
             found.append(("path_off_surface", f"path {k} leaves the surface by {worst:.3g} m"))
+        excluded_on_path = [
+            p for p in res.polygons.tolist() if path_filter and int(mesh.areas[p]) in path_filter.excluded
+        ]
+        if excluded_on_path or crossed is not None:
+            where = f"polygon {excluded_on_path[0]}" if excluded_on_path else f"{crossed.tolist()}"
+            found.append(("path_excluded", f"path {k} crosses the area its filter excludes at {where}"))
     return found
 
 
-def _surface_under(index, xyz: np.ndarray, polys: list[int] | None = None) -> list[float]:
+def _surface_under(index, xyz: np.ndarray, polys: list[int] | None = None, heights_of: bool = False) -> list:
     """The surface heights under xyz of the polygons (all, or `polys`) that hold it seen from above,
-    to PATH_POINT_SLACK of its coordinates' size (a level far from the origin rounds at that)."""
+    to PATH_POINT_SLACK of its coordinates' size (a level far from the origin rounds at that);
+    heights_of: (height, polygon) pairs."""
     slack = PATH_POINT_SLACK * max(1.0, float(np.abs(xyz[:2]).max()))
     heights = []
     for p in index.polygons_near(xyz, slack) if polys is None else polys:
         q = index.closest_point(p, xyz)
         if math.hypot(q[0] - xyz[0], q[1] - xyz[1]) <= slack:
-            heights.append(float(q[2]))
+            heights.append((float(q[2]), p) if heights_of else float(q[2]))
     return heights
 
 
@@ -388,7 +502,14 @@ def check_case(case: Case) -> list[tuple[str, str]]:
     logger = logging.getLogger("blender_navmesh")
     logger.addHandler(holes)
     try:
-        mesh = generate(case.scene.vertices, case.scene.triangles, case.params, walkable=case.scene.walkable)
+        mesh = generate(
+            case.scene.vertices,
+            case.scene.triangles,
+            case.params,
+            walkable=case.scene.walkable,
+            areas=case.areas,
+            volumes=case.volumes,
+        )
     except NavMeshError as exc:
         return [] if "memory" in str(exc) else [("error", str(exc))]
     except Exception as exc:  # noqa: BLE001 - any other exception is what the fuzzer hunts
@@ -398,6 +519,8 @@ def check_case(case: Case) -> list[tuple[str, str]]:
     if mesh.is_empty:
         return [] if mesh.empty_reason else [("empty_without_reason", "empty mesh with no reason")]
     found = navmesh_violations(mesh) + link_violations(mesh) + path_violations(mesh, case.number)
+    if case.areas is not None:
+        found += area_violations(mesh, case)
     if holes.count:
         found.append(("hole_ignored", f"{holes.count} holes left out of their region's polygons"))
     gaps = surface_gaps(mesh, case.scene)
@@ -421,7 +544,8 @@ def shrink(case: Case, kind: str) -> Case:
 
     def compact(tris: np.ndarray) -> Case:
         used, inverse = np.unique(case.scene.triangles[tris], return_inverse=True)
-        return replace(case, scene=Scene(case.scene.vertices[used], inverse.reshape(-1, 3), case.scene.walkable[tris]))
+        scene = Scene(case.scene.vertices[used], inverse.reshape(-1, 3), case.scene.walkable[tris])
+        return replace(case, scene=scene, areas=None if case.areas is None else case.areas[tris])
 
     def fails(tris: np.ndarray) -> bool:
         return any(k == kind for k, _ in check_case(compact(tris)))
@@ -493,6 +617,11 @@ def main(argv: list[str] | None = None) -> int:
                             "vertices": small.scene.vertices.tolist(),
                             "triangles": small.scene.triangles.tolist(),
                             "walkable": small.scene.walkable.tolist(),
+                            "areas": None if small.areas is None else small.areas.tolist(),
+                            "volumes": [
+                                {"vertices": v.vertices.tolist(), "triangles": v.triangles.tolist(), "area": v.area}
+                                for v in small.volumes
+                            ],
                         }
                     )
                 )

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from blender_navmesh import BakeParams
+from blender_navmesh.soup import AreaVolume
 from levels import Scene
 from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 
@@ -45,7 +46,12 @@ def load_reproducer(path: pathlib.Path) -> tuple[Case, str]:
         np.array(data["triangles"], dtype=np.int64),
         np.array(data["walkable"], dtype=bool),
     )
-    return Case(data["case"], data["family"], scene, BakeParams.from_dict(data["params"])), data["kind"]
+    areas = None if data.get("areas") is None else np.array(data["areas"], dtype=np.int32)
+    volumes = tuple(
+        AreaVolume(np.array(v["vertices"], dtype=float), np.array(v["triangles"], dtype=np.int64), v["area"])
+        for v in data.get("volumes", [])
+    )
+    return Case(data["case"], data["family"], scene, BakeParams.from_dict(data["params"]), areas, volumes), data["kind"]
 
 
 @pytest.mark.parametrize("path", REPRODUCERS)
