@@ -93,9 +93,6 @@ WIDER_AGENT = 1.3
 PATH_SAMPLES = 11
 PATH_SURFACE_SLACK = 1e-3
 PATH_POINT_SLACK = 1e-9
-# Copies of a floor laid over each other (the duplicates family) whose tops lie this close (m)
-# tie: which copy's area id the floor takes is then a matter of rounding.
-_TIED_HEIGHT = 1e-5
 # A case that takes longer than this (s) is reported: these levels are small.
 SLOW_CASE = 10.0
 FAMILIES = ("furniture", "triangles", "duplicates", "storeys", "scales")
@@ -346,62 +343,65 @@ def _closest_on_triangles(tri: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, n
 
 
 def area_violations(mesh, case: Case) -> list[tuple[str, str]]:
-    """Polygons whose area id is not that of the floor around them: where the floor at the
-    polygon's centre and at eight points around it, farther than the edge error and two cells,
-    has one area (each point's topmost walkable triangle near the polygon's surface, painted by
-    the volumes that hold it), the polygon must have it."""
+    """Polygons whose area id no floor near them has, that lie deep inside a volume painting another
+    id (the last such volume wins), or deep inside a volume removing the floor. Near: within the
+    edge error and two cells of the polygon's centre (a simplified outline may stray that far from
+    a painted border), and within a climb and the height error of the surface there; deep: farther
+    than that inside. A floor has an id where a walkable triangle of that id comes that near, or a
+    volume painting it does."""
     from blender_navmesh.detail import surface_height
 
     p = mesh.params
     reach = p.max_edge_error + 2 * p.cell_size
-    around = reach * np.array([(math.cos(a), math.sin(a)) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)])
+    rise = p.agent_max_climb + p.max_height_error
+    tri = case.scene.vertices[case.scene.triangles]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    floor = case.scene.walkable & (normal[:, 2] > 1e-12 * np.linalg.norm(normal, axis=1))  # facing up
+    tri, tri_area = tri[floor], case.areas[floor]
+    footprints = [(v, _footprint(v)) for v in case.volumes]
     found = []
     for poly in range(mesh.polygon_count):
         centre = mesh.vertices[mesh.polygon(poly)][:, :2].mean(axis=0)
         height = surface_height(mesh, poly, centre)
-        seen = {_floor_area(case, point, height) for point in np.vstack([centre, centre + around])}
-        if len(seen) == 1 and None not in seen and seen != {int(mesh.areas[poly])}:
-            found.append(("area", f"polygon {poly} has area {int(mesh.areas[poly])}, the floor around it {seen.pop()}"))
+        area = int(mesh.areas[poly])
+        xy, z = _closest_on_triangles(tri[tri_area == area], centre)
+        near = (np.hypot(*(xy - centre).T) <= reach) & (np.abs(z - height) <= rise)
+        painted = None  # the id the volumes surely give the floor here, if they do
+        for volume, ring in footprints:
+            lo, hi = volume.vertices[:, 2].min(), volume.vertices[:, 2].max()
+            depth = _depth_inside(ring, centre)
+            if not lo - rise <= height <= hi + rise:
+                continue
+            if volume.area == area and depth > -reach:
+                near = np.r_[near, True]
+            deep = depth > reach and lo + rise < height < hi - rise
+            if volume.area is None and deep:
+                found.append(("area", f"polygon {poly} lies {depth:.3g} m inside a volume that removes the floor"))
+            painted = volume.area if deep else None if depth > -reach else painted
+        if not near.any():
+            found.append(("area", f"polygon {poly} has area {area}, which no floor within {reach:.3g} m has"))
+        elif painted is not None and painted != area:
+            found.append(("area", f"polygon {poly} has area {area} deep inside a volume painting area {painted}"))
     return found
 
 
-def _floor_area(case: Case, xy: np.ndarray, height: float) -> int | str | None:
-    """The area id of the floor at xy: its topmost walkable triangle within a climb and the height
-    error of `height`, then painted by the volumes holding that point (later ones win); "removed"
-    where a volume removes it; None where there is no such floor or two triangles tie for the top
-    with different ids (copies laid over each other)."""
-    p = case.params
-    tri = case.scene.vertices[case.scene.triangles]
-    rel = tri[:, :, :2] - xy
-    cross = [rel[:, i, 0] * rel[:, j, 1] - rel[:, i, 1] * rel[:, j, 0] for i, j in ((1, 2), (2, 0), (0, 1))]
-    total = cross[0] + cross[1] + cross[2]
-    holds = case.scene.walkable & (np.abs(total) > 1e-12) & (np.sign(cross[0]) * np.sign(total) >= 0)
-    holds &= (np.sign(cross[1]) * np.sign(total) >= 0) & (np.sign(cross[2]) * np.sign(total) >= 0)
-    k = np.flatnonzero(holds)
-    z = sum(cross[i][k] * tri[k, i, 2] for i in range(3)) / total[k]
-    near = np.abs(z - height) <= p.agent_max_climb + p.max_height_error
-    if not near.any():
-        return None
-    top = z[near].max()
-    ids = set(case.areas[k[near][z[near] >= top - _TIED_HEIGHT]].tolist())
-    if len(ids) != 1:
-        return None
-    area: int | str = ids.pop()
-    for volume in case.volumes:
-        if _inside(volume, np.array([*xy, top])):
-            area = "removed" if volume.area is None else volume.area
-    return area
+def _footprint(volume: AreaVolume) -> np.ndarray:
+    """The volume's outline seen from above: the convex hull of its vertices (the fuzzer's volumes are boxes)."""
+    from blender_navmesh.geometry import convex_hull
+
+    xy = volume.vertices[:, :2]
+    return xy[convex_hull(xy)]
 
 
-def _inside(volume: AreaVolume, point: np.ndarray) -> bool:
-    """Whether point lies inside the closed mesh: a ray straight up crosses it an odd number of times."""
-    tri = volume.vertices[volume.triangles]
-    rel = tri[:, :, :2] - point[:2]
-    cross = [rel[:, i, 0] * rel[:, j, 1] - rel[:, i, 1] * rel[:, j, 0] for i, j in ((1, 2), (2, 0), (0, 1))]
-    total = cross[0] + cross[1] + cross[2]
-    over = (np.abs(total) > 1e-12) & np.all([np.sign(c) * np.sign(total) > 0 for c in cross], axis=0)
-    z = sum(cross[i][over] * tri[over, i, 2] for i in range(3)) / total[over]
-    return int((z > point[2]).sum()) % 2 == 1
+def _depth_inside(ring: np.ndarray, point: np.ndarray) -> float:
+    """How far point lies inside the convex ring (counter-clockwise) seen from above: the distance
+    to its outline, negative outside."""
+    a, b = ring, np.roll(ring, -1, axis=0)
+    edge = b - a
+    inside = np.all(edge[:, 0] * (point[1] - a[:, 1]) - edge[:, 1] * (point[0] - a[:, 0]) >= 0)
+    t = np.clip(((point - a) * edge).sum(1) / np.maximum((edge * edge).sum(1), 1e-300), 0.0, 1.0)
+    dist = float(np.hypot(*(a + t[:, None] * edge - point).T).min())
+    return dist if inside else -dist
 
 
 def link_violations(mesh) -> list[tuple[str, str]]:
