@@ -27,8 +27,9 @@ ONE_PLANE_TOL = 1e-12
 # A point this little outside (in barycentric terms) a detail triangle on the polygon's outline is on
 # it: a path's sample where it enters a polygon, off the edge by rounding.
 ON_OUTLINE_TOL = 1e-9
-# A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar.
-PLANAR_TOL = 0.005
+# A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar: a
+# path's height across it is taken as linear (refine.CHORD_TOL leaves room for twice this).
+PLANAR_TOL = 0.001
 # Cells (each way from its centre) of the start grid a detail triangle is entered in.
 START_SPAN = 2
 # u0 of a detail triangle with no area seen from above: no point is ever inside it.

@@ -17,6 +17,7 @@ import numpy as np
 from ..geometry import point_segment_distance_xy, point_segment_xy, segment_wall_distance_xy
 from .chain import ARC, WEDGE
 from .graph import FITS_TOL
+from .index import PLANAR_TOL
 
 # The arcs around corners are cut into steps of at most this angle (radians); a finer step comes
 # closer to the true arc at the cost of more candidate points. The polygon's vertices lie
@@ -40,6 +41,10 @@ RING_BISECTIONS = 12
 # A path is given a point where the surface under it is more than this (m) above or below the
 # straight line.
 DRAPE_TOL = 0.02
+# The chord between kept heights may leave the profile by this much (m): a polygon counted as
+# planar (index.PLANAR_TOL) gives only its entry height, and its surface may bend either way of the
+# line between entries by its tolerance, which the chord must leave room for.
+CHORD_TOL = DRAPE_TOL - 2.0 * PLANAR_TOL
 # Rings of neighbouring polygons around the corridor whose corners the path may bend at.
 CORNER_RINGS = 2
 # A segment's end lies on the walk's last polygon within this cross product with its edges (m², see
@@ -385,12 +390,12 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
 
 def _drape_indices(t: list[float], z: list[float]) -> list[int]:
     """Indices (in order, ends excluded) of the height samples (t, z) to keep so the polyline
-    through them and both ends stays within DRAPE_TOL of every sample (Douglas-Peucker)."""
+    through them and both ends stays within CHORD_TOL of every sample (Douglas-Peucker)."""
     keep = []
     stack = [(0, len(t) - 1)]
     while stack:
         i, j = stack.pop()
-        worst, m = DRAPE_TOL, -1
+        worst, m = CHORD_TOL, -1
         span = t[j] - t[i]
         slope = (z[j] - z[i]) / span if span > 0.0 else 0.0
         for k in range(i + 1, j):
