@@ -1,5 +1,5 @@
 """The distance primitives against shapely's exact answers on random segments; the box join against
-every pair; the fast left-turn test against turn.
+every pair; the fast left-turn test against turn."""
 
 from __future__ import annotations
 
