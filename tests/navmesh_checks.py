@@ -6,8 +6,11 @@ from collections import deque
 
 import numpy as np
 
-from blender_navmesh.geometry import STRAIGHT_ANGLE
+from blender_navmesh.geometry import STRAIGHT_ANGLE, meeting_boxes
 from blender_navmesh.triangulate import NEEDLE_FATNESS, SLIVER_WIDTH
+
+# Two wall edges run back to back when their directions are this close to opposite (cosine).
+COSINE_BACK_TO_BACK = 0.999
 
 
 def polygon_xy(mesh, p: int) -> np.ndarray:
@@ -89,6 +92,48 @@ def navmesh_violations(mesh) -> list[tuple[str, str]]:
     out += [("t_junction", m) for m in t_junctions(mesh)]
     out += [("straight_vertex", m) for m in unneeded_straight_vertices(mesh)]
     out += [("long_edge", m) for m in long_wall_edges(mesh)]
+    out += [("crack", m) for m in cracks(mesh)]
+    return out
+
+
+def cracks(mesh) -> list[str]:
+    """Wall edges of two polygons that run back to back (opposite ways, floor on either side) closer
+    than a sliver's width and at one height: a gap in the floor that no geometry makes and no path
+    crosses, where two outlines should have shared a border. Floors either side of a real wall stay
+    apart by twice the agent radius and the wall's thickness; at radius 0 a wall modelled as one
+    face leaves them a hundredth of a cell either side of it, so no crack is looked for there."""
+    p = mesh.params
+    gap, climb = SLIVER_WIDTH * p.cell_size, p.agent_max_climb
+    if p.agent_radius <= 0:
+        return []
+    wall = np.flatnonzero(mesh.neighbors < 0)
+    a, b = mesh.vertices[mesh.poly_vertices[wall]], mesh.vertices[mesh.edge_next_vertex[wall]]
+    box = np.column_stack([np.minimum(a[:, :2], b[:, :2]) - gap, np.maximum(a[:, :2], b[:, :2]) + gap])
+    out = []
+    for i, j in zip(*meeting_boxes(box, box)):
+        if i >= j:
+            continue
+        d = b[i, :2] - a[i, :2]
+        length = float(np.hypot(*d))
+        e = b[j, :2] - a[j, :2]
+        if length == 0 or np.hypot(*e) == 0 or np.dot(d, e) > -COSINE_BACK_TO_BACK * length * np.hypot(*e):
+            continue
+        u = d / length
+        # j's ends along i's line and their offsets from it: j runs back to back with i where its
+        # stretch overlaps i's and it stays on i's right (i's floor is on its left), within the gap.
+        t = np.array([np.dot(b[j, :2] - a[i, :2], u), np.dot(a[j, :2] - a[i, :2], u)])
+        off = np.array([np.cross(u, b[j, :2] - a[i, :2]), np.cross(u, a[j, :2] - a[i, :2])])
+        lo, hi = max(t[0], 0.0), min(t[1], length)
+        if hi - lo <= gap or t[1] == t[0]:
+            continue
+        side = off[0] + (np.array([lo, hi]) - t[0]) / (t[1] - t[0]) * (off[1] - off[0])
+        z_i = a[i, 2] + np.array([lo, hi]) / length * (b[i, 2] - a[i, 2])
+        z_j = b[j, 2] + (np.array([lo, hi]) - t[0]) / (t[1] - t[0]) * (a[j, 2] - b[j, 2])
+        if np.all(side <= 0) and np.all(side > -gap) and np.all(np.abs(z_i - z_j) <= climb):
+            out.append(
+                f"wall edges of polygons {int(mesh.edge_polygon[wall[i]])} and {int(mesh.edge_polygon[wall[j]])} run"
+                f" back to back {-float(side.min()):.3g} m apart over {hi - lo:.3g} m: a crack in the floor"
+            )
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -30,7 +31,9 @@ _ON_EDGE = 1e-7
 _INSIDE_EDGE = 1e-6
 
 
-def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]]:
+def _widen_slivers(
+    polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float, shared: AbstractSet[tuple[int, int]]
+) -> list[list[int]]:
     """One region's polygons with slivers (_is_sliver) repaired where that is possible.
 
     A sliver is merged with a neighbour (across its longest edges first: a sliver lies along its
@@ -38,17 +41,27 @@ def _widen_slivers(polys: list[list[int]], xy: np.ndarray, maxv: int, thin: floa
     so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
     repairs, that is narrower than `thin` and lies on the floor's edge (a spike of the outline, or
     the floor between two walls all but touching) is cut off: its neighbours see a wall there, so
-    the slivers left among them are tried again."""
+    the slivers left among them are tried again. One with an edge on a border shared with another
+    region (`shared`: directed edges) stays: the region across still has that edge, and would
+    face a wall a hair away from its own (a crack no path crosses)."""
     current: list[list[int] | None] = list(polys)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
     pending = [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]
     while pending:
-        outcomes = {s: _repair_sliver(s, current, owner, xy, maxv, thin) for s in pending}
+        outcomes = {s: _repair_sliver(s, current, owner, xy, maxv, thin, shared) for s in pending}
         pending = [s for s, outcome in outcomes.items() if outcome == "kept"] if "cut" in outcomes.values() else []
     return [poly for poly in current if poly is not None]
 
 
-def _repair_sliver(s: int, current: list[list[int] | None], owner: dict, xy: np.ndarray, maxv: int, thin: float) -> str:
+def _repair_sliver(
+    s: int,
+    current: list[list[int] | None],
+    owner: dict,
+    xy: np.ndarray,
+    maxv: int,
+    thin: float,
+    shared: AbstractSet[tuple[int, int]],
+) -> str:
     """Regroup or cut off polygon s if it is still a sliver (_widen_slivers), updating `current`
     and `owner` (directed edge -> polygon); "repaired", "cut" or "kept"."""
     poly = current[s]
@@ -88,8 +101,9 @@ def _repair_sliver(s: int, current: list[list[int] | None], owner: dict, xy: np.
                 owner[(piece[k - 1], piece[k])] = slot
         return "repaired"
     # Cut off only at the floor's edge (a spike, a pinch between walls): one with polygons of the
-    # region all round would leave a hole inside the floor.
-    if narrower_than(xy[poly], thin) and any(owner.get((b, a)) is None for a, b in edges):
+    # region all round would leave a hole inside the floor, one on a shared border a crack.
+    on_edge = any(owner.get((b, a)) is None for a, b in edges)
+    if narrower_than(xy[poly], thin) and on_edge and not any(e in shared for e in edges):
         for k in range(len(poly)):
             del owner[(poly[k - 1], poly[k])]
         current[s] = None
