@@ -18,11 +18,7 @@ from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
-KNOWN_REPRODUCERS: dict[str, str] = {
-    "case6690_sliver": "at max_verts_per_poly 3, an outline's spike 1.3 cm wide at the end of a border shared"
-    " with a region of another area: every triangle on it is a sliver, and cutting it off (as spikes on"
-    " walls are) would leave a crack along the border",
-}
+KNOWN_REPRODUCERS: dict[str, str] = {}
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
     if path.stem in KNOWN_REPRODUCERS

@@ -70,10 +70,12 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     Heightfield.boundary describes them).
 
     Candidates are the triangles rasterised into the neighbour column within the agent's band
-    (above climb, below head height); the fraction is the first crossing of the line with one of
-    them, seen from above, between the near and far sides of the neighbour square (0.5 to 1.5).
-    Where none crosses it (geometry that only clips the neighbour square off the line) it stays
-    1.0, the neighbour centre, not found.
+    (above climb, below head height). What blocks is the part of each such triangle within the
+    band, seen from above (_band_part): a ramp rising from the floor blocks where it has risen more
+    than a climb, not along its foot, which the floor meets at its own height. The fraction is the
+    first crossing of the line with one of those parts, between the near and far sides of the
+    neighbour square (0.5 to 1.5). Where none crosses it (geometry that only clips the neighbour
+    square off the line) it stays 1.0, the neighbour centre, not found.
     """
     span, d = wall
     out = np.ones(len(span))
@@ -95,7 +97,8 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
-        t = _first_crossing(start[active], reach[active], vertices[triangles[label[f]], :2])
+        part = _band_part(vertices[triangles[label[f]]], band_lo[active], band_hi[active])
+        t = _first_crossing(start[active], reach[active], part)
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
         seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
         k += 1
@@ -105,10 +108,47 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
-    corners = vertices[triangles[tri], :2]
-    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % 3], lo_xy - grid.cs, 3 * grid.cs) for e in range(3)]
-    blockers = np.concatenate([np.column_stack([p, q, z[span[link]]])[ok] for p, q, ok in segs])
+    corners = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
+    k = corners.shape[1]
+    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % k], lo_xy - grid.cs, 3 * grid.cs) for e in range(k)]
+    blockers = np.concatenate([np.column_stack([p, q, z[span[link]]])[ok & (p != q).any(axis=1)] for p, q, ok in segs])
     return out, found, np.unique(blockers, axis=0)
+
+
+def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """(N, 5, 2): seen from above, the part of each triangle (N, 3, 3) between heights lo and hi
+    (N,), a polygon of up to five corners, padded by repeating its last (all corners the same
+    where nothing of it lies between). A vertical triangle's part is a segment traced both ways."""
+    poly, count = tri, np.full(len(tri), 3)
+    for level, above in ((lo, True), (hi, False)):
+        poly, count = _clip_at_height(poly, count, level, above)
+    last = poly[np.arange(len(poly)), np.maximum(count - 1, 0)]
+    pad = np.arange(poly.shape[1])[None, :] >= count[:, None]
+    return np.where(pad[..., None], last[:, None, :], poly)[..., :2]
+
+
+def _clip_at_height(poly: np.ndarray, count: np.ndarray, level: np.ndarray, above: bool):
+    """Polygons (N, K, 3) of `count` corners cut at height level (N,), keeping the part above it (or
+    below): (N, K + 1, 3) and their corner counts (Sutherland-Hodgman, one corner slot at a time)."""
+    n, k = poly.shape[:2]
+    rows = np.arange(n)
+    out = np.zeros((n, k + 1, 3))
+    size = np.zeros(n, dtype=np.int64)
+    sign = 1.0 if above else -1.0
+    for i in range(k):
+        a, b = poly[:, i], poly[rows, (i + 1) % np.maximum(count, 1)]
+        live = i < count
+        a_in, b_in = sign * (a[:, 2] - level) >= 0, sign * (b[:, 2] - level) >= 0
+        keep = live & a_in
+        out[rows[keep], size[keep]] = a[keep]
+        size += keep
+        cut = live & (a_in != b_in)
+        t = (level[cut] - a[cut, 2]) / (b[cut, 2] - a[cut, 2])
+        point = a[cut] + t[:, None] * (b[cut] - a[cut])
+        point[:, 2] = level[cut]
+        out[rows[cut], size[cut]] = point
+        size += cut
+    return out, size
 
 
 def _clip_to_square(p: np.ndarray, q: np.ndarray, lo: np.ndarray, size: float):
@@ -130,12 +170,14 @@ def _clip_to_square(p: np.ndarray, q: np.ndarray, lo: np.ndarray, size: float):
     return p + t0[:, None] * d, p + t1[:, None] * d, ok
 
 
-def _first_crossing(start: np.ndarray, step: np.ndarray, tri: np.ndarray) -> np.ndarray:
-    """(N,) the least t in [0, 1] where start + t * step meets an edge of triangle tri (N, 3, 2)
-    seen from above, or inf. Works for vertical triangles, whose outline is a doubled segment."""
+def _first_crossing(start: np.ndarray, step: np.ndarray, poly: np.ndarray) -> np.ndarray:
+    """(N,) the least t in [0, 1] where start + t * step meets an edge of polygon poly (N, K, 2)
+    seen from above, or inf. Works for vertical ones, whose outline is a doubled segment, and for
+    corners repeated as padding (edges of no length meet nothing)."""
     best = np.full(len(start), np.inf)
-    for e in range(3):
-        p, q = tri[:, e], tri[:, (e + 1) % 3]
+    k = poly.shape[1]
+    for e in range(k):
+        p, q = poly[:, e], poly[:, (e + 1) % k]
         edge = q - p
         rel = p - start
         denom = cross_vectors(step, edge)
