@@ -58,7 +58,7 @@ def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, e
     if len(which) == 0:
         return
     tris = tin.tris
-    corner = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]  # (T, 3, 3)
+    corner: np.ndarray = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]  # (T, 3, 3)
     ax, ay = corner[:, 0, 0, None], corner[:, 0, 1, None]
     ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
     vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
