@@ -24,11 +24,13 @@ from tests.fixtures.io.detour_tools import (
     tile_polygons,
 )
 
-# Detour's path length against ours. Ours is the shortest path draped over the detail surface;
-# Detour's straight path joins its corners in straight lines (a little shorter over hills), and its A*
+# Detour's path length against ours. Ours is the shortest path (seen from above) draped over the
+# detail surface; Detour's straight path joins its corners in straight lines (shorter over hills,
+# and 4% shorter where a path steps down off a ramp's side within a climb: ours drops with the
+# floor, its line cuts through the air), so only seen from above is it never shorter. Its A*
 # costs polygon-edge midpoints, so now and then it picks a corridor whose pulled string is longer
 # (up to ~14% on the rooms level: not the export's doing). Tiles cut polygons at their borders, which
-# changes the midpoints it costs: on the rooms level in 7 m tiles, 35 of 42 paths are within 2% (all
+# changes the midpoints it costs: on the rooms level in 7 m tiles, 36 of 42 paths are within 2% (all
 # 42 in one tile; with holes of more corners, hence more and smaller polygons, 38 and 41).
 LENGTH_TOLERANCE = 0.02
 SHARE_WITHIN_TOLERANCE = 0.8
@@ -102,6 +104,10 @@ def _pairs_on_mesh(mesh: lib.NavMesh, count: int, seed: int) -> np.ndarray:
     return np.hstack([points[:count], points[count:]])
 
 
+def _top_view_length(points) -> float:
+    return float(np.linalg.norm(np.diff(np.asarray(points)[:, :2], axis=0), axis=1).sum())
+
+
 def _compare_paths(mesh: lib.NavMesh, path, pairs: np.ndarray) -> dict:
     """Detour on the exported file against our query on the same pairs; returns Detour's answer."""
     across = 2 * mesh.params.agent_radius + mesh.params.cell_size
@@ -110,7 +116,7 @@ def _compare_paths(mesh: lib.NavMesh, path, pairs: np.ndarray) -> dict:
     assert found["unlinkedPortals"] <= 0.01 * max(found["portals"], 1), "Detour linked the tiles' border edges"
     query = NavMeshQuery(mesh)
     max_error = mesh.params.max_height_error
-    ratios = []
+    ratios, top_ratios = [], []
     for pair, theirs in zip(pairs, found["paths"]):
         ours = query.find_path(pair[:3], pair[3:])
         reached = theirs["found"] and not theirs["partial"] and np.linalg.norm(theirs["points"][-1] - pair[3:]) < 0.05
@@ -118,11 +124,13 @@ def _compare_paths(mesh: lib.NavMesh, path, pairs: np.ndarray) -> dict:
         if not reached:
             continue
         ratios.append(theirs["length"] / ours.length if ours.length > 1e-3 else 1.0)
+        top = _top_view_length(ours.points)
+        top_ratios.append(_top_view_length(theirs["points"]) / top if top > 1e-3 else 1.0)
         for point in theirs["points"]:
             heights = [surface_height(mesh, p, point) for p in query.index.polygons_near(point[:2], 1e-3)]
             assert min(abs(point[2] - h) for h in heights) <= max_error, f"path point {point} off our surface"
     ratios = np.array(ratios)
-    assert len(ratios) and ratios.min() >= 1 - LENGTH_TOLERANCE, "Detour is never shorter than our shortest path"
+    assert len(ratios) and min(top_ratios) >= 1 - LENGTH_TOLERANCE, "Detour is never shorter than our shortest path"
     assert abs(np.median(ratios) - 1) <= LENGTH_TOLERANCE
     assert np.mean(ratios <= 1 + LENGTH_TOLERANCE) >= SHARE_WITHIN_TOLERANCE
     assert ratios.max() <= LONGEST_RATIO
