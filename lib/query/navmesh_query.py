@@ -315,6 +315,10 @@ class NavMeshQuery(PathDrawing):
         test = None if passable is None else passable.__getitem__
 
         def walk(p: int, a, b, crossings: list | None = None):
+            if test is not None and not test(p):
+                # No walk starts in a polygon the filter excludes: a path point on its border
+                # (a corner it shares with passable ones) is placed on one of those.
+                return 0.0, -1, [p]
             return walk_segment(self.index, p, a, b, test, crossings)
 
         return walk
