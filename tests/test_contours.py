@@ -649,3 +649,32 @@ def test_a_loop_an_outer_trace_holds_twice_is_dropped_and_an_island_in_its_hole_
     assert _held_twice([main]) == set()
     # Two loops of the same size (a trace run twice) do not cancel each other out.
     assert _held_twice([main, main.copy()]) == set()
+
+
+def test_two_regions_walls_from_one_point_to_ends_a_few_millimetres_apart_become_their_border():
+    """nav_test at (47.8, 7.0): two regions' outlines leave the end of their shared border along the
+    edge of floor eroded to exactly the radius, and each places the far end by its own interpolation,
+    4.5 mm apart: two walls back to back across floor (a crack). The free far end of one moves onto
+    the other's, and the pair becomes the regions' border; an end shared with a third region stays."""
+    from blender_navmesh.contours import _far_ends_met, _RegionRing, _walls_walked_both_ways_shared
+
+    def ring(points, nb, shared):
+        pts = np.array(points, dtype=float)
+        return _RegionRing((pts, np.array(nb), np.array(shared)), None, [])
+
+    # Region 0 walks the shared border up x = 1 to (1, 1), then a wall to (0.2, 1.8); region 1 walks a
+    # wall from (0.2045, 1.7975) to (1, 1), then the border down. Their other sides are walls.
+    left = ring([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0.2, 1.8, 0), (0, 1.8, 0)], [-1, 1, -1, -1, -1], [0, 1, 1, 0, 0])
+    right_points = [(1, 0, 0), (2, 0, 0), (2, 2, 0), (0.2045, 1.7975, 0), (1, 1, 0)]
+    right = ring(right_points, [-1, -1, -1, -1, 0], [1, 0, 0, 0, 1])
+    met = _walls_walked_both_ways_shared(_far_ends_met({0: [left], 1: [right]}, 0.05 * 0.3), climb=0.3)
+    # The wall that starts at the border's end (region 0's) has its far end moved onto region 1's.
+    points, nb, _ = met[0][0].option
+    assert points[3].tolist() == [0.2045, 1.7975, 0.0] and nb[2] == 1
+    assert met[1][0].option[1][3] == 0
+    # Too far apart, or the far end shared with another region: left as walls.
+    far = ring([*right_points[:3], (0.22, 1.78, 0), (1, 1, 0)], [-1, -1, -1, -1, 0], [1, 0, 0, 0, 1])
+    pinned = ring([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0.2, 1.8, 0), (0, 1.8, 0)], [-1, 1, -1, -1, -1], [0, 1, 1, 1, 0])
+    for rings in ({0: [left], 1: [far]}, {0: [pinned], 1: [right]}):
+        kept = _walls_walked_both_ways_shared(_far_ends_met(rings, 0.05 * 0.3), climb=0.3)
+        assert kept[1][0].option[1][3] == -1 and kept[0][0].option[1][2] == -1

@@ -77,6 +77,8 @@ class _RegionRing(NamedTuple):
 
 # Outline points of two regions this close (m) are one point (the polygon stage welds closer ones).
 _SAME_POINT = 1e-9
+# Two regions' walls that leave one point and end this close (cells) are one edge (_far_ends_met).
+_FAR_END = 0.05
 # Rings with less area than this fraction of a cell are slivers and dropped.
 _MIN_RING_AREA = 1e-3
 # A ring whose simplified outline cannot be pushed off the walls is simplified again with the
@@ -166,7 +168,9 @@ def build_contours(
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
-    rings_by_region = _walls_walked_both_ways_shared(rings_by_region, float(params.agent_max_climb))
+    rings_by_region = _walls_walked_both_ways_shared(
+        _far_ends_met(rings_by_region, _FAR_END * hf.cell_size), float(params.agent_max_climb)
+    )
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     pushing = progress.span(0.5, 1.0)
@@ -272,6 +276,44 @@ def _walls_walked_both_ways_shared(
             nb[k] = s
             shared[[k, (k + 1) % len(points)]] = True
         out[r][j] = ring._replace(option=(points, nb, shared))
+    return out
+
+
+def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -> dict[int, list[_RegionRing]]:
+    """The rings with the far end of a wall edge moved onto another region's, where two regions'
+    walls leave one point and end within `reach` of each other, walked opposite ways: the line
+    where both regions' outlines meet the eroded floor at a cell whose distance is the radius
+    exactly, each end placed by its own interpolation (nav_test: 4.5 mm apart, two walls back to
+    back across floor). Only a free point moves (not a region's shared one), and only the ring
+    that starts the pair; _walls_walked_both_ways_shared then makes the pair their border."""
+    starts: dict[tuple, list[tuple[int, int, int]]] = {}  # a wall's start point -> (region, ring, edge)
+    for r, rings in rings_by_region.items():
+        for j, ring in enumerate(rings):
+            points, nb, _ = ring.option
+            for k in np.flatnonzero(nb < 0).tolist():
+                starts.setdefault(tuple(np.round(points[k, :2] / _SAME_POINT).tolist()), []).append((r, j, k))
+    moves: dict[tuple[int, int], dict[int, np.ndarray]] = {}
+    for r, rings in rings_by_region.items():
+        for ring in rings:
+            points, nb, shared = ring.option
+            for k in np.flatnonzero(nb < 0).tolist():
+                end = (k + 1) % len(points)
+                for s, i, e in starts.get(tuple(np.round(points[end, :2] / _SAME_POINT).tolist()), []):
+                    other, other_shared = rings_by_region[s][i].option[0], rings_by_region[s][i].option[2]
+                    far = (e + 1) % len(other)
+                    gap = float(np.hypot(*(other[far, :2] - points[k, :2])))
+                    if s != r and 0 < gap <= reach and not other_shared[far] and not shared[k]:
+                        moves.setdefault((s, i), {})[far] = points[k]
+    if not moves:
+        return rings_by_region
+    out = {r: list(rings) for r, rings in rings_by_region.items()}
+    for (s, i), moved in moves.items():
+        ring = out[s][i]
+        points, nb, shared = ring.option
+        points = points.copy()
+        for k, point in moved.items():
+            points[k] = point
+        out[s][i] = ring._replace(option=(points, nb, shared))
     return out
 
 
