@@ -265,18 +265,16 @@ def _walls_walked_both_ways_shared(
             <= climb
         ):
             found.setdefault((r, j), []).append((k, s))
-    if not found:
-        return rings_by_region
-    out = {r: list(rings) for r, rings in rings_by_region.items()}
-    for (r, j), edges in found.items():
-        ring = out[r][j]
-        points, nb, shared = ring.option
+
+    def as_border(option, edges):
+        points, nb, shared = option
         nb, shared = nb.copy(), shared.copy()
         for k, s in edges:
             nb[k] = s
             shared[[k, (k + 1) % len(points)]] = True
-        out[r][j] = ring._replace(option=(points, nb, shared))
-    return out
+        return points, nb, shared
+
+    return _edited(rings_by_region, found, as_border)
 
 
 def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -> dict[int, list[_RegionRing]]:
@@ -304,16 +302,25 @@ def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -
                     gap = float(np.hypot(*(other[far, :2] - points[k, :2])))
                     if s != r and 0 < gap <= reach and not other_shared[far] and not shared[k]:
                         moves.setdefault((s, i), {})[far] = points[k]
-    if not moves:
+
+    def moved(option, to):
+        points, nb, shared = option
+        points = points.copy()
+        for k, point in to.items():
+            points[k] = point
+        return points, nb, shared
+
+    return _edited(rings_by_region, moves, moved)
+
+
+def _edited(rings_by_region: dict[int, list[_RegionRing]], edits: dict, edit) -> dict[int, list[_RegionRing]]:
+    """The rings with ring j of region r given option edit(its option, edits[(r, j)]), the others
+    as they were (the same dict when there is nothing to edit)."""
+    if not edits:
         return rings_by_region
     out = {r: list(rings) for r, rings in rings_by_region.items()}
-    for (s, i), moved in moves.items():
-        ring = out[s][i]
-        points, nb, shared = ring.option
-        points = points.copy()
-        for k, point in moved.items():
-            points[k] = point
-        out[s][i] = ring._replace(option=(points, nb, shared))
+    for (r, j), changes in edits.items():
+        out[r][j] = out[r][j]._replace(option=edit(out[r][j].option, changes))
     return out
 
 
