@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+import shapely
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.errors import NavMeshError
@@ -358,7 +359,8 @@ def area_violations(mesh, case: Case) -> list[tuple[str, str]]:
     normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     floor = case.scene.walkable & (normal[:, 2] > 1e-12 * np.linalg.norm(normal, axis=1))  # facing up
     tri, tri_area = tri[floor], case.areas[floor]
-    footprints = [(v, _footprint(v)) for v in case.volumes]
+    # Seen from above, a volume is its vertices' convex hull (the fuzzer's volumes are boxes).
+    footprints = [(v, shapely.MultiPoint(v.vertices[:, :2]).convex_hull) for v in case.volumes]
     found = []
     for poly in range(mesh.polygon_count):
         centre = mesh.vertices[mesh.polygon(poly)][:, :2].mean(axis=0)
@@ -367,9 +369,9 @@ def area_violations(mesh, case: Case) -> list[tuple[str, str]]:
         xy, z = _closest_on_triangles(tri[tri_area == area], centre)
         near = (np.hypot(*(xy - centre).T) <= reach) & (np.abs(z - height) <= rise)
         painted = None  # the id the volumes surely give the floor here, if they do
-        for volume, ring in footprints:
+        for volume, footprint in footprints:
             lo, hi = volume.vertices[:, 2].min(), volume.vertices[:, 2].max()
-            depth = _depth_inside(ring, centre)
+            depth = _depth_inside(footprint, centre)
             if not lo - rise <= height <= hi + rise:
                 continue
             if volume.area == area and depth > -reach:
@@ -385,23 +387,11 @@ def area_violations(mesh, case: Case) -> list[tuple[str, str]]:
     return found
 
 
-def _footprint(volume: AreaVolume) -> np.ndarray:
-    """The volume's outline seen from above: the convex hull of its vertices (the fuzzer's volumes are boxes)."""
-    from blender_navmesh.geometry import convex_hull
-
-    xy = volume.vertices[:, :2]
-    return xy[convex_hull(xy)]
-
-
-def _depth_inside(ring: np.ndarray, point: np.ndarray) -> float:
-    """How far point lies inside the convex ring (counter-clockwise) seen from above: the distance
-    to its outline, negative outside."""
-    a, b = ring, np.roll(ring, -1, axis=0)
-    edge = b - a
-    inside = np.all(edge[:, 0] * (point[1] - a[:, 1]) - edge[:, 1] * (point[0] - a[:, 0]) >= 0)
-    t = np.clip(((point - a) * edge).sum(1) / np.maximum((edge * edge).sum(1), 1e-300), 0.0, 1.0)
-    dist = float(np.hypot(*(a + t[:, None] * edge - point).T).min())
-    return dist if inside else -dist
+def _depth_inside(footprint: shapely.Polygon, point: np.ndarray) -> float:
+    """How far point lies inside the footprint seen from above: the distance to its outline,
+    negative outside."""
+    dist = float(footprint.exterior.distance(shapely.Point(point[:2])))
+    return dist if footprint.contains(shapely.Point(point[:2])) else -dist
 
 
 def link_violations(mesh) -> list[tuple[str, str]]:
