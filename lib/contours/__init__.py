@@ -23,7 +23,7 @@ from ..regions import RegionMap
 from .corners import fewer_corners
 from .holes import _HOLE_REACH, _enclosing_hole
 from .pinches import widen_pinches
-from .push import _push_rings, _reach, _RingBoxes
+from .push import _away_from_walls, _push_rings, _reach, _RingBoxes
 from .rings import (
     _cut_necks,
     _dedupe,
@@ -79,6 +79,10 @@ class _RegionRing(NamedTuple):
 _SAME_POINT = 1e-9
 # Two regions' walls that leave one point and end this close (cells) are one edge (_far_ends_met).
 _FAR_END = 0.05
+# A wall's free end that becomes a shared point (_walls_walked_both_ways_shared) is moved this many
+# cells beyond agent_radius from the floor's boundary: a wall edge turning about it can then clear
+# the band (at the radius exactly only the tangent does, which the push approaches without end).
+_SHARED_END_CLEARANCE = 0.05
 # Rings with less area than this fraction of a cell are slivers and dropped.
 _MIN_RING_AREA = 1e-3
 # A ring whose simplified outline cannot be pushed off the walls is simplified again with the
@@ -168,9 +172,10 @@ def build_contours(
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
-    rings_by_region = _walls_walked_both_ways_shared(
+    met = _walls_walked_both_ways_shared(
         _far_ends_met(rings_by_region, _FAR_END * hf.cell_size), float(params.agent_max_climb)
     )
+    rings_by_region = _new_shared_points_off_walls(rings_by_region, met, boundary)
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     pushing = progress.span(0.5, 1.0)
@@ -252,7 +257,7 @@ def _walls_walked_both_ways_shared(
             wall = np.flatnonzero(nb < 0)
             for k, key in zip(wall.tolist(), map(tuple, np.hstack([at, ring_next(at)])[wall].tolist())):
                 walls[key] = (r, j, k)
-    found: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (region, ring) -> (edge, other region)
+    found: dict[tuple[int, int], list[tuple]] = {}  # (region, ring) -> ((start, end), other region)
     for (ax, ay, bx, by), (r, j, k) in walls.items():
         other = walls.get((bx, by, ax, ay))
         if other is None or other[0] == r:
@@ -264,17 +269,68 @@ def _walls_walked_both_ways_shared(
             max(abs(points[k, 2] - there[(e + 1) % len(there), 2]), abs(points[(k + 1) % len(points), 2] - there[e, 2]))
             <= climb
         ):
-            found.setdefault((r, j), []).append((k, s))
+            found.setdefault((r, j), []).append((((ax, ay), (bx, by)), s))
 
     def as_border(option, edges):
         points, nb, shared = option
         nb, shared = nb.copy(), shared.copy()
-        for k, s in edges:
-            nb[k] = s
-            shared[[k, (k + 1) % len(points)]] = True
-        return points, nb, shared
+        at = {key: k for k, key in enumerate(_keys(points))}
+        keep = np.ones(len(points), dtype=bool)
+        for (a, b), s in edges:
+            if a not in at or b not in at:
+                continue
+            # A finer outline can hold points between the two (its own wall run): they go.
+            start, end = at[a], at[b]
+            run = (start + np.arange((end - start) % len(points))) % len(points)
+            if len(run) > len(points) // 2 or shared[run[1:]].any() or (nb[run] >= 0).any():
+                continue
+            keep[run[1:]] = False
+            nb[start] = s
+            shared[[start, end]] = True
+        return points[keep], nb[keep], shared[keep]
 
     return _edited(rings_by_region, found, as_border)
+
+
+def _new_shared_points_off_walls(
+    before: dict[int, list[_RegionRing]], after: dict[int, list[_RegionRing]], boundary: FloorBoundary
+) -> dict[int, list[_RegionRing]]:
+    """`after` (the rings `before` edited into new borders) with each point that the edits made
+    shared moved out of the agent's band by _SHARED_END_CLEARANCE cells, the same for every ring
+    that holds it. Such a point was a wall's free end, placed at a cell's centre or by one region's
+    interpolation, and can lie a few millimetres inside the band: shared, it could no longer move,
+    no push of the wall beyond it would clear, and the finer outlines tried instead know nothing of
+    the new border (fuzz case 830: two walls a centimetre apart)."""
+    held = {key for rings in before.values() for ring in rings for key in _keys(ring.option[0][ring.option[2]])}
+    edited = [(r, j) for r, rings in after.items() for j, ring in enumerate(rings) if ring is not before[r][j]]
+    made: dict[tuple, np.ndarray] = {}
+    for r, j in edited:
+        points, _, shared = after[r][j].option
+        for key, point in zip(_keys(points[shared]), points[shared]):
+            if key not in held:
+                made.setdefault(key, point)
+    if not made or boundary.radius <= 0:  # no band to leave
+        return after
+    points = np.array(list(made.values()))
+    free = np.ones(len(points), dtype=bool)
+    moved = dict(
+        zip(
+            made,
+            _away_from_walls(
+                points[:, :2], points[:, 2], free, boundary, points[:, :2], _SHARED_END_CLEARANCE * boundary.cs
+            ),
+        )
+    )
+
+    def off_walls(option, _):
+        points, nb, shared = option
+        points = points.copy()
+        for k, key in enumerate(_keys(points)):
+            if key in moved:
+                points[k, :2] = moved[key]
+        return points, nb, shared
+
+    return _edited(after, dict.fromkeys(edited), off_walls)
 
 
 def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -> dict[int, list[_RegionRing]]:
@@ -290,7 +346,7 @@ def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -
             points, nb, _ = ring.option
             for k in np.flatnonzero(nb < 0).tolist():
                 starts.setdefault(tuple(np.round(points[k, :2] / _SAME_POINT).tolist()), []).append((r, j, k))
-    moves: dict[tuple[int, int], dict[int, np.ndarray]] = {}
+    moves: dict[tuple[int, int], dict[tuple, np.ndarray]] = {}  # (region, ring) -> {point: where to}
     for r, rings in rings_by_region.items():
         for ring in rings:
             points, nb, shared = ring.option
@@ -301,27 +357,46 @@ def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -
                     far = (e + 1) % len(other)
                     gap = float(np.hypot(*(other[far, :2] - points[k, :2])))
                     if s != r and 0 < gap <= reach and not other_shared[far] and not shared[k]:
-                        moves.setdefault((s, i), {})[far] = points[k]
+                        moves.setdefault((s, i), {})[_keys(other[far : far + 1])[0]] = points[k]
 
     def moved(option, to):
         points, nb, shared = option
         points = points.copy()
-        for k, point in to.items():
-            points[k] = point
+        for k, key in enumerate(_keys(points)):
+            if key in to and not shared[k]:
+                points[k] = to[key]
         return points, nb, shared
 
     return _edited(rings_by_region, moves, moved)
 
 
 def _edited(rings_by_region: dict[int, list[_RegionRing]], edits: dict, edit) -> dict[int, list[_RegionRing]]:
-    """The rings with ring j of region r given option edit(its option, edits[(r, j)]), the others
-    as they were (the same dict when there is nothing to edit)."""
+    """The rings with ring j of region r given option edit(its option, edits[(r, j)]), and its finer
+    options edited the same way when they are made (the edits name points, not indices), the others
+    as they were (the same dict when there is nothing to edit). A ring that falls back on a finer
+    outline keeps the borders made with other regions: without them the two would face each other
+    across floor (fuzz case 830; multi_storey at (24.6, 17.1))."""
     if not edits:
         return rings_by_region
+
+    def finer(made, changes):
+        option = made()
+        return None if option is None else edit(option, changes)
+
     out = {r: list(rings) for r, rings in rings_by_region.items()}
     for (r, j), changes in edits.items():
-        out[r][j] = out[r][j]._replace(option=edit(out[r][j].option, changes))
+        ring = out[r][j]
+        out[r][j] = ring._replace(
+            option=edit(ring.option, changes),
+            finer=[lambda made=made, changes=changes: finer(made, changes) for made in ring.finer],
+        )
     return out
+
+
+def _keys(points: np.ndarray) -> list[tuple]:
+    """Per point, its top-view position in units of _SAME_POINT: points of two rings with one key
+    are one point."""
+    return list(map(tuple, np.round(points[:, :2] / _SAME_POINT).tolist()))
 
 
 def _held_twice(loops: list[np.ndarray]) -> set[int]:

@@ -311,18 +311,20 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
 
 
 def _away_from_walls(
-    xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: FloorBoundary, origin: np.ndarray
+    xy: np.ndarray, z: np.ndarray, free: np.ndarray, boundary: FloorBoundary, origin: np.ndarray, beyond: float = 0.0
 ) -> np.ndarray:
-    """The points, each free one closer than agent_radius to the floor's boundary moved straight
-    away from its nearest wall (the distance's gradient, by central differences) by the shortfall;
-    a few times, for a point between two walls. No point ends farther than agent_radius from its
-    origin: a point in the band leaves it within that, and one that would go farther is where the
-    band closes, and would only wander along it off its own floor (its height stays as it was)."""
+    """The points, each free one closer than agent_radius (plus `beyond`, m) to the floor's
+    boundary moved straight away from its nearest wall (the distance's gradient, by central
+    differences) by the shortfall; a few times, for a point between two walls. No point ends
+    farther than agent_radius from its origin: a point in the band leaves it within that, and one
+    that would go farther is where the band closes, and would only wander along it off its own
+    floor (its height stays as it was)."""
     xy = xy.copy()
     limit = 2.0 * boundary.radius
+    target = boundary.radius + beyond
     for _ in range(_SETTLE_MOVES):
         dist = boundary.point_distance(xy, z, limit)
-        move = np.flatnonzero(free & (dist < boundary.radius - _PUSH_MARGIN))
+        move = np.flatnonzero(free & (dist < target - _PUSH_MARGIN))
         if not move.size:
             break
         p, zp, h = xy[move], z[move], _GRADIENT_STEP
@@ -333,7 +335,7 @@ def _away_from_walls(
         grad = np.column_stack([around[:, 0] - around[:, 1], around[:, 2] - around[:, 3]])
         norm = np.hypot(*grad.T)
         ok = norm > 0
-        shortfall = boundary.radius - dist[move] + 2 * _PUSH_MARGIN
+        shortfall = target - dist[move] + 2 * _PUSH_MARGIN
         xy[move[ok]] += grad[ok] / norm[ok, None] * shortfall[ok, None]
         moved = xy - origin
         far = np.hypot(*moved.T) / boundary.radius
