@@ -175,7 +175,7 @@ def build_contours(
     met = _walls_walked_both_ways_shared(
         _far_ends_met(rings_by_region, _FAR_END * hf.cell_size), float(params.agent_max_climb)
     )
-    rings_by_region = _new_shared_points_off_walls(rings_by_region, met, boundary)
+    rings_by_region = _shared_ends_off_walls(met, boundary)
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     pushing = progress.span(0.5, 1.0)
@@ -292,35 +292,30 @@ def _walls_walked_both_ways_shared(
     return _edited(rings_by_region, found, as_border)
 
 
-def _new_shared_points_off_walls(
-    before: dict[int, list[_RegionRing]], after: dict[int, list[_RegionRing]], boundary: FloorBoundary
+def _shared_ends_off_walls(
+    rings_by_region: dict[int, list[_RegionRing]], boundary: FloorBoundary
 ) -> dict[int, list[_RegionRing]]:
-    """`after` (the rings `before` edited into new borders) with each point that the edits made
-    shared moved out of the agent's band by _SHARED_END_CLEARANCE cells, the same for every ring
-    that holds it. Such a point was a wall's free end, placed at a cell's centre or by one region's
-    interpolation, and can lie a few millimetres inside the band: shared, it could no longer move,
-    no push of the wall beyond it would clear, and the finer outlines tried instead know nothing of
-    the new border (fuzz case 830: two walls a centimetre apart)."""
-    held = {key for rings in before.values() for ring in rings for key in _keys(ring.option[0][ring.option[2]])}
-    edited = [(r, j) for r, rings in after.items() for j, ring in enumerate(rings) if ring is not before[r][j]]
-    made: dict[tuple, np.ndarray] = {}
-    for r, j in edited:
-        points, _, shared = after[r][j].option
-        for key, point in zip(_keys(points[shared]), points[shared]):
-            if key not in held:
-                made.setdefault(key, point)
-    if not made or boundary.radius <= 0:  # no band to leave
-        return after
-    points = np.array(list(made.values()))
+    """The rings with each shared point next to a wall edge that lies in the agent's band moved out
+    of it, to _SHARED_END_CLEARANCE cells beyond the radius, the same in every ring that holds it.
+    Such a point ends a border between two regions: the midpoint of two cells' centres, a cell's
+    centre, or one region's interpolation, and it can lie millimetres to centimetres inside the
+    band. A shared point never moves in the push, so no push of the wall edge from it would clear,
+    and the ring would fall back on finer outlines, then on settling (fuzz case 830: two walls a
+    centimetre apart; 2018: a sliver between a border and the band's edge)."""
+    ends: dict[tuple, np.ndarray] = {}
+    for rings in rings_by_region.values():
+        for ring in rings:
+            points, nb, shared = ring.option
+            at_wall = shared & ((nb < 0) | (ring_prev(nb) < 0))
+            for key, point in zip(_keys(points[at_wall]), points[at_wall]):
+                ends.setdefault(key, point)
+    if not ends or boundary.radius <= 0:  # no band to leave
+        return rings_by_region
+    points = np.array(list(ends.values()))
     free = np.ones(len(points), dtype=bool)
-    moved = dict(
-        zip(
-            made,
-            _away_from_walls(
-                points[:, :2], points[:, 2], free, boundary, points[:, :2], _SHARED_END_CLEARANCE * boundary.cs
-            ),
-        )
-    )
+    beyond = _SHARED_END_CLEARANCE * boundary.cs
+    off = _away_from_walls(points[:, :2], points[:, 2], free, boundary, points[:, :2], beyond)
+    moved = {key: xy for key, xy, was in zip(ends, off, points[:, :2]) if (xy != was).any()}
 
     def off_walls(option, _):
         points, nb, shared = option
@@ -330,7 +325,13 @@ def _new_shared_points_off_walls(
                 points[k, :2] = moved[key]
         return points, nb, shared
 
-    return _edited(after, dict.fromkeys(edited), off_walls)
+    holding = {
+        (r, j)
+        for r, rings in rings_by_region.items()
+        for j, ring in enumerate(rings)
+        if any(key in moved for key in _keys(ring.option[0]))
+    }
+    return _edited(rings_by_region, dict.fromkeys(holding), off_walls)
 
 
 def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -> dict[int, list[_RegionRing]]:
