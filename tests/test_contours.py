@@ -678,3 +678,39 @@ def test_two_regions_walls_from_one_point_to_ends_a_few_millimetres_apart_become
     for rings in ({0: [left], 1: [far]}, {0: [pinned], 1: [right]}):
         kept = _walls_walked_both_ways_shared(_far_ends_met(rings, 0.05 * 0.3), climb=0.3)
         assert kept[1][0].option[1][3] == -1 and kept[0][0].option[1][2] == -1
+
+
+def test_two_regions_walls_leaving_their_border_back_to_back_are_joined_as_far_as_the_shorter():
+    """Fuzz case 972: two regions push the walls that leave their border's end by different
+    amounts, along nearly one line, 5 mm apart over 13 cm: floor between them that neither holds.
+    The shorter wall's far end is put on the longer one and the part up to it becomes their
+    border; walls farther apart than the seam (or of one region) stay walls."""
+    from blender_navmesh.contours import RegionOutline
+    from blender_navmesh.contours.seams import joined_back_to_back
+
+    def outline(region, points, nb):
+        return RegionOutline(region, 0, [np.array(points, dtype=float)], [np.array(nb)])
+
+    def pair(offset, far_end=(0.5, 2.0, 0.0)):
+        # Region 0 walks the border up x = 1 to (1, 1), then a wall towards (0.5, 2); region 1's wall
+        # comes back to (1, 1) from halfway along that line, `offset` to its right, then the border.
+        b = (0.75 + offset * 2 / 5**0.5, 1.5 + offset / 5**0.5, 0.0)
+        left = outline(0, [(0, 0, 0), (1, 0, 0), (1, 1, 0), far_end, (0, 2, 0)], [-1, 1, -1, -1, -1])
+        right = outline(1, [(1, 0, 0), (2, 0, 0), (2, 2, 0), b, (1, 1, 0)], [-1, -1, -1, -1, 0])
+        return left, right, b
+
+    left, right, b = pair(0.005)
+    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3, same_point=1e-9)
+    points, nb = joined[0].rings[0], joined[0].ring_neighbors[0]
+    assert points[3].tolist() == list(b) and nb.tolist() == [-1, 1, 1, -1, -1, -1]
+    assert joined[1].ring_neighbors[0].tolist() == [-1, -1, -1, 0, 0]
+    # Far ends within the seam: the longer wall's free end moves onto the shorter's.
+    left, right, b = pair(0.005, far_end=(0.7473, 1.5053, 0.0))
+    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3, same_point=1e-9)
+    assert joined[0].rings[0][3].tolist() == list(b) and joined[0].ring_neighbors[0].tolist() == [-1, 1, 1, -1, -1]
+    # 2 cm apart, or on the floor's side of the longer wall, or one region's own: left as they are.
+    for offset, regions in ((0.02, (0, 1)), (-0.005, (0, 1)), (0.005, (0, 0))):
+        left, right, _ = pair(offset)
+        right = RegionOutline(regions[1], 0, right.rings, right.ring_neighbors)
+        kept = joined_back_to_back([left, right], reach=0.015, climb=0.3, same_point=1e-9)
+        assert kept[0].ring_neighbors[0].tolist() == [-1, 1, -1, -1, -1] and len(kept[0].rings[0]) == 5

@@ -32,6 +32,7 @@ from .rings import (
     _split_at_touches,
     _touches_itself,
 )
+from .seams import joined_back_to_back
 from .simplify import _rdp, _section, _simplify
 from .trace import _boundary_edges, _cycles, _edge_points, _split_broken_borders, _square_corners, _successors
 
@@ -83,6 +84,9 @@ _FAR_END = 0.05
 # cells beyond agent_radius from the floor's boundary: a wall edge turning about it can then clear
 # the band (at the radius exactly only the tangent does, which the push approaches without end).
 _SHARED_END_CLEARANCE = 0.05
+# Wall edges of two regions that leave one point back to back closer than this many cells (and the
+# agent radius) are joined into their border (seams.py).
+_SEAM = 0.05
 # Rings with less area than this fraction of a cell are slivers and dropped.
 _MIN_RING_AREA = 1e-3
 # A ring whose simplified outline cannot be pushed off the walls is simplified again with the
@@ -236,6 +240,9 @@ def build_contours(
             outlines.append(
                 RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))
             )
+    # Floors either side of a real wall lie at least twice the radius apart.
+    seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
+    outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb), _SAME_POINT)
     return _drop_small_islands(outlines, params.region_min_area)
 
 
