@@ -73,11 +73,13 @@ def _joint(outlines: list[RegionOutline], x: tuple, y: tuple, reach: float, clim
     if length_a == 0 or length_b == 0 or np.dot(along_a, along_b) <= 0:
         return None
     x_longer = length_b <= length_a
-    # The shorter edge's far end q lies within reach of the longer edge, on its floorless side:
-    # right of x's edge (its floor is on its left), left of y's edge seen from P.
+    # The shorter edge's far end q lies within reach of the longer edge, on its floorless side
+    # (right of x's edge, whose floor is on its left; left of y's edge seen from P), and farther
+    # along it than reach: two edges that short meet at any angle, and their floor is a corner,
+    # not a crack (fuzz case 5860: a border 4 mm long and two slivers).
     near, q, u, length = (a, b, along_a / length_a, length_a) if x_longer else (b, a, along_b / length_b, length_b)
     side, t = float(cross_vectors(u, q[:2] - p[:2])), float(np.dot(u, q[:2] - p[:2]))
-    if not (0 < t <= length and 0 < (-side if x_longer else side) < reach):
+    if not (reach < t <= length and 0 < (-side if x_longer else side) < reach):
         return None
     if abs(q[2] - (p[2] + t / length * (near[2] - p[2]))) > climb:
         return None
