@@ -199,6 +199,12 @@ def _push_rings(options: list[list[tuple]], standing: list, boundary: FloorBound
                         unpushed.append(out.rings[slot])
                 else:
                     _prune_in_place(k, out, out_nb, out_fixed[k], boundary)
+    # Every ring pruned once all are placed, whichever way: a settled ring kept a wall edge 7 mm
+    # long that this drops (fuzz case 8067: at max_verts_per_poly 3 a triangle on it was a sliver,
+    # which the polygon stage cut off into a crack). A ring's shared points are its borders' ends.
+    for k, ring in enumerate(out.rings):
+        if len(ring):
+            _prune_in_place(k, out, out_nb, (out_nb[k] >= 0) | (ring_prev(out_nb[k]) >= 0), boundary)
     kept = [k for k, ring in enumerate(out.rings) if len(ring)]
     return [out.rings[k] for k in kept], [out_nb[k] for k in kept], unpushed
 
