@@ -700,17 +700,17 @@ def test_two_regions_walls_leaving_their_border_back_to_back_are_joined_as_far_a
         return left, right, b
 
     left, right, b = pair(0.005)
-    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3, same_point=1e-9)
+    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3)
     points, nb = joined[0].rings[0], joined[0].ring_neighbors[0]
     assert points[3].tolist() == list(b) and nb.tolist() == [-1, 1, 1, -1, -1, -1]
     assert joined[1].ring_neighbors[0].tolist() == [-1, -1, -1, 0, 0]
     # Far ends within the seam: the longer wall's free end moves onto the shorter's.
     left, right, b = pair(0.005, far_end=(0.7473, 1.5053, 0.0))
-    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3, same_point=1e-9)
+    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3)
     assert joined[0].rings[0][3].tolist() == list(b) and joined[0].ring_neighbors[0].tolist() == [-1, 1, 1, -1, -1]
     # 2 cm apart, or on the floor's side of the longer wall, or one region's own: left as they are.
     for offset, regions in ((0.02, (0, 1)), (-0.005, (0, 1)), (0.005, (0, 0))):
         left, right, _ = pair(offset)
         right = RegionOutline(regions[1], 0, right.rings, right.ring_neighbors)
-        kept = joined_back_to_back([left, right], reach=0.015, climb=0.3, same_point=1e-9)
+        kept = joined_back_to_back([left, right], reach=0.015, climb=0.3)
         assert kept[0].ring_neighbors[0].tolist() == [-1, 1, -1, -1, -1] and len(kept[0].rings[0]) == 5

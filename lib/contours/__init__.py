@@ -25,9 +25,11 @@ from .holes import _HOLE_REACH, _enclosing_hole
 from .pinches import widen_pinches
 from .push import _away_from_walls, _push_rings, _reach, _RingBoxes
 from .rings import (
+    _SAME_POINT,
     _cut_necks,
     _dedupe,
     _hole_inside,
+    _keys,
     _split_at_crossings,
     _split_at_touches,
     _touches_itself,
@@ -76,13 +78,12 @@ class _RegionRing(NamedTuple):
         return self.option[0]
 
 
-# Outline points of two regions this close (m) are one point (the polygon stage welds closer ones).
-_SAME_POINT = 1e-9
 # Two regions' walls that leave one point and end this close (cells) are one edge (_far_ends_met).
 _FAR_END = 0.05
-# A wall's free end that becomes a shared point (_walls_walked_both_ways_shared) is moved this many
-# cells beyond agent_radius from the floor's boundary: a wall edge turning about it can then clear
-# the band (at the radius exactly only the tangent does, which the push approaches without end).
+# A border's end beside a wall that lies in the agent's band is moved this many cells beyond
+# agent_radius from the floor's boundary (_shared_ends_off_walls): a wall edge turning about it can
+# then clear the band (at the radius exactly only the tangent does, which the push approaches
+# without end).
 _SHARED_END_CLEARANCE = 0.05
 # Wall edges of two regions that leave one point back to back closer than this many cells (and the
 # agent radius) are joined into their border (seams.py).
@@ -242,7 +243,7 @@ def build_contours(
             )
     # Floors either side of a real wall lie at least twice the radius apart.
     seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
-    outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb), _SAME_POINT)
+    outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb))
     return _drop_small_islands(outlines, params.region_min_area)
 
 
@@ -399,12 +400,6 @@ def _edited(rings_by_region: dict[int, list[_RegionRing]], edits: dict, edit) ->
             finer=[lambda made=made, changes=changes: finer(made, changes) for made in ring.finer],
         )
     return out
-
-
-def _keys(points: np.ndarray) -> list[tuple]:
-    """Per point, its top-view position in units of _SAME_POINT: points of two rings with one key
-    are one point."""
-    return list(map(tuple, np.round(points[:, :2] / _SAME_POINT).tolist()))
 
 
 def _held_twice(loops: list[np.ndarray]) -> set[int]:

@@ -26,6 +26,16 @@ _MAX_PIECES = 64
 _MERGE_EDGE_END = 1e-9
 
 
+# Outline points of two regions this close (m) are one point (the polygon stage welds closer ones).
+_SAME_POINT = 1e-9
+
+
+def _keys(points: np.ndarray) -> list[tuple]:
+    """Per point, its top-view position in units of _SAME_POINT: points of two rings with one key
+    are one point."""
+    return list(map(tuple, np.round(points[:, :2] / _SAME_POINT).tolist()))
+
+
 def _dedupe(points: np.ndarray, labels: np.ndarray):
     """Drop points equal in xy to their predecessor (a cell centre exactly at agent_radius, or two
     stacked floors meeting in top view), keeping the one that borders a region if either does."""

@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..geometry import cross_vectors
+from .rings import _keys
 
 if TYPE_CHECKING:
     from . import RegionOutline
 
 
-def joined_back_to_back(
-    outlines: list[RegionOutline], reach: float, climb: float, same_point: float
-) -> list[RegionOutline]:
+def joined_back_to_back(outlines: list[RegionOutline], reach: float, climb: float) -> list[RegionOutline]:
     """The outlines with each pair of wall edges of two regions that leave a common point P back to
     back (one ring's edge P->A, floor on its left, the other's B->P, floor on its left too) and stay
     within `reach` of each other made their shared border as far as the shorter reaches: the
@@ -25,13 +24,12 @@ def joined_back_to_back(
 
     Each region pushes its own walls off the agent's band, and two regions whose border ends at P
     can push walls that leave P along nearly the same line by different amounts (fuzz case 972:
-    5 mm apart over 13 cm). The floor between them belongs to neither: a crack no path crosses.
-    Points are one when they round to the same multiple of `same_point` (m)."""
+    5 mm apart over 13 cm). The floor between them belongs to neither: a crack no path crosses."""
     leaving: dict[tuple, list[tuple[int, int, int]]] = {}
     arriving: dict[tuple, list[tuple[int, int, int]]] = {}
     for o, outline in enumerate(outlines):
         for r, (ring, nb) in enumerate(zip(outline.rings, outline.ring_neighbors)):
-            keys = list(map(tuple, np.round(ring[:, :2] / same_point).tolist()))
+            keys = _keys(ring)
             for k in np.flatnonzero(nb < 0).tolist():
                 leaving.setdefault(keys[k], []).append((o, r, k))
                 arriving.setdefault(keys[(k + 1) % len(ring)], []).append((o, r, k))
