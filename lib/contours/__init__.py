@@ -25,7 +25,6 @@ from .holes import _HOLE_REACH, _enclosing_hole
 from .pinches import widen_pinches
 from .push import _away_from_walls, _push_rings, _reach, _RingBoxes
 from .rings import (
-    _SAME_POINT,
     _cut_necks,
     _dedupe,
     _hole_inside,
@@ -261,13 +260,12 @@ def _walls_walked_both_ways_shared(
     for r, rings in rings_by_region.items():
         for j, ring in enumerate(rings):
             points, nb, _ = ring.option
-            at = np.round(points[:, :2] / _SAME_POINT)
-            wall = np.flatnonzero(nb < 0)
-            for k, key in zip(wall.tolist(), map(tuple, np.hstack([at, ring_next(at)])[wall].tolist())):
-                walls[key] = (r, j, k)
+            keys = _keys(points)
+            for k in np.flatnonzero(nb < 0).tolist():
+                walls[(keys[k], keys[(k + 1) % len(keys)])] = (r, j, k)
     found: dict[tuple[int, int], list[tuple]] = {}  # (region, ring) -> ((start, end), other region)
-    for (ax, ay, bx, by), (r, j, k) in walls.items():
-        other = walls.get((bx, by, ax, ay))
+    for (a, b), (r, j, k) in walls.items():
+        other = walls.get((b, a))
         if other is None or other[0] == r:
             continue
         points = rings_by_region[r][j].option[0]
@@ -277,7 +275,7 @@ def _walls_walked_both_ways_shared(
             max(abs(points[k, 2] - there[(e + 1) % len(there), 2]), abs(points[(k + 1) % len(points), 2] - there[e, 2]))
             <= climb
         ):
-            found.setdefault((r, j), []).append((((ax, ay), (bx, by)), s))
+            found.setdefault((r, j), []).append(((a, b), s))
 
     def as_border(option, edges):
         points, nb, shared = option
@@ -353,15 +351,16 @@ def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -
     for r, rings in rings_by_region.items():
         for j, ring in enumerate(rings):
             points, nb, _ = ring.option
+            keys = _keys(points)
             for k in np.flatnonzero(nb < 0).tolist():
-                starts.setdefault(tuple(np.round(points[k, :2] / _SAME_POINT).tolist()), []).append((r, j, k))
+                starts.setdefault(keys[k], []).append((r, j, k))
     moves: dict[tuple[int, int], dict[tuple, np.ndarray]] = {}  # (region, ring) -> {point: where to}
     for r, rings in rings_by_region.items():
         for ring in rings:
             points, nb, shared = ring.option
+            keys = _keys(points)
             for k in np.flatnonzero(nb < 0).tolist():
-                end = (k + 1) % len(points)
-                for s, i, e in starts.get(tuple(np.round(points[end, :2] / _SAME_POINT).tolist()), []):
+                for s, i, e in starts.get(keys[(k + 1) % len(points)], []):
                     other, other_shared = rings_by_region[s][i].option[0], rings_by_region[s][i].option[2]
                     far = (e + 1) % len(other)
                     gap = float(np.hypot(*(other[far, :2] - points[k, :2])))
