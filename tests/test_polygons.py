@@ -423,3 +423,38 @@ def test_at_three_vertices_a_polygon_a_region_takes_the_fewest_triangles_its_out
     assert_valid_navmesh(mesh)
     assert mesh.polygon_count == sum(len(r) for r in rings) + 2 * (len(rings) - 1) - 2
     assert covered_area(mesh) == pytest.approx(Polygon(rings[0], rings[1:]).area)
+
+
+def test_a_reflex_corner_all_but_on_its_neighbours_line_is_dropped_and_a_deeper_one_kept():
+    """Fuzz case 20872: a hole's corner 0.3 mm off the line of its neighbours left a wall edge
+    9 mm long whose only triangle was a sliver, cut off into a crack. A reflex corner whose
+    triangle is narrower than reflex_thin goes (the floor it adds reaches no farther than that
+    into the agent's band); a deeper one stays, as does a convex one only under `thin`."""
+    from blender_navmesh.polygons.repair import _trim_thin_corners
+
+    def trimmed(dent: float) -> list[int]:
+        xy = np.array([(0, 0), (1, dent), (2, 0), (2, 2), (0, 2)], dtype=float)
+        return _trim_thin_corners([[0, 1, 2, 3, 4]], xy, np.ones(5, int), set(), 0.015, 0.003, 0.0)[0]
+
+    assert trimmed(0.0003) == [0, 2, 3, 4]  # reflex, 0.3 mm: dropped
+    assert trimmed(0.005) == [0, 1, 2, 3, 4]  # reflex, 5 mm: kept
+    assert trimmed(-0.005) == [0, 2, 3, 4]  # convex, 5 mm, under `thin`: cut off
+    # On a border shared with another region, or used by another ring: kept.
+    xy = np.array([(0, 0), (1, 0.0003), (2, 0), (2, 2), (0, 2)], dtype=float)
+    assert _trim_thin_corners([[0, 1, 2, 3, 4]], xy, np.ones(5, int), {(0, 1)}, 0.015, 0.003, 0.0)[0] == [0, 1, 2, 3, 4]
+    assert _trim_thin_corners([[0, 1, 2, 3, 4]], xy, np.array([1, 2, 1, 1, 1]), set(), 0.015, 0.003, 0.0)[0] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    # Fuzz case 5797: another ring (or this one again) passes through the new edge's end, and its
+    # edges there could cross the floor gained: kept.
+    assert _trim_thin_corners([[0, 1, 2, 3, 4]], xy, np.array([2, 1, 1, 1, 1]), set(), 0.015, 0.003, 0.0)[0] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]

@@ -19,6 +19,7 @@ import logging
 import numpy as np
 
 from ..contours import RegionOutline
+from ..contours.trace import OFF_WALL
 from ..geometry import meeting_boxes, ring_contains, ring_edges_split, ring_loops, ring_next, signed_area
 from ..navmesh import PolyMesh
 from ..params import BakeParams
@@ -116,7 +117,9 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         rings = [_without_spikes(r) for r in rings]
         rings, xy, uses = _simple_holes(rings, points, xy, uses, outline.region, params.max_edge_len)
         rings = _without_nested_holes([r for r in rings if _has_area(r, xy)], xy)
-        rings = _trim_thin_corners(rings, xy, uses, shared, thin, params.max_edge_len)
+        # A reflex corner goes only where its triangle is thinner than the outline keeps off the
+        # walls: the floor it adds stays out of the agent's band.
+        rings = _trim_thin_corners(rings, xy, uses, shared, thin, OFF_WALL * params.cell_size, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)
             continue

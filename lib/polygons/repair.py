@@ -241,7 +241,13 @@ def _drop_free_collinear(
 
 
 def _trim_thin_corners(
-    rings: list[list[int]], xy: np.ndarray, uses: np.ndarray, shared: set, thin: float, max_edge_len: float
+    rings: list[list[int]],
+    xy: np.ndarray,
+    uses: np.ndarray,
+    shared: set,
+    thin: float,
+    reflex_thin: float,
+    max_edge_len: float,
 ) -> list[list[int]]:
     """The region's rings without the convex wall corners whose triangle with their two
     neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
@@ -249,9 +255,13 @@ def _trim_thin_corners(
     on an edge that short is one). Each is cut off, thinnest first, where no other ring point lies
     in the floor given up and the floor given up so far stays a strip thinner than `thin` (the
     convex hull of the points cut and the new edge's ends: measured from the edge's segment, a
-    point beyond its end would count its distance to that end). Corners on a shared border or
-    used by another ring stay; reflex ones too (dropping them would add floor), and those whose
-    cut would be a wall edge longer than max_edge_len (0: no limit)."""
+    point beyond its end would count its distance to that end). Reflex corners are dropped the same
+    way only when their triangle is narrower than `reflex_thin`: the floor gained reaches that far
+    into the agent's band at most (fuzz case 20872: a hole's corner 0.3 mm off its neighbours' line
+    left an edge 9 mm long, whose only triangle was a sliver; cut off, it left a crack), and only
+    where no other ring passes through the new edge's ends (5797: a ring touching itself there had
+    its other edges cross the floor gained). Corners on a shared border or used by another ring
+    stay, and those whose cut would be a wall edge longer than max_edge_len (0: no limit)."""
     every = np.array([v for ring in rings for v in ring], dtype=np.int64)
     pts = {v: xy[v].tolist() for v in every.tolist()}  # this region's points only
     out = []
@@ -264,12 +274,15 @@ def _trim_thin_corners(
             """Least width of the corner's triangle if it may be cut, else None (called for this
             ring only)."""
             a, v, b = ring[prv[k]], ring[k], ring[nxt[k]]  # noqa: B023
-            if uses[v] != 1 or (a, v) in shared or (v, b) in shared or turn(xy[a], xy[v], xy[b]) <= 0:
+            if uses[v] != 1 or (a, v) in shared or (v, b) in shared:
                 return None
-            if 0 < max_edge_len < math.dist(pts[a], pts[b]):
+            bend = turn(xy[a], xy[v], xy[b])
+            if bend == 0 or 0 < max_edge_len < math.dist(pts[a], pts[b]):
                 return None
+            if bend < 0 and (uses[a] != 1 or uses[b] != 1):
+                return None  # floor added at a point another ring passes through could overlap it
             w = min_width([pts[a], pts[v], pts[b]])
-            return w if w < thin else None
+            return w if w < (thin if bend > 0 else reflex_thin) else None
 
         heap = [(w, k) for k in range(n) if (w := width(k)) is not None]
         heapq.heapify(heap)
@@ -283,9 +296,12 @@ def _trim_thin_corners(
             between = [ring[(a + j) % n] for j in range(1, (b - a) % n)]
             others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
             q = xy[others]
-            inside = (cross_many(pa, pv, q) >= 0) & (cross_many(pv, pb, q) >= 0) & (cross_many(pb, pa, q) >= 0)
-            lost = xy[[ring[a], *between, ring[b]]]
-            if inside.any() or min_width(lost[convex_hull(lost)]) >= thin:
+            sides = np.array([cross_many(pa, pv, q), cross_many(pv, pb, q), cross_many(pb, pa, q)])
+            inside = (sides >= 0).all(axis=0) | (sides <= 0).all(axis=0)
+            # The floor given up (or gained, at a reflex corner) between the new edge's ends.
+            changed = xy[[ring[a], *between, ring[b]]]
+            limit = thin if turn(pa, pv, pb) > 0 else reflex_thin
+            if inside.any() or min_width(changed[convex_hull(changed)]) >= limit:
                 continue
             gone[k] = True
             alive -= 1
