@@ -429,7 +429,8 @@ def test_a_reflex_corner_all_but_on_its_neighbours_line_is_dropped_and_a_deeper_
     """Fuzz case 20872: a hole's corner 0.3 mm off the line of its neighbours left a wall edge
     9 mm long whose only triangle was a sliver, cut off into a crack. A reflex corner whose
     triangle is narrower than reflex_thin goes (the floor it adds reaches no farther than that
-    into the agent's band); a deeper one stays, as does a convex one only under `thin`."""
+    into the agent's band), or half `thin` beside an edge shorter than `thin`; a deeper one stays.
+    A convex one goes under `thin`."""
     from blender_navmesh.polygons.repair import _trim_thin_corners
 
     def trimmed(dent: float) -> list[int]:
@@ -449,6 +450,12 @@ def test_a_reflex_corner_all_but_on_its_neighbours_line_is_dropped_and_a_deeper_
         3,
         4,
     ]
+    # Fuzz case 26942: 5 mm deep but beside a wall edge 7 mm long, shorter than a sliver's width,
+    # whose every triangle reaches a far corner: dropped up to half that width (the edge's other
+    # end, on a shared border here, stays). Beside a wall edge 5 cm long: kept.
+    for end, kept in ((1.005, [0, 2, 3, 4, 5]), (1.05, [0, 1, 2, 3, 4, 5])):
+        short = np.array([(0, 0), (1, 0.005), (end, 0), (2, 0), (2, 2), (0, 2)], dtype=float)
+        assert _trim_thin_corners([[0, 1, 2, 3, 4, 5]], short, np.ones(6, int), {(2, 3)}, 0.015, 0.003, 0.0)[0] == kept
     # Fuzz case 5797: another ring (or this one again) passes through the new edge's end, and its
     # edges there could cross the floor gained: kept.
     assert _trim_thin_corners([[0, 1, 2, 3, 4]], xy, np.array([2, 1, 1, 1, 1]), set(), 0.015, 0.003, 0.0)[0] == [

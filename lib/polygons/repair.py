@@ -29,6 +29,10 @@ _ON_EDGE = 1e-7
 
 
 _INSIDE_EDGE = 1e-6
+# A reflex ring corner beside a wall edge shorter than a sliver's width goes where its triangle
+# is narrower than this fraction of that width (_trim_thin_corners): every triangle on that edge
+# reaches a far vertex, a sliver the polygon stage would cut off into a crack.
+_SHORT_EDGE_REFLEX = 0.5
 
 
 def _widen_slivers(
@@ -282,7 +286,16 @@ def _trim_thin_corners(
             if bend < 0 and (uses[a] != 1 or uses[b] != 1):
                 return None  # floor added at a point another ring passes through could overlap it
             w = min_width([pts[a], pts[v], pts[b]])
-            return w if w < (thin if bend > 0 else reflex_thin) else None
+            return w if w < limit(a, v, b, bend) else None
+
+        def limit(a: int, v: int, b: int, bend: int) -> float:
+            """How thin the corner's triangle must be to go: `thin` at a convex corner; at a
+            reflex one `reflex_thin`, or half `thin` beside a wall edge shorter than `thin`."""
+            if bend > 0:
+                return thin
+            if min(math.dist(pts[a], pts[v]), math.dist(pts[v], pts[b])) < thin:
+                return max(reflex_thin, _SHORT_EDGE_REFLEX * thin)
+            return reflex_thin
 
         heap = [(w, k) for k in range(n) if (w := width(k)) is not None]
         heapq.heapify(heap)
@@ -300,8 +313,8 @@ def _trim_thin_corners(
             inside = (sides >= 0).all(axis=0) | (sides <= 0).all(axis=0)
             # The floor given up (or gained, at a reflex corner) between the new edge's ends.
             changed = xy[[ring[a], *between, ring[b]]]
-            limit = thin if turn(pa, pv, pb) > 0 else reflex_thin
-            if inside.any() or min_width(changed[convex_hull(changed)]) >= limit:
+            most = limit(ring[a], ring[k], ring[b], turn(pa, pv, pb))
+            if inside.any() or min_width(changed[convex_hull(changed)]) >= most:
                 continue
             gone[k] = True
             alive -= 1
