@@ -667,17 +667,20 @@ def test_two_regions_walls_from_one_point_to_ends_a_few_millimetres_apart_become
     left = ring([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0.2, 1.8, 0), (0, 1.8, 0)], [-1, 1, -1, -1, -1], [0, 1, 1, 0, 0])
     right_points = [(1, 0, 0), (2, 0, 0), (2, 2, 0), (0.2045, 1.7975, 0), (1, 1, 0)]
     right = ring(right_points, [-1, -1, -1, -1, 0], [1, 0, 0, 0, 1])
-    met = _walls_walked_both_ways_shared(_far_ends_met({0: [left], 1: [right]}, 0.05 * 0.3), climb=0.3)
+    met = _walls_walked_both_ways_shared(_far_ends_met({0: [left], 1: [right]}, 0.05 * 0.3, climb=0.3), climb=0.3)
     # The wall that starts at the border's end (region 0's) has its far end moved onto region 1's.
     points, nb, _ = met[0][0].option
     assert points[3].tolist() == [0.2045, 1.7975, 0.0] and nb[2] == 1
     assert met[1][0].option[1][3] == 0
-    # Too far apart, or the far end shared with another region: left as walls.
+    # Too far apart, the far end shared with another region, or a slab 2.4 m over the floor whose
+    # walls lie where the floor's do seen from above (fuzz case 30233): left as walls, in place.
     far = ring([*right_points[:3], (0.22, 1.78, 0), (1, 1, 0)], [-1, -1, -1, -1, 0], [1, 0, 0, 0, 1])
     pinned = ring([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0.2, 1.8, 0), (0, 1.8, 0)], [-1, 1, -1, -1, -1], [0, 1, 1, 1, 0])
-    for rings in ({0: [left], 1: [far]}, {0: [pinned], 1: [right]}):
-        kept = _walls_walked_both_ways_shared(_far_ends_met(rings, 0.05 * 0.3), climb=0.3)
+    slab = ring([(x, y, 2.4) for x, y, _ in right_points], [-1, -1, -1, -1, 0], [1, 0, 0, 0, 1])
+    for rings in ({0: [left], 1: [far]}, {0: [pinned], 1: [right]}, {0: [left], 1: [slab]}):
+        kept = _walls_walked_both_ways_shared(_far_ends_met(rings, 0.05 * 0.3, climb=0.3), climb=0.3)
         assert kept[1][0].option[1][3] == -1 and kept[0][0].option[1][2] == -1
+        assert kept[0][0].option[0][3].tolist() == rings[0][0].option[0][3].tolist()
 
 
 def test_two_regions_walls_leaving_their_border_back_to_back_are_joined_as_far_as_the_shorter():

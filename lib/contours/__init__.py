@@ -177,7 +177,8 @@ def build_contours(
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
     met = _walls_walked_both_ways_shared(
-        _far_ends_met(rings_by_region, _FAR_END * hf.cell_size), float(params.agent_max_climb)
+        _far_ends_met(rings_by_region, _FAR_END * hf.cell_size, float(params.agent_max_climb)),
+        float(params.agent_max_climb),
     )
     rings_by_region = _shared_ends_off_walls(met, boundary)
     min_area = _MIN_RING_AREA * hf.cell_size**2
@@ -340,13 +341,18 @@ def _shared_ends_off_walls(
     return _edited(rings_by_region, dict.fromkeys(holding), off_walls)
 
 
-def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -> dict[int, list[_RegionRing]]:
+def _far_ends_met(
+    rings_by_region: dict[int, list[_RegionRing]], reach: float, climb: float
+) -> dict[int, list[_RegionRing]]:
     """The rings with the far end of a wall edge moved onto another region's, where two regions'
     walls leave one point and end within `reach` of each other, walked opposite ways: the line
     where both regions' outlines meet the eroded floor at a cell whose distance is the radius
     exactly, each end placed by its own interpolation (nav_test: 4.5 mm apart, two walls back to
     back across floor). Only a free point moves (not a region's shared one), and only the ring
-    that starts the pair; _walls_walked_both_ways_shared then makes the pair their border."""
+    that starts the pair; _walls_walked_both_ways_shared then makes the pair their border. Both
+    walls' ends lie within a climb of each other in height: a floor under a slab has its walls
+    where the slab's are, seen from above (fuzz case 30233: a floor's point moved 2.4 m up onto
+    the slab's, and a polygon joined the two floors)."""
     starts: dict[tuple, list[tuple[int, int, int]]] = {}  # a wall's start point -> (region, ring, edge)
     for r, rings in rings_by_region.items():
         for j, ring in enumerate(rings):
@@ -360,11 +366,13 @@ def _far_ends_met(rings_by_region: dict[int, list[_RegionRing]], reach: float) -
             points, nb, shared = ring.option
             keys = _keys(points)
             for k in np.flatnonzero(nb < 0).tolist():
-                for s, i, e in starts.get(keys[(k + 1) % len(points)], []):
+                joint = (k + 1) % len(points)
+                for s, i, e in starts.get(keys[joint], []):
                     other, other_shared = rings_by_region[s][i].option[0], rings_by_region[s][i].option[2]
                     far = (e + 1) % len(other)
                     gap = float(np.hypot(*(other[far, :2] - points[k, :2])))
-                    if s != r and 0 < gap <= reach and not other_shared[far] and not shared[k]:
+                    level = abs(other[e, 2] - points[joint, 2]) <= climb and abs(other[far, 2] - points[k, 2]) <= climb
+                    if s != r and 0 < gap <= reach and level and not other_shared[far] and not shared[k]:
                         moves.setdefault((s, i), {})[_keys(other[far : far + 1])[0]] = points[k]
 
     def moved(option, to):
