@@ -7,7 +7,8 @@ chord can cut into two. Triangulating (holes bridged into the outer ring, ear cl
 is the fallback for outlines the portals cannot handle. Vertices are welded across regions by exact
 coordinates, so shared borders (bitwise-identical in both outlines, never given new vertices) join
 without T-junctions. Slivers (narrower than SLIVER_WIDTH cells, or needle-shaped) are avoided
-throughout: wall corners thinner than that are cut off the outline first, decompositions compare
+throughout: convex wall corners thinner than that are cut off the outline first (reflex ones far
+thinner, and half that beside a wall edge that short, are dropped), decompositions compare
 by their slivers, a region still left with some is decomposed again with its pinches narrower
 than that closed, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
 """
@@ -117,8 +118,9 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         rings = [_without_spikes(r) for r in rings]
         rings, xy, uses = _simple_holes(rings, points, xy, uses, outline.region, params.max_edge_len)
         rings = _without_nested_holes([r for r in rings if _has_area(r, xy)], xy)
-        # A reflex corner goes only where its triangle is thinner than the outline keeps off the
-        # walls: the floor it adds stays out of the agent's band.
+        # A reflex corner goes where its triangle is thinner than the outline keeps off the walls,
+        # so the floor it adds stays out of the agent's band (beside a wall edge shorter than a
+        # sliver's width, up to half that width: 0.015 cells into the band at most).
         rings = _trim_thin_corners(rings, xy, uses, shared, thin, OFF_WALL * params.cell_size, params.max_edge_len)
         if not rings or signed_area(xy[rings[0]]) <= 0:
             log.warning("region %d dropped: its outer ring has no area or is not counter-clockwise", outline.region)

@@ -260,9 +260,10 @@ def _trim_thin_corners(
     in the floor given up and the floor given up so far stays a strip thinner than `thin` (the
     convex hull of the points cut and the new edge's ends: measured from the edge's segment, a
     point beyond its end would count its distance to that end). Reflex corners are dropped the same
-    way only when their triangle is narrower than `reflex_thin`: the floor gained reaches that far
+    way only when their triangle is narrower than `reflex_thin`, the floor gained reaching that far
     into the agent's band at most (fuzz case 20872: a hole's corner 0.3 mm off its neighbours' line
-    left an edge 9 mm long, whose only triangle was a sliver; cut off, it left a crack), and only
+    left an edge 9 mm long, whose only triangle was a sliver; cut off, it left a crack), or half
+    `thin` beside a wall edge shorter than `thin` (26942: 2-3 mm beside a 6 mm edge), and only
     where no other ring passes through the new edge's ends (5797: a ring touching itself there had
     its other edges cross the floor gained). Corners on a shared border or used by another ring
     stay, and those whose cut would be a wall edge longer than max_edge_len (0: no limit)."""
