@@ -126,7 +126,7 @@ def test_benchmark_and_levels_do_not_reach_into_the_tests():
 
 
 INSTALL_SCRIPT = textwrap.dedent("""
-    import importlib, json, sys
+    import importlib, json, os, sys
     import bpy
 
     zip_path, demo, out = sys.argv[1:4]
@@ -145,6 +145,10 @@ INSTALL_SCRIPT = textwrap.dedent("""
         "library": sys.modules["blender_navmesh"].__file__,
         "user_dir": bpy.utils.user_resource("EXTENSIONS"),
     }))
+    # The bpy module of Blender 4.2 crashes in the interpreter's teardown once a property with an
+    # update callback is registered: leave without it, as the CLI does.
+    sys.stdout.flush()
+    os._exit(0)
 """)
 
 
