@@ -465,3 +465,21 @@ def test_a_reflex_corner_all_but_on_its_neighbours_line_is_dropped_and_a_deeper_
         3,
         4,
     ]
+
+
+@pytest.mark.parametrize("maxv", [3, 4])
+def test_a_sliver_on_a_border_between_regions_is_regrouped_with_the_polygon_across(maxv):
+    """Fuzz case 23145: a region's wall 5 mm from its border with another region leaves a sliver of
+    floor along the border that its own region cannot regroup (the border's edges stay). Regrouped
+    with the polygon across the border, the union is cut again without one; the pieces take that
+    polygon's region and area. Within one region nothing changes here."""
+    from blender_navmesh.polygons.merge import _is_sliver
+    from blender_navmesh.polygons.repair import _regrouped_across_borders
+
+    xy = np.array([(0, 0), (0.005, 0.5), (0, 1), (-1, 0.5)], dtype=float)  # A, B (5 mm off A-C), C, P
+    sliver, across = [0, 1, 2], [2, 3, 0]
+    polys, regions, areas = _regrouped_across_borders([sliver, across], [1, 0], [1, 0], xy, maxv, 0.015)
+    assert not any(_is_sliver(xy[p], 0.015) for p in polys)
+    assert regions == [0] * len(polys) and areas == [0] * len(polys)
+    assert sum(Polygon(xy[p]).area for p in polys) == pytest.approx(Polygon(xy[[3, 0, 1, 2]]).area)
+    assert _regrouped_across_borders([sliver, across], [0, 0], [1, 0], xy, maxv, 0.015)[0] == [sliver, across]

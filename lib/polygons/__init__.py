@@ -40,6 +40,7 @@ from .repair import (
     _close_pinches,
     _drop_free_collinear,
     _drop_straight_vertices,
+    _regrouped_across_borders,
     _rings_cross,
     _trim_thin_corners,
     _weld_t_junctions,
@@ -153,6 +154,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
     polys = _drop_straight_vertices(polys, xy, params.max_edge_len)
     polys, source = _weld_t_junctions(polys, vertices, maxv, thin)
     regions, areas = [regions[p] for p in source], [areas[p] for p in source]
+    polys, regions, areas = _regrouped_across_borders(polys, regions, areas, vertices[:, :2], maxv, thin)
     return PolyMesh.from_polygons(polys, regions, areas, vertices, params)
 
 

@@ -115,6 +115,59 @@ def _repair_sliver(
     return "kept"
 
 
+def _regrouped_across_borders(
+    polys: list[list[int]], regions: list[int], areas: list[int], xy: np.ndarray, maxv: int, thin: float
+) -> tuple[list[list[int]], list[int], list[int]]:
+    """(polygons, region of each, area of each) with each sliver left on a border between two regions
+    regrouped with the polygon across that border: their union is decomposed again, kept if that
+    leaves no sliver and keeps every edge of the union's outline (neighbours see no change). Its
+    region's own regrouping cannot do this (the border's edges must stay), and a region's wall
+    coming within millimetres of its border with another region leaves floor that thin along it
+    (fuzz case 23145: a strip of floor under a ramp, 5 mm wide at its tip; 37228 the same where
+    two area ids meet). The pieces take the region and area of the polygon across: a
+    sliver is narrower than a twentieth of a cell, and an area's border is placed to a cell."""
+    current: list[list[int] | None] = list(polys)
+    regions, areas = list(regions), list(areas)
+    owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
+    for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
+        poly = current[s]
+        if poly is None or not _is_sliver(xy[poly], thin):
+            continue
+        edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -math.dist(xy[e[0]], xy[e[1]]))
+        for a, b in edges:
+            n = owner.get((b, a))
+            if n is None or regions[n] == regions[s]:
+                continue
+            ring = _union_ring([poly, _live(current, n)])
+            found = None if ring is None else _decompose([ring], xy, maxv, thin)
+            if ring is None or found is None:
+                continue
+            pieces = found[0]
+            outline = {(ring[k - 1], ring[k]) for k in range(len(ring))}
+            if not outline <= {(piece[k - 1], piece[k]) for piece in pieces for k in range(len(piece))} or any(
+                _is_sliver(xy[piece], thin) for piece in pieces
+            ):
+                continue
+            extra = max(len(pieces) - 2, 0)
+            slots = [s, n, *range(len(current), len(current) + extra)]
+            current.extend([None] * extra)
+            regions.extend([regions[n]] * extra)
+            areas.extend([areas[n]] * extra)
+            for slot in (s, n):
+                old = current[slot] or []
+                for k in range(len(old)):
+                    del owner[(old[k - 1], old[k])]
+                current[slot] = None
+            regions[s], areas[s] = regions[n], areas[n]
+            for slot, piece in zip(slots, pieces):
+                current[slot] = piece
+                for k in range(len(piece)):
+                    owner[(piece[k - 1], piece[k])] = slot
+            break
+    kept = [p for p, poly in enumerate(current) if poly is not None]
+    return [_live(current, p) for p in kept], [regions[p] for p in kept], [areas[p] for p in kept]
+
+
 def _weld_t_junctions(
     polys: list[list[int]], xyz: np.ndarray, maxv: int, thin: float
 ) -> tuple[list[list[int]], list[int]]:
