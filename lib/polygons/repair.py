@@ -77,33 +77,10 @@ def _repair_sliver(
     if len(groups) > 1:
         groups.append([g[0] for g in groups])
     for group in groups:
-        ring = _union_ring([poly] + [_live(current, n) for n in group])
-        if ring is None:
-            continue
-        found = _decompose([ring], xy, maxv, thin)
-        # Every edge of the outline stays an edge (a vertex skipped would be a T-junction).
-        if (
-            found is None
-            or not {(ring[k - 1], ring[k]) for k in range(len(ring))}
-            <= {(piece[k - 1], piece[k]) for piece in found[0] for k in range(len(piece))}
-            or any(_is_sliver(xy[piece], thin) for piece in found[0])
-        ):
-            continue
-        pieces = found[0]
-        slots = [s, *group]
-        extra = max(len(pieces) - len(slots), 0)
-        slots += range(len(current), len(current) + extra)
-        current.extend([None] * extra)
-        for slot in slots:
-            old = current[slot] or []
-            for k in range(len(old)):
-                del owner[(old[k - 1], old[k])]
-            current[slot] = None
-        for slot, piece in zip(slots, pieces):
-            current[slot] = piece
-            for k in range(len(piece)):
-                owner[(piece[k - 1], piece[k])] = slot
-        return "repaired"
+        pieces = _recut([poly] + [_live(current, n) for n in group], xy, maxv, thin)
+        if pieces is not None:
+            _place(pieces, [s, *group], current, owner)
+            return "repaired"
     # Cut off only at the floor's edge (a spike, a pinch between walls): one with polygons of the
     # region all round would leave a hole inside the floor, one on a shared border a crack.
     on_edge = any(owner.get((b, a)) is None for a, b in edges)
@@ -119,8 +96,7 @@ def _regrouped_across_borders(
     polys: list[list[int]], regions: list[int], areas: list[int], xy: np.ndarray, maxv: int, thin: float
 ) -> tuple[list[list[int]], list[int], list[int]]:
     """(polygons, region of each, area of each) with each sliver left on a border between two regions
-    regrouped with the polygon across that border: their union is decomposed again, kept if that
-    leaves no sliver and keeps every edge of the union's outline (neighbours see no change). Its
+    regrouped with the polygon across that border (`_recut`, as a region regroups its own). Its
     region's own regrouping cannot do this (the border's edges must stay), and a region's wall
     coming within millimetres of its border with another region leaves floor that thin along it
     (fuzz case 23145: a strip of floor under a ramp, 5 mm wide at its tip; 37228 the same where
@@ -138,34 +114,50 @@ def _regrouped_across_borders(
             n = owner.get((b, a))
             if n is None or regions[n] == regions[s]:
                 continue
-            ring = _union_ring([poly, _live(current, n)])
-            found = None if ring is None else _decompose([ring], xy, maxv, thin)
-            if ring is None or found is None:
-                continue
-            pieces = found[0]
-            outline = {(ring[k - 1], ring[k]) for k in range(len(ring))}
-            if not outline <= {(piece[k - 1], piece[k]) for piece in pieces for k in range(len(piece))} or any(
-                _is_sliver(xy[piece], thin) for piece in pieces
-            ):
-                continue
-            extra = max(len(pieces) - 2, 0)
-            slots = [s, n, *range(len(current), len(current) + extra)]
-            current.extend([None] * extra)
-            regions.extend([regions[n]] * extra)
-            areas.extend([areas[n]] * extra)
-            for slot in (s, n):
-                old = current[slot] or []
-                for k in range(len(old)):
-                    del owner[(old[k - 1], old[k])]
-                current[slot] = None
-            regions[s], areas[s] = regions[n], areas[n]
-            for slot, piece in zip(slots, pieces):
-                current[slot] = piece
-                for k in range(len(piece)):
-                    owner[(piece[k - 1], piece[k])] = slot
-            break
+            pieces = _recut([poly, _live(current, n)], xy, maxv, thin)
+            if pieces is not None:
+                slots = _place(pieces, [s, n], current, owner)
+                regions.extend([regions[n]] * (len(current) - len(regions)))
+                areas.extend([areas[n]] * (len(current) - len(areas)))
+                for slot in slots:
+                    regions[slot], areas[slot] = regions[n], areas[n]
+                break
     kept = [p for p, poly in enumerate(current) if poly is not None]
     return [_live(current, p) for p in kept], [regions[p] for p in kept], [areas[p] for p in kept]
+
+
+def _recut(group: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]] | None:
+    """Adjacent polygons' union decomposed again, or None unless that leaves no sliver and keeps
+    every edge of the union's outline (a vertex skipped would be a T-junction; the polygons around
+    see no change)."""
+    ring = _union_ring(group)
+    found = None if ring is None else _decompose([ring], xy, maxv, thin)
+    if ring is None or found is None:
+        return None
+    pieces = found[0]
+    outline = {(ring[k - 1], ring[k]) for k in range(len(ring))}
+    if not outline <= {(piece[k - 1], piece[k]) for piece in pieces for k in range(len(piece))}:
+        return None
+    return None if any(_is_sliver(xy[piece], thin) for piece in pieces) else pieces
+
+
+def _place(pieces: list[list[int]], slots: list[int], current: list[list[int] | None], owner: dict) -> list[int]:
+    """Put the pieces in place of the polygons in these slots (new slots at the end of `current`
+    for pieces beyond them; slots left over stay empty), updating `owner` (directed edge ->
+    polygon); the slots the pieces took."""
+    extra = max(len(pieces) - len(slots), 0)
+    slots = [*slots, *range(len(current), len(current) + extra)]
+    current.extend([None] * extra)
+    for slot in slots:
+        old = current[slot] or []
+        for k in range(len(old)):
+            del owner[(old[k - 1], old[k])]
+        current[slot] = None
+    for slot, piece in zip(slots, pieces):
+        current[slot] = piece
+        for k in range(len(piece)):
+            owner[(piece[k - 1], piece[k])] = slot
+    return slots[: len(pieces)]
 
 
 def _weld_t_junctions(
