@@ -683,6 +683,38 @@ def test_two_regions_walls_from_one_point_to_ends_a_few_millimetres_apart_become
         assert kept[0][0].option[0][3].tolist() == rings[0][0].option[0][3].tolist()
 
 
+def test_two_regions_walls_side_by_side_with_no_common_point_become_their_border_where_they_overlap():
+    """Fuzz cases 27540 and 49719: two regions on one ramp rising out of a floor, their walls a few
+    millimetres apart along each other and no point in common: a crack no path crosses. Where the
+    walls overlap they become the regions' border, its ends the walls' own ends; an end within the
+    seam of the other wall's free end takes that end's place; walls farther apart, on the floor's
+    side, or of one region stay walls."""
+    from blender_navmesh.contours import RegionOutline
+    from blender_navmesh.contours.seams import joined_alongside
+
+    def outline(region, points):
+        return RegionOutline(region, 0, [np.array(points, dtype=float)], [np.full(len(points), -1)])
+
+    def pair(gap, low=0.2, right_region=1):
+        # Region 0 is the unit square; region 1's left wall runs down x = 1 + gap from 0.8 to `low`.
+        left = outline(0, [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)])
+        right = outline(right_region, [(1 + gap, low, 0), (2, low, 0), (2, 0.8, 0), (1 + gap, 0.8, 0)])
+        return left, right
+
+    left, right = joined_alongside(list(pair(0.004)), reach=0.015, climb=0.3)
+    assert left.rings[0][:, :2].tolist() == [[0, 0], [1, 0], [1.004, 0.2], [1.004, 0.8], [1, 1], [0, 1]]
+    assert left.ring_neighbors[0].tolist() == [-1, -1, 1, -1, -1, -1]
+    assert right.rings[0][:, :2].tolist() == [[1.004, 0.2], [2, 0.2], [2, 0.8], [1.004, 0.8]]
+    assert right.ring_neighbors[0].tolist() == [-1, -1, -1, 0]
+    # The square's corner (1, 0) is free and 1 cm from the seam's end: it moves there.
+    left, right = joined_alongside(list(pair(0.004, low=0.01)), reach=0.015, climb=0.3)
+    assert left.rings[0][:, :2].tolist() == [[0, 0], [1.004, 0.01], [1.004, 0.8], [1, 1], [0, 1]]
+    assert left.ring_neighbors[0].tolist() == [-1, 1, -1, -1, -1]
+    for gap, region in ((0.02, 1), (-0.004, 1), (0.004, 0)):
+        kept = joined_alongside(list(pair(gap, right_region=region)), reach=0.015, climb=0.3)
+        assert all((o.ring_neighbors[0] == -1).all() and len(o.rings[0]) == 4 for o in kept)
+
+
 def test_two_regions_walls_leaving_their_border_back_to_back_are_joined_as_far_as_the_shorter():
     """Fuzz case 972: two regions push the walls that leave their border's end by different
     amounts, along nearly one line, 5 mm apart over 13 cm: floor between them that neither holds.

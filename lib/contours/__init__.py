@@ -33,7 +33,7 @@ from .rings import (
     _split_at_touches,
     _touches_itself,
 )
-from .seams import joined_back_to_back
+from .seams import joined_alongside, joined_back_to_back
 from .simplify import _rdp, _section, _simplify
 from .trace import _boundary_edges, _cycles, _edge_points, _split_broken_borders, _square_corners, _successors
 
@@ -244,6 +244,7 @@ def build_contours(
     # Floors either side of a real wall lie at least twice the radius apart.
     seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
     outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb))
+    outlines = joined_alongside(outlines, seam, float(params.agent_max_climb))
     return _drop_small_islands(outlines, params.region_min_area)
 
 

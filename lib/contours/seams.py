@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..geometry import cross_vectors
+from ..geometry import cross_vectors, meeting_boxes
 from .rings import _keys
 
 if TYPE_CHECKING:
@@ -106,4 +106,130 @@ def _edited_ring(ring: np.ndarray, nb: np.ndarray, edits: dict[int, tuple]) -> t
         else:
             points.insert(k + 1, inserted)
             neighbours[k : k + 1] = [region, -1] if at_start else [-1, region]
+    return np.array(points), np.array(neighbours, dtype=nb.dtype)
+
+
+def joined_alongside(outlines: list[RegionOutline], reach: float, climb: float) -> list[RegionOutline]:
+    """The outlines with each pair of wall edges of two regions that run back to back within
+    `reach` of each other over more than `reach`, and share no point, made their shared border
+    where they overlap. Each end of the overlap is an end of one of the two edges: it is inserted
+    into the other edge, or, when the other edge's own end is within `reach` of it and free (walls
+    on both its sides, in no other ring), that end moves onto it.
+
+    A region's outline on a ramp that rises out of a floor can run beside another region's on the
+    same ramp, a few millimetres apart, with no point in common (fuzz cases 27540, 49719): no
+    border joins them (joined_back_to_back needs a common point), and the floor between is a crack
+    that no path crosses."""
+    walls = [
+        (o, r, k)
+        for o, outline in enumerate(outlines)
+        for r, nb in enumerate(outline.ring_neighbors)
+        for k in np.flatnonzero(nb < 0).tolist()
+    ]
+    if not walls:
+        return outlines
+    ends = np.array([_edge_ends(outlines, w) for w in walls])  # (W, 2, 3)
+    box = np.column_stack([ends[:, :, :2].min(axis=1) - reach, ends[:, :, :2].max(axis=1) + reach])
+    held: dict[tuple, int] = {}
+    for outline in outlines:
+        for ring in outline.rings:
+            for key in _keys(ring):
+                held[key] = held.get(key, 0) + 1
+    seams: dict[tuple[int, int], dict[int, list]] = {}  # (outline, ring) -> edge -> [start, end, region]
+    taken: set[tuple[int, int, int]] = set()
+    for i, j in zip(*meeting_boxes(box, box)):
+        if i >= j or walls[i] in taken or walls[j] in taken:
+            continue
+        x, y = walls[i], walls[j]
+        if outlines[x[0]].region == outlines[y[0]].region:
+            continue
+        seam = _alongside(ends[i], ends[j], reach, climb)
+        if seam is None:
+            continue
+        low, high = seam
+        taken.update((x, y))
+        seams.setdefault(x[:2], {})[x[2]] = [low, high, outlines[y[0]].region]
+        seams.setdefault(y[:2], {})[y[2]] = [high, low, outlines[x[0]].region]
+    if not seams:
+        return outlines
+    moves = _free_ends_moved(outlines, seams, reach, held)
+    out = list(outlines)
+    for o in sorted({o for o, _ in seams}):
+        rings, neighbours = list(out[o].rings), list(out[o].ring_neighbors)
+        for r in [r for oo, r in seams if oo == o]:
+            rings[r], neighbours[r] = _with_seams(rings[r], neighbours[r], seams[(o, r)], moves)
+        out[o] = replace(out[o], rings=rings, ring_neighbors=neighbours)
+    return out
+
+
+def _edge_ends(outlines: list[RegionOutline], wall: tuple[int, int, int]) -> np.ndarray:
+    o, r, k = wall
+    ring = outlines[o].rings[r]
+    return np.array([ring[k], ring[(k + 1) % len(ring)]])
+
+
+def _alongside(x: np.ndarray, y: np.ndarray, reach: float, climb: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(start, end) of the overlap of wall edges x and y (each (2, 3): start, end) along x, both
+    points ends of x or y, when they run back to back (y on x's floorless right, within reach, at
+    one height within climb, opposite ways) with no common point over more than reach; else None."""
+    d = x[1, :2] - x[0, :2]
+    length = float(np.hypot(*d))
+    if length == 0:
+        return None
+    u = d / length
+    rel = y[:, :2] - x[0, :2]
+    t, side = rel @ u, cross_vectors(u, rel)  # y's start and end along x and off its line
+    if t[0] <= t[1] or _keys(x).count(_keys(y)[0]) or _keys(x).count(_keys(y)[1]):
+        return None
+    lo, hi = max(float(t[1]), 0.0), min(float(t[0]), length)
+    if hi - lo <= reach or not np.all((side < 0) & (side > -reach)):
+        return None
+    low = y[1] if t[1] > 0 else x[0]
+    high = y[0] if t[0] < length else x[1]
+    for point, s in ((low, lo), (high, hi)):
+        along_x = x[0, 2] + s / length * (x[1, 2] - x[0, 2])
+        along_y = y[1, 2] + (s - t[1]) / (t[0] - t[1]) * (y[0, 2] - y[1, 2])
+        if abs(along_x - along_y) > climb or abs(point[2] - along_x) > climb:
+            return None
+    return low, high
+
+
+def _free_ends_moved(outlines, seams, reach: float, held: dict[tuple, int]) -> dict[tuple, np.ndarray]:
+    """Point key -> where it moves: an edge's end within reach of the seam point next to it, where
+    that end is free (walls on both its sides, held by one ring only), so the seam leaves no wall
+    edge shorter than reach beside it."""
+    moves: dict[tuple, np.ndarray] = {}
+    for (o, r), edges in seams.items():
+        ring, nb = outlines[o].rings[r], outlines[o].ring_neighbors[r]
+        n = len(ring)
+        for k, (low, high, _) in edges.items():
+            for end, point, other_side in ((k, low, (k - 1) % n), ((k + 1) % n, high, (k + 1) % n)):
+                key = _keys(ring[end : end + 1])[0]
+                gap = float(np.hypot(*(ring[end, :2] - point[:2])))
+                if 0 < gap <= reach and nb[other_side] < 0 and held[key] == 1 and other_side not in edges:
+                    moves[key] = point
+    return moves
+
+
+def _with_seams(ring: np.ndarray, nb: np.ndarray, edges: dict[int, list], moves: dict[tuple, np.ndarray]):
+    """The ring with each seam's edge k split at the seam's ends (those that are not its own ends or
+    moved onto them), the part between them a border with the seam's region."""
+    points, neighbours = [], []
+    keys = _keys(ring)
+    for k in range(len(ring)):
+        points.append(moves.get(keys[k], ring[k]))
+        if k not in edges:
+            neighbours.append(int(nb[k]))
+            continue
+        low, high, region = edges[k]
+        start, end = points[-1], moves.get(keys[(k + 1) % len(ring)], ring[(k + 1) % len(ring)])
+        same_start = _keys(low[None])[0] == _keys(start[None])[0]
+        same_end = _keys(high[None])[0] == _keys(end[None])[0]
+        if not same_start:
+            neighbours.append(-1)
+            points.append(low)
+        neighbours.append(region)
+        if not same_end:
+            points.append(high)
+            neighbours.append(-1)
     return np.array(points), np.array(neighbours, dtype=nb.dtype)
