@@ -483,3 +483,29 @@ def test_a_sliver_on_a_border_between_regions_is_regrouped_with_the_polygon_acro
     assert regions == [0] * len(polys) and areas == [0] * len(polys)
     assert sum(Polygon(xy[p]).area for p in polys) == pytest.approx(Polygon(xy[[3, 0, 1, 2]]).area)
     assert _regrouped_across_borders([sliver, across], [0, 0], [1, 0], xy, maxv, 0.015)[0] == [sliver, across]
+
+
+def test_a_sliver_is_cut_off_only_where_the_polygons_across_it_would_not_face_each_other():
+    """Fuzz cases 6827 and 8890: a triangle sliver cut off whose longest edge and another edge had
+    polygons across left those two facing each other a few millimetres apart: a crack. Polygons
+    across edges that run opposite ways face each other; across a triangle's two short edges they
+    lie end to end along its long one. A spike of floor that hangs on the sliver alone, smaller
+    than the region's minimum area, may go with it; floor reached another way, or past a shared
+    border, or larger, may not."""
+    from blender_navmesh.polygons.repair import _facing, _lobe
+
+    # Sliver S = A, C, B (C 5 mm below A-B); Q across its long edge B->A, spike L across A->C.
+    xy = np.array([(0, 0), (0.5, -0.005), (1, 0), (1, 1), (0, 1), (0.2, -0.3)], dtype=float)
+    A, C, B, D, E, P = range(6)
+    sliver, q, spike = [A, C, B], [A, B, D, E], [C, A, P]
+    current = [sliver, q, spike]
+    owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(current) for k in range(len(poly))}
+    edges = [(A, C), (C, B), (B, A)]
+    assert _facing(edges, owner, xy)  # Q and L both across
+    assert not _facing(edges, {e: p for e, p in owner.items() if p != 1}, xy)  # L alone
+    assert not _facing(edges, {e: p for e, p in owner.items() if p != 2}, xy)  # Q alone
+    assert _lobe(0, 2, current, owner, xy, set(), most=1.0) == [2]
+    assert _lobe(0, 2, current, owner, xy, set(), most=0.05) is None  # the spike holds 0.075 m²
+    assert _lobe(0, 2, current, owner, xy, {(A, P)}, most=1.0) is None  # a border leads on from it
+    assert _lobe(0, 1, current, owner, xy, set(), most=10.0) == [1]
+    assert _lobe(0, None, current, owner, xy, set(), most=1.0) is None

@@ -145,7 +145,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
             xy = _extended(xy, steiner)
-        region_polys = _widen_slivers(region_polys, xy, maxv, thin, shared)
+        region_polys = _widen_slivers(region_polys, xy, maxv, thin, shared, float(params.region_min_area))
         polys.extend(region_polys)
         regions.extend([outline.region] * len(region_polys))
         areas.extend([outline.area] * len(region_polys))

@@ -18,6 +18,7 @@ from ..geometry import (
     min_width,
     narrower_than,
     segments_meet_matrix,
+    signed_area,
     turn,
 )
 from .decompose import _decompose, _split_convex
@@ -36,7 +37,12 @@ _SHORT_EDGE_REFLEX = 0.5
 
 
 def _widen_slivers(
-    polys: list[list[int]], xy: np.ndarray, maxv: int, thin: float, shared: AbstractSet[tuple[int, int]]
+    polys: list[list[int]],
+    xy: np.ndarray,
+    maxv: int,
+    thin: float,
+    shared: AbstractSet[tuple[int, int]],
+    min_lobe: float,
 ) -> list[list[int]]:
     """One region's polygons with slivers (_is_sliver) repaired where that is possible.
 
@@ -45,14 +51,16 @@ def _widen_slivers(
     so no other polygon sees a change; kept if that leaves no sliver. One that no regrouping
     repairs, that is narrower than `thin` and lies on the floor's edge (a spike of the outline, or
     the floor between two walls all but touching) is cut off: its neighbours see a wall there, so
-    the slivers left among them are tried again. One with an edge on a border shared with another
-    region (`shared`: directed edges) stays: the region across still has that edge, and would
-    face a wall a hair away from its own (a crack no path crosses)."""
+    the slivers left among them are tried again; but not where two polygons across it would then
+    face each other across its width (_facing: a crack no path crosses), unless it goes together
+    with a lobe of floor smaller than `min_lobe` (region_min_area) that hangs on it alone. One with
+    an edge on a border shared with another region (`shared`: directed edges) stays: the region
+    across still has that edge, and would face a wall a hair away from its own."""
     current: list[list[int] | None] = list(polys)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
     pending = [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]
     while pending:
-        outcomes = {s: _repair_sliver(s, current, owner, xy, maxv, thin, shared) for s in pending}
+        outcomes = {s: _repair_sliver(s, current, owner, xy, maxv, thin, shared, min_lobe) for s in pending}
         pending = [s for s, outcome in outcomes.items() if outcome == "kept"] if "cut" in outcomes.values() else []
     return [poly for poly in current if poly is not None]
 
@@ -65,6 +73,7 @@ def _repair_sliver(
     maxv: int,
     thin: float,
     shared: AbstractSet[tuple[int, int]],
+    min_lobe: float,
 ) -> str:
     """Regroup or cut off polygon s if it is still a sliver (_widen_slivers), updating `current`
     and `owner` (directed edge -> polygon); "repaired", "cut" or "kept"."""
@@ -84,12 +93,53 @@ def _repair_sliver(
     # Cut off only at the floor's edge (a spike, a pinch between walls): one with polygons of the
     # region all round would leave a hole inside the floor, one on a shared border a crack.
     on_edge = any(owner.get((b, a)) is None for a, b in edges)
-    if narrower_than(xy[poly], thin) and on_edge and not any(e in shared for e in edges):
-        for k in range(len(poly)):
-            del owner[(poly[k - 1], poly[k])]
-        current[s] = None
-        return "cut"
+    if not (narrower_than(xy[poly], thin) and on_edge) or any(e in shared for e in edges):
+        return "kept"
+    # Cut off alone where no two polygons across it would face each other; else together with a
+    # lobe of floor smaller than min_lobe that hangs on it (fuzz case 6827: a spike of floor).
+    lobes: list[list[int] | None] = [[]] + [
+        _lobe(s, n, current, owner, xy, shared, min_lobe) for n in dict.fromkeys(owner.get((b, a)) for a, b in edges)
+    ]
+    for lobe in (lobe for lobe in lobes if lobe is not None):
+        if not _facing([(a, b) for a, b in edges if owner.get((b, a)) not in lobe], owner, xy):
+            for p in [s, *lobe]:
+                cut = current[p] or []
+                for k in range(len(cut)):
+                    del owner[(cut[k - 1], cut[k])]
+                current[p] = None
+            return "cut"
     return "kept"
+
+
+def _lobe(
+    s: int, n: int | None, current: list[list[int] | None], owner: dict, xy: np.ndarray, shared, most: float
+) -> list[int] | None:
+    """The polygons reached from n without crossing s or a shared border, if n is one and they
+    hold less area than `most`: floor that hangs on s alone; else None."""
+    if n is None:
+        return None
+    seen, stack, area = {n}, [n], 0.0
+    while stack:
+        poly = _live(current, stack.pop())
+        area += abs(signed_area(xy[poly]))
+        if area >= most:
+            return None
+        for k in range(len(poly)):
+            if (poly[k - 1], poly[k]) in shared:
+                return None
+            q = owner.get((poly[k], poly[k - 1]))
+            if q is not None and q != s and q not in seen:
+                seen.add(q)
+                stack.append(q)
+    return sorted(seen)
+
+
+def _facing(edges: list[tuple[int, int]], owner: dict, xy: np.ndarray) -> bool:
+    """Do two edges of a sliver with polygons across them run opposite ways (its two long sides)?
+    Cut off, it would leave those polygons facing each other across its width: a crack (fuzz
+    cases 6827, 8890: a triangle whose longest edge has a polygon across, and one of its others)."""
+    across = [xy[b] - xy[a] for a, b in edges if owner.get((b, a)) is not None]
+    return any(float(np.dot(u, v)) < 0 for i, u in enumerate(across) for v in across[i + 1 :])
 
 
 def _regrouped_across_borders(
@@ -101,29 +151,58 @@ def _regrouped_across_borders(
     coming within millimetres of its border with another region leaves floor that thin along it
     (fuzz case 23145: a strip of floor under a ramp, 5 mm wide at its tip; 37228 the same where
     two area ids meet). The pieces take the region and area of the polygon across: a
-    sliver is narrower than a twentieth of a cell, and an area's border is placed to a cell."""
+    sliver is narrower than a twentieth of a cell, and an area's border is placed to a cell.
+    One that no regrouping repairs is cut off if it lies on the floor's edge and no two of its
+    edges with polygons across run opposite ways (_facing; 44679, at three vertices per polygon:
+    a triangle along a wall): the polygons across it then see a wall where it was, not each other
+    across a crack."""
     current: list[list[int] | None] = list(polys)
     regions, areas = list(regions), list(areas)
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(polys) for k in range(len(poly))}
-    for s in [p for p, poly in enumerate(polys) if _is_sliver(xy[poly], thin)]:
-        poly = current[s]
-        if poly is None or not _is_sliver(xy[poly], thin):
-            continue
-        edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -math.dist(xy[e[0]], xy[e[1]]))
-        for a, b in edges:
-            n = owner.get((b, a))
-            if n is None or regions[n] == regions[s]:
-                continue
-            pieces = _recut([poly, _live(current, n)], xy, maxv, thin)
-            if pieces is not None:
-                slots = _place(pieces, [s, n], current, owner)
-                regions.extend([regions[n]] * (len(current) - len(regions)))
-                areas.extend([areas[n]] * (len(current) - len(areas)))
-                for slot in slots:
-                    regions[slot], areas[slot] = regions[n], areas[n]
-                break
+    changed = True
+    while changed:  # a regrouping can bring another sliver to a border: every change removes one
+        changed = False
+        for s in [p for p, poly in enumerate(current) if poly is not None and _is_sliver(xy[poly], thin)]:
+            changed |= _sliver_across_border(s, current, regions, areas, owner, xy, maxv, thin)
     kept = [p for p, poly in enumerate(current) if poly is not None]
     return [_live(current, p) for p in kept], [regions[p] for p in kept], [areas[p] for p in kept]
+
+
+def _sliver_across_border(
+    s: int,
+    current: list[list[int] | None],
+    regions: list[int],
+    areas: list[int],
+    owner: dict,
+    xy: np.ndarray,
+    maxv: int,
+    thin: float,
+) -> bool:
+    """Regroup sliver s with a polygon of another region across one of its edges (longest first),
+    or cut it off (_regrouped_across_borders), updating the lists and `owner`; whether it did."""
+    poly = current[s]
+    if poly is None or not _is_sliver(xy[poly], thin):
+        return False
+    edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -math.dist(xy[e[0]], xy[e[1]]))
+    for a, b in edges:
+        n = owner.get((b, a))
+        if n is None or regions[n] == regions[s]:
+            continue
+        pieces = _recut([poly, _live(current, n)], xy, maxv, thin)
+        if pieces is not None:
+            slots = _place(pieces, [s, n], current, owner)
+            regions.extend([regions[n]] * (len(current) - len(regions)))
+            areas.extend([areas[n]] * (len(current) - len(areas)))
+            for slot in slots:
+                regions[slot], areas[slot] = regions[n], areas[n]
+            return True
+    on_edge = any(owner.get((b, a)) is None for a, b in edges)
+    if on_edge and narrower_than(xy[poly], thin) and not _facing(edges, owner, xy):
+        for a, b in edges:
+            del owner[(a, b)]
+        current[s] = None
+        return True
+    return False
 
 
 def _recut(group: list[list[int]], xy: np.ndarray, maxv: int, thin: float) -> list[list[int]] | None:
