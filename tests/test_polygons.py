@@ -501,9 +501,13 @@ def test_a_sliver_is_cut_off_only_where_the_polygons_across_it_would_not_face_ea
     current = [sliver, q, spike]
     owner = {(poly[k - 1], poly[k]): p for p, poly in enumerate(current) for k in range(len(poly))}
     edges = [(A, C), (C, B), (B, A)]
-    assert _facing(edges, owner, xy)  # Q and L both across
-    assert not _facing(edges, {e: p for e, p in owner.items() if p != 1}, xy)  # L alone
-    assert not _facing(edges, {e: p for e, p in owner.items() if p != 2}, xy)  # Q alone
+    assert _facing(edges, owner, xy, 0.015)  # Q and L both across
+    assert not _facing(edges, {e: p for e, p in owner.items() if p != 1}, xy, 0.015)  # L alone
+    assert not _facing(edges, {e: p for e, p in owner.items() if p != 2}, xy, 0.015)  # Q alone
+    # A strip 5 mm wide with polygons across its two ends: they lie its length apart.
+    strip_xy = np.array([(0, 0), (1, 0), (1, 0.005), (0, 0.005)], dtype=float)
+    assert not _facing([(1, 2), (3, 0)], {(2, 1): 1, (0, 3): 2}, strip_xy, 0.015)
+    assert _facing([(0, 1), (2, 3)], {(1, 0): 1, (3, 2): 2}, strip_xy, 0.015)  # along its long sides
     assert _lobe(0, 2, current, owner, xy, set(), most=1.0) == [2]
     assert _lobe(0, 2, current, owner, xy, set(), most=0.05) is None  # the spike holds 0.075 m²
     assert _lobe(0, 2, current, owner, xy, {(A, P)}, most=1.0) is None  # a border leads on from it

@@ -101,7 +101,7 @@ def _repair_sliver(
         _lobe(s, n, current, owner, xy, shared, min_lobe) for n in dict.fromkeys(owner.get((b, a)) for a, b in edges)
     ]
     for lobe in (lobe for lobe in lobes if lobe is not None):
-        if not _facing([(a, b) for a, b in edges if owner.get((b, a)) not in lobe], owner, xy):
+        if not _facing([(a, b) for a, b in edges if owner.get((b, a)) not in lobe], owner, xy, thin):
             for p in [s, *lobe]:
                 cut = current[p] or []
                 for k in range(len(cut)):
@@ -134,12 +134,24 @@ def _lobe(
     return sorted(seen)
 
 
-def _facing(edges: list[tuple[int, int]], owner: dict, xy: np.ndarray) -> bool:
-    """Do two edges of a sliver with polygons across them run opposite ways (its two long sides)?
-    Cut off, it would leave those polygons facing each other across its width: a crack (fuzz
-    cases 6827, 8890: a triangle whose longest edge has a polygon across, and one of its others)."""
-    across = [xy[b] - xy[a] for a, b in edges if owner.get((b, a)) is not None]
-    return any(float(np.dot(u, v)) < 0 for i, u in enumerate(across) for v in across[i + 1 :])
+def _facing(edges: list[tuple[int, int]], owner: dict, xy: np.ndarray, thin: float) -> bool:
+    """Do two edges of a sliver with polygons across them run back to back within `thin` of each
+    other (its two long sides)? Cut off, it would leave those polygons facing each other across
+    its width: a crack (fuzz cases 6827, 8890: a triangle whose longest edge has a polygon across,
+    and one of its others). A strip's two ends run opposite ways too, but its length apart."""
+    across = [(xy[a], xy[b]) for a, b in edges if owner.get((b, a)) is not None]
+    for i, (a, b) in enumerate(across):
+        u = b - a
+        length = float(np.hypot(*u))
+        if length == 0:
+            continue
+        u = u / length
+        for c, d in across[i + 1 :]:
+            t = np.array([np.dot(c - a, u), np.dot(d - a, u)])
+            off = np.abs(cross_vectors(u, np.array([c - a, d - a])))
+            if np.dot(d - c, u) < 0 and min(t.max(), length) > max(t.min(), 0.0) and off.max() < thin:
+                return True
+    return False
 
 
 def _regrouped_across_borders(
@@ -184,10 +196,10 @@ def _sliver_across_border(
     if poly is None or not _is_sliver(xy[poly], thin):
         return False
     edges = sorted(((poly[k - 1], poly[k]) for k in range(len(poly))), key=lambda e: -math.dist(xy[e[0]], xy[e[1]]))
-    for a, b in edges:
-        n = owner.get((b, a))
-        if n is None or regions[n] == regions[s]:
-            continue
+    others = [n for n in (owner.get((b, a)) for a, b in edges) if n is not None and regions[n] != regions[s]]
+    if not others:
+        return False  # its region's own repair (_widen_slivers) has had it
+    for n in others:
         pieces = _recut([poly, _live(current, n)], xy, maxv, thin)
         if pieces is not None:
             slots = _place(pieces, [s, n], current, owner)
@@ -197,7 +209,7 @@ def _sliver_across_border(
                 regions[slot], areas[slot] = regions[n], areas[n]
             return True
     on_edge = any(owner.get((b, a)) is None for a, b in edges)
-    if on_edge and narrower_than(xy[poly], thin) and not _facing(edges, owner, xy):
+    if on_edge and narrower_than(xy[poly], thin) and not _facing(edges, owner, xy, thin):
         for a, b in edges:
             del owner[(a, b)]
         current[s] = None
