@@ -508,6 +508,9 @@ def test_a_sliver_is_cut_off_only_where_the_polygons_across_it_would_not_face_ea
     strip_xy = np.array([(0, 0), (1, 0), (1, 0.005), (0, 0.005)], dtype=float)
     assert not _facing([(1, 2), (3, 0)], {(2, 1): 1, (0, 3): 2}, strip_xy, 0.015)
     assert _facing([(0, 1), (2, 3)], {(1, 0): 1, (3, 2): 2}, strip_xy, 0.015)  # along its long sides
+    # Fuzz case 49706: a triangle's two edges with polygons across meet at its corner at an angle.
+    corner_xy = np.array([(0, 0), (0.1191, 0.0277), (-0.0068, 0.0129)], dtype=float)
+    assert not _facing([(1, 2), (2, 0)], {(2, 1): 1, (0, 2): 2}, corner_xy, 0.017)
     assert _lobe(0, 2, current, owner, xy, set(), most=1.0) == [2]
     assert _lobe(0, 2, current, owner, xy, set(), most=0.05) is None  # the spike holds 0.075 m²
     assert _lobe(0, 2, current, owner, xy, {(A, P)}, most=1.0) is None  # a border leads on from it

@@ -34,6 +34,9 @@ _INSIDE_EDGE = 1e-6
 # is narrower than this fraction of that width (_trim_thin_corners): every triangle on that edge
 # reaches a far vertex, a sliver the polygon stage would cut off into a crack.
 _SHORT_EDGE_REFLEX = 0.5
+# Two edges of a sliver face each other (_facing) when their directions are this close to opposite
+# (cosine): its long sides. Edges meeting at a wider angle leave a notch, not a crack, once it goes.
+_BACK_TO_BACK = 0.999
 
 
 def _widen_slivers(
@@ -137,8 +140,9 @@ def _lobe(
 def _facing(edges: list[tuple[int, int]], owner: dict, xy: np.ndarray, thin: float) -> bool:
     """Do two edges of a sliver with polygons across them run back to back within `thin` of each
     other (its two long sides)? Cut off, it would leave those polygons facing each other across
-    its width: a crack (fuzz cases 6827, 8890: a triangle whose longest edge has a polygon across,
-    and one of its others). A strip's two ends run opposite ways too, but its length apart."""
+    its width, over more than `thin`: a crack (fuzz cases 6827, 8890: a triangle whose longest
+    edge has a polygon across, and one of its others). A strip's two ends run opposite ways too,
+    but its length apart; two edges at a corner of a triangle (49706) meet at an angle."""
     across = [(xy[a], xy[b]) for a, b in edges if owner.get((b, a)) is not None]
     for i, (a, b) in enumerate(across):
         u = b - a
@@ -149,7 +153,8 @@ def _facing(edges: list[tuple[int, int]], owner: dict, xy: np.ndarray, thin: flo
         for c, d in across[i + 1 :]:
             t = np.array([np.dot(c - a, u), np.dot(d - a, u)])
             off = np.abs(cross_vectors(u, np.array([c - a, d - a])))
-            if np.dot(d - c, u) < 0 and min(t.max(), length) > max(t.min(), 0.0) and off.max() < thin:
+            facing = np.dot(d - c, u) < -_BACK_TO_BACK * float(np.hypot(*(d - c)))
+            if facing and min(t.max(), length) - max(t.min(), 0.0) > thin and off.max() < thin:
                 return True
     return False
 
