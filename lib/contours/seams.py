@@ -163,6 +163,7 @@ def joined_alongside(outlines: list[RegionOutline], reach: float, climb: float) 
 
 
 def _edge_ends(outlines: list[RegionOutline], wall: tuple[int, int, int]) -> np.ndarray:
+    """(2, 3) start and end of edge k of ring r of outline o (wall = (o, r, k))."""
     o, r, k = wall
     ring = outlines[o].rings[r]
     return np.array([ring[k], ring[(k + 1) % len(ring)]])

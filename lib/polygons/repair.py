@@ -115,7 +115,13 @@ def _repair_sliver(
 
 
 def _lobe(
-    s: int, n: int | None, current: list[list[int] | None], owner: dict, xy: np.ndarray, shared, most: float
+    s: int,
+    n: int | None,
+    current: list[list[int] | None],
+    owner: dict,
+    xy: np.ndarray,
+    shared: AbstractSet[tuple[int, int]],
+    most: float,
 ) -> list[int] | None:
     """The polygons reached from n without crossing s or a shared border, if n is one and they
     hold less area than `most`: floor that hangs on s alone; else None."""
