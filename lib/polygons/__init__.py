@@ -10,7 +10,9 @@ without T-junctions. Slivers (narrower than SLIVER_WIDTH cells, or needle-shaped
 throughout: convex wall corners thinner than that are cut off the outline first (reflex ones far
 thinner, and half that beside a wall edge that short, are dropped), decompositions compare
 by their slivers, a region still left with some is decomposed again with its pinches narrower
-than that closed, and a sliver left is regrouped with its neighbours or, if that thin, cut off.
+than that closed, and a sliver left is regrouped with its neighbours (last, on a border between
+regions, with the polygon across it) or, if that thin, cut off where that leaves no two polygons
+facing each other across it.
 """
 
 from __future__ import annotations

@@ -105,11 +105,7 @@ def _repair_sliver(
     ]
     for lobe in (lobe for lobe in lobes if lobe is not None):
         if not _facing([(a, b) for a, b in edges if owner.get((b, a)) not in lobe], owner, xy, thin):
-            for p in [s, *lobe]:
-                cut = current[p] or []
-                for k in range(len(cut)):
-                    del owner[(cut[k - 1], cut[k])]
-                current[p] = None
+            _place([], [s, *lobe], current, owner)  # no pieces: the slots are emptied
             return "cut"
     return "kept"
 
@@ -221,9 +217,7 @@ def _sliver_across_border(
             return True
     on_edge = any(owner.get((b, a)) is None for a, b in edges)
     if on_edge and narrower_than(xy[poly], thin) and not _facing(edges, owner, xy, thin):
-        for a, b in edges:
-            del owner[(a, b)]
-        current[s] = None
+        _place([], [s], current, owner)
         return True
     return False
 
