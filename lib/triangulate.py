@@ -25,6 +25,7 @@ from .geometry import (
     segments_meet,
     signed_area,
     turn,
+    turns_left,
 )
 from .progress import SILENT, Progress
 
@@ -293,6 +294,11 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
 
     mode picks which valid ear is cut: "fat" = the largest smallest angle, "first" = the first
     in ring order (long fans), "far" = the ear with the longest new diagonal.
+
+    A vertex the ring passes twice (a pinch, a hole's bridge) is an ear's tip only where no edge at
+    its other passes runs into the ear, and a slit left when everything beside it is cut (a -> b ->
+    a) is dropped: otherwise an ear could span the wedge outside the floor between two loops
+    that meet at a point (fuzz case 528349, overlapping triangles).
     """
     nodes = list(range(len(ring)))
     nxt = [(i + 1) % len(ring) for i in nodes]
@@ -304,11 +310,26 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
     px, py = pts[:, 0].copy(), pts[:, 1].copy()
     ptl = pts.tolist()
     score: dict[int, float | None] = {}
+    passes: dict[int, list[int]] = {}
+    for i, v in enumerate(ring):
+        passes.setdefault(v, []).append(i)
+    passes = {v: at for v, at in passes.items() if len(at) > 1}
+
+    def edge_into_ear(a: int, b: int, c: int) -> bool:
+        """Does an edge at another pass of b's vertex point into the ear a, b, c (strictly inside
+        its corner at b)?"""
+        pa, pb, pc = ptl[a], ptl[b], ptl[c]
+        for j in passes.get(ring[b], ()):
+            if j != b and alive_mask[j]:
+                for q in (ptl[prv[j]], ptl[nxt[j]]):
+                    if turns_left(pb, pc, q) and turns_left(pb, q, pa):
+                        return True
+        return False
 
     def ear_score(i: int) -> float | None:
         a, b, c = prv[i], i, nxt[i]
         pa, pb, pc = pts[a], pts[b], pts[c]
-        if turn(pa, pb, pc) <= 0:
+        if turn(pa, pb, pc) <= 0 or edge_into_ear(a, b, c):
             return None
         xs, ys = (ptl[a][0], ptl[b][0], ptl[c][0]), (ptl[a][1], ptl[b][1], ptl[c][1])
         in_box = (px >= min(xs)) & (px <= max(xs)) & (py >= min(ys)) & (py <= max(ys))
@@ -348,15 +369,37 @@ def ear_clip(ring: list[int], xy: np.ndarray, mode: str, progress: Progress = SI
         alive_mask[i] = False
         del score[i]
         nxt[a], prv[c] = c, a
-        for j in (a, c):
-            score[j] = new = ear_score(j)
-            if new is not None:
-                heapq.heappush(heap, (-new, -j))
+        changed = _drop_slits(a, ring, nxt, prv, alive, alive_mask, score)
+        for j in changed | {k for v in changed for k in passes.get(ring[v], ())}:
+            if alive_mask[j]:
+                score[j] = new = ear_score(j)
+                if new is not None:
+                    heapq.heappush(heap, (-new, -j))
     last = [ring[i] for i in _walk(next(iter(alive)), nxt, 3)]
     if turn(xy[last[0]], xy[last[1]], xy[last[2]]) > 0:
         tris.append(last)
         return tris
     return _split_at_straight_vertices(tris, last, xy)
+
+
+def _drop_slits(
+    start: int, ring: list[int], nxt: list[int], prv: list[int], alive: set[int], alive_mask: np.ndarray, score: dict
+) -> set[int]:
+    """Drop every slit (a -> b -> a: a loop with nothing left inside) from node start on: b and the
+    second pass of a go, the first pass of a leads on to where the second led. Returns the alive
+    nodes whose neighbours changed (start and its next, if they are alive)."""
+    changed = {start, nxt[start]}
+    for j in (start, nxt[start]):
+        while len(alive) > 3 and alive_mask[j] and ring[prv[j]] == ring[nxt[j]] and prv[j] != nxt[j]:
+            a, twin = prv[j], nxt[j]
+            for gone in (j, twin):
+                alive.discard(gone)
+                alive_mask[gone] = False
+                score.pop(gone, None)
+            nxt[a], prv[nxt[twin]] = nxt[twin], a
+            changed |= {a, nxt[a]}
+            j = a
+    return {j for j in changed if alive_mask[j]}
 
 
 def _split_at_straight_vertices(tris: list[list[int]], chain: list[int], xy: np.ndarray) -> list[list[int]] | None:
