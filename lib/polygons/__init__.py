@@ -142,7 +142,7 @@ def build_polygons(outlines: list[RegionOutline], params: BakeParams, progress: 
             continue
         found = _without_strip_slivers(found, rings, points, xy, shared, maxv, snap, thin)
         if _quality_key(found[0], _extended(xy, found[1]), thin)[0]:
-            found, xy = _with_pinches_closed(found, rings, points, xy, uses, shared, maxv, thin)
+            found, xy = _with_pinches_closed(found, rings, points, xy, uses, shared, maxv, snap, thin)
         region_polys, steiner = found
         if len(steiner):
             points.extend(map(tuple, steiner.tolist()))
@@ -219,11 +219,14 @@ def _short_walls(ring: list[int], points: list, max_edge_len: float) -> tuple[li
     return out, [tuple(p) for p in split[~own].tolist()]
 
 
-def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin: float):
+def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, snap: float, thin: float):
     """A region's (polygons, Steiner points) and the points' top views, decomposed again with its
     pinches closed (`_close_pinches`) if that leaves fewer slivers; the points moved are updated in
     `points` then. The closed rings touch themselves: each is split into loops there, and the
-    floor's loops are decomposed one by one with the holes inside them."""
+    floor's loops are decomposed one by one with the holes inside them, with feet on the walls
+    where slivers are left along them (`_without_strip_slivers`; fuzz case 464560, at
+    max_verts_per_poly 3: closing a hole's pinch against a wall gave up the feet that had kept a
+    fan of long triangles to an arc's points from being slivers)."""
     pinched = _close_pinches(rings, xy, uses, shared, thin)
     if pinched is None:
         return found, xy
@@ -237,17 +240,26 @@ def _with_pinches_closed(found, rings, points, xy, uses, shared, maxv: int, thin
         if not inside:
             return found, xy
         holes[inside[0]].append(hole)
+    moved = np.flatnonzero((closed_xy != xy).any(axis=1)).tolist()
+    closed_points = list(points)
+    for v in moved:
+        closed_points[v] = (*closed_xy[v].tolist(), points[v][2])
     polys: list[list[int]] = []
+    # Each floor's feet on walls (`_without_strip_slivers`) are numbered after the last floor's.
+    all_points, all_xy = closed_points, closed_xy
     for floor, floor_holes in zip(floors, holes):
-        attempt = _decompose([floor, *floor_holes], closed_xy, maxv, thin)
+        attempt = _decompose([floor, *floor_holes], all_xy, maxv, thin)
         if attempt is None:
             return found, xy
+        attempt = _without_strip_slivers(attempt, [floor, *floor_holes], all_points, all_xy, shared, maxv, snap, thin)
         polys.extend(attempt[0])
-    if _quality_key(polys, closed_xy, thin) >= _quality_key(found[0], _extended(xy, found[1]), thin):
+        if len(attempt[1]):
+            all_points = all_points + list(map(tuple, attempt[1].tolist()))
+            all_xy = _extended(all_xy, attempt[1])
+    if _quality_key(polys, all_xy, thin) >= _quality_key(found[0], _extended(xy, found[1]), thin):
         return found, xy
-    for v in np.flatnonzero((closed_xy != xy).any(axis=1)).tolist():
-        points[v] = (*closed_xy[v].tolist(), points[v][2])
-    return (polys, np.zeros((0, 3))), closed_xy
+    points[:] = closed_points
+    return (polys, np.array(all_points[len(points) :], dtype=np.float64).reshape(-1, 3)), closed_xy
 
 
 def _hole_in(floor: list[int], hole: list[int], xy: np.ndarray) -> bool:
