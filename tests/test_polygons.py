@@ -465,6 +465,23 @@ def test_at_three_vertices_a_polygon_a_region_takes_the_fewest_triangles_its_out
     assert covered_area(mesh) == pytest.approx(Polygon(rings[0], rings[1:]).area)
 
 
+def test_a_corner_all_but_straight_goes_after_a_spike_beside_it_is_cut_off():
+    """Fuzz case 300455 (max_verts_per_poly 3): a thin spike of floor cut off left a wall edge
+    0.8 mm long beside a reflex corner 20 microns off its neighbours' line; every triangle on that
+    edge was a needle. The floor a cut changes is measured on its own side of the new edge: the
+    spike was given up on the other side, so it does not make the corner's strip look wide."""
+    from blender_navmesh.polygons.repair import _trim_thin_corners
+
+    a, corner, tip, w, b = (0, 0), (1.0, 0.00002), (1.0004, -0.14), (1.0008, 0), (2, 0)
+    xy = np.array([a, corner, tip, w, b, (2, 2), (0, 2)], dtype=float)
+    assert _trim_thin_corners([list(range(7))], xy, np.ones(7, int), set(), 0.015, 0.003, 0.0)[0] == [0, 3, 4, 5, 6]
+    # A slit into the floor instead, on the corner's side: the slit goes (0.8 mm wide, under
+    # reflex_thin), and the corner stays, as the floor both add together reaches 14 cm.
+    xy[2] = (1.0004, 0.14)
+    trimmed = _trim_thin_corners([list(range(7))], xy, np.ones(7, int), set(), 0.015, 0.003, 0.0)[0]
+    assert 1 in trimmed and 2 not in trimmed
+
+
 def test_a_reflex_corner_all_but_on_its_neighbours_line_is_dropped_and_a_deeper_one_kept():
     """Fuzz case 20872: a hole's corner 0.3 mm off the line of its neighbours left a wall edge
     9 mm long whose only triangle was a sliver, cut off into a crack. A reflex corner whose

@@ -399,8 +399,10 @@ def _trim_thin_corners(
     on its neighbours' line. Polygons at such corners tend to be slivers or needles (every triangle
     on an edge that short is one). Each is cut off, thinnest first, where no other ring point lies
     in the floor given up and the floor given up so far stays a strip thinner than `thin` (the
-    convex hull of the points cut and the new edge's ends: measured from the edge's segment, a
-    point beyond its end would count its distance to that end). Reflex corners are dropped the same
+    convex hull of the new edge's ends and the points cut on the corner's side of it, as a spike
+    given up beside a reflex corner changed the floor on the other side (fuzz case 300455):
+    measured from the edge's segment, a point beyond its end would count its distance to that
+    end). Reflex corners are dropped the same
     way only when their triangle is narrower than `reflex_thin`, the floor gained reaching that far
     into the agent's band at most (fuzz case 20872: a hole's corner 0.3 mm off its neighbours' line
     left an edge 9 mm long, whose only triangle was a sliver; cut off, it left a crack), or half
@@ -453,8 +455,12 @@ def _trim_thin_corners(
             q = xy[others]
             sides = np.array([cross_many(pa, pv, q), cross_many(pv, pb, q), cross_many(pb, pa, q)])
             inside = (sides >= 0).all(axis=0) | (sides <= 0).all(axis=0)
-            # The floor given up (or gained, at a reflex corner) between the new edge's ends.
-            changed = xy[[ring[a], *between, ring[b]]]
+            # The floor given up (or gained, at a reflex corner) between the new edge's ends: the
+            # points cut so far on the corner's side of it (one cut the other way, as a spike
+            # given up beside a corner all but straight, changed the floor on the other side).
+            q = xy[between]
+            side = cross_many(pa, pb, q) * cross_many(pa, pb, pv)
+            changed = np.vstack([pa, q[side > 0], pb])
             most = limit(ring[a], ring[k], ring[b], turn(pa, pv, pb))
             if inside.any() or min_width(changed[convex_hull(changed)]) >= most:
                 continue
