@@ -387,10 +387,10 @@ def _drop_slits(
 ) -> set[int]:
     """Drop every slit (a -> b -> a: a loop with nothing left inside) from node start on: b and the
     second pass of a go, the first pass of a leads on to where the second led. Returns the alive
-    nodes whose neighbours changed (start and its next, if they are alive)."""
+    nodes whose neighbours changed: start, its next, and those joined where a slit went."""
     changed = {start, nxt[start]}
     for j in (start, nxt[start]):
-        while len(alive) > 3 and alive_mask[j] and ring[prv[j]] == ring[nxt[j]] and prv[j] != nxt[j]:
+        while len(alive) > 3 and alive_mask[j] and ring[prv[j]] == ring[nxt[j]]:
             a, twin = prv[j], nxt[j]
             for gone in (j, twin):
                 alive.discard(gone)

@@ -398,18 +398,19 @@ def _trim_thin_corners(
     neighbours is narrower than `thin`: a spike, a chamfer edge shorter than that, a point all but
     on its neighbours' line. Polygons at such corners tend to be slivers or needles (every triangle
     on an edge that short is one). Each is cut off, thinnest first, where no other ring point lies
-    in the floor given up and the floor given up so far stays a strip thinner than `thin` (the
-    convex hull of the new edge's ends and the points cut on the corner's side of it, as a spike
-    given up beside a reflex corner changed the floor on the other side (fuzz case 300455):
-    measured from the edge's segment, a point beyond its end would count its distance to that
-    end). Reflex corners are dropped the same
-    way only when their triangle is narrower than `reflex_thin`, the floor gained reaching that far
-    into the agent's band at most (fuzz case 20872: a hole's corner 0.3 mm off its neighbours' line
-    left an edge 9 mm long, whose only triangle was a sliver; cut off, it left a crack), or half
-    `thin` beside a wall edge shorter than `thin` (26942: 2-3 mm beside a 6 mm edge), and only
-    where no other ring passes through the new edge's ends (5797: a ring touching itself there had
-    its other edges cross the floor gained). Corners on a shared border or used by another ring
-    stay, and those whose cut would be a wall edge longer than max_edge_len (0: no limit)."""
+    in the floor given up and the floor given up so far stays a strip thinner than `thin`: the
+    convex hull of the new edge's ends and the points cut on the corner's side of it, measured from
+    the edge's segment (a point beyond its end would count its distance to that end). Points cut
+    on the other side changed the floor there, not the strip this cut adds to (fuzz case 300455:
+    a spike given up beside a reflex corner all but straight kept that corner, and its 0.8 mm edge).
+    Reflex corners are dropped the same way only when their triangle is narrower than
+    `reflex_thin`, the floor gained reaching that far into the agent's band at most (fuzz case
+    20872: a hole's corner 0.3 mm off its neighbours' line left an edge 9 mm long, whose only
+    triangle was a sliver; cut off, it left a crack), or half `thin` beside a wall edge shorter
+    than `thin` (26942: 2-3 mm beside a 6 mm edge), and only where no other ring passes through
+    the new edge's ends (5797: a ring touching itself there had its other edges cross the floor
+    gained). Corners on a shared border or used by another ring stay, and those whose cut would
+    be a wall edge longer than max_edge_len (0: no limit)."""
     every = np.array([v for ring in rings for v in ring], dtype=np.int64)
     pts = {v: xy[v].tolist() for v in every.tolist()}  # this region's points only
     out = []
@@ -458,9 +459,9 @@ def _trim_thin_corners(
             # The floor given up (or gained, at a reflex corner) between the new edge's ends: the
             # points cut so far on the corner's side of it (one cut the other way, as a spike
             # given up beside a corner all but straight, changed the floor on the other side).
-            q = xy[between]
-            side = cross_many(pa, pb, q) * cross_many(pa, pb, pv)
-            changed = np.vstack([pa, q[side > 0], pb])
+            cut = xy[between]
+            side = cross_many(pa, pb, cut) * cross_many(pa, pb, pv)
+            changed = np.vstack([pa, cut[side > 0], pb])
             most = limit(ring[a], ring[k], ring[b], turn(pa, pv, pb))
             if inside.any() or min_width(changed[convex_hull(changed)]) >= most:
                 continue
