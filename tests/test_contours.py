@@ -749,3 +749,47 @@ def test_two_regions_walls_leaving_their_border_back_to_back_are_joined_as_far_a
         right = RegionOutline(regions[1], 0, right.rings, right.ring_neighbors)
         kept = joined_back_to_back([left, right], reach=0.015, climb=0.3)
         assert kept[0].ring_neighbors[0].tolist() == [-1, 1, -1, -1, -1] and len(kept[0].rings[0]) == 5
+
+
+def test_a_slit_in_one_outline_is_zipped_shut_where_the_edge_moved_stays_off_the_walls():
+    """Fuzz case 58822: a ring runs into a corner and back out 8 mm apart over 20 cm (each wall
+    edge pushed off the walls on its own, round the end of a ramp's side): floor no polygon holds,
+    a crack. The corner goes and the shorter edge's far end moves onto the longer edge, at its foot
+    there; the floor gained is the slit's. A slit wider than the crack's width, one whose far end
+    another ring passes through, or one whose moved edge would come within reach of a wall stays."""
+    from blender_navmesh.contours import RegionOutline
+    from blender_navmesh.contours.slits import closed_slits
+
+    def zipped(slit_x: float, walls=(), other_ring=None, radius: float = 0.5):
+        # A 10 m room; up from (4, 0.5) to the slit's tip (4, 3), back down to (slit_x, 2.8) and
+        # out to (4.3, 0.5). Slits under 1 cm are zipped.
+        ring = np.array(
+            [(0.5, 0.5), (4.0, 0.5), (4.0, 3.0), (slit_x, 2.8), (4.3, 0.5), (9.5, 0.5), (9.5, 9.5), (0.5, 9.5)]
+        )
+        ring = np.column_stack([ring, np.zeros(len(ring))])
+        room = [(0, 0, 10, 0), (10, 0, 10, 10), (10, 10, 0, 10), (0, 10, 0, 0), *walls]
+        outlines = [RegionOutline(0, 0, [ring], [np.full(len(ring), -1)])]
+        if other_ring is not None:
+            outlines.append(RegionOutline(1, 0, [other_ring], [np.full(len(other_ring), -1)]))
+        walls = _Walls(room, radius=radius, cs=0.2)
+        out = closed_slits(outlines, walls, radius - 0.04 * 0.2, 0.01, 0.0)
+        return out[0].rings[0][:, :2], out[0].ring_neighbors[0], ring[:, :2]
+
+    points, nb, before = zipped(4.008)
+    assert points.tolist() == [*before[:2].tolist(), [4.0, 2.8], *before[4:].tolist()]
+    assert nb.tolist() == [-1] * 7
+    # The slit's top 20 cm and the sliver the edge out of it sweeps moving 8 mm: floor gained only.
+    gained = Polygon(points).difference(Polygon(before))
+    assert gained.area == pytest.approx(0.5 * 0.008 * (0.2 + 2.3)) and Polygon(before).within(Polygon(points))
+    # 2 cm apart, over the width: a notch, kept.
+    assert zipped(4.02)[0].tolist() == zipped(4.02)[2].tolist()
+    # The far end (4.008, 2.8) is a point of another ring too.
+    other = np.array([(4.008, 2.8, 0.0), (4.2, 5.0, 0.0), (3.8, 5.0, 0.0)])
+    assert len(zipped(4.008, other_ring=other)[0]) == 8
+    # Agent radius 5 cm (reach 4.2 cm) and a post in the notch 4.35 cm from the edge out of the slit,
+    # 1 m below the slit: moved, the edge would come 1.7 mm nearer, within reach. A post 5 cm from
+    # it lets it move.
+    along, left = np.array([0.292, -2.3]) / np.hypot(0.292, 2.3), np.array([2.3, 0.292]) / np.hypot(0.292, 2.3)
+    for gap, kept in ((0.0435, 8), (0.05, 7)):
+        post = np.array([4.008, 2.8]) + (1.8 / 2.3) * np.hypot(0.292, 2.3) * along - gap * left
+        assert len(zipped(4.008, walls=[(*post, *post)], radius=0.05)[0]) == kept

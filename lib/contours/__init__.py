@@ -3,7 +3,8 @@
 build_contours runs the stage's steps, one module each: trace (cell edges to traced rings),
 simplify (rings within the edge error), holes (wall-only holes with few corners), push (wall edges
 off the agent's band, without crossing another ring), pinches (points that nearly touch another
-edge moved to where the band is) and rings (the ring geometry and repair they share).
+edge moved to where the band is), slits (a ring's corners between edges back to back dropped),
+seams (two regions' walls back to back joined) and rings (the ring geometry and repair they share).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .rings import (
 )
 from .seams import joined_alongside, joined_back_to_back
 from .simplify import _rdp, _section, _simplify
+from .slits import closed_slits
 from .trace import _boundary_edges, _cycles, _edge_points, _split_broken_borders, _square_corners, _successors
 
 
@@ -243,6 +245,7 @@ def build_contours(
             )
     # Floors either side of a real wall lie at least twice the radius apart.
     seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
+    outlines = closed_slits(outlines, boundary, _reach(boundary), seam, float(params.max_edge_len))
     outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb))
     outlines = joined_alongside(outlines, seam, float(params.agent_max_climb))
     return _drop_small_islands(outlines, params.region_min_area)
