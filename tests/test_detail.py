@@ -167,3 +167,26 @@ def test_with_the_region_map_a_polygon_samples_its_own_floor_under_another_close
     # the floor above: why the pipeline passes it.
     fallback = detailed(square_mesh(ground, params), hf, params)
     assert max_error(fallback, hf, ground) > tolerance
+
+
+def test_a_wall_edge_along_a_shelf_too_small_for_a_region_keeps_to_the_floor():
+    """Fuzz case 601749: a shelf 15 cm over the floor (more than a climb, less than two, too low to
+    stand under) is too small to be a region, and its spans have none. The floor's outline runs
+    along its sides, and the columns under those edges hold the shelf alone: it is not the floor
+    the edge runs on, and the surface along the edge stays on the floor, not on the shelf."""
+    from blender_navmesh import generate
+
+    floor = [(0, 0, 0), (2, 0, 0), (2, 2, 0), (0, 2, 0)]
+    shelf = [(0.6, 0.45, 0.15), (0.66, 0.45, 0.15), (0.66, 0.65, 0.15), (0.6, 0.65, 0.15)]
+    vertices = np.array(floor + shelf, dtype=float)
+    triangles = np.array([(0, 1, 2), (0, 2, 3), (4, 5, 6), (4, 6, 7)])
+    params = BakeParams(
+        cell_size=0.04,
+        agent_radius=0.0,
+        agent_height=0.4,
+        agent_max_climb=0.08,
+        region_min_area=0.03,
+        max_height_error=0.035,
+    )
+    mesh = generate(vertices, triangles, params)
+    assert np.abs(mesh.detail_vertices[:, 2]).max() <= params.max_height_error

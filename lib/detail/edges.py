@@ -27,7 +27,8 @@ def _edge_points(
     (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
 
     The floor under a sample is the span of the edge's polygon's region in that column (else its
-    neighbour's), or without regions the span nearest the straight edge within layer_tol. A region
+    neighbour's, or beside a wall a span of no region linked to the polygon's: the floor eroded
+    off the region), or without regions the span nearest the straight edge within layer_tol. A region
     can reach round to another floor beside the edge (the floor below a ramp's top end, joined to the
     ramp at its foot): samples are kept only while the floor runs on from the edge's start as linked
     spans do, at most a climb step per link (_one_floor). start: samples.column_starts(hf)."""
@@ -59,9 +60,18 @@ def _edge_points(
         least = np.full(len(t), np.inf)
         np.minimum.at(least, sample, gap)
         near_line = (gap <= least[sample]) & (gap < 2.0 * layer_tol)
+        own = mesh.regions[owner[slots]]
+        # Beside a wall the column may hold only the floor eroded off the region (no region, -1):
+        # the polygon's floor where a link joins it to the region; not a surface of no region
+        # apart from it (fuzz case 601749: a box's top 0.2 m above the floor the edge runs on).
+        linked = hf.links[span]
+        joined = ((linked >= 0) & (span_region[np.maximum(linked, 0)] == own[edge[sample]][:, None])).any(axis=1)
         for region_of, accept in (
-            (mesh.regions[owner[slots]], True),
-            (np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1), near_line),
+            (own, True),
+            (
+                np.where(other >= 0, mesh.regions[np.maximum(other, 0)], -1),
+                near_line & ((other[edge[sample]] >= 0) | joined),
+            ),
         ):
             mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample]) & accept
             floor[sample[mine]] = hf.z[span[mine]]
