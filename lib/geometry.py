@@ -228,13 +228,23 @@ def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
     return np.hypot(rx - t * abx, ry - t * aby), t
 
 
-def distance_to_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
-    """Top-view distance of points x (N, 2) to triangles tri (N, 3, 2) of either winding: 0 inside."""
+def closest_on_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """(N, 2) the point of each triangle tri (N, 3, 2, either winding) nearest to x (N, 2), seen
+    from above: x itself inside."""
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    edges = [point_segment_distance(x, u, v)[0] for u, v in ((a, b), (b, c), (c, a))]
+    best, nearest = np.full(len(x), np.inf), np.array(x, dtype=np.float64)
+    for u, v in ((a, b), (b, c), (c, a)):
+        dist, t = point_segment_distance(x, u, v)
+        closer = dist < best
+        best[closer], nearest[closer] = dist[closer], (u + t[:, None] * (v - u))[closer]
     sides = [cross_vectors(v - u, x - u) for u, v in ((a, b), (b, c), (c, a))]
     inside = np.all([side >= 0 for side in sides], axis=0) | np.all([side <= 0 for side in sides], axis=0)
-    return np.where(inside, 0.0, np.minimum(np.minimum(edges[0], edges[1]), edges[2]))
+    return np.where(inside[:, None], x, nearest)
+
+
+def distance_to_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Top-view distance of points x (N, 2) to triangles tri (N, 3, 2) of either winding: 0 inside."""
+    return np.hypot(*(x - closest_on_triangles(x, tri)).T)
 
 
 def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -190,3 +190,35 @@ def test_a_wall_edge_along_a_shelf_too_small_for_a_region_keeps_to_the_floor():
     )
     mesh = generate(vertices, triangles, params)
     assert np.abs(mesh.detail_vertices[:, 2]).max() <= params.max_height_error
+
+
+def test_a_corner_off_a_thin_steep_triangle_takes_the_floor_at_its_nearest_point():
+    """Fuzz case 605321: one thin triangle sloping 40 degrees, mostly across its width, baked at radius 0
+    with an edge error of 0.64 m: the simplified outline strays off it, and a corner 9 cm off its
+    side took its slope carried past that side (clamped to its lowest point), 7 cm off the floor
+    where the floor is nearest. Every corner lies within max_height_error of the floor there."""
+    from shapely.geometry import Point, Polygon
+
+    from blender_navmesh import generate
+
+    corners = np.array([(1.9264, 1.2630, 0.3471), (4.7995, 2.2236, 0.1850), (0.3063, 1.1846, 0.0608)])
+    params = BakeParams(
+        cell_size=0.3418,
+        agent_radius=0.0,
+        agent_height=1.5543,
+        agent_max_climb=0.4585,
+        agent_max_slope=52.58,
+        region_min_area=0.0027,
+        max_edge_error=0.638,
+        max_height_error=0.0649,
+    )
+    mesh = generate(corners, np.array([(0, 1, 2)]), params)
+    a, b, c = corners
+    normal = np.cross(b - a, c - a)
+    shape = Polygon(corners[:, :2])
+    for x, y, z in mesh.vertices:
+        nearest = shape.exterior.interpolate(shape.exterior.project(Point(x, y)))
+        if shape.contains(Point(x, y)):
+            nearest = Point(x, y)
+        floor = a[2] - (normal[0] * (nearest.x - a[0]) + normal[1] * (nearest.y - a[1])) / normal[2]
+        assert abs(z - floor) <= params.max_height_error

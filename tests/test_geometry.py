@@ -4,9 +4,11 @@ every pair; the fast left-turn test against turn."""
 from __future__ import annotations
 
 import numpy as np
-from shapely.geometry import LineString, Point
+from shapely.geometry import LineString, Point, Polygon
 
 from blender_navmesh.geometry import (
+    closest_on_triangles,
+    distance_to_triangles,
     meeting_boxes,
     point_segment_distance,
     ring_edges_split,
@@ -45,6 +47,21 @@ def test_segment_distance_is_the_exact_distance_and_where_along_it_is_reached():
     reached = [Point(x).distance(LineString([u, v])) for x, u, v in zip(at, a, b)]
     assert np.allclose(reached, dist, rtol=0, atol=1e-9)
     assert dist[1] == 0.0 and dist[2] < 1e-12  # a shared end; collinear overlap (float noise)
+
+
+def test_closest_on_triangles_is_shapelys_nearest_point_and_the_point_itself_inside():
+    rng = np.random.default_rng(3)
+    tri = rng.normal(scale=2.0, size=(300, 3, 2))
+    x = rng.normal(scale=2.0, size=(300, 2))
+    nearest = closest_on_triangles(x, tri)
+    for point, corners, got in zip(x, tri, nearest):
+        shape = Polygon(corners)
+        if shape.contains(Point(point)):
+            assert got.tolist() == point.tolist()
+        else:
+            assert Point(got).distance(shape) < 1e-12, "on the triangle"
+            assert abs(np.hypot(*(got - point)) - shape.distance(Point(point))) < 1e-12, "and nearest"
+    assert np.allclose(distance_to_triangles(x, tri), np.hypot(*(nearest - x).T), rtol=0, atol=0)
 
 
 def _random_boxes(rng: np.random.Generator, n: int, size: float) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import distance_to_triangles
+from ..geometry import closest_on_triangles
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
 
@@ -135,6 +135,25 @@ def _floor_under_loose_corners(
     floor[loose[found]] = under[found]
     away[loose[found]] = 0.0
     held[loose[found]] = True
+    # Off every floor triangle near (an outline simplified past the floor's edge): the floor at the
+    # nearest point of the triangle nearest in height, not its slope carried past its side, which
+    # across a thin steep triangle runs away from the floor (fuzz case 605321: 7 cm at 6 cm off it).
+    off = loose[~found]
+    if len(off):
+        edge = _floor_near(
+            hf,
+            near[~found],
+            key[~found],
+            points,
+            point_region,
+            span,
+            layer_tol,
+            by_height=True,
+            reach=_LOOSE_REACH,
+            nearest_point=True,
+        )
+        known = ~np.isnan(edge[0])
+        floor[off[known]], away[off[known]] = edge[0][known], edge[1][known]
 
 
 def _floorless(vertex: np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -213,6 +232,7 @@ def _floor_near(
     by_height: bool = False,
     reach: int = _VERTEX_REACH,
     holding: bool = False,
+    nearest_point: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
     column centres, at most one per column and key) with the same key (`region`, `point_region`:
@@ -220,9 +240,10 @@ def _floor_near(
     triangle's lowest or highest point; NaN where none is that near. A point farther than
     layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
     samples whose triangle holds the point (seen from above) first, or by_height, in height (then
-    from above); holding: only samples whose triangle holds the point. Also returns each point's
-    distance from above to the sample taken (inf where none), and whether its triangle holds the
-    point."""
+    from above); holding: only samples whose triangle holds the point; nearest_point: the floor at
+    the point of the sample's triangle nearest to it, not the slope carried past its side. Also
+    returns each point's distance from above to the sample taken (inf where none), and whether its
+    triangle holds the point."""
     cs = hf.cell_size
     slot, i, j, hit = _window(hf, xyz, reach)
     # Only the samples in the windows' columns can match (those a cell beyond are taken too, should
@@ -246,14 +267,17 @@ def _floor_near(
     slot, point = slot[hit], order[at[hit]]
     rel = xyz[slot, :2] - points[point, :2]
     span = point_span[point]
-    z = points[point, 2] + (rel * hf.gradient_at(span)).sum(axis=1)
-    bounds = hf.surface_range_at(span)
-    if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
-        z = np.clip(z, bounds[:, 0], bounds[:, 1])
     # A sample whose triangle holds the point, seen from above, gives the floor there exactly;
     # another's slope carried past its triangle's side can pass over a lower floor.
     corners = hf.triangle_at(span)
-    off = np.zeros(len(slot)) if corners is None else distance_to_triangles(xyz[slot, :2], corners)
+    on = xyz[slot, :2] if corners is None else closest_on_triangles(xyz[slot, :2], corners)
+    off = np.hypot(*(xyz[slot, :2] - on).T)
+    z = points[point, 2] + (((on if nearest_point else xyz[slot, :2]) - points[point, :2]) * hf.gradient_at(span)).sum(
+        axis=1
+    )
+    bounds = hf.surface_range_at(span)
+    if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
+        z = np.clip(z, bounds[:, 0], bounds[:, 1])
     usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & ((off <= _ON_TRIANGLE) | (not holding))
     slot, z, dist, held = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable] <= _ON_TRIANGLE
     if by_height:
