@@ -325,3 +325,29 @@ def test_a_point_beside_a_polygon_snaps_to_its_nearest_edge_point_in_top_view_on
             want = nearest_points(top, Point(q))[0]
             assert math.hypot(got[0] - want.x, got[1] - want.y) < 1e-6
             assert np.allclose(index.closest_point(p, got), got, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "climb, height_error, agent_height, same_floor",
+    [
+        (0.4, 0.2, 2.0, 0.4),  # the climb
+        (0.0, 0.2, 2.0, 0.05),  # no climb: the height error, up to 5 cm
+        (0.0, 0.01, 2.0, 0.01),
+        (0.0128, 0.0119, 0.075, 0.0128),  # fuzz case 62514: never the error beyond the climb
+        (0.0, 0.2, 0.06, 0.03),  # fuzz case 432264: under half the agent's height
+    ],
+)
+def test_a_segment_ends_on_the_same_floor_within_the_climb_or_the_height_error(
+    climb, height_error, agent_height, same_floor
+):
+    """A path segment ends on its end point's floor where the surface there is that close in height:
+    the climb, or on a mesh baked with less the detail's height error (two polygons of one floor
+    that overlap seen from above may disagree by that much), at most 5 cm and under half the agent's
+    height. Fuzz case 62514: a platform 3.1 cm over a floor (2.4 climbs) was taken for the floor
+    under a 3.75 cm tolerance, and a path ended on the floor at the platform's height."""
+    params = BakeParams(
+        agent_max_climb=climb, max_height_error=height_error, agent_height=agent_height, agent_radius=0.0
+    )
+    floor = np.array([(0, 0, 0), (4, 0, 0), (4, 4, 0), (0, 4, 0)], dtype=float)
+    mesh = generate(floor, np.array([(0, 1, 2), (0, 2, 3)]), params)
+    assert NavMeshQuery(mesh).climb == pytest.approx(same_floor)

@@ -34,9 +34,11 @@ FILTER_SLOTS = 16
 # Paths kept by default in the path cache.
 PATH_CACHE_SIZE = 1024
 # A segment ends on the same floor as its end point when the surface there is within the agent's
-# climb of it, and at least this much (m) on a mesh baked with no climb, but never half the agent's
-# height or more: floors stacked that close are apart (fuzz case 432264, a level at 1/50 scale,
-# took a floor 3.7 cm above another for the same one).
+# climb of it, or within the detail's height error up to this much (m), as two polygons of one floor
+# that overlap seen from above may disagree on a mesh baked with no climb; but never half the
+# agent's height or more: floors stacked that close are apart (fuzz case 432264, a level at 1/50
+# scale, took a floor 3.7 cm above another for the same one), and never more than that error
+# beyond the climb (62514: a platform 3.1 cm over a floor, 2.4 climbs, taken for the floor).
 MIN_CLIMB = 0.05
 # A radius this close (relative) to the bake radius is the bake radius: float32 rounding, as in
 # a Blender property.
@@ -73,7 +75,10 @@ class NavMeshQuery(PathDrawing):
         self.filter = filter if filter is not None else QueryFilter(area_cost=dict(mesh.area_costs))
         self.extent = default_extent(mesh) if extent is None else _check_extent(extent)
         self.r0 = float(mesh.params.agent_radius)
-        self.climb = max(float(mesh.params.agent_max_climb), min(MIN_CLIMB, 0.5 * float(mesh.params.agent_height)))
+        p = mesh.params
+        self.climb = max(
+            float(p.agent_max_climb), min(MIN_CLIMB, float(p.max_height_error), 0.5 * float(p.agent_height))
+        )
         self._area_count = int(mesh.areas.max()) + 1 if mesh.polygon_count else 1
         self._flags = [WALK_FLAG] * mesh.polygon_count
         self._flags_version = 0
