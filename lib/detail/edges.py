@@ -27,11 +27,11 @@ def _edge_points(
     (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
 
     The floor under a sample is the span of the edge's polygon's region in that column (else its
-    neighbour's, or beside a wall a span of no region linked to the polygon's: the floor eroded
-    off the region), or without regions the span nearest the straight edge within layer_tol. A region
-    can reach round to another floor beside the edge (the floor below a ramp's top end, joined to the
-    ramp at its foot): samples are kept only while the floor runs on from the edge's start as linked
-    spans do, at most a climb step per link (_one_floor). start: samples.column_starts(hf)."""
+    neighbour's, or beside a wall a span of no region linked to the polygon's: the floor eroded off
+    the region), or without regions the span nearest the straight edge within layer_tol. A region
+    can reach round to another floor beside the edge (the floor below a ramp's top end, joined to
+    the ramp at its foot): samples are kept only while the floor runs on from the edge's start as
+    linked spans do, at most a climb step per link (_one_floor). start: samples.column_starts(hf)."""
     cs = hf.cell_size
     u, w = mesh.poly_vertices, mesh.edge_next_vertex
     owner = mesh.edge_polygon

@@ -33,12 +33,12 @@ RADIUS_SLOTS = 4
 FILTER_SLOTS = 16
 # Paths kept by default in the path cache.
 PATH_CACHE_SIZE = 1024
-# A segment ends on the same floor as its end point when the surface there is within the agent's
-# climb of it, or within the detail's height error up to this much (m), as two polygons of one floor
-# that overlap seen from above may disagree on a mesh baked with no climb; but never half the
-# agent's height or more: floors stacked that close are apart (fuzz case 432264, a level at 1/50
-# scale, took a floor 3.7 cm above another for the same one), and never more than that error
-# beyond the climb (62514: a platform 3.1 cm over a floor, 2.4 climbs, taken for the floor).
+# A segment ends on the same floor as its end point when the surface there is within the larger of
+# the agent's climb and the detail's height error of it (two polygons of one floor that overlap seen
+# from above may disagree by that error on a mesh baked with no climb), the error counting up to
+# this much (m) and under half the agent's height: floors stacked that close are apart (fuzz case
+# 432264, a level at 1/50 scale, took a floor 3.7 cm above another for the same one). At 5 cm on
+# every mesh, a platform 3.1 cm over a floor, 2.4 climbs, was taken for the floor (62514).
 MIN_CLIMB = 0.05
 # A radius this close (relative) to the bake radius is the bake radius: float32 rounding, as in
 # a Blender property.
