@@ -228,6 +228,13 @@ def point_segment_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray):
     return np.hypot(rx - t * abx, ry - t * aby), t
 
 
+def in_triangle(a, b, c, q: np.ndarray) -> np.ndarray:
+    """(N,) bool: does triangle a, b, c (either winding; points, or (N, 2) one per point) hold each
+    point q (N, 2), its sides included?"""
+    sides = np.array([cross_many(a, b, q), cross_many(b, c, q), cross_many(c, a, q)])
+    return (sides >= 0).all(axis=0) | (sides <= 0).all(axis=0)
+
+
 def closest_on_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
     """(N, 2) the point of each triangle tri (N, 3, 2, either winding) nearest to x (N, 2), seen
     from above: x itself inside."""
@@ -237,9 +244,7 @@ def closest_on_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
         dist, t = point_segment_distance(x, u, v)
         closer = dist < best
         best[closer], nearest[closer] = dist[closer], (u + t[:, None] * (v - u))[closer]
-    sides = [cross_vectors(v - u, x - u) for u, v in ((a, b), (b, c), (c, a))]
-    inside = np.all([side >= 0 for side in sides], axis=0) | np.all([side <= 0 for side in sides], axis=0)
-    return np.where(inside[:, None], x, nearest)
+    return np.where(in_triangle(a, b, c, x)[:, None], x, nearest)
 
 
 def distance_to_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:

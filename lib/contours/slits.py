@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_many, cross_vectors, ring_next, segments_meet_matrix
+from ..geometry import cross_vectors, in_triangle, ring_next, segments_meet_matrix
 from .rings import _keys
 from .trace import OFF_WALL
 
@@ -102,11 +102,8 @@ def _zipped(
     others = np.vstack([r[:, :2] for r in rings])
     for corner in (v, s, foot, c):
         others = others[~np.all(others == corner[:2], axis=1)]
-    for triangle in ((foot, v, s), (foot, s, c)):
-        a, b, d = (p[:2] for p in triangle)
-        sides = np.array([cross_many(a, b, others), cross_many(b, d, others), cross_many(d, a, others)])
-        if ((sides >= 0).all(axis=0) | (sides <= 0).all(axis=0)).any():
-            return None
+    if in_triangle(foot[:2], v[:2], s[:2], others).any() or in_triangle(foot[:2], s[:2], c[:2], others).any():
+        return None
     # The moved edge against every edge of the region but those at its ends and the two that go.
     gone_or_met = tip + (np.arange(-1, 3) if ahead else np.arange(-3, 1))
     for j, other in enumerate(rings):

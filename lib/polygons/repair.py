@@ -14,6 +14,7 @@ from ..geometry import (
     convex_hull,
     cross_many,
     cross_vectors,
+    in_triangle,
     is_straight,
     min_width,
     narrower_than,
@@ -453,9 +454,7 @@ def _trim_thin_corners(
             pa, pv, pb = xy[ring[a]], xy[ring[k]], xy[ring[b]]
             between = [ring[(a + j) % n] for j in range(1, (b - a) % n)]
             others = every[~np.isin(every, [ring[a], ring[k], ring[b]])]
-            q = xy[others]
-            sides = np.array([cross_many(pa, pv, q), cross_many(pv, pb, q), cross_many(pb, pa, q)])
-            inside = (sides >= 0).all(axis=0) | (sides <= 0).all(axis=0)
+            inside = in_triangle(pa, pv, pb, xy[others])
             # The floor given up (or gained, at a reflex corner) between the new edge's ends: the
             # points cut so far on the corner's side of it (one cut the other way, as a spike
             # given up beside a corner all but straight, changed the floor on the other side).
