@@ -751,6 +751,39 @@ def test_two_regions_walls_leaving_their_border_back_to_back_are_joined_as_far_a
         assert kept[0].ring_neighbors[0].tolist() == [-1, 1, -1, -1, -1] and len(kept[0].rings[0]) == 5
 
 
+def test_walls_back_to_back_along_a_bent_seam_are_joined_joint_after_joint():
+    """Fuzz case 71155: two regions' walls leave their border's end back to back, a few millimetres
+    apart, and bend together at a ledge's corner. Joining the first pair moves one wall's far end
+    onto the other's, a new common point where the next pair leaves back to back: it is joined too,
+    so no wall of either region is left along the crack."""
+    from blender_navmesh.contours import RegionOutline
+    from blender_navmesh.contours.seams import joined_back_to_back
+
+    offset = 0.005
+    bend = (0.75 + offset * 2 / 5**0.5, 1.5 + offset / 5**0.5, 0.0)  # 5 mm right of (0.75, 1.5)
+    left = RegionOutline(
+        0,
+        0,
+        [np.array([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0.75, 1.5, 0), (0.75, 2.5, 0), (0, 2.5, 0)], dtype=float)],
+        [np.array([-1, 1, -1, -1, -1, -1])],
+    )
+    right = RegionOutline(
+        1,
+        0,
+        [np.array([(1, 0, 0), (2, 0, 0), (2, 3, 0), (0.755, 2.2, 0), bend, (1, 1, 0)], dtype=float)],
+        [np.array([-1, -1, -1, -1, -1, 0])],
+    )
+    joined = joined_back_to_back([left, right], reach=0.015, climb=0.3)
+    # Region 1's two walls along the crack are both its border with region 0 now ...
+    assert joined[1].ring_neighbors[0].tolist() == [-1, -1, -1, 0, 0, 0]
+    # ... and region 0 passes through both their far ends with a border up to the second.
+    points, nb = joined[0].rings[0], joined[0].ring_neighbors[0]
+    keys = [tuple(p) for p in points.tolist()]
+    at_bend, at_end = keys.index(tuple(joined[1].rings[0][4])), keys.index((0.755, 2.2, 0.0))
+    assert nb[keys.index((1.0, 1.0, 0.0))] == 1 and nb[at_bend] == 1 and at_end == at_bend + 1
+    assert nb[at_end] == -1
+
+
 def test_a_slit_in_one_outline_is_zipped_shut_where_the_edge_moved_stays_off_the_walls():
     """Fuzz case 58822: a ring runs into a corner and back out 8 mm apart over 20 cm (each wall
     edge pushed off the walls on its own, round the end of a ramp's side): floor no polygon holds,

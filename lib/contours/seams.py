@@ -24,7 +24,20 @@ def joined_back_to_back(outlines: list[RegionOutline], reach: float, climb: floa
 
     Each region pushes its own walls off the agent's band, and two regions whose border ends at P
     can push walls that leave P along nearly the same line by different amounts (fuzz case 972:
-    5 mm apart over 13 cm). The floor between them belongs to neither: a crack no path crosses."""
+    5 mm apart over 13 cm). The floor between them belongs to neither: a crack no path crosses.
+    A joint whose moved end makes a new common point can leave a next pair back to back there
+    (fuzz case 71155: a seam bending at a ledge's corner), so joints are made until none is left;
+    each turns more than `reach` of wall into border, so this ends."""
+    while True:
+        joined = _joined_once(outlines, reach, climb)
+        if joined is outlines:
+            return outlines
+        outlines = joined
+
+
+def _joined_once(outlines: list[RegionOutline], reach: float, climb: float) -> list[RegionOutline]:
+    """One pass of joined_back_to_back over the common points as they stand; the same list when
+    no pair is joined."""
     leaving: dict[tuple, list[tuple[int, int, int]]] = {}
     arriving: dict[tuple, list[tuple[int, int, int]]] = {}
     for o, outline in enumerate(outlines):
