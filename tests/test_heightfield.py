@@ -285,6 +285,23 @@ def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
         assert was_found and got == pytest.approx(fraction, abs=1e-9), (x, z, d, got)
 
 
+def test_a_ledge_of_a_platform_modelled_twice_in_place_is_found_where_it_is():
+    """A platform whose mesh is duplicated in place (fuzz case 43272: stacked copies of a step).
+    The trace from its top must cross from one half of its top into the other, not into the copy
+    of its own half, or it never leaves the top and the ledge falls back to the cell's edge, here
+    0.13 m past the platform's side, where the floor below is."""
+    scene = Scene().floor(0, 0, 10, 10)
+    for _ in range(2):
+        scene.box((8.37, 5, 0), (1, 10, 1.0))
+    hf, _ = bake(scene)
+    row = hf.y == 10
+    for x, d, fraction in ((8.25, 2, 0.76), (8.75, 0, 0.24)):  # west and east from its top
+        (s,) = np.flatnonzero(row & np.isclose(hf.centers_xy()[:, 0], x) & (hf.z == 1.0))
+        assert hf.links[s, d] < 0
+        got, found = hf.link_end(np.array([s]), np.array([d]))
+        assert found[0] and got[0] == pytest.approx(fraction, abs=1e-9), (x, got)
+
+
 def test_wall_clipping_a_column_off_the_step_is_expected_at_its_centre():
     # A 0.1 m post at the corner of four 0.5 m columns blocks all four, but the step from
     # (4.25, 4.75) east runs at y = 4.75, below it: there the wall is only expected, at the

@@ -298,8 +298,11 @@ def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_me
 def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """(T, 3): the triangle across edge k (corner k to k+1) of each triangle, or -1 if none.
 
-    Vertices are welded by exact position. An edge shared by more than two triangles (non-manifold)
-    pairs with one of them.
+    Vertices are welded by exact position. The floor triangles all run counter-clockwise seen from
+    above, so the triangle across an edge walks it the other way: an edge walked the same way is a
+    copy of the triangle in place (fuzz case 43272: a stacked duplicate step, whose trace went from
+    copy to copy and never found the step's edge). An edge shared by more triangles (non-manifold)
+    pairs each with one walking it the other way, if one is left.
     """
     m = len(triangles)
     if m == 0:
@@ -307,6 +310,14 @@ def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     _, ids = np.unique(vertices, axis=0, return_inverse=True)
     t = ids.reshape(-1)[triangles]
     a, b = t.ravel(), np.roll(t, -1, axis=1).ravel()
-    partner = partners(np.minimum(a, b), np.maximum(a, b))
+    lo, hi, forward = np.minimum(a, b), np.maximum(a, b), a < b
+    # Each edge's rank among the edges walking its segment its way: the k-th either way pair up.
+    order = np.lexsort((forward, hi, lo))
+    new_run = np.ones(len(order), dtype=bool)
+    new_run[1:] = (np.diff(lo[order]) != 0) | (np.diff(hi[order]) != 0) | (np.diff(forward[order].astype(np.int8)) != 0)
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(len(order)), 0))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - run_start
+    partner = partners(lo, hi, rank)
     across = np.where(partner >= 0, partner // 3, -1)
     return across.reshape(m, 3)
