@@ -13,7 +13,7 @@ import pytest
 from blender_navmesh import BakeParams
 from blender_navmesh.soup import AreaVolume
 from levels import Scene
-from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, check_case, make_case
+from tests.soup_fuzz import FAMILIES, KNOWN_GAPS, Case, _parse_forced, check_case, forced_case, make_case
 
 CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
@@ -37,6 +37,20 @@ def test_random_soups_bake_into_valid_meshes(first):
 
 def test_every_family_is_drawn():
     assert {make_case(k).family for k in range(len(FAMILIES))} == set(FAMILIES)
+
+
+def test_a_forced_parameter_changes_only_that_parameter():
+    """--force agent_radius=0: every case keeps its soup and other parameters, with radius 0."""
+    forced = _parse_forced(["agent_radius=0", "max_verts_per_poly=3"])
+    assert forced == {"agent_radius": 0.0, "max_verts_per_poly": 3}
+    for k in range(5):
+        case, drawn = forced_case(k, None, forced), make_case(k)
+        assert case.params.agent_radius == 0.0 and case.params.max_verts_per_poly == 3
+        assert case.params.cell_size == drawn.params.cell_size
+        assert np.array_equal(case.scene.vertices, drawn.scene.vertices)
+    for bad in ("radius=0", "agent_radius", "agent_radius="):
+        with pytest.raises(SystemExit, match="NAME=VALUE"):
+            _parse_forced([bad])
 
 
 def load_reproducer(path: pathlib.Path) -> tuple[Case, str]:
