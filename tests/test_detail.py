@@ -145,6 +145,34 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     assert worst_error <= params.max_height_error + 0.1
 
 
+def test_a_long_wall_edge_over_a_hump_follows_the_floor():
+    """A strip of ground 24 m long with a hump 3 m high in its middle is one polygon, its long wall
+    edges straight lines from low end to low end, 3 m under the hump's top. The columns under those
+    edges hold only the floor eroded off the region (no region): that floor is the edge's, however
+    far from the straight line, and its height is taken where the edge runs, not at the column's
+    centre. The surface along the edges stays within max_height_error of the floor (1.05 m off
+    when floor farther than a storey's height from the line was refused)."""
+    from blender_navmesh import generate
+    from levels import Scene
+
+    cells_x, cells_y = 96, 32
+    gx, gy = np.meshgrid(np.linspace(0.0, 24.0, cells_x + 1), np.linspace(0.0, 8.0, cells_y + 1))
+    floor = lambda x, y: 3.0 * np.exp(-(((x - 12.0) / 4.0) ** 2)) + 0 * y  # noqa: E731
+    a = (np.arange(cells_x)[None, :] + (cells_x + 1) * np.arange(cells_y)[:, None]).ravel()
+    tris = np.concatenate(
+        [np.stack([a, a + 1, a + cells_x + 2], 1), np.stack([a, a + cells_x + 2, a + cells_x + 1], 1)]
+    )
+    scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), floor(gx, gy).ravel()], axis=1), tris)
+    params = BakeParams(cell_size=0.25, agent_radius=0.5, agent_height=2.0, max_height_error=0.1)
+    mesh = generate(scene.vertices, scene.triangles, params)
+    assert mesh.polygon_count == 1
+    for e in np.flatnonzero(mesh.neighbors < 0):
+        u, w = mesh.vertices[mesh.poly_vertices[e]], mesh.vertices[mesh.edge_next_vertex[e]]
+        for t in np.linspace(0.0, 1.0, 101):
+            xy = u[:2] + t * (w[:2] - u[:2])
+            assert abs(surface_height(mesh, 0, xy) - floor(*xy)) <= params.max_height_error, (e, xy)
+
+
 def _own_floor_regions(hf: Heightfield, ground) -> np.ndarray:
     """Region 0 for the ground's spans, 1 for the floor above (what the region stage gives)."""
     c = hf.centers_xy()
