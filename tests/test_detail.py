@@ -17,11 +17,18 @@ from blender_navmesh.polygons import build_polygons
 
 
 def heightfield(floors, width: int = 40, height: int = 40, cs: float = 0.2) -> Heightfield:
-    """A grid heightfield with one span per column per floor function z = f(x, y)."""
+    """A grid heightfield with one span per column per floor function z = f(x, y), each span's
+    floor slope recorded as a bake records its floor triangle's."""
     jj, ii = np.mgrid[0:height, 0:width]
     x, y = ii.ravel(), jj.ravel()
     cx, cy = (x + 0.5) * cs, (y + 0.5) * cs
     zs = [np.broadcast_to(f(cx, cy), cx.shape).astype(np.float64) for f in floors]
+    h = 1e-6
+    slopes = [
+        np.column_stack([(f(cx + h, cy) - f(cx - h, cy)) / (2 * h), (f(cx, cy + h) - f(cx, cy - h)) / (2 * h)])
+        * np.ones((len(cx), 1))
+        for f in floors
+    ]
     xs, ys, z = np.tile(x, len(floors)), np.tile(y, len(floors)), np.concatenate(zs)
     order = np.lexsort((z, xs, ys))
     n = len(z)
@@ -36,6 +43,9 @@ def heightfield(floors, width: int = 40, height: int = 40, cs: float = 0.2) -> H
         np.full(n, np.inf),
         np.zeros(n, dtype=np.int32),
         np.full((n, 4), -1, dtype=np.int64),
+        floor_triangle=np.arange(n),
+        floor_slope=np.concatenate(slopes)[order],
+        floor_range=np.tile([-np.inf, np.inf], (n, 1)),
     )
 
 
@@ -145,13 +155,17 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     assert worst_error <= params.max_height_error + 0.1
 
 
-def test_a_long_wall_edge_over_a_hump_follows_the_floor():
+@pytest.mark.parametrize("radius, cs", [(0.5, 0.25), (0.0, 0.22)])
+def test_a_long_wall_edge_over_a_hump_follows_the_floor(radius, cs):
     """A strip of ground 24 m long with a hump 3 m high in its middle is one polygon, its long wall
-    edges straight lines from low end to low end, 3 m under the hump's top. The columns under those
-    edges hold only the floor eroded off the region (no region): that floor is the edge's, however
-    far from the straight line, and its height is taken where the edge runs, not at the column's
-    centre. The surface along the edges stays within max_height_error of the floor (1.05 m off
-    when floor farther than a storey's height from the line was refused)."""
+    edges straight lines from low end to low end, 3 m under the hump's top. At radius 0.5 the
+    columns under those edges hold only the floor eroded off the region (no region): that floor is
+    the edge's, however far from the straight line (1.05 m off when floor farther than a storey's
+    height from it was refused). At radius 0 the edges run along the strip's real sides, past the
+    last columns whose centres are on it: those columns hold nothing, and the floor is the nearest
+    column's beside them (3 m off, under the hump's top, when none was taken). Either way a height
+    is taken where the edge runs, not at a column's centre, and the surface along the edges stays
+    within max_height_error of the floor."""
     from blender_navmesh import generate
     from levels import Scene
 
@@ -163,7 +177,7 @@ def test_a_long_wall_edge_over_a_hump_follows_the_floor():
         [np.stack([a, a + 1, a + cells_x + 2], 1), np.stack([a, a + cells_x + 2, a + cells_x + 1], 1)]
     )
     scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), floor(gx, gy).ravel()], axis=1), tris)
-    params = BakeParams(cell_size=0.25, agent_radius=0.5, agent_height=2.0, max_height_error=0.1)
+    params = BakeParams(cell_size=cs, agent_radius=radius, agent_height=2.0, max_height_error=0.1)
     mesh = generate(scene.vertices, scene.triangles, params)
     assert mesh.polygon_count == 1
     for e in np.flatnonzero(mesh.neighbors < 0):

@@ -44,19 +44,8 @@ def _edge_points(
     edge = np.repeat(np.arange(len(slots)), n)
     t = (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + 1) / np.repeat(steps, n)
     xyz = a[edge] + t[:, None] * (b[edge] - a[edge])
-    ii = np.floor((xyz[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
-    jj = np.floor((xyz[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
-    inside = (ii >= 0) & (ii < hf.width) & (jj >= 0) & (jj < hf.height)
-    cols = np.where(inside, jj * hf.width + np.clip(ii, 0, hf.width - 1), 0)
-    reps = np.where(inside, start[cols + 1] - start[cols], 0)
-    span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
-    sample = np.repeat(np.arange(len(t)), reps)
-    # The floor at the sample itself, not at its column's centre: carried there on the slope of the
-    # span's floor triangle, within that triangle's heights (on a 44 degree slope the centre is
-    # 0.14 m off at a sample 0.14 m from it).
-    on_slope = hf.z[span] + ((xyz[sample, :2] - hf.centers_xy(span)) * hf.gradient_at(span)).sum(axis=1)
-    bounds = hf.surface_range_at(span)
-    height = on_slope if bounds is None else np.clip(on_slope, bounds[:, 0], bounds[:, 1])
+    span, sample = _column_spans(hf, start, xyz[:, :2])
+    height = _floor_height(hf, span, xyz[sample, :2])
     floor = np.full(len(t), np.nan)
     if span_region is not None:
         other = mesh.neighbors[slots]
@@ -89,6 +78,8 @@ def _edge_points(
         ):
             mine = (span_region[span] == region_of[edge[sample]]) & np.isnan(floor[sample]) & accept
             floor[sample[mine]] = height[mine]
+        missing = np.flatnonzero(np.isnan(floor))
+        floor[missing] = _floor_beside(hf, start, xyz[missing], own[edge[missing]], span_region)
     else:
         gap = np.abs(height - xyz[sample, 2])
         order = np.lexsort((gap, sample))
@@ -115,6 +106,60 @@ def _edge_points(
         back = int(twins[e]) if twins is not None else -1
         if back >= 0 and mesh.neighbors[e] >= 0:
             out[back] = pts[::-1]
+    return out
+
+
+def _column_spans(hf: Heightfield, start: np.ndarray, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(span, point) for every span in the column under each point xy (K, 2); none off the grid."""
+    ii = np.floor((xy[:, 0] - hf.bmin[0]) / hf.cell_size).astype(np.int64)
+    jj = np.floor((xy[:, 1] - hf.bmin[1]) / hf.cell_size).astype(np.int64)
+    inside = (ii >= 0) & (ii < hf.width) & (jj >= 0) & (jj < hf.height)
+    cols = np.where(inside, jj * hf.width + np.clip(ii, 0, hf.width - 1), 0)
+    reps = np.where(inside, start[cols + 1] - start[cols], 0)
+    span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+    return span, np.repeat(np.arange(len(xy)), reps)
+
+
+def _floor_height(hf: Heightfield, span: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """The floor of each span at the point xy, not at its column's centre: carried there on the
+    slope of the span's floor triangle, within that triangle's heights (on a 44 degree slope the
+    centre is 0.14 m off at a point 0.14 m from it)."""
+    on_slope = hf.z[span] + ((xy - hf.centers_xy(span)) * hf.gradient_at(span)).sum(axis=1)
+    bounds = hf.surface_range_at(span)
+    return on_slope if bounds is None else np.clip(on_slope, bounds[:, 0], bounds[:, 1])
+
+
+def _floor_beside(
+    hf: Heightfield, start: np.ndarray, xyz: np.ndarray, region: np.ndarray, span_region: np.ndarray
+) -> np.ndarray:
+    """(K,) the floor at each point whose own column holds none of its region's: that of the span of
+    `region` (or of no region, linked to it) whose column centre is nearest among the 8 around,
+    carried to the point on its slope; nan where they hold none. At radius 0 an outline runs along
+    the floor's real edge, which can pass the last column whose centre is on the floor: the column
+    under the edge then holds nothing, and a 40 m wall edge along a terrain's border ran straight,
+    4.4 m under the floor between its ends."""
+    cs = hf.cell_size
+    spans, points = [], []
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            if dx or dy:
+                span, point = _column_spans(hf, start, xyz[:, :2] + (dx * cs, dy * cs))
+                spans.append(span)
+                points.append(point)
+    span, point = np.concatenate(spans), np.concatenate(points)
+    linked = hf.links[span]
+    joined = (span_region[span] < 0) & (
+        (linked >= 0) & (span_region[np.maximum(linked, 0)] == region[point][:, None])
+    ).any(axis=1)
+    ok = (span_region[span] == region[point]) | joined
+    span, point = span[ok], point[ok]
+    out = np.full(len(xyz), np.nan)
+    if not len(span):
+        return out
+    reach = np.hypot(*(hf.centers_xy(span) - xyz[point, :2]).T)
+    order = np.lexsort((reach, point))
+    first = order[np.concatenate([[True], point[order][1:] != point[order][:-1]])]
+    out[point[first]] = _floor_height(hf, span[first], xyz[point[first], :2])
     return out
 
 
