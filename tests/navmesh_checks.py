@@ -230,9 +230,10 @@ def polygons_at(mesh, x: float, y: float) -> list[int]:
     hits = []
     for p in range(mesh.polygon_count):
         xy = polygon_xy(mesh, p)
-        xy = xy - xy[0]  # about its own corner: far from the origin the shoelace sum loses the area
+        corner = xy[0]
+        xy = xy - corner  # about its own corner: far from the origin the sums lose the digits that count
         d1 = np.roll(xy, -1, axis=0) - xy
-        rel = np.array([x, y]) - xy
+        rel = (np.array([x, y]) - corner) - xy
         if np.all(d1[:, 0] * rel[:, 1] - d1[:, 1] * rel[:, 0] >= -1e-9):
             hits.append(p)
     return hits
