@@ -11,6 +11,9 @@ from .params import BakeParams
 from .progress import Progress, ProgressCallback
 from .soup import prepare_soup
 
+# Rounds of cutting rough polygons in two: each halves them, so 8 take a polygon to a 256th.
+ROUGH_ROUNDS = 8
+
 
 def generate(
     vertices,
@@ -68,6 +71,14 @@ def generate(
     span_region = region_map.region
     del region_map, outlines  # the detail stage reads only each span's region
     surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.8, 0.9))
+    # A polygon too large for its floor's relief to follow within the detail's triangle cap is cut
+    # in two, and the surfaces built again (lib.polygons.rough).
+    for _ in range(ROUGH_ROUNDS):
+        halved = polygons.split_rough(polys, surface.rough) if len(surface.rough) else polys
+        if halved is polys:
+            break
+        polys = halved
+        surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9))
     del hf, span_region  # the bake's largest values: not held through the stages after
     report("clearance", 0.9)
     on_floor = replace(polys, vertices=surface.corners)

@@ -264,3 +264,37 @@ def test_a_corner_off_a_thin_steep_triangle_takes_the_floor_at_its_nearest_point
             nearest = Point(x, y)
         floor = a[2] - (normal[0] * (nearest.x - a[0]) + normal[1] * (nearest.y - a[1])) / normal[2]
         assert abs(z - floor) <= params.max_height_error
+
+
+def test_a_polygon_too_large_for_its_floors_relief_is_cut_until_its_surface_fits():
+    """Open rolling ground 40 m across baked at radius 0 is one polygon, and Detour's byte-numbered
+    detail triangles (255 at most) cannot follow its relief within max_height_error: its surface was
+    0.16 m off the floor (twice the error). Such a polygon is cut in two until every surface fits:
+    at every column centre the surface is within the error of the floor (the terrain's own
+    triangles, which the heightfield samples)."""
+    from blender_navmesh import generate
+    from levels import Scene
+    from tests.navmesh_checks import assert_valid_navmesh, polygons_at
+
+    cells, size = 40, 40.0
+    gx, gy = np.meshgrid(np.linspace(0.0, size, cells + 1), np.linspace(0.0, size, cells + 1))
+    relief = lambda x, y: 1.5 * np.sin(x / 4.0) * np.cos(y / 5.0)  # noqa: E731
+    a = (np.arange(cells)[None, :] + (cells + 1) * np.arange(cells)[:, None]).ravel()
+    tris = np.concatenate([np.stack([a, a + 1, a + cells + 2], 1), np.stack([a, a + cells + 2, a + cells + 1], 1)])
+    scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), relief(gx, gy).ravel()], axis=1), tris)
+
+    def floor(x: float, y: float) -> float:
+        """The terrain's triangles between its 1 m grid points (each square split along x = y)."""
+        i, j = np.floor(x), np.floor(y)
+        u, v = x - i, y - j
+        z00, z10, z11, z01 = relief(i, j), relief(i + 1, j), relief(i + 1, j + 1), relief(i, j + 1)
+        return z00 + u * (z10 - z00) + v * (z11 - z10) if u >= v else z00 + v * (z01 - z00) + u * (z11 - z01)
+
+    params = BakeParams(cell_size=0.25, agent_radius=0.0, agent_max_slope=45.0, max_height_error=0.08)
+    mesh = generate(scene.vertices, scene.triangles, params)
+    assert_valid_navmesh(mesh)
+    assert mesh.polygon_count > 1
+    centres = (np.floor(np.random.default_rng(0).uniform(0.5, 39.5, size=(400, 2)) / 0.25) + 0.5) * 0.25
+    for x, y in centres:
+        (p, *_) = polygons_at(mesh, x, y)
+        assert abs(surface_height(mesh, p, (x, y)) - floor(x, y)) <= params.max_height_error, (x, y)

@@ -573,3 +573,33 @@ def test_a_sliver_is_cut_off_only_where_the_polygons_across_it_would_not_face_ea
     assert _lobe(0, 2, current, owner, xy, {(A, P)}, most=1.0) is None  # a border leads on from it
     assert _lobe(0, 1, current, owner, xy, set(), most=10.0) == [1]
     assert _lobe(0, None, current, owner, xy, set(), most=1.0) is None
+
+
+def test_a_rough_polygon_is_cut_across_its_middle_leaving_its_neighbours_as_they_are():
+    """lib.polygons.rough: a 10 m square beside a 2 m strip, the square too large for its floor's
+    relief. It is cut into two convex halves across its middle; the cut ends inside its walls, never
+    inside the edge it shares with the strip (that would be a T-junction), so the strip keeps its
+    corners, and it points across that edge to the half that holds it. A polygon too small to cut
+    into halves two cells wide is left as it is."""
+    from blender_navmesh.navmesh import PolyMesh
+    from blender_navmesh.polygons import split_rough
+
+    vertices = np.array([(0, 0, 0), (10, 0, 0), (10, 10, 0), (0, 10, 0), (12, 0, 0), (12, 10, 0)], dtype=float)
+    params = BakeParams(cell_size=0.3)
+    mesh = PolyMesh.from_polygons([[0, 1, 2, 3], [1, 4, 5, 2]], [0, 0], [0, 0], vertices, params)
+    cut = split_rough(mesh, [0])
+    assert cut.polygon_count == 3 and cut.polygon(1).tolist() == mesh.polygon(1).tolist()
+    halves = [Polygon(polygon_xy(cut, p)) for p in (0, 2)]
+    assert all(h.is_valid and h.exterior.is_ccw and h.area == pytest.approx(50.0) for h in halves)
+    assert unary_union(halves).area == pytest.approx(100.0)
+    assert_valid_navmesh(cut)
+    # The strip's edge from (10, 10) to (10, 0) leads to the half that holds it, and back.
+    strip_slots = range(cut.poly_offsets[1], cut.poly_offsets[2])
+    (back,) = [s for s in strip_slots if cut.neighbors[s] != -1]
+    holder = int(cut.neighbors[back])
+    assert Polygon(polygon_xy(cut, holder)).bounds[2] == pytest.approx(10.0)
+    assert 1 in cut.neighbors[cut.poly_offsets[holder] : cut.poly_offsets[holder + 1]]
+    # Each half sees the other across the cut.
+    assert 2 in cut.neighbors[cut.poly_offsets[0] : cut.poly_offsets[1]]
+    small = PolyMesh.from_polygons([[0, 1, 2, 3]], [0], [0], vertices * 0.1, params)  # 1 m, cells 0.3 m
+    assert split_rough(small, [0]) is small

@@ -5,7 +5,8 @@ hull tessellation): where the floor along an edge leaves the straight edge by mo
 max_height_error, points are added on the edge, the same ones for both polygons that share it, so
 neighbouring surfaces meet. Then the heightfield sample (span at a column centre inside the
 polygon, on the polygon's own floor) farthest from the surface is inserted until every sample is
-within max_height_error or the per-polygon insertion cap is reached.
+within max_height_error or the per-polygon triangle cap is reached; a polygon left farther than
+that at the cap is listed as rough, and the pipeline cuts it in two (lib.polygons.rough).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def build_detail(
     del start
     progress.at(0.5)
     offs = mesh.poly_offsets
-    surfaces = []
+    surfaces, rough = [], []
     for p in range(mesh.polygon_count):
         progress.at(0.5 + 0.5 * p / mesh.polygon_count)
         poly = mesh.vertices[mesh.polygon(p)]
@@ -69,9 +70,11 @@ def build_detail(
         if fits[p] and not any(pts is not None for pts in on_edges):
             verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
-            verts, tris = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
+            verts, tris, off = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
+            if off:
+                rough.append(p)
         surfaces.append((verts, tris))
-    return DetailMesh.from_surfaces(mesh.vertices, surfaces)
+    return DetailMesh.from_surfaces(mesh.vertices, surfaces, rough)
 
 
 def surface_height(mesh: NavMesh, poly: int, xy) -> float:

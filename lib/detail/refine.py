@@ -20,10 +20,11 @@ _EDGE_EPS = 1e-9
 
 def _refine(
     poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Fan triangulation of the polygon from `apex`, its edge points (on_edges[k]: points along edge
     k in order, or None), then inserted samples (Delaunay flips) until the error bound holds or the
-    surface has MAX_TRIANGLES triangles."""
+    surface has MAX_TRIANGLES triangles: (vertices, triangles, whether a sample is still farther
+    than max_error from it)."""
     n = len(poly)
     extra = sum(len(pts) for pts in on_edges if pts is not None)
     tin = _Tin([*poly], _fan(n, apex), extra)
@@ -47,7 +48,8 @@ def _refine(
             mark[changed_arr] = True
             redo = np.nonzero(mark[owner] & (err >= 0))[0]
             _locate(tin, samples, redo, changed_arr, owner, w, err)
-    return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64)
+    rough = bool(len(err)) and float(err.max()) > max_error
+    return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64), rough
 
 
 def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:

@@ -234,21 +234,23 @@ class DetailMesh:
 
     corners: (V, 3) the polygon mesh's vertices, each moved onto the floor it stands on.
     vertices: (D, 3). triangles: (T, 3) int64 into vertices. polygons: (T,) the polygon each
-    triangle belongs to.
+    triangle belongs to. rough: (R,) the polygons whose surface reached the triangle cap with floor
+    still farther than max_height_error from it (too large for their floor's relief).
     """
 
     corners: np.ndarray
     vertices: np.ndarray
     triangles: np.ndarray
     polygons: np.ndarray
+    rough: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         _read_only(self)
 
     @classmethod
-    def from_surfaces(cls, corners: np.ndarray, surfaces: list[tuple[np.ndarray, np.ndarray]]) -> DetailMesh:
+    def from_surfaces(cls, corners: np.ndarray, surfaces: list[tuple[np.ndarray, np.ndarray]], rough=()) -> DetailMesh:
         """The detail mesh of polygons 0, 1, ... whose surfaces are given in turn, each as (its
-        vertices (k, 3), its triangles (t, 3) indexing those)."""
+        vertices (k, 3), its triangles (t, 3) indexing those); rough as DetailMesh.rough."""
         offsets = np.cumsum([0] + [len(verts) for verts, _ in surfaces])
         counts = [len(tris) for _, tris in surfaces]
         return cls(
@@ -258,6 +260,7 @@ class DetailMesh:
             if surfaces
             else np.zeros((0, 3), dtype=np.int64),
             polygons=np.repeat(np.arange(len(surfaces), dtype=np.int64), counts),
+            rough=np.asarray(rough, dtype=np.int64),
         )
 
 

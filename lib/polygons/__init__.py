@@ -48,6 +48,9 @@ from .repair import (
     _weld_t_junctions,
     _widen_slivers,
 )
+from .rough import split_rough
+
+__all__ = ["build_polygons", "split_rough"]
 
 log = logging.getLogger(__name__)
 
