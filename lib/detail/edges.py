@@ -28,10 +28,12 @@ def _edge_points(
 
     The floor under a sample is the span of the edge's polygon's region in that column (else its
     neighbour's, or beside a wall a span of no region linked to the polygon's: the floor eroded off
-    the region), or without regions the span nearest the straight edge within layer_tol. A region
-    can reach round to another floor beside the edge (the floor below a ramp's top end, joined to
-    the ramp at its foot): samples are kept only while the floor runs on from the edge's start as
-    linked spans do, at most a climb step per link (_one_floor). start: samples.column_starts(hf)."""
+    the region; else that of the nearest column around holding one, _floor_beside), taken at the
+    sample on its slope, or without regions the span nearest the straight edge within layer_tol. A
+    region can reach round to another floor beside the edge (the floor below a ramp's top end,
+    joined to the ramp at its foot): samples are kept only while the floor runs on from the edge's
+    start as linked spans do, at most a climb step per link (_one_floor).
+    start: samples.column_starts(hf)."""
     cs = hf.cell_size
     u, w = mesh.poly_vertices, mesh.edge_next_vertex
     owner = mesh.edge_polygon
@@ -59,12 +61,10 @@ def _edge_points(
         # Beside a wall the column may hold only the floor eroded off the region (no region, -1):
         # the polygon's floor where a link joins it to the region; not a surface of no region
         # apart from it (fuzz case 601749: a box's top 0.2 m above the floor the edge runs on).
-        linked = hf.links[span]
-        joined = ((linked >= 0) & (span_region[np.maximum(linked, 0)] == own[edge[sample]][:, None])).any(axis=1)
-        joined &= span_region[span] < 0
-        # That eroded floor is the region's own, at whatever height the straight edge passes (fuzz
-        # of the bench: a 30 m wall edge over a hump 4.8 m above the line through its ends): the
-        # nearest such span to the line counts, not only one within a storey's height of it.
+        joined = _eroded_off(hf, span, own[edge[sample]], span_region)
+        # That eroded floor is the region's own, at whatever height the straight edge passes (on the
+        # shared undulating level a 30 m wall edge ran 4.8 m under a hump): the nearest such span
+        # to the line counts, not only one within a storey's height of it.
         least_joined = np.full(len(t), np.inf)
         np.minimum.at(least_joined, sample[joined], gap[joined])
         nearest_joined = joined & (gap <= least_joined[sample])
@@ -147,11 +147,7 @@ def _floor_beside(
                 spans.append(span)
                 points.append(point)
     span, point = np.concatenate(spans), np.concatenate(points)
-    linked = hf.links[span]
-    joined = (span_region[span] < 0) & (
-        (linked >= 0) & (span_region[np.maximum(linked, 0)] == region[point][:, None])
-    ).any(axis=1)
-    ok = (span_region[span] == region[point]) | joined
+    ok = (span_region[span] == region[point]) | _eroded_off(hf, span, region[point], span_region)
     span, point = span[ok], point[ok]
     out = np.full(len(xyz), np.nan)
     if not len(span):
@@ -161,6 +157,15 @@ def _floor_beside(
     first = order[np.concatenate([[True], point[order][1:] != point[order][:-1]])]
     out[point[first]] = _floor_height(hf, span[first], xyz[point[first], :2])
     return out
+
+
+def _eroded_off(hf: Heightfield, span: np.ndarray, region: np.ndarray, span_region: np.ndarray) -> np.ndarray:
+    """Bool per span: it has no region and a link joins it to a span of `region` (one per span):
+    the floor eroded off that region beside its walls."""
+    linked = hf.links[span]
+    return (span_region[span] < 0) & ((linked >= 0) & (span_region[np.maximum(linked, 0)] == region[:, None])).any(
+        axis=1
+    )
 
 
 def _one_floor(start: float, heights: np.ndarray, climb: float) -> np.ndarray:
