@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from . import auto_links, clearance, contours, detail, heightfield, polygons, prune, regions
 from . import links as offmesh
 from .navmesh import NavMesh
@@ -72,13 +74,19 @@ def generate(
     del region_map, outlines  # the detail stage reads only each span's region
     surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.8, 0.9))
     # A polygon too large for its floor's relief to follow within the detail's triangle cap is cut
-    # in two, and the surfaces built again (lib.polygons.rough).
+    # in two, and the surfaces round the cuts built again (lib.polygons.rough).
     for _ in range(ROUGH_ROUNDS):
-        halved = polygons.split_rough(polys, surface.rough) if len(surface.rough) else polys
-        if halved is polys:
+        halved, cut = polygons.split_rough(polys, surface.rough) if len(surface.rough) else (polys, [])
+        if not cut:
             break
+        touched = set(np.concatenate([polys.polygon(p) for p in cut]).tolist())
+        kept = {
+            p: surface.surface(p)
+            for p in range(polys.polygon_count)
+            if p not in cut and touched.isdisjoint(polys.polygon(p).tolist())
+        }
         polys = halved
-        surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9))
+        surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9), kept)
     del hf, span_region  # the bake's largest values: not held through the stages after
     report("clearance", 0.9)
     on_floor = replace(polys, vertices=surface.corners)

@@ -587,8 +587,8 @@ def test_a_rough_polygon_is_cut_across_its_middle_leaving_its_neighbours_as_they
     vertices = np.array([(0, 0, 0), (10, 0, 0), (10, 10, 0), (0, 10, 0), (12, 0, 0), (12, 10, 0)], dtype=float)
     params = BakeParams(cell_size=0.3)
     mesh = PolyMesh.from_polygons([[0, 1, 2, 3], [1, 4, 5, 2]], [0, 0], [0, 0], vertices, params)
-    cut = split_rough(mesh, [0])
-    assert cut.polygon_count == 3 and cut.polygon(1).tolist() == mesh.polygon(1).tolist()
+    cut, ids = split_rough(mesh, [0])
+    assert ids == [0] and cut.polygon_count == 3 and cut.polygon(1).tolist() == mesh.polygon(1).tolist()
     halves = [Polygon(polygon_xy(cut, p)) for p in (0, 2)]
     assert all(h.is_valid and h.exterior.is_ccw and h.area == pytest.approx(50.0) for h in halves)
     assert unary_union(halves).area == pytest.approx(100.0)
@@ -602,4 +602,5 @@ def test_a_rough_polygon_is_cut_across_its_middle_leaving_its_neighbours_as_they
     # Each half sees the other across the cut.
     assert 2 in cut.neighbors[cut.poly_offsets[0] : cut.poly_offsets[1]]
     small = PolyMesh.from_polygons([[0, 1, 2, 3]], [0], [0], vertices * 0.1, params)  # 1 m, cells 0.3 m
-    assert split_rough(small, [0]) is small
+    same, ids = split_rough(small, [0])
+    assert same is small and ids == []

@@ -32,9 +32,13 @@ def build_detail(
     params: BakeParams,
     span_region: np.ndarray | None = None,
     progress: Progress = SILENT,
+    kept: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> DetailMesh:
     """The polygons' corners moved onto their floor and a surface over each polygon within
     params.max_height_error of the sampled floor.
+
+    kept: surfaces (as DetailMesh.surface gives them) to take as they are for these polygons, whose
+    corners and neighbours are those they were built for (a rebuild after cutting rough polygons).
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
     span per column, so a polygon samples exactly its own floor even on steep, rolling ground. Without
@@ -67,7 +71,9 @@ def build_detail(
         progress.at(0.5 + 0.5 * p / mesh.polygon_count)
         poly = mesh.vertices[mesh.polygon(p)]
         on_edges = [edge_points.get(e) for e in range(offs[p], offs[p + 1])]
-        if fits[p] and not any(pts is not None for pts in on_edges):
+        if kept is not None and p in kept:
+            verts, tris = kept[p]
+        elif fits[p] and not any(pts is not None for pts in on_edges):
             verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
             verts, tris, off = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)

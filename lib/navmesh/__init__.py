@@ -263,6 +263,13 @@ class DetailMesh:
             rough=np.asarray(rough, dtype=np.int64),
         )
 
+    def surface(self, polygon: int) -> tuple[np.ndarray, np.ndarray]:
+        """(vertices (k, 3), triangles (t, 3) indexing those) of one polygon's surface, as
+        from_surfaces takes it."""
+        tris = self.triangles[self.polygons == polygon]
+        used, local = np.unique(tris, return_inverse=True)
+        return self.vertices[used], local.reshape(-1, 3)
+
 
 @dataclass(frozen=True)
 class Clearance:

@@ -22,24 +22,25 @@ _WALL_FRACTIONS = (0.25, 0.5, 0.75)
 MIN_HALF_WIDTH = 2.0
 
 
-def split_rough(mesh: PolyMesh, rough) -> PolyMesh:
-    """The mesh with each polygon of `rough` that has a cut replaced by its two halves: the first
-    keeps the polygon's id, the second is added at the end, and the polygons across its edges point
-    to the half that holds each edge. Walls a cut ends on are split there; no other polygon
-    changes. The mesh itself when no polygon can be cut."""
+def split_rough(mesh: PolyMesh, rough) -> tuple[PolyMesh, list[int]]:
+    """(the mesh with each polygon of `rough` that has a cut replaced by its two halves, the ids of
+    the polygons cut). The first half keeps the polygon's id, the second is added at the end, and
+    the polygons across its edges point to the half that holds each edge. Walls a cut ends on are
+    split there; no other polygon changes, and every vertex keeps its id. The mesh itself and []
+    when no polygon can be cut."""
     points = [tuple(v) for v in mesh.vertices.tolist()]
     polys = [mesh.polygon(p).tolist() for p in range(mesh.polygon_count)]
     neighbours = [mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]].tolist() for p in range(len(polys))]
     regions, areas = mesh.regions.tolist(), mesh.areas.tolist()
     min_width = MIN_HALF_WIDTH * float(mesh.params.cell_size)
-    changed = False
+    cut_ids = []
     for p in map(int, rough):
         cut = _best_cut(
             np.array([points[v] for v in polys[p]]), neighbours[p], mesh.params.max_verts_per_poly, min_width
         )
         if cut is None:
             continue
-        changed = True
+        cut_ids.append(p)
         ring, across = polys[p], dict(zip(zip(polys[p], polys[p][1:] + polys[p][:1]), neighbours[p]))
         ids = {}
         for point in cut[2]:
@@ -63,10 +64,10 @@ def split_rough(mesh: PolyMesh, rough) -> PolyMesh:
                 if 0 <= q != p:
                     j = next(j for j, v in enumerate(polys[q]) if v == b and polys[q][(j + 1) % len(polys[q])] == a)
                     neighbours[q][j] = second
-    if not changed:
-        return mesh
+    if not cut_ids:
+        return mesh, []
     sizes = [len(poly) for poly in polys]
-    return PolyMesh(
+    halved = PolyMesh(
         vertices=np.array(points, dtype=np.float64),
         poly_offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         poly_vertices=np.array([v for poly in polys for v in poly], dtype=np.int64),
@@ -75,6 +76,7 @@ def split_rough(mesh: PolyMesh, rough) -> PolyMesh:
         areas=np.array(areas, dtype=np.int64),
         params=mesh.params,
     )
+    return halved, cut_ids
 
 
 def _best_cut(ring: np.ndarray, neighbours: list[int], max_verts: int, min_width: float):
