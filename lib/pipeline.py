@@ -80,11 +80,9 @@ def generate(
         if not cut:
             break
         touched = set(np.concatenate([polys.polygon(p) for p in cut]).tolist())
-        kept = {
-            p: surface.surface(p)
-            for p in range(polys.polygon_count)
-            if p not in cut and touched.isdisjoint(polys.polygon(p).tolist())
-        }
+        kept = surface.surfaces(
+            [p for p in range(polys.polygon_count) if p not in cut and touched.isdisjoint(polys.polygon(p).tolist())]
+        )
         polys = halved
         surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9), kept)
     del hf, span_region  # the bake's largest values: not held through the stages after

@@ -37,7 +37,7 @@ def build_detail(
     """The polygons' corners moved onto their floor and a surface over each polygon within
     params.max_height_error of the sampled floor.
 
-    kept: surfaces (as DetailMesh.surface gives them) to take as they are for these polygons, whose
+    kept: surfaces (as DetailMesh.surfaces gives them) to take as they are for these polygons, whose
     corners and neighbours are those they were built for (a rebuild after cutting rough polygons).
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one

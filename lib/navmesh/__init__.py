@@ -263,12 +263,17 @@ class DetailMesh:
             rough=np.asarray(rough, dtype=np.int64),
         )
 
-    def surface(self, polygon: int) -> tuple[np.ndarray, np.ndarray]:
-        """(vertices (k, 3), triangles (t, 3) indexing those) of one polygon's surface, as
-        from_surfaces takes it."""
-        tris = self.triangles[self.polygons == polygon]
-        used, local = np.unique(tris, return_inverse=True)
-        return self.vertices[used], local.reshape(-1, 3)
+    def surfaces(self, polygons) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Polygon -> (vertices (k, 3), triangles (t, 3) indexing those) of its surface, as
+        from_surfaces takes it, for each of `polygons` (the triangles grouped once)."""
+        order = np.argsort(self.polygons, kind="stable")
+        cuts = np.searchsorted(self.polygons[order], np.arange(int(self.polygons.max(initial=-1)) + 2))
+        out = {}
+        for p in polygons:
+            tris = self.triangles[order[cuts[p] : cuts[p + 1]]]
+            used, local = np.unique(tris, return_inverse=True)
+            out[p] = (self.vertices[used], local.reshape(-1, 3))
+        return out
 
 
 @dataclass(frozen=True)
