@@ -116,12 +116,11 @@ def rolling_terrain(seed: int) -> tuple[Scene, BakeParams]:
     """A 40 m rolling terrain with up to nine crates, and random bake parameters."""
     rng = np.random.default_rng(seed)
     cells, size = 40, 40.0
-    gx, gy = np.meshgrid(np.linspace(0.0, size, cells + 1), np.linspace(0.0, size, cells + 1))
-    amp, fx, fy = rng.uniform(0.5, 3.0), rng.uniform(2.5, 6.0), rng.uniform(2.5, 6.0)
-    gz = amp * np.sin(gx / fx + rng.uniform(0.0, 6.0)) * np.cos(gy / fy) + 0.3 * np.sin(gx / 1.3 + gy / 1.7)
-    a = (np.arange(cells)[None, :] + (cells + 1) * np.arange(cells)[:, None]).ravel()
-    tris = np.concatenate([np.stack([a, a + 1, a + cells + 2], 1), np.stack([a, a + cells + 2, a + cells + 1], 1)])
-    scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1), tris)
+    xs = np.linspace(0.0, size, cells + 1)
+    amp, fx, fy, phase = rng.uniform(0.5, 3.0), rng.uniform(2.5, 6.0), rng.uniform(2.5, 6.0), rng.uniform(0.0, 6.0)
+    scene = Scene().terrain(
+        xs, xs, lambda x, y: amp * np.sin(x / fx + phase) * np.cos(y / fy) + 0.3 * np.sin(x / 1.3 + y / 1.7)
+    )
     for _ in range(int(rng.integers(0, 10))):
         cx, cy = rng.uniform(4.0, size - 4.0, size=2)
         scene.box(

@@ -62,6 +62,16 @@ class Scene:
             self.box((x0 + (k + 0.5) * step_run, y0 + width / 2, z0), (step_run, width, top - z0))
         return self
 
+    def terrain(self, xs, ys, height, walkable: bool = True) -> Scene:
+        """Ground over the grid of points xs x ys at height(x, y), each square cut along its
+        diagonal from (x_i, y_j) to (x_i+1, y_j+1)."""
+        xs, ys = np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64)
+        gx, gy = np.meshgrid(xs, ys)
+        nx, ny = len(xs) - 1, len(ys) - 1
+        a = (np.arange(nx)[None, :] + (nx + 1) * np.arange(ny)[:, None]).ravel()
+        tris = np.concatenate([np.stack([a, a + 1, a + nx + 2], 1), np.stack([a, a + nx + 2, a + nx + 1], 1)])
+        return self.add(np.stack([gx.ravel(), gy.ravel(), height(gx, gy).ravel()], axis=1), tris, walkable)
+
     def ramp(self, x0, y0, x1, y1, z0, z1) -> Scene:
         """A sloped quad rising along +x from z0 at x0 to z1 at x1."""
         return self.quad((x0, y0, z0), (x1, y0, z1), (x1, y1, z1), (x0, y1, z0))
@@ -108,13 +118,9 @@ def large_terrain(target_triangles: int = 150_000, seed: int = 7) -> Scene:
     n = int(np.sqrt((target_triangles - crates * 12) / 2)) + 1
     size = 160.0
     xs = np.linspace(0, size, n + 1)
-    gx, gy = np.meshgrid(xs, xs)
-    gz = 1.5 * np.sin(gx / 13.0) * np.cos(gy / 17.0) + 0.4 * np.sin(gx / 3.1 + gy / 4.3)
-    verts = np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1)
-    i, j = np.meshgrid(np.arange(n), np.arange(n))
-    a = (j * (n + 1) + i).ravel()
-    tris = np.concatenate([np.stack([a, a + 1, a + n + 2], 1), np.stack([a, a + n + 2, a + n + 1], 1)])
-    scene = Scene().add(verts, tris)
+    scene = Scene().terrain(
+        xs, xs, lambda x, y: 1.5 * np.sin(x / 13.0) * np.cos(y / 17.0) + 0.4 * np.sin(x / 3.1 + y / 4.3)
+    )
     for _ in range(crates):
         cx, cy = rng.uniform(5, size - 5, size=2)
         scene.box((cx, cy, -1.0), (*rng.uniform(0.8, 3.0, size=2), 4.0), float(rng.uniform(0, 180)))

@@ -128,13 +128,9 @@ def test_edges_across_rolling_ground_are_tessellated_and_shared():
     from blender_navmesh import generate
     from levels import Scene
 
-    cells, size = 60, 30.0
-    xs = np.linspace(0.0, size, cells + 1)
-    gx, gy = np.meshgrid(xs, xs)
+    xs = np.linspace(0.0, 30.0, 61)
     floor = lambda x, y: 1.2 * np.sin(x / 2.5) * np.cos(y / 3.0)  # noqa: E731
-    a = (np.arange(cells)[None, :] + (cells + 1) * np.arange(cells)[:, None]).ravel()
-    tris = np.concatenate([np.stack([a, a + 1, a + cells + 2], 1), np.stack([a, a + cells + 2, a + cells + 1], 1)])
-    scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), floor(gx, gy).ravel()], axis=1), tris)
+    scene = Scene().terrain(xs, xs, floor)
     for cx, cy in ((8.0, 9.0), (21.0, 7.0), (14.0, 20.0), (24.0, 24.0)):  # pillars split the floor
         scene.box((cx, cy, -2.0), (1.5, 1.5, 5.0), 30.0)
     params = BakeParams(cell_size=0.2, agent_radius=0.3, max_edge_error=0.26, max_height_error=0.2)
@@ -169,14 +165,8 @@ def test_a_long_wall_edge_over_a_hump_follows_the_floor(radius, cs):
     from blender_navmesh import generate
     from levels import Scene
 
-    cells_x, cells_y = 96, 32
-    gx, gy = np.meshgrid(np.linspace(0.0, 24.0, cells_x + 1), np.linspace(0.0, 8.0, cells_y + 1))
     floor = lambda x, y: 3.0 * np.exp(-(((x - 12.0) / 4.0) ** 2)) + 0 * y  # noqa: E731
-    a = (np.arange(cells_x)[None, :] + (cells_x + 1) * np.arange(cells_y)[:, None]).ravel()
-    tris = np.concatenate(
-        [np.stack([a, a + 1, a + cells_x + 2], 1), np.stack([a, a + cells_x + 2, a + cells_x + 1], 1)]
-    )
-    scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), floor(gx, gy).ravel()], axis=1), tris)
+    scene = Scene().terrain(np.linspace(0.0, 24.0, 97), np.linspace(0.0, 8.0, 33), floor)
     params = BakeParams(cell_size=cs, agent_radius=radius, agent_height=2.0, max_height_error=0.1)
     mesh = generate(scene.vertices, scene.triangles, params)
     assert mesh.polygon_count == 1
@@ -277,10 +267,8 @@ def _relief_terrain(cells: int = 40, size: float = 40.0):
     """Open rolling ground, size m square, its grid points `_relief` high."""
     from levels import Scene
 
-    gx, gy = np.meshgrid(np.linspace(0.0, size, cells + 1), np.linspace(0.0, size, cells + 1))
-    a = (np.arange(cells)[None, :] + (cells + 1) * np.arange(cells)[:, None]).ravel()
-    tris = np.concatenate([np.stack([a, a + 1, a + cells + 2], 1), np.stack([a, a + cells + 2, a + cells + 1], 1)])
-    return Scene().add(np.stack([gx.ravel(), gy.ravel(), _relief(gx, gy).ravel()], axis=1), tris)
+    xs = np.linspace(0.0, size, cells + 1)
+    return Scene().terrain(xs, xs, _relief)
 
 
 def test_a_polygon_too_large_for_its_floors_relief_is_cut_until_its_surface_fits():

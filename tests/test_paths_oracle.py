@@ -129,11 +129,9 @@ def _rolling_terrain(cells: int = 40, size: float = 40.0, seed: int = 3) -> Scen
     """Rolling ground with ridges steeper and gentler than the agent may climb, and crates on it."""
     rng = np.random.default_rng(seed)
     xs = np.linspace(0.0, size, cells + 1)
-    gx, gy = np.meshgrid(xs, xs)
-    gz = 1.5 * np.sin(gx / 4.0) * np.cos(gy / 5.0) + 0.3 * np.sin(gx / 1.3 + gy / 1.7)
-    a = (np.arange(cells)[None, :] + (cells + 1) * np.arange(cells)[:, None]).ravel()
-    tris = np.concatenate([np.stack([a, a + 1, a + cells + 2], 1), np.stack([a, a + cells + 2, a + cells + 1], 1)])
-    scene = Scene().add(np.stack([gx.ravel(), gy.ravel(), gz.ravel()], axis=1), tris)
+    scene = Scene().terrain(
+        xs, xs, lambda x, y: 1.5 * np.sin(x / 4.0) * np.cos(y / 5.0) + 0.3 * np.sin(x / 1.3 + y / 1.7)
+    )
     for _ in range(12):
         cx, cy = rng.uniform(4.0, size - 4.0, size=2)
         scene.box((cx, cy, -2.0), (*rng.uniform(0.8, 3.0, size=2), 5.0), float(rng.uniform(0.0, 180.0)))
