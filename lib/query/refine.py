@@ -361,6 +361,11 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
             if strict:
                 return None
         out_polys[-1] = visited[0]
+        # Where two floors overlap seen from above (a ramp's edge over the floor beside it, each
+        # outline simplified within the edge error), b may lie on the other one, a climb step from
+        # the floor the walk ends on: the segment runs on this floor and a riser steps up or down.
+        end_z = index.height(visited[-1], b)
+        riser = abs(end_z - b[2]) > DRAPE_TOL
         boxes = [index.box_l[p] for p in visited]
         if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > DRAPE_TOL:
             (ax, ay), (dx, dy) = a[:2], (b[0] - a[0], b[1] - a[1])
@@ -378,14 +383,22 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
                 zs += heights
                 owner += [p] * len(here)
             ts.append(1.0)
-            zs.append(b[2])
+            zs.append(end_z)
             for i in _drape_indices(ts, zs):
                 t = ts[i]
                 out_pts.append((a[0] + t * dx, a[1] + t * dy, zs[i]))
                 out_polys.append(owner[i])
+        if riser:
+            out_pts.append((b[0], b[1], end_z))
+            out_polys.append(visited[-1])
         out_pts.append(b)
-        out_polys.append(visited[-1])
+        out_polys.append(_holder(index, polys[k + 1], b) if riser else visited[-1])
     return out_pts, out_polys
+
+
+def _holder(index, candidates: list[int], b: tuple) -> int:
+    """The candidate polygon whose surface at b lies nearest b's height."""
+    return min(candidates, key=lambda p: abs(index.height(p, b) - b[2]))
 
 
 def _drape_indices(t: list[float], z: list[float]) -> list[int]:
