@@ -235,6 +235,12 @@ class BakeParams:
                 f"{cs:g} m, so passages up to about 2 x radius + cell size close; Recast's guide is radius/3 to "
                 f"radius/2 ({r / 3:.3g} to {r / 2:.3g} m)"
             )
+        if r == 0:
+            out.append(
+                f"cell_size {cs:g} m at agent radius 0: an obstacle takes every cell it touches, so passages "
+                f"narrower than about 3 cells ({3 * cs:.3g} m) may close; a cell a third of the narrowest "
+                "passage that must stay open keeps it"
+            )
         if self.agent_height < self.agent_max_climb:
             out.append(
                 f"agent_height {self.agent_height:g} m is below agent_max_climb {self.agent_max_climb:g} m: "

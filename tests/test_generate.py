@@ -316,7 +316,9 @@ def test_json_round_trip_is_lossless():
     assert again.params == mesh.params
 
 
-def _crossing_through_a_gap(extra_cells: float, angle: float, shift=(0.0, 0.0), free_ends: int = 0):
+def _crossing_through_a_gap(
+    extra_cells: float, angle: float, shift=(0.0, 0.0), free_ends: int = 0, r: float = 0.6, cs: float = 0.3
+):
     """Status and length of the path across a wall over a 20 m floor with one gap 2r + extra_cells
     cells wide, the wall at `angle` degrees and moved by `shift` off the grid, from 4 m before the
     gap to 4 m beyond it (8 m straight). free_ends: on this many sides of the gap (0, 1 or 2) the
@@ -324,7 +326,6 @@ def _crossing_through_a_gap(extra_cells: float, angle: float, shift=(0.0, 0.0), 
     wall line is joined around its end), instead of running past the floor's edge."""
     from blender_navmesh.query import NavMeshQuery
 
-    r, cs = 0.6, 0.3
     params = BakeParams(cell_size=cs, agent_radius=r, max_edge_error=1.3 * cs, region_min_area=64 * cs * cs)
     gap = 2 * r + extra_cells * cs
     c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
@@ -388,6 +389,19 @@ def test_a_passage_2r_plus_half_a_cell_wide_between_two_free_standing_walls_stay
     passage, was tested)."""
     rng = np.random.default_rng(700 + seed)
     status, length = _crossing_through_a_gap(0.5, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2), free_ends=2)
+    assert status == "found" and length < 8.5
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_at_radius_0_a_passage_3_cells_wide_stays_open(seed):
+    """At radius 0 an obstacle takes every cell it touches (the rasteriser is conservative), so a
+    gap between two walls keeps a row of linked cells at any angle only from about 3 cells wide
+    (random angles and offsets: 2 cells 17 of 30 closed, 2.5 cells 3 of 60, 3 cells none of 60). The bake
+    warns of it (BakeParams.warnings)."""
+    rng = np.random.default_rng(900 + seed)
+    status, length = _crossing_through_a_gap(
+        3.0, rng.uniform(0.0, 180.0), rng.uniform(0.0, 0.3, 2), free_ends=seed % 3, r=0.0
+    )
     assert status == "found" and length < 8.5
 
 

@@ -157,6 +157,7 @@ def test_sensible_settings_have_no_warnings(values):
         ({"max_verts_per_poly": 32}, "max_verts_per_poly", "Detour's limit of 6"),
         ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),
         ({"jump_max_distance": 2.0}, "jump_max_distance", "makes no links"),
+        ({"cell_size": 0.2, "agent_radius": 0.0}, "cell_size", "about 3 cells (0.6 m)"),
     ],
 )
 def test_settings_that_make_little_sense_are_warned_about_by_name(values, parameter, hint):
