@@ -124,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="bin (Detour): cut the navmesh into square tiles this many meters wide "
         "(default: one tile unless the level is too big for one)",
     )
+    bake.add_argument(
+        "--piece-size",
+        type=float,
+        metavar="M",
+        help="bin (Detour): cut polygons along a grid this many meters apart, so Detour's search, which "
+        "costs paths by polygon-edge midpoints, finds paths near ours (default: 8 agent radii, at least "
+        "16 cells; 0: whole polygons)",
+    )
 
     paths = commands.add_parser("paths", help="find paths on a baked navmesh for a list of start/goal pairs")
     paths.add_argument("navmesh", type=Path, help="navmesh .json, or a .blend holding a baked navmesh object")
@@ -242,7 +250,13 @@ def bake_command(args: argparse.Namespace) -> int:
             if fmt != "blend":
                 path.parent.mkdir(parents=True, exist_ok=True)
                 io_formats.write_navmesh_file(
-                    mesh, path, fmt, y_up=args.y_up, tile_size=args.tile_size, context=context
+                    mesh,
+                    path,
+                    fmt,
+                    y_up=args.y_up,
+                    tile_size=args.tile_size,
+                    piece_size=args.piece_size,
+                    context=context,
                 )
             who = f" for {', '.join(served)}" if served else ""
             print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable{who} -> {path}")

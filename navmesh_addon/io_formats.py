@@ -29,6 +29,7 @@ def write_navmesh_file(
     godot_suffix: bool = True,
     triangulate: bool = False,
     tile_size: float | None = None,
+    piece_size: float | None = None,
     name: str | None = None,
     context=None,
 ) -> Path:
@@ -39,7 +40,9 @@ def write_navmesh_file(
     a navigation mesh of it. triangulate (dae) writes every detail triangle instead of keeping the
     polygons that lie flat on the floor whole.
     tile_size (bin, meters) cuts the Detour navmesh into tiles of that size (default: one tile
-    unless the level is too big for one). tres is a Godot 3 NavigationMesh keeping the convex polygons.
+    unless the level is too big for one); piece_size (bin, meters) cuts its polygons along a grid of
+    that pitch for Detour's search (default: detour.default_piece_size; 0: whole polygons). tres is a
+    Godot 3 NavigationMesh keeping the convex polygons.
     name defaults to the file name without extension. context is the bpy context for glTF.
     """
     fmt = fmt.lower().lstrip(".")
@@ -55,7 +58,7 @@ def write_navmesh_file(
         elif fmt == "dae":
             collada.write_collada(mesh, path, name=name, y_up=y_up, godot_suffix=godot_suffix, triangulate=triangulate)
         elif fmt == "bin":
-            detour.write_detour(mesh, path, tile_size=tile_size)
+            detour.write_detour(mesh, path, tile_size=tile_size, piece_size=piece_size)
         elif fmt == "tres":
             godot.write_tres(mesh, path)
         elif fmt == "glb":

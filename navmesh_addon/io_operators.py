@@ -140,8 +140,15 @@ class EXPORT_SCENE_OT_navmesh_detour(_ExportNavmesh, bpy.types.Operator):
         unit="LENGTH",
     )
 
+    whole_polygons: BoolProperty(
+        name="Whole Polygons",
+        description="Write the polygons as baked. Off: cut them along a grid of 8 agent radii (at least 16 "
+        "cells), so Detour's search, which costs paths by polygon-edge midpoints, finds paths near ours",
+        default=False,
+    )
+
     def format_options(self) -> dict:
-        return {"tile_size": self.tile_size or None}
+        return {"tile_size": self.tile_size or None, "piece_size": 0.0 if self.whole_polygons else None}
 
 
 class EXPORT_SCENE_OT_navmesh_godot(_ExportNavmesh, bpy.types.Operator):

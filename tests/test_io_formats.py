@@ -48,11 +48,14 @@ def test_unwritable_file_is_a_navmesh_error(tmp_path):
         io_formats.write_navmesh_file(navmeshes.mixed(), tmp_path / "m.json", "json")
 
 
-def test_detour_export_goes_through_lib_with_its_tile_size(tmp_path):
+def test_detour_export_goes_through_lib_with_its_tile_and_piece_sizes(tmp_path):
     path = io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / "level.bin", "bin", tile_size=2.0)
     tile_set = read_tile_set(path.read_bytes())
     assert tile_set["tile_width"] == 2.0 and len(tile_set["tiles"]) > 1
     assert path.read_bytes() == detour.to_detour_bytes(navmeshes.l_corridor(), tile_size=2.0)
+    path = io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / "whole.bin", "bin", piece_size=0.0)
+    assert path.read_bytes() == detour.to_detour_bytes(navmeshes.l_corridor(), piece_size=0.0)
+    assert path.read_bytes() != detour.to_detour_bytes(navmeshes.l_corridor())
 
 
 def test_godot_export_goes_through_lib(tmp_path):

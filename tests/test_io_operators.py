@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import blender_navmesh as lib
+from blender_navmesh import detour
 from navmesh_addon import io_operators, mesh_write
 from tests.fixtures.io import navmeshes
 from tests.fixtures.io.detour_tools import read_tile_set
@@ -67,8 +68,10 @@ def test_collada_gltf_detour_and_godot_exports_of_the_navmesh_object(blender, tm
     assert [n["name"] for n in doc["nodes"]] == [f"{obj.name}-navmesh"]
 
     assert bpy.ops.export_scene.navmesh_detour(filepath=str(tmp_path / "floor.bin")) == {"FINISHED"}
-    one_tile = read_tile_set((tmp_path / "floor.bin").read_bytes())
-    assert [t["header"]["poly_count"] for t in one_tile["tiles"]] == [mesh.polygon_count]
+    assert (tmp_path / "floor.bin").read_bytes() == detour.to_detour_bytes(mesh), "one tile, cut for Detour's search"
+    whole = tmp_path / "whole.bin"
+    assert bpy.ops.export_scene.navmesh_detour(filepath=str(whole), whole_polygons=True) == {"FINISHED"}
+    assert [t["header"]["poly_count"] for t in read_tile_set(whole.read_bytes())["tiles"]] == [mesh.polygon_count]
     assert bpy.ops.export_scene.navmesh_detour(filepath=str(tmp_path / "tiles.bin"), tile_size=2.0) == {"FINISHED"}
     assert len(read_tile_set((tmp_path / "tiles.bin").read_bytes())["tiles"]) > 1
 

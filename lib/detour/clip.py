@@ -3,6 +3,8 @@ labels their edges carry while the tiles are built."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..geometry import signed_area
@@ -99,32 +101,32 @@ def _split_to_hexagons(points: np.ndarray, labels: list, split_ids) -> list:
     return first + second
 
 
-def _clip_convex(triangle: np.ndarray, polygon: np.ndarray) -> np.ndarray:
-    """The part of a 3D triangle inside a convex polygon (seen from above), heights on the triangle's plane."""
-    points = list(triangle)
-    sign = np.sign(_signed_area_xz(polygon))
-    n = len(polygon)
+def _clip_convex(triangle: list, ring: list, sign: float) -> list[tuple]:
+    """The part of a 3D triangle inside a convex polygon seen from above (ring: its corners, wound
+    as the sign of its area), heights on the triangle's plane; [] when less than MIN_FRAGMENT_AREA
+    is left."""
+    points = [tuple(q) for q in triangle]
+    n = len(ring)
     for k in range(n):
-        a, b = polygon[k], polygon[(k + 1) % n]
-        d = b - a
-
-        def side(q, a=a, d=d):
-            return sign * (d[0] * (q[2] - a[2]) - d[2] * (q[0] - a[0]))
-
+        ax, _, az = ring[k]
+        bx, _, bz = ring[(k + 1) % n]
+        dx, dz = bx - ax, bz - az
+        sides = [sign * (dx * (q[2] - az) - dz * (q[0] - ax)) for q in points]
         out = []
-        for i in range(len(points)):
-            p, q = points[i], points[(i + 1) % len(points)]
-            sp, sq = side(p), side(q)
+        for i, (p, sp) in enumerate(zip(points, sides)):
+            q, sq = points[(i + 1) % len(points)], sides[(i + 1) % len(points)]
             if sp >= 0:
                 out.append(p)
             if (sp >= 0) != (sq >= 0):
-                out.append(p + (sp / (sp - sq)) * (q - p))
-        points = [q for i, q in enumerate(out) if i == 0 or np.linalg.norm(q - out[i - 1]) >= WELD]
-        if len(points) > 1 and np.linalg.norm(points[-1] - points[0]) < WELD:
+                t = sp / (sp - sq)
+                out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), p[2] + t * (q[2] - p[2])))
+        points = [q for i, q in enumerate(out) if i == 0 or math.dist(q, out[i - 1]) >= WELD]
+        if len(points) > 1 and math.dist(points[-1], points[0]) < WELD:
             points.pop()
         if len(points) < 3:
-            return np.zeros((0, 3))
-    return np.array(points)
+            return []
+    twice_area = sum(a[0] * b[2] - b[0] * a[2] for a, b in zip(points, points[1:] + points[:1]))
+    return points if abs(twice_area) > 2.0 * MIN_FRAGMENT_AREA else []
 
 
 def _signed_area_xz(points: np.ndarray) -> float:

@@ -54,6 +54,10 @@ MIN_POLYGON_BITS = 2
 # Detour links each portal edge to at most this many polygons across a tile border.
 LINKS_PER_PORTAL = 4
 
+# Detour links two tiles' border edges only where they overlap by more than this (m): dtNavMesh's
+# overlapSlabs shrinks each by 1 cm. A shorter border edge is written as the wall it is to Detour.
+MIN_PORTAL = 0.02
+
 
 # Tile sides (the neighbour tile's direction): +x, +z, -x, -z.
 SIDE_X_MAX, SIDE_Z_MAX, SIDE_X_MIN, SIDE_Z_MIN = 0, 2, 4, 6

@@ -4,6 +4,7 @@ vertices welded, and the portals across borders labelled for Detour to link."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -15,13 +16,13 @@ from .clip import (
     _PORTAL,
     _SPLIT,
     _WALL,
-    MIN_FRAGMENT_AREA,
     MIN_PIECE_AREA,
     ON_EDGE,
     WELD,
     _area_xz,
     _clip_convex,
     _clip_to_plane,
+    _signed_area_xz,
     _split_to_hexagons,
     _surface_heights,
 )
@@ -29,6 +30,7 @@ from .format import (
     MAX_QUANTISED,
     MAX_TILE_POLYGONS,
     MAX_TILE_VERTICES,
+    MIN_PORTAL,
     REFERENCE_BITS,
     SIDE_X_MAX,
     SIDE_X_MIN,
@@ -80,6 +82,8 @@ class _Level:
         self.corners[mesh.edge_polygon, column] = self.vertices[mesh.poly_vertices]
         self.reverse_slot = _reverse_slots(mesh)
         self.detail = _detail_triangles(mesh, self.corners, sizes)
+        # Polygon p's detail triangles are detail[0][detail_start[p]:detail_start[p + 1]].
+        self.detail_start = np.searchsorted(self.detail[1], np.arange(mesh.polygon_count + 1))
         self.vertices[:, 1] = _corner_heights(mesh, self.vertices, self.corners, self.detail)
         self.corners[mesh.edge_polygon, column] = self.vertices[mesh.poly_vertices]
         xz = self.vertices[:, [0, 2]]
@@ -97,32 +101,56 @@ class _Level:
     def grid_size(self, size: float) -> int:
         return int(np.prod(self.grid_shape(size)))
 
-    def tiles(self, size: float) -> list[_Tile]:
-        """The level cut into square tiles of `size` meters from the origin, empty tiles left out."""
+    def tiles(self, size: float, piece: float | None = None) -> list[_Tile]:
+        """The level cut into square tiles of `size` meters from the origin, empty tiles left out.
+        piece (meters): each tile's polygons are also cut along a grid of at most that pitch, the
+        two sides of a cut inside a tile each other's neighbours (see `to_detour_bytes`)."""
+        per_tile = max(1, math.ceil(size / piece - _PITCH_SLACK)) if piece else 1
+        cell = size / per_tile
         origin = self.origin[[0, 2]]
-        count = self.grid_shape(size)
-        first = np.clip(np.floor((self.poly_lo - origin) / size).astype(int), 0, count - 1)
-        last = np.clip(np.ceil((self.poly_hi - origin) / size).astype(int) - 1, first, count - 1)
+        count = self.grid_shape(size) * per_tile
+        first = np.clip(np.floor((self.poly_lo - origin) / cell).astype(int), 0, count - 1)
+        last = np.clip(np.ceil((self.poly_hi - origin) / cell).astype(int) - 1, first, count - 1)
         whole = np.all(first == last, axis=1)
-        tile_of = first[:, 1] * count[0] + first[:, 0]
+        cell_of = first[:, 1] * count[0] + first[:, 0]
         pieces: dict[int, list] = {}
+        cuts: dict[tuple, int] = {}
+
+        def cut_label(p: int, axis: int, line: int, across: int, on_tile_border: bool, side: int) -> int:
+            """A tile border's portal label, or the label both sides of an inner cut share."""
+            if on_tile_border:
+                return _BORDER - side
+            key = (p, axis, line, across)
+            if key not in cuts:
+                cuts[key] = _SPLIT - next(self.split_ids)
+            return cuts[key]
+
         for p in np.flatnonzero(~whole):
-            for ty in range(first[p, 1], last[p, 1] + 1):
-                for tx in range(first[p, 0], last[p, 0] + 1):
+            for cy in range(first[p, 1], last[p, 1] + 1):
+                for cx in range(first[p, 0], last[p, 0] + 1):
                     box = (
-                        origin[0] + tx * size,
-                        origin[1] + ty * size,
-                        origin[0] + (tx + 1) * size,
-                        origin[1] + (ty + 1) * size,
+                        origin[0] + cx * cell,
+                        origin[1] + cy * cell,
+                        origin[0] + (cx + 1) * cell,
+                        origin[1] + (cy + 1) * cell,
                     )
-                    cut = self.clipped(p, box)
-                    if cut:
-                        pieces.setdefault(ty * count[0] + tx, []).extend(cut)
+                    sides = (
+                        cut_label(p, 0, cx, cy, cx % per_tile == 0, SIDE_X_MIN),
+                        cut_label(p, 0, cx + 1, cy, (cx + 1) % per_tile == 0, SIDE_X_MAX),
+                        cut_label(p, 2, cy, cx, cy % per_tile == 0, SIDE_Z_MIN),
+                        cut_label(p, 2, cy + 1, cx, (cy + 1) % per_tile == 0, SIDE_Z_MAX),
+                    )
+                    for clipped in self.clipped(p, box, sides):
+                        pieces.setdefault(cy * count[0] + cx, []).append(clipped)
+        by_tile: dict[int, list[int]] = {}
+        for c in set(cell_of[whole].tolist()) | set(pieces):
+            cy, cx = divmod(c, int(count[0]))
+            by_tile.setdefault((cy // per_tile) * (count[0] // per_tile) + cx // per_tile, []).append(c)
         tiles = []
         tri_owner = self.detail[1]
-        for t in sorted(set(tile_of[whole].tolist()) | set(pieces)):
-            ty, tx = divmod(t, int(count[0]))
-            own = np.flatnonzero(whole & (tile_of == t))
+        for t in sorted(by_tile):
+            ty, tx = divmod(t, int(count[0] // per_tile))
+            own = np.flatnonzero(whole & np.isin(cell_of, by_tile[t]))
             box = (
                 origin[0] + tx * size,
                 origin[1] + ty * size,
@@ -134,7 +162,7 @@ class _Level:
             tri_sel = np.isin(tri_owner, own)
             tri_coords = self.detail[0][tri_sel]
             tri_piece = np.searchsorted(own, tri_owner[tri_sel])
-            extra = pieces.get(t, [])
+            extra = [cut for c in sorted(by_tile[t]) for cut in pieces.get(c, [])]
             if extra:
                 base = len(own)
                 corners = np.concatenate([corners, [c for c, *_ in extra]])
@@ -149,40 +177,57 @@ class _Level:
         _link_tiles(tiles, self)
         return tiles
 
-    def clipped(self, p: int, box) -> list:
-        """Polygon p cut to the tile box: pieces (corners (6, 3), count, p, labels (6,), detail
-        triangles) of at most six corners, their new corners on p's detail surface."""
+    def clipped(self, p: int, box, sides: tuple) -> list:
+        """Polygon p cut to the box (x0, z0, x1, z1): pieces (corners (6, 3), count, p, labels (6,),
+        detail triangles) of at most six corners, their new corners on p's detail surface; sides:
+        the labels of the edges cut along the box's x0, x1, z0 and z1 sides."""
         n = int(self.sizes[p])
         points = [self.corners[p, k] for k in range(n)]
         labels = [int(self.slots[p, k]) for k in range(n)]
         x0, z0, x1, z1 = box
-        for axis, value, keep_below, side in (
-            (0, x0, False, SIDE_X_MIN),
-            (0, x1, True, SIDE_X_MAX),
-            (2, z0, False, SIDE_Z_MIN),
-            (2, z1, True, SIDE_Z_MAX),
+        for (axis, value, keep_below), label in zip(
+            ((0, x0, False), (0, x1, True), (2, z0, False), (2, z1, True)), sides
         ):
-            points, labels = _clip_to_plane(points, labels, axis, value, keep_below, _BORDER - side)
+            points, labels = _clip_to_plane(points, labels, axis, value, keep_below, label)
             if len(points) < 3:
                 return []
         if _area_xz(np.array(points)) < MIN_PIECE_AREA:
             return []
-        tris = self.detail[0][self.detail[1] == p]
+        tris = self.detail[0][self.detail_start[p] : self.detail_start[p + 1]]
         clipped = np.array(points)
         clipped[:, 1] = _surface_heights(tris, clipped)
+        tri_lo, tri_hi = tris[:, :, [0, 2]].min(axis=1), tris[:, :, [0, 2]].max(axis=1)
         out = []
         for corners, edge_labels in _split_to_hexagons(clipped, labels, self.split_ids):
             piece_tris = []
-            for tri in tris:
-                fragment = _clip_convex(tri, corners)
-                if len(fragment) >= 3 and _area_xz(fragment) > MIN_FRAGMENT_AREA:
-                    piece_tris += [(fragment[0], fragment[k], fragment[k + 1]) for k in range(1, len(fragment) - 1)]
+            lo, hi = corners[:, [0, 2]].min(axis=0) - WELD, corners[:, [0, 2]].max(axis=0) + WELD
+            near = tris[np.all(tri_hi >= lo, axis=1) & np.all(tri_lo <= hi, axis=1)]
+            inside, outside = _against_convex(near, corners)
+            piece_tris += [tuple(tri) for tri in near[inside]]
+            ring, sign = corners.tolist(), float(np.sign(_signed_area_xz(corners)))
+            for tri in near[~inside & ~outside].tolist():
+                fragment = _clip_convex(tri, ring, sign)
+                piece_tris += [(fragment[0], fragment[k], fragment[k + 1]) for k in range(1, len(fragment) - 1)]
             padded = np.zeros((VERTS_PER_POLYGON, 3))
             padded[: len(corners)] = corners
             padded_labels = np.full(VERTS_PER_POLYGON, _NO_EDGE, dtype=np.int64)
             padded_labels[: len(edge_labels)] = edge_labels
             out.append((padded, len(corners), p, padded_labels, piece_tris))
         return out
+
+
+def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(inside, outside), (T,) bool each, of triangles (T, 3, 3) against a convex polygon seen from
+    above: all three corners inside it (clipping gives the triangle itself), or all beyond one of its
+    edges (clipping gives nothing); to WELD. The rest are clipped."""
+    xz, points = corners[:, [0, 2]], tris[:, :, [0, 2]]
+    edge = np.roll(xz, -1, axis=0) - xz
+    sign = np.sign(_signed_area_xz(corners))
+    rel = points[:, :, None, :] - xz[None, None]
+    margin = WELD * np.hypot(edge[:, 0], edge[:, 1])
+    # (T, 3 corners, E edges): how far inside each edge, times its length.
+    depth = sign * (edge[:, 0] * rel[..., 1] - edge[:, 1] * rel[..., 0])
+    return np.all(depth >= margin, axis=(1, 2)), np.any(np.all(depth <= -margin, axis=1), axis=1)
 
 
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
@@ -234,17 +279,29 @@ def _weld(corners: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _resolve_labels(labels: np.ndarray) -> np.ndarray:
-    """Border cuts become portals, split diagonals internal neighbours; original edges stay slots
-    (linked by `_link_tiles`, once every tile's pieces are known)."""
+    """Border cuts become portals, split diagonals and inner cuts internal neighbours (a cut whose
+    other side was too small to keep is a wall); original edges stay slots (linked by
+    `_link_tiles`, once every tile's pieces are known)."""
     out = labels.copy()
     cut = (labels <= _BORDER) & (labels > _SPLIT)
     out[cut] = _PORTAL - (_BORDER - labels[cut])
-    for label in np.unique(labels[(labels <= _SPLIT) & (labels != _NO_EDGE)]):
-        (pa, ea), (pb, eb) = np.argwhere(labels == label)
-        out[pa, ea], out[pb, eb] = _SPLIT_PARTNER_BASE + pb, _SPLIT_PARTNER_BASE + pa
+    piece, edge = np.nonzero((labels <= _SPLIT) & (labels != _NO_EDGE))
+    order = np.argsort(labels[piece, edge], kind="stable")
+    piece, edge = piece[order], edge[order]
+    shared = labels[piece, edge]
+    paired = np.zeros(len(shared), dtype=bool)
+    paired[:-1] = shared[:-1] == shared[1:]
+    first = np.flatnonzero(paired)
+    out[piece[first], edge[first]] = _SPLIT_PARTNER_BASE + piece[first + 1]
+    out[piece[first + 1], edge[first + 1]] = _SPLIT_PARTNER_BASE + piece[first]
+    paired[first + 1] = True
+    out[piece[~paired], edge[~paired]] = _NO_EDGE
     return out
 
 
+# A tile holds ceil(size / piece - this) cuts across: a pitch that divides the tile up to rounding
+# gives that many.
+_PITCH_SLACK = 1e-9
 # Split diagonals resolved to their partner piece: _SPLIT_PARTNER_BASE + piece, kept apart from slots.
 _SPLIT_PARTNER_BASE = 1 << 50
 
@@ -256,23 +313,49 @@ def _link_tiles(tiles: list[_Tile], level: _Level) -> None:
     for tile in tiles:
         labels = tile.labels
         is_slot = (labels >= 0) & (labels < _SPLIT_PARTNER_BASE)
-        owner = {int(labels[i, k]): int(i) for i, k in zip(*np.nonzero(is_slot))}
+        owners: dict[int, list[tuple[int, int]]] = {}
+        for i, k in zip(*np.nonzero(is_slot)):
+            owners.setdefault(int(labels[i, k]), []).append((int(i), int(k)))
         neis = np.full(labels.shape, _WALL, dtype=np.int64)
         for i, k in zip(*np.nonzero(labels != _NO_EDGE)):
             label = int(labels[i, k])
             if label >= _SPLIT_PARTNER_BASE:
                 neis[i, k] = label - _SPLIT_PARTNER_BASE
             elif label <= _PORTAL:
-                neis[i, k] = label
+                neis[i, k] = label if _edge_length(tile, i, k) > MIN_PORTAL else _WALL
             elif mesh.neighbors[label] >= 0:
-                partner = owner.get(int(level.reverse_slot[label]))
+                partner = _same_stretch(tile, i, k, owners.get(int(level.reverse_slot[label]), []))
                 if partner is not None:
                     neis[i, k] = partner
                 else:
                     side = _border_side(tile, i, k)
-                    if side is not None:
+                    if side is not None and _edge_length(tile, i, k) > MIN_PORTAL:
                         neis[i, k] = _PORTAL - side
         tile.neis = neis
+
+
+def _same_stretch(tile: _Tile, piece: int, k: int, candidates: list[tuple[int, int]]) -> int | None:
+    """The candidate piece whose edge is this edge run the other way: where cuts inside the tile
+    split a shared edge, both polygons' pieces along it end at the same cut points."""
+    mine = _edge_middle(tile, piece, k)
+    for other, j in candidates:
+        if np.abs(_edge_middle(tile, other, j) - mine).max() < ON_EDGE:
+            return other
+    return None
+
+
+def _edge_length(tile: _Tile, piece: int, k: int) -> float:
+    """Length seen from above of a piece's edge k."""
+    a = tile.corners[piece, k, [0, 2]]
+    b = tile.corners[piece, (k + 1) % tile.counts[piece], [0, 2]]
+    return float(np.hypot(*(b - a)))
+
+
+def _edge_middle(tile: _Tile, piece: int, k: int) -> np.ndarray:
+    """Midpoint (x, z) of a piece's edge k."""
+    a = tile.corners[piece, k, [0, 2]]
+    b = tile.corners[piece, (k + 1) % tile.counts[piece], [0, 2]]
+    return 0.5 * (a + b)
 
 
 def _border_side(tile: _Tile, piece: int, k: int) -> int | None:
