@@ -364,7 +364,7 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
         # Where two floors overlap seen from above (a ramp's edge over the floor beside it, each
         # outline simplified within the edge error), b may lie on the other one, a climb step from
         # the floor the walk ends on: the segment runs on this floor and a riser steps up or down.
-        end_z = index.height(visited[-1], b)
+        end_z = b[2] if visited[-1] in polys[k + 1] else index.height(visited[-1], b)
         riser = abs(end_z - b[2]) > DRAPE_TOL
         boxes = [index.box_l[p] for p in visited]
         if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > DRAPE_TOL:
