@@ -248,6 +248,11 @@ def test_piece_size_must_be_meters_not_below_zero(rooms, piece_size):
         detour.to_detour_bytes(rooms, piece_size=piece_size)
 
 
+def test_a_piece_size_that_would_cut_millions_of_squares_is_refused_with_the_sizes_that_work(rooms):
+    with pytest.raises(lib.NavMeshError, match=r"piece_size 0.001 m cuts .* use at least 0.0\d+ m \(default: 3.2 m\)"):
+        detour.to_detour_bytes(rooms, piece_size=0.001)
+
+
 def test_more_than_six_corners_is_refused_with_the_fix():
     octagon = [(math.cos(a), math.sin(a), 0.0) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)]
     mesh = navmeshes.from_polygons(octagon, [list(range(8))])

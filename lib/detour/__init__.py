@@ -43,6 +43,9 @@ __all__ = [
 # Polygons are cut for Detour's A* at this many agent radii, and at least this many cells.
 PIECE_RADII = 8.0
 PIECE_CELLS = 16.0
+# A piece_size cutting the level's extent into more squares than this is refused (a typo such as
+# 0.001 m would take hours and give Detour millions of polygons).
+MAX_PIECE_SQUARES = 1_000_000
 
 
 def write_detour(mesh: NavMesh, path, tile_size: float | None = None, piece_size: float | None = None) -> None:
@@ -74,6 +77,12 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
         tile_size = _positive_meters(tile_size, "tile_size")
     piece = default_piece_size(mesh) if piece_size is None else _positive_meters(piece_size, "piece_size", zero=True)
     level = _Level(mesh)
+    if piece and level.grid_size(piece) > MAX_PIECE_SQUARES:
+        raise NavMeshError(
+            f"piece_size {piece:g} m cuts the level into a grid of {level.grid_size(piece)} squares; "
+            f"use at least {level.span / math.sqrt(MAX_PIECE_SQUARES):.3g} m (default: "
+            f"{default_piece_size(mesh):.3g} m), or 0 to keep the polygons whole"
+        )
     if tile_size is not None:
         grid = level.grid_size(tile_size)
         if _bits(grid) > REFERENCE_BITS - MIN_POLYGON_BITS:
