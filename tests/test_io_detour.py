@@ -242,17 +242,6 @@ def test_pieces_cover_the_polygons_and_are_each_others_neighbours_across_the_cut
     assert area == pytest.approx(rooms.area_xy(), rel=1e-6)
 
 
-@pytest.mark.parametrize("piece_size", [-1.0, float("nan"), "wide"])
-def test_piece_size_must_be_meters_not_below_zero(rooms, piece_size):
-    with pytest.raises(lib.NavMeshError, match="piece_size must be a number of meters >= 0"):
-        detour.to_detour_bytes(rooms, piece_size=piece_size)
-
-
-def test_a_piece_size_that_would_cut_millions_of_squares_is_refused_with_the_sizes_that_work(rooms):
-    with pytest.raises(lib.NavMeshError, match=r"piece_size 0.001 m cuts .* use at least 0.0\d+ m \(default: 3.2 m\)"):
-        detour.to_detour_bytes(rooms, piece_size=0.001)
-
-
 def test_more_than_six_corners_is_refused_with_the_fix():
     octagon = [(math.cos(a), math.sin(a), 0.0) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)]
     mesh = navmeshes.from_polygons(octagon, [list(range(8))])
@@ -381,15 +370,18 @@ def test_a_level_too_big_for_one_tile_is_cut_and_stays_connected(tmp_path):
     _compare_paths(mesh, path, np.vstack([pairs, _pairs_on_mesh(mesh, 6, seed=3)]))
 
 
-@pytest.mark.parametrize("tile_size", [0, -3.0, math.inf, "big", True])
-def test_tile_size_must_be_positive_meters(rooms, tile_size):
-    with pytest.raises(lib.NavMeshError, match="tile_size must be a positive number of meters"):
-        detour.to_detour_bytes(rooms, tile_size=tile_size)
-
-
-def test_tiles_too_small_for_detours_references_are_refused_with_the_reason(rooms):
-    with pytest.raises(lib.NavMeshError, match=r"tile_size 0.01 m does not fit Detour: .*larger tiles need fewer"):
-        detour.to_detour_bytes(rooms, tile_size=0.01)
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        *(("tile_size", v, "tile_size must be a positive number of meters") for v in (0, -3.0, math.inf, "big", True)),
+        *(("piece_size", v, "piece_size must be a number of meters >= 0") for v in (-1.0, float("nan"), "wide")),
+        ("tile_size", 0.01, r"tile_size 0.01 m does not fit Detour: .*larger tiles need fewer"),
+        ("piece_size", 0.001, r"piece_size 0.001 m cuts .* use at least 0.0\d+ m \(default: 3.2 m\)"),
+    ],
+)
+def test_tile_and_piece_sizes_are_meters_that_fit_or_are_refused_with_the_reason(rooms, option, value, message):
+    with pytest.raises(lib.NavMeshError, match=message):
+        detour.to_detour_bytes(rooms, **{option: value})
 
 
 @pytest.mark.parametrize("angle", [0.0, 37.0])
