@@ -347,8 +347,10 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
     The surface under a segment is found exactly: its height where the segment enters each polygon
     and where it crosses into another detail triangle, linear in between. polys: the candidate
     polygons of each point (several where a point is a vertex); each segment walks from the one
-    that reaches its end on the same floor. strict: None when a segment does not walk over the mesh
-    to its end (else such a segment is drawn as walked)."""
+    that reaches its end on the same floor; where that floor overlaps the end's own and the two
+    differ there by more than DRAPE_TOL, the segment ends on the floor walked and a riser (a point
+    above or below the end) joins it to the end. strict: None when a segment does not walk over the
+    mesh to its end (else such a segment is drawn as walked)."""
     out_pts, out_polys = [points[0]], [polys[0][0]]
     for k in range(len(points) - 1):
         a, b = points[k], points[k + 1]
