@@ -48,7 +48,8 @@ _PORTAL = -10
 
 def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_below: bool, cut_label: int):
     """Sutherland-Hodgman: the convex polygon's part on one side of the plane coordinate[axis] = value.
-    Edge k runs from point k with labels[k]; the new edge along the plane gets cut_label."""
+    Points are (x, y, z) tuples; edge k runs from point k with labels[k]; the new edge along the plane
+    gets cut_label."""
 
     def inside(q):
         return q[axis] <= value if keep_below else q[axis] >= value
@@ -63,30 +64,30 @@ def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_bel
             _append(out_points, out_labels, a, labels[k])
         if a_in != b_in:
             _append(out_points, out_labels, _crossing(a, b, axis, value), cut_label if a_in else labels[k])
-    if len(out_points) > 1 and np.linalg.norm(out_points[-1] - out_points[0]) < WELD:
+    if len(out_points) > 1 and math.dist(out_points[-1], out_points[0]) < WELD:
         out_points.pop()
         out_labels.pop()
     return out_points, out_labels
 
 
-def _append(points: list, labels: list, point, label: int) -> None:
+def _append(points: list, labels: list, point: tuple, label: int) -> None:
     """Add a corner; one that repeats the previous corner replaces that corner's outgoing edge label."""
-    if points and np.linalg.norm(points[-1] - point) < WELD:
+    if points and math.dist(points[-1], point) < WELD:
         labels[-1] = label
         return
-    points.append(np.asarray(point, dtype=np.float64))
+    points.append(point)
     labels.append(label)
 
 
-def _crossing(a, b, axis: int, value: float) -> np.ndarray:
+def _crossing(a: tuple, b: tuple, axis: int, value: float) -> tuple:
     """Where segment a-b meets the plane, computed from its ends in a fixed order so the two polygons
     sharing the edge get the same point."""
-    if tuple(b) < tuple(a):
+    if b < a:
         a, b = b, a
     t = (value - a[axis]) / (b[axis] - a[axis])
-    point = a + t * (b - a)
+    point = [a[i] + t * (b[i] - a[i]) for i in range(3)]
     point[axis] = value
-    return point
+    return tuple(point)
 
 
 def _split_to_hexagons(points: np.ndarray, labels: list, split_ids) -> list:
@@ -101,13 +102,13 @@ def _split_to_hexagons(points: np.ndarray, labels: list, split_ids) -> list:
     return first + second
 
 
-def _clip_convex(triangle: list, ring: list, sign: float) -> list[tuple]:
+def _clip_convex(triangle: list, ring: list, sign: float, edges: list[int]) -> list[tuple]:
     """The part of a 3D triangle inside a convex polygon seen from above (ring: its corners, wound
-    as the sign of its area), heights on the triangle's plane; [] when less than MIN_FRAGMENT_AREA
-    is left."""
+    as the sign of its area; edges: those of its edges the triangle crosses), heights on the
+    triangle's plane; [] when less than MIN_FRAGMENT_AREA is left."""
     points = [tuple(q) for q in triangle]
     n = len(ring)
-    for k in range(n):
+    for k in edges:
         ax, _, az = ring[k]
         bx, _, bz = ring[(k + 1) % n]
         dx, dz = bx - ax, bz - az

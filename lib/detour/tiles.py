@@ -182,7 +182,7 @@ class _Level:
         detail triangles) of at most six corners, their new corners on p's detail surface; sides:
         the labels of the edges cut along the box's x0, x1, z0 and z1 sides."""
         n = int(self.sizes[p])
-        points = [self.corners[p, k] for k in range(n)]
+        points = [tuple(corner) for corner in self.corners[p, :n].tolist()]
         labels = [int(self.slots[p, k]) for k in range(n)]
         x0, z0, x1, z1 = box
         for (axis, value, keep_below), label in zip(
@@ -202,11 +202,12 @@ class _Level:
             piece_tris = []
             lo, hi = corners[:, [0, 2]].min(axis=0) - WELD, corners[:, [0, 2]].max(axis=0) + WELD
             near = tris[np.all(tri_hi >= lo, axis=1) & np.all(tri_lo <= hi, axis=1)]
-            inside, outside = _against_convex(near, corners)
+            inside, outside, crossed = _against_convex(near, corners)
             piece_tris += [tuple(tri) for tri in near[inside]]
             ring, sign = corners.tolist(), float(np.sign(_signed_area_xz(corners)))
-            for tri in near[~inside & ~outside].tolist():
-                fragment = _clip_convex(tri, ring, sign)
+            cut = ~inside & ~outside
+            for tri, edges in zip(near[cut].tolist(), crossed[cut]):
+                fragment = _clip_convex(tri, ring, sign, np.flatnonzero(edges).tolist())
                 piece_tris += [(fragment[0], fragment[k], fragment[k + 1]) for k in range(1, len(fragment) - 1)]
             padded = np.zeros((VERTS_PER_POLYGON, 3))
             padded[: len(corners)] = corners
@@ -216,10 +217,11 @@ class _Level:
         return out
 
 
-def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(inside, outside), (T,) bool each, of triangles (T, 3, 3) against a convex polygon seen from
-    above: all three corners inside it (clipping gives the triangle itself), or all beyond one of its
-    edges (clipping gives nothing); to WELD. The rest are clipped."""
+def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(inside, outside, crossed) of triangles (T, 3, 3) against a convex polygon seen from above:
+    (T,) all three corners inside it (clipping gives the triangle itself), (T,) all beyond one of its
+    edges (clipping gives nothing), and (T, E) the edges a triangle does not lie wholly inside of,
+    the only ones clipping needs (its part inside the rest is all of it); to WELD."""
     xz, points = corners[:, [0, 2]], tris[:, :, [0, 2]]
     edge = np.roll(xz, -1, axis=0) - xz
     sign = np.sign(_signed_area_xz(corners))
@@ -227,7 +229,8 @@ def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, 
     margin = WELD * np.hypot(edge[:, 0], edge[:, 1])
     # (T, 3 corners, E edges): how far inside each edge, times its length.
     depth = sign * (edge[:, 0] * rel[..., 1] - edge[:, 1] * rel[..., 0])
-    return np.all(depth >= margin, axis=(1, 2)), np.any(np.all(depth <= -margin, axis=1), axis=1)
+    within = np.all(depth >= margin, axis=1)
+    return np.all(within, axis=1), np.any(np.all(depth <= -margin, axis=1), axis=1), ~within
 
 
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
