@@ -12,6 +12,7 @@ import pytest
 import blender_navmesh as lib
 from blender_navmesh import detour
 from blender_navmesh.detail import surface_height
+from blender_navmesh.detour import format as detour_format
 from blender_navmesh.query import NavMeshQuery
 from levels import Scene
 from tests.fixtures.io import navmeshes
@@ -368,6 +369,57 @@ def test_a_level_too_big_for_one_tile_is_cut_and_stays_connected(tmp_path):
     assert max(e["header"]["poly_count"] for e in tile_set["tiles"]) <= detour.MAX_TILE_POLYGONS
     pairs = np.array([[0.3, 0.3, 0.006, 99.7, 99.7, 1.994], [0.3, 99.7, 0.006, 99.7, 0.3, 1.994]])
     _compare_paths(mesh, path, np.vstack([pairs, _pairs_on_mesh(mesh, 6, seed=3)]))
+
+
+@pytest.mark.parametrize("case", range(0, 60, 3))
+def test_pieces_of_random_soups_cover_their_navmesh_and_link_both_ways(case):
+    """The fuzzer's levels (every family: stacked floors, duplicates, scales far from the origin),
+    exported cut into pieces, in one tile and in tiles: the pieces cover the navmesh's area (to
+    float32, which Detour's vertices are) and every internal link is one both ways; an empty
+    navmesh is refused. (Run over cases 0-399 with recast-navigation loading each file too.)"""
+    from tests.soup_fuzz import forced_case
+
+    soup = forced_case(case, None, {"max_verts_per_poly": 6.0})
+    mesh = lib.generate(
+        soup.scene.vertices,
+        soup.scene.triangles,
+        soup.params,
+        walkable=soup.scene.walkable,
+        areas=soup.areas,
+        volumes=soup.volumes,
+    )
+    if mesh.is_empty:
+        with pytest.raises(lib.NavMeshError, match="empty"):
+            detour.to_detour_bytes(mesh)
+        return
+    rounding = np.abs(mesh.vertices).max() * 2.0**-23
+    perimeter = np.hypot(*(mesh.vertices[mesh.edge_next_vertex] - mesh.vertices[mesh.poly_vertices])[:, :2].T).sum()
+    for tile_size in (None, 16 * (mesh.params.agent_radius + mesh.params.cell_size)):
+        data = detour.to_detour_bytes(mesh, tile_size=tile_size)
+        tile_set = read_tile_set(data)
+        area, walls = 0.0, []
+        for entry, offset in zip(tile_set["tiles"], tile_offsets(tile_set)):
+            vertices, polys = tile_polygons(data, entry, offset)
+            for p, poly in enumerate(polys):
+                if poly["area_and_type"] >> 6:
+                    continue  # an off-mesh link's two ends, not floor
+                xz = vertices[poly["verts"][: poly["vert_count"]]][:, [0, 2]].astype(np.float64)
+                xz -= xz[0]
+                area += 0.5 * abs(np.sum(xz[:, 0] * np.roll(xz[:, 1], -1) - np.roll(xz[:, 0], -1) * xz[:, 1]))
+                sides = np.hypot(*(np.roll(xz, -1, axis=0) - xz).T)
+                for nei, side in zip(poly["neis"][: poly["vert_count"]].astype(int), sides):
+                    if nei == 0:
+                        walls.append(side)
+                    elif not nei & detour.EXT_LINK:
+                        other = polys[nei - 1]
+                        assert p + 1 in other["neis"][: other["vert_count"]].tolist()
+        assert area == pytest.approx(mesh.area_xy(), rel=1e-6, abs=4 * rounding * perimeter + 1e-9)
+        # Cuts add no walls but tile border edges too short for Detour to link (under 2 cm each).
+        walls = np.array(walls)
+        wall_xy = mesh.vertices[mesh.edge_next_vertex] - mesh.vertices[mesh.poly_vertices]
+        expected = np.hypot(*wall_xy[mesh.neighbors < 0, :2].T).sum()
+        slack = 4 * rounding * len(walls) + detour_format.MIN_PORTAL * np.sum(walls < detour_format.MIN_PORTAL)
+        assert walls.sum() == pytest.approx(expected, rel=1e-6, abs=slack + 1e-9)
 
 
 @pytest.mark.parametrize(
