@@ -124,6 +124,17 @@ class Case:
     areas: np.ndarray | None = None
     volumes: tuple = ()
 
+    def bake(self):
+        """The case's navmesh (NavMeshError as generate raises it)."""
+        return generate(
+            self.scene.vertices,
+            self.scene.triangles,
+            self.params,
+            walkable=self.scene.walkable,
+            areas=self.areas,
+            volumes=self.volumes,
+        )
+
 
 def make_case(number: int, family: str | None = None) -> Case:
     rng = np.random.default_rng([number, 12])
@@ -509,14 +520,7 @@ def check_case(case: Case) -> list[tuple[str, str]]:
     logger = logging.getLogger("blender_navmesh")
     logger.addHandler(holes)
     try:
-        mesh = generate(
-            case.scene.vertices,
-            case.scene.triangles,
-            case.params,
-            walkable=case.scene.walkable,
-            areas=case.areas,
-            volumes=case.volumes,
-        )
+        mesh = case.bake()
     except NavMeshError as exc:
         return [] if "memory" in str(exc) else [("error", str(exc))]
     except Exception as exc:  # noqa: BLE001 - any other exception is what the fuzzer hunts

@@ -379,15 +379,7 @@ def test_pieces_of_random_soups_cover_their_navmesh_and_link_both_ways(case):
     navmesh is refused. (Run over cases 0-399 with recast-navigation loading each file too.)"""
     from tests.soup_fuzz import forced_case
 
-    soup = forced_case(case, None, {"max_verts_per_poly": 6.0})
-    mesh = lib.generate(
-        soup.scene.vertices,
-        soup.scene.triangles,
-        soup.params,
-        walkable=soup.scene.walkable,
-        areas=soup.areas,
-        volumes=soup.volumes,
-    )
+    mesh = forced_case(case, None, {"max_verts_per_poly": 6.0}).bake()
     if mesh.is_empty:
         with pytest.raises(lib.NavMeshError, match="empty"):
             detour.to_detour_bytes(mesh)
