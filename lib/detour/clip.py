@@ -130,6 +130,22 @@ def _clip_convex(triangle: list, ring: list, sign: float, edges: list[int]) -> l
     return points if abs(twice_area) > 2.0 * MIN_FRAGMENT_AREA else []
 
 
+def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(inside, outside, crossed) of triangles (T, 3, 3) against a convex polygon seen from above:
+    (T,) all three corners inside it (clipping gives the triangle itself), (T,) all beyond one of its
+    edges (clipping gives nothing), and (T, E) the edges a triangle does not lie wholly inside of,
+    the only ones clipping needs (its part inside the rest is all of it); to WELD."""
+    xz, points = corners[:, [0, 2]], tris[:, :, [0, 2]]
+    edge = np.roll(xz, -1, axis=0) - xz
+    sign = np.sign(_signed_area_xz(corners))
+    rel = points[:, :, None, :] - xz[None, None]
+    margin = WELD * np.hypot(edge[:, 0], edge[:, 1])
+    # (T, 3 corners, E edges): how far inside each edge, times its length.
+    depth = sign * (edge[:, 0] * rel[..., 1] - edge[:, 1] * rel[..., 0])
+    within = np.all(depth >= margin, axis=1)
+    return np.all(within, axis=1), np.any(np.all(depth <= -margin, axis=1), axis=1), ~within
+
+
 def _signed_area_xz(points: np.ndarray) -> float:
     """Signed area seen from above in Detour's Y-up frame (its ground plane is x, z)."""
     return signed_area(points[:, [0, 2]])

@@ -19,6 +19,7 @@ from .clip import (
     MIN_PIECE_AREA,
     ON_EDGE,
     WELD,
+    _against_convex,
     _area_xz,
     _clip_convex,
     _clip_to_plane,
@@ -217,22 +218,6 @@ class _Level:
         return out
 
 
-def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(inside, outside, crossed) of triangles (T, 3, 3) against a convex polygon seen from above:
-    (T,) all three corners inside it (clipping gives the triangle itself), (T,) all beyond one of its
-    edges (clipping gives nothing), and (T, E) the edges a triangle does not lie wholly inside of,
-    the only ones clipping needs (its part inside the rest is all of it); to WELD."""
-    xz, points = corners[:, [0, 2]], tris[:, :, [0, 2]]
-    edge = np.roll(xz, -1, axis=0) - xz
-    sign = np.sign(_signed_area_xz(corners))
-    rel = points[:, :, None, :] - xz[None, None]
-    margin = WELD * np.hypot(edge[:, 0], edge[:, 1])
-    # (T, 3 corners, E edges): how far inside each edge, times its length.
-    depth = sign * (edge[:, 0] * rel[..., 1] - edge[:, 1] * rel[..., 0])
-    within = np.all(depth >= margin, axis=1)
-    return np.all(within, axis=1), np.any(np.all(depth <= -margin, axis=1), axis=1), ~within
-
-
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
     """(E,) the edge slot of the neighbour that runs the other way along each edge (-1 on walls)."""
     return np.where(mesh.neighbors >= 0, twin_edges(mesh.poly_vertices, mesh.edge_next_vertex), -1)
@@ -325,46 +310,40 @@ def _link_tiles(tiles: list[_Tile], level: _Level) -> None:
             if label >= _SPLIT_PARTNER_BASE:
                 neis[i, k] = label - _SPLIT_PARTNER_BASE
             elif label <= _PORTAL:
-                neis[i, k] = label if _edge_length(tile, i, k) > MIN_PORTAL else _WALL
+                neis[i, k] = label
             elif mesh.neighbors[label] >= 0:
                 partner = _same_stretch(tile, i, k, owners.get(int(level.reverse_slot[label]), []))
                 if partner is not None:
                     neis[i, k] = partner
                 else:
                     side = _border_side(tile, i, k)
-                    if side is not None and _edge_length(tile, i, k) > MIN_PORTAL:
+                    if side is not None:
                         neis[i, k] = _PORTAL - side
+            if neis[i, k] <= _PORTAL:
+                a, b = _edge(tile, i, k)
+                if np.hypot(*(b - a)[[0, 2]]) <= MIN_PORTAL:
+                    neis[i, k] = _WALL
         tile.neis = neis
 
 
 def _same_stretch(tile: _Tile, piece: int, k: int, candidates: list[tuple[int, int]]) -> int | None:
     """The candidate piece whose edge is this edge run the other way: where cuts inside the tile
     split a shared edge, both polygons' pieces along it end at the same cut points."""
-    mine = _edge_middle(tile, piece, k)
+    mine = sum(_edge(tile, piece, k))[[0, 2]]
     for other, j in candidates:
-        if np.abs(_edge_middle(tile, other, j) - mine).max() < ON_EDGE:
+        if np.abs(sum(_edge(tile, other, j))[[0, 2]] - mine).max() < 2 * ON_EDGE:
             return other
     return None
 
 
-def _edge_length(tile: _Tile, piece: int, k: int) -> float:
-    """Length seen from above of a piece's edge k."""
-    a = tile.corners[piece, k, [0, 2]]
-    b = tile.corners[piece, (k + 1) % tile.counts[piece], [0, 2]]
-    return float(np.hypot(*(b - a)))
-
-
-def _edge_middle(tile: _Tile, piece: int, k: int) -> np.ndarray:
-    """Midpoint (x, z) of a piece's edge k."""
-    a = tile.corners[piece, k, [0, 2]]
-    b = tile.corners[piece, (k + 1) % tile.counts[piece], [0, 2]]
-    return 0.5 * (a + b)
+def _edge(tile: _Tile, piece: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ends (x, y, z) of a piece's edge k."""
+    return tile.corners[piece, k], tile.corners[piece, (k + 1) % tile.counts[piece]]
 
 
 def _border_side(tile: _Tile, piece: int, k: int) -> int | None:
     """The tile side an edge lies along (its neighbour is in the next tile), or None."""
-    a = tile.corners[piece, k]
-    b = tile.corners[piece, (k + 1) % tile.counts[piece]]
+    a, b = _edge(tile, piece, k)
     x0, z0 = tile.box[0], tile.box[1]
     x1, z1 = tile.box[2], tile.box[3]
     for axis, value, side in ((0, x1, SIDE_X_MAX), (2, z1, SIDE_Z_MAX), (0, x0, SIDE_X_MIN), (2, z0, SIDE_Z_MIN)):
