@@ -329,9 +329,9 @@ def _link_tiles(tiles: list[_Tile], level: _Level) -> None:
 def _same_stretch(tile: _Tile, piece: int, k: int, candidates: list[tuple[int, int]]) -> int | None:
     """The candidate piece whose edge is this edge run the other way: where cuts inside the tile
     split a shared edge, both polygons' pieces along it end at the same cut points."""
-    mine = sum(_edge(tile, piece, k))[[0, 2]]
+    mine = _edge_middle(tile, piece, k)
     for other, j in candidates:
-        if np.abs(sum(_edge(tile, other, j))[[0, 2]] - mine).max() < 2 * ON_EDGE:
+        if np.abs(_edge_middle(tile, other, j) - mine).max() < ON_EDGE:
             return other
     return None
 
@@ -339,6 +339,12 @@ def _same_stretch(tile: _Tile, piece: int, k: int, candidates: list[tuple[int, i
 def _edge(tile: _Tile, piece: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ends (x, y, z) of a piece's edge k."""
     return tile.corners[piece, k], tile.corners[piece, (k + 1) % tile.counts[piece]]
+
+
+def _edge_middle(tile: _Tile, piece: int, k: int) -> np.ndarray:
+    """Midpoint (x, z) of a piece's edge k."""
+    a, b = _edge(tile, piece, k)
+    return 0.5 * (a[[0, 2]] + b[[0, 2]])
 
 
 def _border_side(tile: _Tile, piece: int, k: int) -> int | None:
