@@ -243,6 +243,49 @@ def test_pieces_cover_the_polygons_and_are_each_others_neighbours_across_the_cut
     assert area == pytest.approx(rooms.area_xy(), rel=1e-6)
 
 
+def test_detail_triangles_cut_to_pieces_are_exactly_their_overlap():
+    """Random triangles cut to random convex pieces (up to six corners, either winding), against
+    shapely's intersection: the fan covers exactly the overlap seen from above, its corners lie on
+    the triangle's plane, a triangle wholly inside comes back whole and one outside gives nothing."""
+    from shapely.geometry import Polygon
+
+    from blender_navmesh.detour.clip import MIN_FRAGMENT_AREA, clip_to_pieces
+
+    rng = np.random.default_rng(7)
+    count = 400
+    tris = np.zeros((count, 3, 3))
+    tris[:, :, [0, 2]] = rng.uniform(-2.0, 2.0, (count, 1, 2)) + rng.uniform(-1.5, 1.5, (count, 3, 2))
+    slope = rng.uniform(-0.5, 0.5, (count, 2))
+    tris[:, :, 1] = 3.0 + np.einsum("tkd,td->tk", tris[:, :, [0, 2]], slope)
+    corners = np.zeros((count, 6, 3))
+    counts = np.zeros(count, dtype=np.int64)
+    for k in range(count):
+        while True:
+            hull = Polygon(rng.uniform(-2.0, 2.0, (rng.integers(3, 9), 2))).convex_hull
+            ring = np.array(hull.exterior.coords)[:-1] if hull.geom_type == "Polygon" else np.zeros((0, 2))
+            if 3 <= len(ring) <= 6:
+                break
+        ring = ring[::-1] if k % 2 else ring
+        counts[k] = len(ring)
+        corners[k, : len(ring)][:, [0, 2]] = ring
+    fan, pair, whole = clip_to_pieces(tris, corners, counts, (np.arange(count), np.arange(count)))
+    assert np.all(np.diff(pair) >= 0)
+    for k in range(count):
+        triangle = Polygon(tris[k][:, [0, 2]])
+        overlap = triangle.intersection(Polygon(corners[k, : counts[k]][:, [0, 2]])).area
+        mine = fan[pair == k]
+        area = sum(Polygon(t[:, [0, 2]]).area for t in mine)
+        if overlap > 10 * MIN_FRAGMENT_AREA:
+            assert area == pytest.approx(overlap, rel=1e-9, abs=1e-12)
+        else:
+            assert area <= 10 * MIN_FRAGMENT_AREA
+        if whole[pair == k].any():
+            assert len(mine) == 1 and np.array_equal(mine[0], tris[k])
+            assert overlap == pytest.approx(triangle.area, rel=1e-9)
+        on_plane = 3.0 + np.einsum("tkd,d->tk", mine[:, :, [0, 2]], slope[k])
+        assert np.allclose(mine[:, :, 1], on_plane, atol=1e-9)
+
+
 def test_more_than_six_corners_is_refused_with_the_fix():
     octagon = [(math.cos(a), math.sin(a), 0.0) for a in np.linspace(0, 2 * math.pi, 8, endpoint=False)]
     mesh = navmeshes.from_polygons(octagon, [list(range(8))])

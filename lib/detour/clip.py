@@ -102,48 +102,112 @@ def _split_to_hexagons(points: np.ndarray, labels: list, split_ids) -> list:
     return first + second
 
 
-def _clip_convex(triangle: list, ring: list, sign: float, edges: list[int]) -> list[tuple]:
-    """The part of a 3D triangle inside a convex polygon seen from above (ring: its corners, wound
-    as the sign of its area; edges: those of its edges the triangle crosses), heights on the
-    triangle's plane; [] when less than MIN_FRAGMENT_AREA is left."""
-    points = [tuple(q) for q in triangle]
-    n = len(ring)
-    for k in edges:
-        ax, _, az = ring[k]
-        bx, _, bz = ring[(k + 1) % n]
-        dx, dz = bx - ax, bz - az
-        sides = [sign * (dx * (q[2] - az) - dz * (q[0] - ax)) for q in points]
-        out = []
-        for i, (p, sp) in enumerate(zip(points, sides)):
-            q, sq = points[(i + 1) % len(points)], sides[(i + 1) % len(points)]
-            if sp >= 0:
-                out.append(p)
-            if (sp >= 0) != (sq >= 0):
-                t = sp / (sp - sq)
-                out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]), p[2] + t * (q[2] - p[2])))
-        points = [q for i, q in enumerate(out) if i == 0 or math.dist(q, out[i - 1]) >= WELD]
-        if len(points) > 1 and math.dist(points[-1], points[0]) < WELD:
-            points.pop()
-        if len(points) < 3:
-            return []
-    twice_area = sum(a[0] * b[2] - b[0] * a[2] for a, b in zip(points, points[1:] + points[:1]))
-    return points if abs(twice_area) > 2.0 * MIN_FRAGMENT_AREA else []
+# Triangle-piece pairs clipped at once by `clip_to_pieces` (bounds its temporaries).
+_PAIRS_PER_CHUNK = 1 << 15
 
 
-def _against_convex(tris: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(inside, outside, crossed) of triangles (T, 3, 3) against a convex polygon seen from above:
-    (T,) all three corners inside it (clipping gives the triangle itself), (T,) all beyond one of its
-    edges (clipping gives nothing), and (T, E) the edges a triangle does not lie wholly inside of,
-    the only ones clipping needs (its part inside the rest is all of it); to WELD."""
-    xz, points = corners[:, [0, 2]], tris[:, :, [0, 2]]
-    edge = np.roll(xz, -1, axis=0) - xz
-    sign = np.sign(_signed_area_xz(corners))
-    rel = points[:, :, None, :] - xz[None, None]
-    margin = WELD * np.hypot(edge[:, 0], edge[:, 1])
-    # (T, 3 corners, E edges): how far inside each edge, times its length.
-    depth = sign * (edge[:, 0] * rel[..., 1] - edge[:, 1] * rel[..., 0])
-    within = np.all(depth >= margin, axis=1)
-    return np.all(within, axis=1), np.any(np.all(depth <= -margin, axis=1), axis=1), ~within
+def clip_to_pieces(
+    tris: np.ndarray, corners: np.ndarray, counts: np.ndarray, pairs: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each pair (triangle i, piece k) of `pairs`: triangle tris[i] ((T, 3, 3)) cut to the convex
+    piece corners[k][: counts[k]] ((K, 6, 3)) seen from above, heights on the triangle's plane, as
+    fan triangles. Returns them (F, 3, 3), the pair each came from (F,) and whether it is the
+    triangle whole (F,), in order of pair. A triangle wholly inside is itself; one wholly outside,
+    or left with less than MIN_FRAGMENT_AREA, gives nothing; all to WELD. Every pair at once
+    (Sutherland-Hodgman on padded rows), a chunk at a time: a triangle at a time in Python, it was
+    most of an export's time."""
+    out: list = [(np.zeros((0, 3, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))]
+    for lo in range(0, len(pairs[0]), _PAIRS_PER_CHUNK):
+        tri, piece = pairs[0][lo : lo + _PAIRS_PER_CHUNK], pairs[1][lo : lo + _PAIRS_PER_CHUNK]
+        fan, pair, whole = _clip_chunk(tris[tri], corners[piece], counts[piece])
+        out.append((fan, pair + lo, whole))
+    fans, pair, whole = (np.concatenate(parts) for parts in zip(*out))
+    return fans, pair, whole
+
+
+def _clip_chunk(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    width = corners.shape[1]
+    used = np.arange(width) < counts[:, None]
+    ring = corners[:, :, [0, 2]]
+    nxt = np.where(np.arange(width) + 1 < counts[:, None], np.arange(width) + 1, 0)
+    ahead = np.take_along_axis(ring, nxt[:, :, None], axis=1)
+    edge = ahead - ring  # (P, 6, 2)
+    sign = np.sign(np.where(used, ring[:, :, 0] * ahead[:, :, 1] - ahead[:, :, 0] * ring[:, :, 1], 0.0).sum(axis=1))
+    # (P, 3 corners, 6 edges): how far inside each edge, times its length.
+    rel = tris[:, :, None, :][..., [0, 2]] - ring[:, None]
+    depth = sign[:, None, None] * (edge[:, None, :, 0] * rel[..., 1] - edge[:, None, :, 1] * rel[..., 0])
+    margin = WELD * np.hypot(edge[..., 0], edge[..., 1])[:, None, :]
+    within = np.all(depth >= margin, axis=1) | ~used
+    beyond = np.any(np.all(depth <= -margin, axis=1) & used, axis=1)
+    whole = np.all(within, axis=1)
+    cut = np.flatnonzero(~whole & ~beyond)
+    points, n = tris[cut].copy(), np.full(len(cut), 3)
+    # The edges a triangle is not wholly inside of, in turn (its part inside the rest is all of it).
+    for k in range(width):
+        rows = np.flatnonzero(~within[cut, k] & (n >= 3))
+        if not len(rows):
+            continue
+        at = cut[rows]
+        clipped, n[rows] = _clip_rows(points[rows], n[rows], sign[at], ring[at, k], edge[at, k])
+        if clipped.shape[1] > points.shape[1]:
+            points = np.concatenate([points, np.zeros((len(points), clipped.shape[1] - points.shape[1], 3))], axis=1)
+        points[rows, : clipped.shape[1]] = clipped
+    # Twice the area seen from above, as the ring's cross products summed in turn.
+    idx = np.arange(points.shape[1])
+    after = np.take_along_axis(points, np.where(idx + 1 < n[:, None], idx + 1, 0)[:, :, None], axis=1)
+    cross = np.where(idx < n[:, None], points[..., 0] * after[..., 2] - after[..., 0] * points[..., 2], 0.0)
+    keep = (n >= 3) & (np.abs(cross.sum(axis=1)) > 2.0 * MIN_FRAGMENT_AREA)
+    points, n, cut = points[keep], n[keep], cut[keep]
+    # Fans: fragment corner 0 with each later pair of corners.
+    fans = n - 2
+    row = np.repeat(np.arange(len(n)), fans)
+    j = np.arange(int(fans.sum())) - np.repeat(np.cumsum(fans) - fans, fans) + 1
+    fan = np.stack([points[row, 0], points[row, j], points[row, j + 1]], axis=1)
+    whole_rows = np.flatnonzero(whole)
+    # Per pair: the triangle itself, or its fragment's fan (a pair is one or the other).
+    pair = np.concatenate([whole_rows, cut[row]])
+    order = np.argsort(pair, kind="stable")
+    is_whole = np.arange(len(pair)) < len(whole_rows)
+    return np.concatenate([tris[whole_rows], fan])[order], pair[order], is_whole[order]
+
+
+def _clip_rows(points: np.ndarray, n: np.ndarray, sign: np.ndarray, a: np.ndarray, d: np.ndarray):
+    """One Sutherland-Hodgman step per row: the part of polygon points[r][: n[r]] (R, M, 3) on the
+    inner side of the line through a[r] (x, z) along d[r] (sign: the piece's winding), a corner
+    within WELD of the one before it dropped; (points (R, M', 3), counts)."""
+    width = points.shape[1]
+    idx = np.arange(width)
+    valid = idx < n[:, None]
+    side = sign[:, None] * (
+        d[:, None, 0] * (points[..., 2] - a[:, None, 1]) - d[:, None, 1] * (points[..., 0] - a[:, None, 0])
+    )
+    nxt = np.where(idx + 1 < n[:, None], idx + 1, 0)
+    side_next = np.take_along_axis(side, nxt, axis=1)
+    after = np.take_along_axis(points, nxt[:, :, None], axis=1)
+    inside, inside_next = side >= 0, side_next >= 0
+    crosses = valid & (inside != inside_next)
+    t = np.divide(side, side - side_next, out=np.zeros_like(side), where=crosses)
+    meet = points + t[..., None] * (after - points)
+    # Each corner, then the crossing after it, in turn.
+    seq = np.stack([points, meet], axis=2).reshape(len(n), 2 * width, 3)
+    emit = np.stack([valid & inside, crosses], axis=2).reshape(len(n), 2 * width)
+    seq, count = _compact(seq, emit)
+    slot = np.arange(seq.shape[1])
+    gap = np.sqrt(((seq[:, 1:] - seq[:, :-1]) ** 2).sum(axis=2))
+    distinct = np.concatenate([np.ones((len(n), 1), dtype=bool), gap >= WELD], axis=1) & (slot < count[:, None])
+    seq, count = _compact(seq, distinct)
+    # A last corner within WELD of the first closes the ring: dropped.
+    last = seq[np.arange(len(n)), np.maximum(count - 1, 0)]
+    count -= (count > 1) & (np.sqrt(((last - seq[:, 0]) ** 2).sum(axis=1)) < WELD)
+    return seq, count
+
+
+def _compact(rows: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's kept entries moved to its front, in order: (rows (R, K', 3) cut to the longest, counts)."""
+    count = keep.sum(axis=1)
+    order = np.argsort(~keep, axis=1, kind="stable")
+    width = max(int(count.max(initial=0)), 1)
+    return np.take_along_axis(rows, order[:, :width, None], axis=1), count
 
 
 def _signed_area_xz(points: np.ndarray) -> float:

@@ -19,13 +19,11 @@ from .clip import (
     MIN_PIECE_AREA,
     ON_EDGE,
     WELD,
-    _against_convex,
     _area_xz,
-    _clip_convex,
     _clip_to_plane,
-    _signed_area_xz,
     _split_to_hexagons,
     _surface_heights,
+    clip_to_pieces,
 )
 from .format import (
     MAX_QUANTISED,
@@ -114,7 +112,7 @@ class _Level:
         last = np.clip(np.ceil((self.poly_hi - origin) / cell).astype(int) - 1, first, count - 1)
         whole = np.all(first == last, axis=1)
         cell_of = first[:, 1] * count[0] + first[:, 0]
-        pieces: dict[int, list] = {}
+        pieces: dict[int, list[tuple]] = {}
         cuts: dict[tuple, int] = {}
 
         def cut_label(p: int, axis: int, line: int, across: int, on_tile_border: bool, side: int) -> int:
@@ -143,8 +141,13 @@ class _Level:
                     )
                     for clipped in self.clipped(p, box, sides):
                         pieces.setdefault(cy * count[0] + cx, []).append(clipped)
+        cells = [c for c, cuts_here in pieces.items() for _ in cuts_here]
+        flat = [cut for cuts_here in pieces.values() for cut in cuts_here]
+        detailed: dict[int, list[tuple]] = {}
+        for c, cut, tris in zip(cells, flat, self.piece_detail(flat)):
+            detailed.setdefault(c, []).append((*cut, tris))
         by_tile: dict[int, list[int]] = {}
-        for c in set(cell_of[whole].tolist()) | set(pieces):
+        for c in set(cell_of[whole].tolist()) | set(detailed):
             cy, cx = divmod(c, int(count[0]))
             by_tile.setdefault((cy // per_tile) * (count[0] // per_tile) + cx // per_tile, []).append(c)
         tiles = []
@@ -163,25 +166,25 @@ class _Level:
             tri_sel = np.isin(tri_owner, own)
             tri_coords = self.detail[0][tri_sel]
             tri_piece = np.searchsorted(own, tri_owner[tri_sel])
-            extra = [cut for c in sorted(by_tile[t]) for cut in pieces.get(c, [])]
+            extra = [cut for c in sorted(by_tile[t]) for cut in detailed.get(c, [])]
             if extra:
                 base = len(own)
                 corners = np.concatenate([corners, [c for c, *_ in extra]])
                 counts = np.concatenate([counts, [n for _, n, *_ in extra]])
                 polygons = np.concatenate([polygons, [p for _, _, p, *_ in extra]])
                 labels = np.concatenate([labels, [lab for _, _, _, lab, _ in extra]])
-                extra_tris = [(tri, base + k) for k, (*_, tris) in enumerate(extra) for tri in tris]
-                tri_coords = np.concatenate([tri_coords, np.array([tri for tri, _ in extra_tris]).reshape(-1, 3, 3)])
-                tri_piece = np.concatenate([tri_piece, np.array([k for _, k in extra_tris], dtype=np.int64)])
+                tri_coords = np.concatenate([tri_coords, *[tris for *_, tris in extra]])
+                sizes = [len(tris) for *_, tris in extra]
+                tri_piece = np.concatenate([tri_piece, np.repeat(base + np.arange(len(extra)), sizes)])
             labels = _resolve_labels(labels)
             tiles.append(_Tile(tx, ty, box, corners, counts, polygons, labels, tri_coords, tri_piece))
         _link_tiles(tiles, self)
         return tiles
 
-    def clipped(self, p: int, box, sides: tuple) -> list:
-        """Polygon p cut to the box (x0, z0, x1, z1): pieces (corners (6, 3), count, p, labels (6,),
-        detail triangles) of at most six corners, their new corners on p's detail surface; sides:
-        the labels of the edges cut along the box's x0, x1, z0 and z1 sides."""
+    def clipped(self, p: int, box, sides: tuple) -> list[tuple]:
+        """Polygon p cut to the box (x0, z0, x1, z1): pieces (corners (6, 3), count, p, labels (6,))
+        of at most six corners, their new corners on p's detail surface (`piece_detail` gives their
+        detail triangles); sides: the labels of the edges cut along the box's x0, x1, z0 and z1 sides."""
         n = int(self.sizes[p])
         points = [tuple(corner) for corner in self.corners[p, :n].tolist()]
         labels = [int(self.slots[p, k]) for k in range(n)]
@@ -197,25 +200,42 @@ class _Level:
         tris = self.detail[0][self.detail_start[p] : self.detail_start[p + 1]]
         clipped = np.array(points)
         clipped[:, 1] = _surface_heights(tris, clipped)
-        tri_lo, tri_hi = tris[:, :, [0, 2]].min(axis=1), tris[:, :, [0, 2]].max(axis=1)
         out = []
         for corners, edge_labels in _split_to_hexagons(clipped, labels, self.split_ids):
-            piece_tris = []
-            lo, hi = corners[:, [0, 2]].min(axis=0) - WELD, corners[:, [0, 2]].max(axis=0) + WELD
-            near = tris[np.all(tri_hi >= lo, axis=1) & np.all(tri_lo <= hi, axis=1)]
-            inside, outside, crossed = _against_convex(near, corners)
-            piece_tris += [tuple(tri) for tri in near[inside]]
-            ring, sign = corners.tolist(), float(np.sign(_signed_area_xz(corners)))
-            cut = ~inside & ~outside
-            for tri, edges in zip(near[cut].tolist(), crossed[cut]):
-                fragment = _clip_convex(tri, ring, sign, np.flatnonzero(edges).tolist())
-                piece_tris += [(fragment[0], fragment[k], fragment[k + 1]) for k in range(1, len(fragment) - 1)]
             padded = np.zeros((VERTS_PER_POLYGON, 3))
             padded[: len(corners)] = corners
             padded_labels = np.full(VERTS_PER_POLYGON, _NO_EDGE, dtype=np.int64)
             padded_labels[: len(edge_labels)] = edge_labels
-            out.append((padded, len(corners), p, padded_labels, piece_tris))
+            out.append((padded, len(corners), p, padded_labels))
         return out
+
+    def piece_detail(self, pieces: list) -> list[np.ndarray]:
+        """Each clipped piece's detail triangles (k, 3, 3): its polygon's triangles wholly inside it
+        first, then the parts of those it cuts, each in the polygon's order. Only triangles whose
+        boxes meet the piece's (to WELD) are tried; all pieces at once (`clip_to_pieces`)."""
+        if not pieces:
+            return []
+        corners = np.array([c for c, *_ in pieces]).reshape(-1, VERTS_PER_POLYGON, 3)
+        counts = np.array([n for _, n, *_ in pieces], dtype=np.int64)
+        poly = np.array([p for _, _, p, *_ in pieces], dtype=np.int64)
+        used = (np.arange(VERTS_PER_POLYGON) < counts[:, None])[:, :, None]
+        xz = corners[:, :, [0, 2]]
+        lo = np.where(used, xz, np.inf).min(axis=1) - WELD
+        hi = np.where(used, xz, -np.inf).max(axis=1) + WELD
+        first, stop = self.detail_start[poly], self.detail_start[poly + 1]
+        size = stop - first
+        piece = np.repeat(np.arange(len(pieces)), size)
+        tri = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+        tri_xz = self.detail[0][:, :, [0, 2]]
+        near = np.all(tri_xz.max(axis=1)[tri] >= lo[piece], axis=1) & np.all(
+            tri_xz.min(axis=1)[tri] <= hi[piece], axis=1
+        )
+        tri, piece = tri[near], piece[near]
+        fan, pair, whole = clip_to_pieces(self.detail[0], corners, counts, (tri, piece))
+        order = np.lexsort((pair, ~whole, piece[pair]))
+        fan, owner = fan[order], piece[pair[order]]
+        cuts = np.searchsorted(owner, np.arange(len(pieces) + 1))
+        return [fan[cuts[k] : cuts[k + 1]] for k in range(len(pieces))]
 
 
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
