@@ -35,6 +35,10 @@ from .format import (
 )
 from .tiles import _Level, _Tile
 
+# Detail triangles matched against their polygon's corners and outline at once (bounds the
+# temporaries: a tile can hold hundreds of thousands).
+_TRIANGLES_PER_CHUNK = 1 << 13
+
 
 def _pack(tiles: list[_Tile], level: _Level, size: float) -> bytes:
     """The MSET file: set header with dtNavMeshParams, then per tile its reference, size and data.
@@ -164,14 +168,20 @@ def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     order = np.argsort(tile.tri_piece, kind="stable")
     tris, owner = tile.tri_coords[order], tile.tri_piece[order]
     corners, counts = tile.corners[owner], tile.counts[owner]
-    gap = tris[:, :, None, :] - corners[:, None, :, :]
-    same = (
-        (np.hypot(gap[..., 0], gap[..., 2]) < WELD)
-        & (np.abs(gap[..., 1]) < WELD)
-        & (np.arange(VERTS_PER_POLYGON) < counts[:, None, None])
-    )
-    is_corner = same.any(axis=2)
-    index = np.argmax(same, axis=2)
+    is_corner, index = np.zeros((len(tris), 3), dtype=bool), np.zeros((len(tris), 3), dtype=np.int64)
+    outline = np.zeros(len(tris), dtype=np.uint8)
+    # A chunk of triangles at a time: their (corner, polygon corner) tables stay small.
+    for lo in range(0, len(tris), _TRIANGLES_PER_CHUNK):
+        part = slice(lo, lo + _TRIANGLES_PER_CHUNK)
+        gap = tris[part, :, None, :] - corners[part, None, :, :]
+        same = (
+            (np.hypot(gap[..., 0], gap[..., 2]) < WELD)
+            & (np.abs(gap[..., 1]) < WELD)
+            & (np.arange(VERTS_PER_POLYGON) < counts[part, None, None])
+        )
+        is_corner[part] = same.any(axis=2)
+        index[part] = np.argmax(same, axis=2)
+        outline[part] = _outline_flags(tris[part], corners[part], counts[part])
     extra_keys = np.column_stack(
         [np.repeat(owner, 3)[~is_corner.reshape(-1)], np.round(tris[~is_corner] / WELD).astype(np.int64)]
     )
@@ -196,7 +206,7 @@ def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     details["tri_count"] = tri_count
     encoded = np.zeros((len(tris), 4), dtype=np.uint8)
     encoded[:, :3] = index
-    encoded[:, 3] = _outline_flags(tris, corners, counts)
+    encoded[:, 3] = outline
     extra_points = tris[~is_corner][first]
     return details, extra_points, encoded
 
