@@ -414,6 +414,26 @@ def test_a_level_too_big_for_one_tile_is_cut_and_stays_connected(tmp_path):
     _compare_paths(mesh, path, np.vstack([pairs, _pairs_on_mesh(mesh, 6, seed=3)]))
 
 
+@pytest.mark.parametrize("case", range(0, 60, 6))
+def test_the_count_that_passes_over_crowded_tile_sizes_is_at_most_what_cutting_gives(rooms, case):
+    """Export passes over tile sizes whose tiles would clearly hold too many polygons by counting
+    pieces without cutting. The count may leave out a piece split for having more than six
+    corners, never add one, so a size that fits is never passed over: on the rooms level and the
+    fuzzer's levels, at several tile and piece sizes, it is at most the most polygons a cut tile
+    holds, and within a tenth of it."""
+    from blender_navmesh.detour.tiles import _Level
+    from tests.soup_fuzz import forced_case
+
+    mesh = rooms if case == 0 else forced_case(case, None, {}).bake()
+    if mesh.is_empty or mesh.polygon_sizes.max() > detour.VERTS_PER_POLYGON:
+        pytest.skip("nothing to export")
+    level = _Level(mesh)
+    for size in (level.span + level.cell, level.span / 3.0):
+        for piece in (None, detour.default_piece_size(mesh), level.span / 7.0):
+            most = max(tile.polygon_count for tile in level.tiles(size, piece))
+            assert 0.9 * most <= level.most_pieces(size, piece) <= most
+
+
 @pytest.mark.parametrize("case", range(0, 60, 3))
 def test_pieces_of_random_soups_cover_their_navmesh_and_link_both_ways(case):
     """The fuzzer's levels (every family: stacked floors, duplicates, scales far from the origin),

@@ -46,6 +46,9 @@ PIECE_CELLS = 16.0
 # A piece_size cutting the level's extent into more squares than this is refused (a typo such as
 # 0.001 m would take hours and give Detour millions of polygons).
 MAX_PIECE_SQUARES = 1_000_000
+# Tile sizes whose tiles `_Level.most_pieces` counts at more than this share of Detour's polygon
+# limit are passed over without cutting (the count leaves out a few pieces, never many).
+CROWDED_SLACK = 1.05
 
 
 def write_detour(mesh: NavMesh, path, tile_size: float | None = None, piece_size: float | None = None) -> None:
@@ -97,11 +100,16 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
     else:
         size = level.span + level.cell
         while True:
-            tiles = level.tiles(size, piece)
-            if not _overflow(tiles, level.quant):
-                break
-            if size < 4 * level.cell:
-                raise NavMeshError(f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}")
+            # Halving from one tile: a size whose tiles clearly hold too many polygons is not cut.
+            crowded = size >= 8 * level.cell and level.most_pieces(size, piece) > MAX_TILE_POLYGONS * CROWDED_SLACK
+            if not crowded:
+                tiles = level.tiles(size, piece)
+                if not _overflow(tiles, level.quant):
+                    break
+                if size < 4 * level.cell:
+                    raise NavMeshError(
+                        f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}"
+                    )
             size /= 2
     return _pack(tiles, level, size if tile_size is None else tile_size)
 

@@ -100,16 +100,55 @@ class _Level:
     def grid_size(self, size: float) -> int:
         return int(np.prod(self.grid_shape(size)))
 
-    def tiles(self, size: float, piece: float | None = None) -> list[_Tile]:
-        """The level cut into square tiles of `size` meters from the origin, empty tiles left out.
-        piece (meters): each tile's polygons are also cut along a grid of at most that pitch, the
-        two sides of a cut inside a tile each other's neighbours (see `to_detour_bytes`)."""
+    def _cells(self, size: float, piece: float | None):
+        """The grid tiles of `size` are cut along (pieces of at most `piece` meters, or whole tiles):
+        (cells per tile side, cell size, cells across x and z, and per polygon the first and last
+        cell (x, z) its box meets)."""
         per_tile = max(1, math.ceil(size / piece - _PITCH_SLACK)) if piece else 1
         cell = size / per_tile
         origin = self.origin[[0, 2]]
         count = self.grid_shape(size) * per_tile
         first = np.clip(np.floor((self.poly_lo - origin) / cell).astype(int), 0, count - 1)
         last = np.clip(np.ceil((self.poly_hi - origin) / cell).astype(int) - 1, first, count - 1)
+        return per_tile, cell, count, first, last
+
+    def most_pieces(self, size: float, piece: float | None = None) -> int:
+        """About the most polygons a tile of `size` holds once cut (`tiles`), without cutting: a
+        polygon within one cell is one piece, one across cells a piece per cell it overlaps by more
+        than OVERLAP_DEPTH (separating axes: the cell's and the polygon's edges). Pieces of more than
+        six corners, split in two, are not counted. Cutting a large level takes seconds, so sizes
+        whose tiles would clearly hold too many polygons are passed over on this count."""
+        per_tile, cell, count, first, last = self._cells(size, piece)
+        span = last - first + 1
+        pairs = span[:, 0] * span[:, 1]
+        poly = np.repeat(np.arange(len(pairs)), pairs)
+        k = np.arange(int(pairs.sum())) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+        cx, cz = first[poly, 0] + k % span[poly, 0], first[poly, 1] + k // span[poly, 0]
+        low = self.origin[[0, 2]] + np.column_stack([cx, cz]) * cell
+        box = np.stack([low, low + [cell, 0.0], low + cell, low + [0.0, cell]], axis=1)  # (pairs, 4, 2)
+        ring = self.corners[poly][:, :, [0, 2]]
+        used = np.arange(VERTS_PER_POLYGON) < self.sizes[poly, None]
+        ahead = np.take_along_axis(
+            ring, np.where(used, np.arange(1, VERTS_PER_POLYGON + 1) % self.sizes[poly, None], 0)[:, :, None], axis=1
+        )
+        edge = ahead - ring
+        sign = np.sign(np.where(used, ring[:, :, 0] * ahead[:, :, 1] - ahead[:, :, 0] * ring[:, :, 1], 0.0).sum(axis=1))
+        rel = box[:, None, :, :] - ring[:, :, None, :]  # (pairs, edges, 4 box corners, 2)
+        depth = sign[:, None, None] * (edge[:, :, None, 0] * rel[..., 1] - edge[:, :, None, 1] * rel[..., 0])
+        reach = OVERLAP_DEPTH * np.hypot(edge[..., 0], edge[..., 1])
+        overlaps = np.all((depth.max(axis=2) > reach) | ~used, axis=1)
+        overlaps &= np.all(
+            np.minimum(self.poly_hi[poly], low + cell) - np.maximum(self.poly_lo[poly], low) > OVERLAP_DEPTH, axis=1
+        )
+        tile = (cz // per_tile) * (count[0] // per_tile) + cx // per_tile
+        return int(np.bincount(tile[overlaps]).max(initial=0))
+
+    def tiles(self, size: float, piece: float | None = None) -> list[_Tile]:
+        """The level cut into square tiles of `size` meters from the origin, empty tiles left out.
+        piece (meters): each tile's polygons are also cut along a grid of at most that pitch, the
+        two sides of a cut inside a tile each other's neighbours (see `to_detour_bytes`)."""
+        per_tile, cell, count, first, last = self._cells(size, piece)
+        origin = self.origin[[0, 2]]
         whole = np.all(first == last, axis=1)
         cell_of = first[:, 1] * count[0] + first[:, 0]
         pieces: dict[int, list[tuple]] = {}
@@ -307,6 +346,8 @@ def _resolve_labels(labels: np.ndarray) -> np.ndarray:
     return out
 
 
+# A polygon overlapping a cell by less than this (m) may leave no piece there (`most_pieces`).
+OVERLAP_DEPTH = 1e-3
 # A tile holds ceil(size / piece - this) cuts across: a pitch that divides the tile up to rounding
 # gives that many.
 _PITCH_SLACK = 1e-9
