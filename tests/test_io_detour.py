@@ -243,6 +243,49 @@ def test_pieces_cover_the_polygons_and_are_each_others_neighbours_across_the_cut
     assert area == pytest.approx(rooms.area_xy(), rel=1e-6)
 
 
+def test_polygons_cut_to_boxes_all_at_once_match_cutting_one_side_at_a_time():
+    """Convex polygons cut to boxes all at once are what `_clip_to_plane` gives side by side, to
+    the bit, labels included: on random polygons and boxes, and on grid-aligned ones whose corners
+    lie on the box sides (a crossing at a corner, merged into it)."""
+    from shapely.geometry import Polygon
+
+    from blender_navmesh.detour.clip import _clip_to_box, clip_to_boxes
+
+    rng = np.random.default_rng(11)
+    count = 600
+    corners = np.zeros((count, 6, 3))
+    counts = np.zeros(count, dtype=np.int64)
+    for k in range(count):
+        while True:
+            raw = rng.uniform(-2.0, 2.0, (rng.integers(3, 9), 2))
+            if k % 3 == 0:
+                raw = np.round(raw * 2.0) / 2.0  # on the half-metre grid the boxes below use
+            hull = Polygon(raw).convex_hull
+            ring = np.array(hull.exterior.coords)[:-1] if hull.geom_type == "Polygon" else np.zeros((0, 2))
+            if 3 <= len(ring) <= 6:
+                break
+        counts[k] = len(ring)
+        corners[k, : len(ring)][:, [0, 2]] = ring[::-1] if k % 2 else ring
+        corners[k, : len(ring), 1] = rng.uniform(0.0, 1.0, len(ring))
+    labels = rng.integers(0, 1000, (count, 6))
+    low = np.where(
+        np.arange(count)[:, None] % 3 == 0,
+        np.round(rng.uniform(-2.0, 1.0, (count, 2)) * 2.0) / 2.0,
+        rng.uniform(-2.0, 1.0, (count, 2)),
+    )
+    boxes = np.column_stack([low, low + rng.uniform(0.5, 2.0, (count, 1))])
+    sides = -rng.integers(100, 10_000, (count, 4))
+    cut = clip_to_boxes(corners, counts, labels, boxes, sides)
+    kinds = {"gone": 0, "cut": 0}
+    for k in range(count):
+        alone = _clip_to_box(corners[k, : counts[k]], labels[k, : counts[k]], boxes[k], sides[k])
+        assert (cut[k] is None) == (alone is None), k
+        if alone is not None:
+            assert np.array_equal(cut[k][0], alone[0]) and cut[k][1] == alone[1], k
+        kinds["gone" if alone is None else "cut"] += 1
+    assert min(kinds.values()) > 50
+
+
 def test_detail_triangles_cut_to_pieces_are_exactly_their_overlap():
     """Random triangles cut to random convex pieces (up to six corners, either winding), against
     shapely's intersection: the fan covers exactly the overlap seen from above, its corners lie on

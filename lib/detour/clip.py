@@ -70,6 +70,80 @@ def _clip_to_plane(points: list, labels: list, axis: int, value: float, keep_bel
     return out_points, out_labels
 
 
+def clip_to_boxes(
+    points: np.ndarray, counts: np.ndarray, labels: np.ndarray, boxes: np.ndarray, sides: np.ndarray
+) -> list[tuple[np.ndarray, list[int]] | None]:
+    """`_clip_to_plane` at the four sides of a box, for many convex polygons at once: polygon r
+    (points[r][: counts[r]] (R, M, 3), edge labels labels[r] (R, M)) cut to boxes[r] = (x0, z0, x1,
+    z1), the new edges along its sides labelled sides[r] (R, 4: x0, x1, z0, z1). Per polygon its
+    corners (n, 3) and edge labels, or None when fewer than three corners are left. A polygon with
+    two corners within 2 WELD of each other at some step is cut by `_clip_to_plane` itself, which
+    merges such corners one at a time as it adds them."""
+    cut, cut_labels, cut_counts = points, labels, counts
+    merged = np.zeros(len(points), dtype=bool)
+    for side, (axis, keep_below, column) in enumerate(((0, False, 0), (0, True, 2), (2, False, 1), (2, True, 3))):
+        cut, cut_labels, cut_counts, near = _box_side(
+            cut, cut_labels, cut_counts, axis, boxes[:, column], keep_below, sides[:, side]
+        )
+        merged |= near & (cut_counts >= 3)
+        cut_counts = np.where(cut_counts < 3, 0, cut_counts)
+    out: list[tuple[np.ndarray, list[int]] | None] = []
+    for r, n in enumerate(cut_counts.tolist()):
+        if merged[r]:
+            out.append(_clip_to_box(points[r, : counts[r]], labels[r, : counts[r]], boxes[r], sides[r]))
+        else:
+            out.append((cut[r, :n], cut_labels[r, :n].tolist()) if n >= 3 else None)
+    return out
+
+
+def _clip_to_box(points: np.ndarray, labels: np.ndarray, box: np.ndarray, sides: np.ndarray):
+    """`clip_to_boxes` for one polygon, a plane at a time by `_clip_to_plane`."""
+    corners, edge_labels = [tuple(q) for q in points.tolist()], labels.tolist()
+    x0, z0, x1, z1 = box
+    for (axis, value, keep_below), label in zip(((0, x0, False), (0, x1, True), (2, z0, False), (2, z1, True)), sides):
+        corners, edge_labels = _clip_to_plane(corners, edge_labels, axis, value, keep_below, int(label))
+        if len(corners) < 3:
+            return None
+    return np.array(corners), edge_labels
+
+
+def _box_side(points, labels, counts, axis: int, value: np.ndarray, keep_below: bool, cut: np.ndarray):
+    """One step of `clip_to_boxes` (as `_clip_to_plane`, corners in turn and each crossing after
+    its corner), and per polygon whether two of its corners lie within 2 WELD of each other."""
+    rows, width = points.shape[:2]
+    idx = np.arange(width)
+    valid = idx < counts[:, None]
+    nxt = np.where(idx + 1 < counts[:, None], idx + 1, 0)
+    after = np.take_along_axis(points, nxt[:, :, None], axis=1)
+    here = points[..., axis] <= value[:, None] if keep_below else points[..., axis] >= value[:, None]
+    crosses = valid & (here != np.take_along_axis(here, nxt, axis=1))
+    # The crossing from the edge's ends taken in a fixed order, as `_crossing`.
+    swap = _less(after, points)[..., None]
+    lo, hi = np.where(swap, after, points), np.where(swap, points, after)
+    run = hi[..., axis] - lo[..., axis]
+    t = np.divide(value[:, None] - lo[..., axis], run, out=np.zeros_like(run), where=crosses)
+    meet = lo + t[..., None] * (hi - lo)
+    meet[..., axis] = value[:, None]
+    seq = np.stack([points, meet], axis=2).reshape(rows, 2 * width, 3)
+    seq_labels = np.stack([labels, np.where(here, cut[:, None], labels)], axis=2).reshape(rows, 2 * width)
+    emit = np.stack([valid & here, crosses], axis=2).reshape(rows, 2 * width)
+    count = emit.sum(axis=1)
+    order = np.argsort(~emit, axis=1, kind="stable")[:, : max(int(count.max(initial=0)), 1)]
+    seq, seq_labels = np.take_along_axis(seq, order[:, :, None], axis=1), np.take_along_axis(seq_labels, order, axis=1)
+    gap = np.sqrt(((seq[:, 1:] - seq[:, :-1]) ** 2).sum(axis=2))
+    near = np.any((gap <= 2.0 * WELD) & (np.arange(1, seq.shape[1]) < count[:, None]), axis=1)
+    last = seq[np.arange(rows), np.maximum(count - 1, 0)]
+    near |= (count > 1) & (np.sqrt(((last - seq[:, 0]) ** 2).sum(axis=1)) <= 2.0 * WELD)
+    return seq, seq_labels, count, near
+
+
+def _less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a < b for points (..., 3) compared as tuples (x first, then y, then z)."""
+    return (a[..., 0] < b[..., 0]) | (
+        (a[..., 0] == b[..., 0]) & ((a[..., 1] < b[..., 1]) | ((a[..., 1] == b[..., 1]) & (a[..., 2] < b[..., 2])))
+    )
+
+
 def _append(points: list, labels: list, point: tuple, label: int) -> None:
     """Add a corner; one that repeats the previous corner replaces that corner's outgoing edge label."""
     if points and math.dist(points[-1], point) < WELD:

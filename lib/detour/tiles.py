@@ -20,9 +20,9 @@ from .clip import (
     ON_EDGE,
     WELD,
     _area_xz,
-    _clip_to_plane,
     _split_to_hexagons,
     _surface_heights,
+    clip_to_boxes,
     clip_to_pieces,
 )
 from .format import (
@@ -163,23 +163,32 @@ class _Level:
                 cuts[key] = _SPLIT - next(self.split_ids)
             return cuts[key]
 
-        for p in np.flatnonzero(~whole):
-            for cy in range(first[p, 1], last[p, 1] + 1):
-                for cx in range(first[p, 0], last[p, 0] + 1):
-                    box = (
-                        origin[0] + cx * cell,
-                        origin[1] + cy * cell,
-                        origin[0] + (cx + 1) * cell,
-                        origin[1] + (cy + 1) * cell,
-                    )
-                    sides = (
-                        cut_label(p, 0, cx, cy, cx % per_tile == 0, SIDE_X_MIN),
-                        cut_label(p, 0, cx + 1, cy, (cx + 1) % per_tile == 0, SIDE_X_MAX),
-                        cut_label(p, 2, cy, cx, cy % per_tile == 0, SIDE_Z_MIN),
-                        cut_label(p, 2, cy + 1, cx, (cy + 1) % per_tile == 0, SIDE_Z_MAX),
-                    )
-                    for clipped in self.clipped(p, box, sides):
-                        pieces.setdefault(cy * count[0] + cx, []).append(clipped)
+        # Every (polygon, cell) its box meets, polygon by polygon, row by row.
+        cut_polys = np.flatnonzero(~whole)
+        span = last[cut_polys] - first[cut_polys] + 1
+        n_cells = span[:, 0] * span[:, 1]
+        poly = np.repeat(cut_polys, n_cells)
+        k = np.arange(int(n_cells.sum())) - np.repeat(np.cumsum(n_cells) - n_cells, n_cells)
+        cx = first[poly, 0] + k % span[np.repeat(np.arange(len(cut_polys)), n_cells), 0]
+        cy = first[poly, 1] + k // span[np.repeat(np.arange(len(cut_polys)), n_cells), 0]
+        boxes = np.column_stack(
+            [origin[0] + cx * cell, origin[1] + cy * cell, origin[0] + (cx + 1) * cell, origin[1] + (cy + 1) * cell]
+        )
+        sides = np.array(
+            [
+                (
+                    cut_label(p, 0, x, y, x % per_tile == 0, SIDE_X_MIN),
+                    cut_label(p, 0, x + 1, y, (x + 1) % per_tile == 0, SIDE_X_MAX),
+                    cut_label(p, 2, y, x, y % per_tile == 0, SIDE_Z_MIN),
+                    cut_label(p, 2, y + 1, x, (y + 1) % per_tile == 0, SIDE_Z_MAX),
+                )
+                for p, x, y in zip(poly.tolist(), cx.tolist(), cy.tolist())
+            ],
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        for c, clipped in zip((cy * count[0] + cx).tolist(), self.clipped(poly, boxes, sides)):
+            for one in clipped:
+                pieces.setdefault(c, []).append(one)
         cells = [c for c, cuts_here in pieces.items() for _ in cuts_here]
         flat = [cut for cuts_here in pieces.values() for cut in cuts_here]
         detailed: dict[int, list[tuple]] = {}
@@ -220,32 +229,29 @@ class _Level:
         _link_tiles(tiles, self)
         return tiles
 
-    def clipped(self, p: int, box, sides: tuple) -> list[tuple]:
-        """Polygon p cut to the box (x0, z0, x1, z1): pieces (corners (6, 3), count, p, labels (6,))
-        of at most six corners, their new corners on p's detail surface (`piece_detail` gives their
-        detail triangles); sides: the labels of the edges cut along the box's x0, x1, z0 and z1 sides."""
-        n = int(self.sizes[p])
-        points = [tuple(corner) for corner in self.corners[p, :n].tolist()]
-        labels = [int(self.slots[p, k]) for k in range(n)]
-        x0, z0, x1, z1 = box
-        for (axis, value, keep_below), label in zip(
-            ((0, x0, False), (0, x1, True), (2, z0, False), (2, z1, True)), sides
-        ):
-            points, labels = _clip_to_plane(points, labels, axis, value, keep_below, label)
-            if len(points) < 3:
-                return []
-        if _area_xz(np.array(points)) < MIN_PIECE_AREA:
-            return []
-        tris = self.detail[0][self.detail_start[p] : self.detail_start[p + 1]]
-        clipped = np.array(points)
-        clipped[:, 1] = _surface_heights(tris, clipped)
-        out = []
-        for corners, edge_labels in _split_to_hexagons(clipped, labels, self.split_ids):
-            padded = np.zeros((VERTS_PER_POLYGON, 3))
-            padded[: len(corners)] = corners
-            padded_labels = np.full(VERTS_PER_POLYGON, _NO_EDGE, dtype=np.int64)
-            padded_labels[: len(edge_labels)] = edge_labels
-            out.append((padded, len(corners), p, padded_labels))
+    def clipped(self, polys: np.ndarray, boxes: np.ndarray, sides: np.ndarray) -> list[list[tuple]]:
+        """Each polygon polys[k] cut to boxes[k] (x0, z0, x1, z1): its pieces (corners (6, 3), count,
+        polygon, labels (6,)) of at most six corners, their corners on its detail surface
+        (`piece_detail` gives their detail triangles); sides[k]: the labels of the edges cut along
+        the box's x0, x1, z0 and z1 sides. All at once (`clip_to_boxes`), then the heights of the
+        pieces of each polygon together."""
+        labels = np.where(self.slots[polys] >= 0, self.slots[polys], _NO_EDGE)
+        cut = clip_to_boxes(self.corners[polys], self.sizes[polys], labels, boxes, sides)
+        kept = [(k, one) for k, one in enumerate(cut) if one is not None and _area_xz(one[0]) >= MIN_PIECE_AREA]
+        out: list[list[tuple]] = [[] for _ in range(len(polys))]
+        for p, same_polygon in itertools.groupby(kept, key=lambda item: int(polys[item[0]])):
+            group = list(same_polygon)
+            points = np.concatenate([corners for _, (corners, _) in group])
+            tris = self.detail[0][self.detail_start[p] : self.detail_start[p + 1]]
+            points[:, 1] = _surface_heights(tris, points)
+            bounds = np.cumsum([0] + [len(corners) for _, (corners, _) in group]).tolist()
+            for (k, (_, edge_labels)), lo, hi in zip(group, bounds[:-1], bounds[1:]):
+                for corners, piece_labels in _split_to_hexagons(points[lo:hi], edge_labels, self.split_ids):
+                    padded = np.zeros((VERTS_PER_POLYGON, 3))
+                    padded[: len(corners)] = corners
+                    padded_labels = np.full(VERTS_PER_POLYGON, _NO_EDGE, dtype=np.int64)
+                    padded_labels[: len(piece_labels)] = piece_labels
+                    out[k].append((padded, len(corners), p, padded_labels))
         return out
 
     def piece_detail(self, pieces: list) -> list[np.ndarray]:
