@@ -245,22 +245,32 @@ def _bv_tree(tile: _Tile, low: np.ndarray, quant: float) -> np.ndarray:
     q_low = np.clip(np.floor((box_low - low) * quant), 0, MAX_QUANTISED).astype(np.int64)
     q_high = np.clip(np.ceil((box_high - low) * quant), 0, MAX_QUANTISED).astype(np.int64)
     nodes = np.zeros(2 * tile.polygon_count - 1, dtype=_BV_NODE)
-    cursor = 0
-
-    def build(items: np.ndarray) -> None:
-        nonlocal cursor
-        here = cursor
-        cursor += 1
-        lo, hi = q_low[items].min(axis=0), q_high[items].max(axis=0)
-        nodes[here]["bmin"], nodes[here]["bmax"] = lo, hi
-        if len(items) == 1:
-            nodes[here]["i"] = items[0]
-            return
-        axis = int(np.argmax(hi - lo))
-        items = items[np.argsort(q_low[items, axis], kind="stable")]
-        build(items[: len(items) // 2])
-        build(items[len(items) // 2 :])
-        nodes[here]["i"] = -(cursor - here)
-
-    build(np.arange(tile.polygon_count))
+    # The tree a level at a time: `items` holds the polygons in the order the splits leave them,
+    # each node a run of it (first, size) at its depth-first place `at`; a run of n items is a
+    # subtree of 2n - 1 nodes, its left child next to it and its right child 2 * left size after.
+    items = np.arange(tile.polygon_count)
+    first, size, at = np.zeros(1, dtype=np.int64), np.array([tile.polygon_count]), np.zeros(1, dtype=np.int64)
+    while len(first):
+        starts = np.cumsum(size) - size
+        rows = np.repeat(first - starts, size) + np.arange(int(size.sum()))
+        lo = np.minimum.reduceat(q_low[items[rows]], starts)
+        hi = np.maximum.reduceat(q_high[items[rows]], starts)
+        nodes["bmin"][at], nodes["bmax"][at] = lo, hi
+        leaf = size == 1
+        nodes["i"][at[leaf]] = items[first[leaf]]
+        nodes["i"][at[~leaf]] = -(2 * size[~leaf] - 1)
+        # Each inner run sorted by its polygons' low corner along its box's longest axis (the
+        # first of equals), ties kept in the order the run had, then cut in half.
+        inner = np.repeat(~leaf, size)
+        run, rows = np.repeat(np.arange(len(first)), size)[inner], rows[inner]
+        axis = np.argmax(hi - lo, axis=1)
+        order = np.lexsort((q_low[items[rows], axis[run]], run))
+        items[rows] = items[rows[order]]
+        first, size, at = first[~leaf], size[~leaf], at[~leaf]
+        half = size // 2
+        first, size, at = (
+            np.concatenate([first, first + half]),
+            np.concatenate([half, size - half]),
+            np.concatenate([at + 1, at + 2 * half]),
+        )
     return nodes

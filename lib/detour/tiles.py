@@ -363,66 +363,54 @@ _SPLIT_PARTNER_BASE = 1 << 50
 
 def _link_tiles(tiles: list[_Tile], level: _Level) -> None:
     """Final neighbour per edge: the piece of the other polygon in the same tile along the shared
-    edge, a portal when that piece lies in the next tile (the edge is on the border), else a wall."""
+    edge (where cuts inside the tile split a shared edge, both polygons' pieces along it end at
+    the same cut points: the first piece whose edge has this edge's midpoint, to ON_EDGE), a portal
+    when that piece lies in the next tile (the edge is on the border), else a wall. Portals no
+    longer than MIN_PORTAL are walls. Every edge of a tile at once."""
     mesh = level.mesh
     for tile in tiles:
         labels = tile.labels
-        is_slot = (labels >= 0) & (labels < _SPLIT_PARTNER_BASE)
-        owners: dict[int, list[tuple[int, int]]] = {}
-        for i, k in zip(*np.nonzero(is_slot)):
-            owners.setdefault(int(labels[i, k]), []).append((int(i), int(k)))
+        k = np.arange(labels.shape[1])
+        ahead = np.where(k + 1 < tile.counts[:, None], k + 1, 0)
+        a = tile.corners
+        b = np.take_along_axis(tile.corners, ahead[:, :, None], axis=1)
+        middle = 0.5 * (a[..., [0, 2]] + b[..., [0, 2]])
         neis = np.full(labels.shape, _WALL, dtype=np.int64)
-        for i, k in zip(*np.nonzero(labels != _NO_EDGE)):
-            label = int(labels[i, k])
-            if label >= _SPLIT_PARTNER_BASE:
-                neis[i, k] = label - _SPLIT_PARTNER_BASE
-            elif label <= _PORTAL:
-                neis[i, k] = label
-            elif mesh.neighbors[label] >= 0:
-                partner = _same_stretch(tile, i, k, owners.get(int(level.reverse_slot[label]), []))
-                if partner is not None:
-                    neis[i, k] = partner
-                else:
-                    side = _border_side(tile, i, k)
-                    if side is not None:
-                        neis[i, k] = _PORTAL - side
-            if neis[i, k] <= _PORTAL:
-                a, b = _edge(tile, i, k)
-                if np.hypot(*(b - a)[[0, 2]]) <= MIN_PORTAL:
-                    neis[i, k] = _WALL
+        split = labels >= _SPLIT_PARTNER_BASE
+        neis[split] = labels[split] - _SPLIT_PARTNER_BASE
+        portal = (labels <= _PORTAL) & (labels != _NO_EDGE)
+        neis[portal] = labels[portal]
+        slot = (labels >= 0) & ~split
+        shared = slot & (mesh.neighbors[np.where(slot, labels, 0)] >= 0)
+        # Each shared edge against the slot edges of its reverse, in the tile's order.
+        own_piece, own_k = np.nonzero(slot)
+        by_label = np.argsort(labels[own_piece, own_k], kind="stable")
+        sorted_labels = labels[own_piece, own_k][by_label]
+        piece, edge = np.nonzero(shared)
+        target = level.reverse_slot[labels[piece, edge]]
+        lo, hi = np.searchsorted(sorted_labels, target, "left"), np.searchsorted(sorted_labels, target, "right")
+        count = hi - lo
+        query = np.repeat(np.arange(len(piece)), count)
+        cand = by_label[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))]
+        gap = np.abs(middle[own_piece[cand], own_k[cand]] - middle[piece[query], edge[query]]).max(axis=1)
+        hit = np.flatnonzero(gap < ON_EDGE)
+        hit = hit[np.concatenate([[True], query[hit][1:] != query[hit][:-1]])] if len(hit) else hit
+        neis[piece[query[hit]], edge[query[hit]]] = own_piece[cand[hit]]
+        matched = np.zeros(len(piece), dtype=bool)
+        matched[query[hit]] = True
+        # Unmatched shared edges along a tile side are portals (the first side they lie along).
+        x0, z0, x1, z1 = tile.box
+        side = np.full(labels.shape, -1, dtype=np.int64)
+        for axis, value, name in reversed(
+            ((0, x1, SIDE_X_MAX), (2, z1, SIDE_Z_MAX), (0, x0, SIDE_X_MIN), (2, z0, SIDE_Z_MIN))
+        ):
+            side[(np.abs(a[..., axis] - value) < ON_EDGE) & (np.abs(b[..., axis] - value) < ON_EDGE)] = name
+        rest = np.zeros(labels.shape, dtype=bool)
+        rest[piece[~matched], edge[~matched]] = True
+        border = rest & (side >= 0)
+        neis[border] = _PORTAL - side[border]
+        neis[(neis <= _PORTAL) & (np.hypot(*(b - a)[..., [0, 2]].transpose(2, 0, 1)) <= MIN_PORTAL)] = _WALL
         tile.neis = neis
-
-
-def _same_stretch(tile: _Tile, piece: int, k: int, candidates: list[tuple[int, int]]) -> int | None:
-    """The candidate piece whose edge is this edge run the other way: where cuts inside the tile
-    split a shared edge, both polygons' pieces along it end at the same cut points."""
-    mine = _edge_middle(tile, piece, k)
-    for other, j in candidates:
-        if np.abs(_edge_middle(tile, other, j) - mine).max() < ON_EDGE:
-            return other
-    return None
-
-
-def _edge(tile: _Tile, piece: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ends (x, y, z) of a piece's edge k."""
-    return tile.corners[piece, k], tile.corners[piece, (k + 1) % tile.counts[piece]]
-
-
-def _edge_middle(tile: _Tile, piece: int, k: int) -> np.ndarray:
-    """Midpoint (x, z) of a piece's edge k."""
-    a, b = _edge(tile, piece, k)
-    return 0.5 * (a[[0, 2]] + b[[0, 2]])
-
-
-def _border_side(tile: _Tile, piece: int, k: int) -> int | None:
-    """The tile side an edge lies along (its neighbour is in the next tile), or None."""
-    a, b = _edge(tile, piece, k)
-    x0, z0 = tile.box[0], tile.box[1]
-    x1, z1 = tile.box[2], tile.box[3]
-    for axis, value, side in ((0, x1, SIDE_X_MAX), (2, z1, SIDE_Z_MAX), (0, x0, SIDE_X_MIN), (2, z0, SIDE_Z_MIN)):
-        if abs(a[axis] - value) < ON_EDGE and abs(b[axis] - value) < ON_EDGE:
-            return side
-    return None
 
 
 def _overflow(tiles: list[_Tile], quant: float) -> str:
