@@ -80,16 +80,16 @@ def clip_to_boxes(
     two corners within 2 WELD of each other at some step is cut by `_clip_to_plane` itself, which
     merges such corners one at a time as it adds them."""
     cut, cut_labels, cut_counts = points, labels, counts
-    merged = np.zeros(len(points), dtype=bool)
+    one_by_one = np.zeros(len(points), dtype=bool)
     for side, (axis, keep_below, column) in enumerate(((0, False, 0), (0, True, 2), (2, False, 1), (2, True, 3))):
         cut, cut_labels, cut_counts, near = _box_side(
             cut, cut_labels, cut_counts, axis, boxes[:, column], keep_below, sides[:, side]
         )
-        merged |= near & (cut_counts >= 3)
+        one_by_one |= near & (cut_counts >= 3)
         cut_counts = np.where(cut_counts < 3, 0, cut_counts)
     out: list[tuple[np.ndarray, list[int]] | None] = []
     for r, n in enumerate(cut_counts.tolist()):
-        if merged[r]:
+        if one_by_one[r]:
             out.append(_clip_to_box(points[r, : counts[r]], labels[r, : counts[r]], boxes[r], sides[r]))
         else:
             out.append((cut[r, :n], cut_labels[r, :n].tolist()) if n >= 3 else None)
@@ -127,8 +127,7 @@ def _box_side(points, labels, counts, axis: int, value: np.ndarray, keep_below: 
     seq = np.stack([points, meet], axis=2).reshape(rows, 2 * width, 3)
     seq_labels = np.stack([labels, np.where(here, cut[:, None], labels)], axis=2).reshape(rows, 2 * width)
     emit = np.stack([valid & here, crosses], axis=2).reshape(rows, 2 * width)
-    count = emit.sum(axis=1)
-    order = np.argsort(~emit, axis=1, kind="stable")[:, : max(int(count.max(initial=0)), 1)]
+    order, count = _to_front(emit)
     seq, seq_labels = np.take_along_axis(seq, order[:, :, None], axis=1), np.take_along_axis(seq_labels, order, axis=1)
     gap = np.sqrt(((seq[:, 1:] - seq[:, :-1]) ** 2).sum(axis=2))
     near = np.any((gap <= 2.0 * WELD) & (np.arange(1, seq.shape[1]) < count[:, None]), axis=1)
@@ -199,14 +198,23 @@ def clip_to_pieces(
     return fans, pair, whole
 
 
-def _clip_chunk(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    width = corners.shape[1]
+def ring_edges(ring: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For convex rings ring[k][: counts[k]] ((K, M, 2), seen from above): which slots are corners
+    (K, M), each corner's edge to the next (K, M, 2) and the winding, the sign of the area (K,)."""
+    width = ring.shape[1]
     used = np.arange(width) < counts[:, None]
+    ahead = np.take_along_axis(
+        ring, np.where(np.arange(width) + 1 < counts[:, None], np.arange(width) + 1, 0)[:, :, None], axis=1
+    )
+    twice = np.where(used, ring[:, :, 0] * ahead[:, :, 1] - ahead[:, :, 0] * ring[:, :, 1], 0.0)
+    return used, ahead - ring, np.sign(twice.sum(axis=1))
+
+
+def _clip_chunk(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`clip_to_pieces` for pairs given as arrays: tris[i] cut to corners[i][: counts[i]]."""
+    width = corners.shape[1]
     ring = corners[:, :, [0, 2]]
-    nxt = np.where(np.arange(width) + 1 < counts[:, None], np.arange(width) + 1, 0)
-    ahead = np.take_along_axis(ring, nxt[:, :, None], axis=1)
-    edge = ahead - ring  # (P, 6, 2)
-    sign = np.sign(np.where(used, ring[:, :, 0] * ahead[:, :, 1] - ahead[:, :, 0] * ring[:, :, 1], 0.0).sum(axis=1))
+    used, edge, sign = ring_edges(ring, counts)
     # (P, 3 corners, 6 edges): how far inside each edge, times its length.
     rel = tris[:, :, None, :][..., [0, 2]] - ring[:, None]
     depth = sign[:, None, None] * (edge[:, None, :, 0] * rel[..., 1] - edge[:, None, :, 1] * rel[..., 0])
@@ -278,10 +286,15 @@ def _clip_rows(points: np.ndarray, n: np.ndarray, sign: np.ndarray, a: np.ndarra
 
 def _compact(rows: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's kept entries moved to its front, in order: (rows (R, K', 3) cut to the longest, counts)."""
+    order, count = _to_front(keep)
+    return np.take_along_axis(rows, order[:, :, None], axis=1), count
+
+
+def _to_front(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (R, K), the order that brings its kept entries to the front in turn, cut to the
+    most any row keeps (at least one), and how many each row keeps."""
     count = keep.sum(axis=1)
-    order = np.argsort(~keep, axis=1, kind="stable")
-    width = max(int(count.max(initial=0)), 1)
-    return np.take_along_axis(rows, order[:, :width, None], axis=1), count
+    return np.argsort(~keep, axis=1, kind="stable")[:, : max(int(count.max(initial=0)), 1)], count
 
 
 def _signed_area_xz(points: np.ndarray) -> float:

@@ -24,6 +24,7 @@ from .clip import (
     _surface_heights,
     clip_to_boxes,
     clip_to_pieces,
+    ring_edges,
 )
 from .format import (
     MAX_QUANTISED,
@@ -119,20 +120,11 @@ class _Level:
         six corners, split in two, are not counted. Cutting a large level takes seconds, so sizes
         whose tiles would clearly hold too many polygons are passed over on this count."""
         per_tile, cell, count, first, last = self._cells(size, piece)
-        span = last - first + 1
-        pairs = span[:, 0] * span[:, 1]
-        poly = np.repeat(np.arange(len(pairs)), pairs)
-        k = np.arange(int(pairs.sum())) - np.repeat(np.cumsum(pairs) - pairs, pairs)
-        cx, cz = first[poly, 0] + k % span[poly, 0], first[poly, 1] + k // span[poly, 0]
+        poly, cx, cz = _cell_pairs(np.arange(len(first)), first, last)
         low = self.origin[[0, 2]] + np.column_stack([cx, cz]) * cell
         box = np.stack([low, low + [cell, 0.0], low + cell, low + [0.0, cell]], axis=1)  # (pairs, 4, 2)
         ring = self.corners[poly][:, :, [0, 2]]
-        used = np.arange(VERTS_PER_POLYGON) < self.sizes[poly, None]
-        ahead = np.take_along_axis(
-            ring, np.where(used, np.arange(1, VERTS_PER_POLYGON + 1) % self.sizes[poly, None], 0)[:, :, None], axis=1
-        )
-        edge = ahead - ring
-        sign = np.sign(np.where(used, ring[:, :, 0] * ahead[:, :, 1] - ahead[:, :, 0] * ring[:, :, 1], 0.0).sum(axis=1))
+        used, edge, sign = ring_edges(ring, self.sizes[poly])
         rel = box[:, None, :, :] - ring[:, :, None, :]  # (pairs, edges, 4 box corners, 2)
         depth = sign[:, None, None] * (edge[:, :, None, 0] * rel[..., 1] - edge[:, :, None, 1] * rel[..., 0])
         reach = OVERLAP_DEPTH * np.hypot(edge[..., 0], edge[..., 1])
@@ -164,15 +156,14 @@ class _Level:
             return cuts[key]
 
         # Every (polygon, cell) its box meets, polygon by polygon, row by row.
-        cut_polys = np.flatnonzero(~whole)
-        span = last[cut_polys] - first[cut_polys] + 1
-        n_cells = span[:, 0] * span[:, 1]
-        poly = np.repeat(cut_polys, n_cells)
-        k = np.arange(int(n_cells.sum())) - np.repeat(np.cumsum(n_cells) - n_cells, n_cells)
-        cx = first[poly, 0] + k % span[np.repeat(np.arange(len(cut_polys)), n_cells), 0]
-        cy = first[poly, 1] + k // span[np.repeat(np.arange(len(cut_polys)), n_cells), 0]
+        poly, pair_x, pair_z = _cell_pairs(np.flatnonzero(~whole), first, last)
         boxes = np.column_stack(
-            [origin[0] + cx * cell, origin[1] + cy * cell, origin[0] + (cx + 1) * cell, origin[1] + (cy + 1) * cell]
+            [
+                origin[0] + pair_x * cell,
+                origin[1] + pair_z * cell,
+                origin[0] + (pair_x + 1) * cell,
+                origin[1] + (pair_z + 1) * cell,
+            ]
         )
         sides = np.array(
             [
@@ -182,11 +173,11 @@ class _Level:
                     cut_label(p, 2, y, x, y % per_tile == 0, SIDE_Z_MIN),
                     cut_label(p, 2, y + 1, x, (y + 1) % per_tile == 0, SIDE_Z_MAX),
                 )
-                for p, x, y in zip(poly.tolist(), cx.tolist(), cy.tolist())
+                for p, x, y in zip(poly.tolist(), pair_x.tolist(), pair_z.tolist())
             ],
             dtype=np.int64,
         ).reshape(-1, 4)
-        for c, clipped in zip((cy * count[0] + cx).tolist(), self.clipped(poly, boxes, sides)):
+        for c, clipped in zip((pair_z * count[0] + pair_x).tolist(), self.clipped(poly, boxes, sides)):
             for one in clipped:
                 pieces.setdefault(c, []).append(one)
         cells = [c for c, cuts_here in pieces.items() for _ in cuts_here]
@@ -281,6 +272,17 @@ class _Level:
         fan, owner = fan[order], piece[pair[order]]
         cuts = np.searchsorted(owner, np.arange(len(pieces) + 1))
         return [fan[cuts[k] : cuts[k + 1]] for k in range(len(pieces))]
+
+
+def _cell_pairs(polys: np.ndarray, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(polygon, cell x, cell z) of every cell in the box of cells first[p]..last[p] of each of
+    `polys`, polygon by polygon, row by row."""
+    span = last[polys] - first[polys] + 1
+    cells = span[:, 0] * span[:, 1]
+    run = np.repeat(np.arange(len(polys)), cells)
+    k = np.arange(int(cells.sum())) - np.repeat(np.cumsum(cells) - cells, cells)
+    poly = polys[run]
+    return poly, first[poly, 0] + k % span[run, 0], first[poly, 1] + k // span[run, 0]
 
 
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
