@@ -110,6 +110,7 @@ def bake_one(name: str, repeats: int) -> dict:
         "area": round(mesh.area_xy(), 3),
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+    row.update(export_figures(mesh))
     if queries is not None:
         row.update(query_figures(mesh, queries))
         single, tiles = tiled_name(name)
@@ -138,6 +139,18 @@ def tiled_query_figures(tiled, queries: np.ndarray, single_name: str, rounds: in
 
     ratios = [round(median_ms(tiled, queries) / median_ms(single, single_queries), 3) for _ in range(rounds)]
     return {"query_vs_single_level": statistics.median(ratios), "query_vs_single_level_rounds": ratios}
+
+
+def export_figures(mesh) -> dict:
+    """The time to write the navmesh as a Detour tile set (default pieces and tiles), once, after
+    the bake's peak memory was read."""
+    from blender_navmesh import detour
+
+    if mesh.is_empty or mesh.polygon_sizes.max() > detour.VERTS_PER_POLYGON:
+        return {}
+    t0 = time.perf_counter()
+    data = detour.to_detour_bytes(mesh)
+    return {"detour_export_s": round(time.perf_counter() - t0, 3), "detour_bytes": len(data)}
 
 
 def query_figures(mesh, queries: np.ndarray) -> dict:
