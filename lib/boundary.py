@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .components import index_dtype
+from .components import index_dtype, run_positions
 from .geometry import point_segment_distance, segment_distance
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -84,7 +84,7 @@ class FloorBoundary:
         lo, hi = self._cell(xy - reach[:, None]), self._cell(xy + reach[:, None])
         rows = hi[:, 1] - lo[:, 1] + 1
         point = np.repeat(np.arange(len(xy)), rows)
-        cj = lo[point, 1] + np.arange(len(point)) - np.repeat(np.cumsum(rows) - rows, rows)
+        cj = lo[point, 1] + run_positions(rows)
         # The row's y range (the edge rows also hold the midpoints beyond the grid) and the half
         # width of the disc within it.
         y0 = np.where(cj > 0, self.bmin[1] + (cj - _BIN_PAD) * self.cs, -np.inf)
@@ -99,7 +99,7 @@ class FloorBoundary:
         point = np.repeat(point, count)
         if len(point) == 0:
             return best
-        seg = self.seg[np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(point))]
+        seg = self.seg[np.repeat(first, count) + run_positions(count)]
         dist = point_segment_distance(xy[point], seg[:, :2], seg[:, 2:4])[0]
         dist = np.where(np.abs(z[point] - seg[:, 4]) < self.storey, dist, np.inf)
         # Pairs come grouped by point, in point order.
@@ -160,7 +160,7 @@ class FloorBoundary:
         lo, hi = self._cell(np.minimum(p, q) - near), self._cell(np.maximum(p, q) + near)
         rows = hi[:, 1] - lo[:, 1] + 1
         edge = np.repeat(np.arange(len(p)), rows)
-        cj = lo[edge, 1] + np.arange(len(edge)) - np.repeat(np.cumsum(rows) - rows, rows)
+        cj = lo[edge, 1] + run_positions(rows)
         # The part of the edge whose y comes within `near` of the row (the edge rows also hold the
         # midpoints beyond the grid), and its x range widened by `near`.
         y0 = np.where(cj > 0, self.bmin[1] + (cj - _BIN_PAD) * self.cs - near, -np.inf)
@@ -180,7 +180,7 @@ class FloorBoundary:
         first = self.start[cj * self.cols + ci_lo]
         count = self.start[cj * self.cols + ci_hi + 1] - first
         edge = np.repeat(edge, count)
-        return edge, np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(edge))
+        return edge, np.repeat(first, count) + run_positions(count)
 
 
 # Float slack (m) of the midpoint test in FloorBoundary.distance, and of the candidate searches.

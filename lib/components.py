@@ -1,6 +1,7 @@
-"""Graph helpers shared by the stages and the queries, vectorised: connected components of a graph
-given as edge arrays, the twin of each directed edge, and partners among items with equal keys
-(the faces on either side of an undirected edge)."""
+"""Helpers shared by the stages and the queries, vectorised: connected components of a graph
+given as edge arrays, the twin of each directed edge, partners among items with equal keys
+(the faces on either side of an undirected edge), and runs laid end to end (each item's place in
+its run, every cell of each box)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,22 @@ import numpy as np
 def index_dtype(n: int) -> np.dtype:
     """int32 for ids below n when they fit (half the memory of int64 on per-span tables), else int64."""
     return np.dtype(np.int32 if n < 2**31 else np.int64)
+
+
+def run_positions(counts: np.ndarray) -> np.ndarray:
+    """For runs of counts[j] items laid end to end, each item's place within its run (0, 1, ...)."""
+    counts = np.asarray(counts)
+    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def box_cells(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(box, x, y) of every grid cell of each box of cells first[k]..last[k] ((K, 2) inclusive
+    x, y ranges), box by box and row by row (x fastest)."""
+    width = last[:, 0] - first[:, 0] + 1
+    count = width * (last[:, 1] - first[:, 1] + 1)
+    box = np.repeat(np.arange(len(first)), count)
+    k = run_positions(count)
+    return box, first[box, 0] + k % width[box], first[box, 1] + k // width[box]
 
 
 def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .components import run_positions
 from .detail import fan_apexes
 from .navmesh import NavMesh
 
@@ -95,7 +96,7 @@ def corner_fans(mesh: NavMesh) -> tuple[np.ndarray, np.ndarray]:
     along nearly straight corners): (T, 3) indices into mesh.vertices and (T,) owning polygon."""
     sizes = mesh.polygon_sizes
     owners = np.repeat(np.arange(mesh.polygon_count), np.maximum(sizes - 2, 0))
-    step = np.arange(len(owners)) - np.repeat(np.cumsum(sizes - 2) - (sizes - 2), sizes - 2)
+    step = run_positions(sizes - 2)
     apex, n, first = fan_apexes(mesh)[owners], sizes[owners], mesh.poly_offsets[:-1][owners]
     local = np.stack([apex, apex + step + 1, apex + step + 2], axis=1) % n[:, None]
     return mesh.poly_vertices[first[:, None] + local], owners

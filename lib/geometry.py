@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .components import box_cells, run_positions
+
 # A point seen from above: an array or a tuple whose first two entries are x and y.
 Point = np.ndarray | Sequence[float]
 
@@ -79,7 +81,7 @@ def ring_edges_split(ring: np.ndarray, pieces: np.ndarray) -> tuple[np.ndarray, 
     parts, and for each point the edge it starts a part of (a point starting an edge's first part
     is the ring's own point k)."""
     edge = np.repeat(np.arange(len(ring)), pieces)
-    step = np.arange(len(edge)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    step = run_positions(pieces)
     t = (step / np.repeat(pieces, pieces))[:, None]
     return ring[edge] * (1 - t) + ring_next(ring)[edge] * t, edge
 
@@ -434,7 +436,7 @@ def meeting_boxes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     first = np.searchsorted(key_b, key_a, side="left")
     count = np.searchsorted(key_b, key_a, side="right") - first
     i = np.repeat(row_a, count)
-    j = row_b[np.repeat(first - (np.cumsum(count) - count), count) + np.arange(len(i))]
+    j = row_b[np.repeat(first, count) + run_positions(count)]
     key = np.repeat(key_a, count)
     first_common = np.maximum(cells_a[i, 1], cells_b[j, 1]) * columns + np.maximum(cells_a[i, 0], cells_b[j, 0])
     i, j = i[key == first_common], j[key == first_common]
@@ -451,10 +453,5 @@ def _covered_cells(cells: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndar
     covers, and the boxes over _WIDE_BOX_CELLS cells, which are left out of the first two."""
     covered = (cells[:, 2] - cells[:, 0] + 1) * (cells[:, 3] - cells[:, 1] + 1)
     boxes = np.flatnonzero(covered <= _WIDE_BOX_CELLS)
-    width = cells[boxes, 2] - cells[boxes, 0] + 1
-    count = width * (cells[boxes, 3] - cells[boxes, 1] + 1)
-    box = np.repeat(boxes, count)
-    k = np.arange(len(box)) - np.repeat(np.cumsum(count) - count, count)
-    w = np.repeat(width, count)
-    key = (cells[box, 1] + k // w) * columns + cells[box, 0] + k % w
-    return box, key, np.flatnonzero(covered > _WIDE_BOX_CELLS)
+    box, x, y = box_cells(cells[boxes, :2], cells[boxes, 2:])
+    return boxes[box], y * columns + x, np.flatnonzero(covered > _WIDE_BOX_CELLS)

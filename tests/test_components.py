@@ -3,7 +3,7 @@ graphs against plain dict and set computations."""
 
 import numpy as np
 
-from blender_navmesh.components import connected_components, partners, twin_edges
+from blender_navmesh.components import box_cells, connected_components, partners, run_positions, twin_edges
 
 
 def test_two_triangles_sharing_an_edge():
@@ -60,3 +60,13 @@ def test_components_label_each_node_with_the_smallest_node_of_its_component():
             for i in merged:
                 groups[i] = merged
         assert label.tolist() == [min(groups[i]) for i in range(n)]
+
+
+def test_run_positions_number_each_run_from_zero():
+    assert run_positions(np.array([3, 0, 1, 2])).tolist() == [0, 1, 2, 0, 0, 1]
+    assert run_positions(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_box_cells_list_every_cell_box_by_box_row_by_row():
+    box, x, y = box_cells(np.array([[1, 5], [0, 0]]), np.array([[2, 6], [0, 0]]))
+    assert list(zip(box.tolist(), x.tolist(), y.tolist())) == [(0, 1, 5), (0, 2, 5), (0, 1, 6), (0, 2, 6), (1, 0, 0)]

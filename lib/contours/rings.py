@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..components import run_positions
 from ..geometry import (
     cross_many,
     cross_vectors,
@@ -156,7 +157,7 @@ def _overlapping_boxes(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.n
     count = np.searchsorted(start, hi[order, 0], side="right") - np.arange(1, len(order) + 1)
     count = np.maximum(count, 0)
     first = np.repeat(np.arange(len(order)), count)
-    second = first + 1 + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+    second = first + 1 + run_positions(count)
     i, j = order[first], order[second]
     keep = (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1])
     return i[keep], j[keep]

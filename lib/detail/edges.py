@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import twin_edges
+from ..components import run_positions, twin_edges
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
 
@@ -44,7 +44,7 @@ def _edge_points(
     steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / cs).astype(np.int64), 1)
     n = steps - 1
     edge = np.repeat(np.arange(len(slots)), n)
-    t = (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n) + 1) / np.repeat(steps, n)
+    t = (run_positions(n) + 1) / np.repeat(steps, n)
     xyz = a[edge] + t[:, None] * (b[edge] - a[edge])
     span, sample = _column_spans(hf, start, xyz[:, :2])
     height = _floor_height(hf, span, xyz[sample, :2])
@@ -116,7 +116,7 @@ def _column_spans(hf: Heightfield, start: np.ndarray, xy: np.ndarray) -> tuple[n
     inside = (ii >= 0) & (ii < hf.width) & (jj >= 0) & (jj < hf.height)
     cols = np.where(inside, jj * hf.width + np.clip(ii, 0, hf.width - 1), 0)
     reps = np.where(inside, start[cols + 1] - start[cols], 0)
-    span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+    span = np.repeat(start[cols], reps) + run_positions(reps)
     return span, np.repeat(np.arange(len(xy)), reps)
 
 

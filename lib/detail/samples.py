@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype
+from ..components import index_dtype, run_positions
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
 from ..progress import SILENT, Progress
@@ -68,7 +68,7 @@ def _samples(
         polys = np.arange(first, last)
         n = pairs[polys]
         owner = np.repeat(polys, n)
-        k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+        k = run_positions(n)
         ii = lo[owner, 0] + k % width[owner]
         jj = lo[owner, 1] + k // width[owner]
         cx, cy = hf.bmin[0] + (ii + 0.5) * cs, hf.bmin[1] + (jj + 0.5) * cs
@@ -80,7 +80,7 @@ def _samples(
             keep[has] = d[e, 0] * (cy[has] - a[e, 1]) - d[e, 1] * (cx[has] - a[e, 0]) > edge_eps[e]
         owner, cx, cy, cols = owner[keep], cx[keep], cy[keep], cols[keep]
         reps = count[cols]
-        span = np.repeat(start[cols], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+        span = np.repeat(start[cols], reps) + run_positions(reps)
         pair = np.repeat(np.arange(len(cols)), reps)
         if span_region is not None:
             mine = span_region[span] == mesh.regions[owner[pair]]

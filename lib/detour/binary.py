@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..components import run_positions
 from ..errors import NavMeshError
 from ..geometry import NONZERO_DIVISOR
 from ..navmesh import to_y_up
@@ -252,7 +253,7 @@ def _bv_tree(tile: _Tile, low: np.ndarray, quant: float) -> np.ndarray:
     first, size, at = np.zeros(1, dtype=np.int64), np.array([tile.polygon_count]), np.zeros(1, dtype=np.int64)
     while len(first):
         starts = np.cumsum(size) - size
-        rows = np.repeat(first - starts, size) + np.arange(int(size.sum()))
+        rows = np.repeat(first, size) + run_positions(size)
         lo = np.minimum.reduceat(q_low[items[rows]], starts)
         hi = np.maximum.reduceat(q_high[items[rows]], starts)
         nodes["bmin"][at], nodes["bmax"][at] = lo, hi

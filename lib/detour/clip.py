@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..components import run_positions
 from ..geometry import signed_area
 from .format import VERTS_PER_POLYGON
 
@@ -243,7 +244,7 @@ def _clip_chunk(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> tu
     # Fans: fragment corner 0 with each later pair of corners.
     fans = n - 2
     row = np.repeat(np.arange(len(n)), fans)
-    j = np.arange(int(fans.sum())) - np.repeat(np.cumsum(fans) - fans, fans) + 1
+    j = run_positions(fans) + 1
     fan = np.stack([points[row, 0], points[row, j], points[row, j + 1]], axis=1)
     whole_rows = np.flatnonzero(whole)
     # Per pair: the triangle itself, or its fragment's fan (a pair is one or the other).

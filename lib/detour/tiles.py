@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..components import twin_edges
+from ..components import box_cells, run_positions, twin_edges
 from ..navmesh import NavMesh, to_y_up
 from .clip import (
     _BORDER,
@@ -261,7 +261,7 @@ class _Level:
         first, stop = self.detail_start[poly], self.detail_start[poly + 1]
         size = stop - first
         piece = np.repeat(np.arange(len(pieces)), size)
-        tri = np.repeat(first - np.cumsum(size) + size, size) + np.arange(int(size.sum()))
+        tri = np.repeat(first, size) + run_positions(size)
         tri_xz = self.detail[0][:, :, [0, 2]]
         near = np.all(tri_xz.max(axis=1)[tri] >= lo[piece], axis=1) & np.all(
             tri_xz.min(axis=1)[tri] <= hi[piece], axis=1
@@ -277,12 +277,8 @@ class _Level:
 def _cell_pairs(polys: np.ndarray, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(polygon, cell x, cell z) of every cell in the box of cells first[p]..last[p] of each of
     `polys`, polygon by polygon, row by row."""
-    span = last[polys] - first[polys] + 1
-    cells = span[:, 0] * span[:, 1]
-    run = np.repeat(np.arange(len(polys)), cells)
-    k = np.arange(int(cells.sum())) - np.repeat(np.cumsum(cells) - cells, cells)
-    poly = polys[run]
-    return poly, first[poly, 0] + k % span[run, 0], first[poly, 1] + k // span[run, 0]
+    box, x, z = box_cells(first[polys], last[polys])
+    return polys[box], x, z
 
 
 def _reverse_slots(mesh: NavMesh) -> np.ndarray:
@@ -298,9 +294,7 @@ def _detail_triangles(mesh: NavMesh, corners: np.ndarray, sizes: np.ndarray) -> 
     bare = np.setdiff1d(np.arange(mesh.polygon_count), owners)
     if len(bare):
         fan_poly = np.repeat(bare, sizes[bare] - 2)
-        fan_k = (
-            np.arange(len(fan_poly)) - np.repeat(np.cumsum(sizes[bare] - 2) - (sizes[bare] - 2), sizes[bare] - 2) + 1
-        )
+        fan_k = run_positions(sizes[bare] - 2) + 1
         fans = np.stack([corners[fan_poly, 0], corners[fan_poly, fan_k], corners[fan_poly, fan_k + 1]], axis=1)
         coords, owners = np.concatenate([coords, fans]), np.concatenate([owners, fan_poly])
     order = np.argsort(owners, kind="stable")
@@ -393,7 +387,7 @@ def _link_tiles(tiles: list[_Tile], level: _Level) -> None:
         lo, hi = np.searchsorted(sorted_labels, target, "left"), np.searchsorted(sorted_labels, target, "right")
         count = hi - lo
         query = np.repeat(np.arange(len(piece)), count)
-        cand = by_label[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))]
+        cand = by_label[np.repeat(lo, count) + run_positions(count)]
         gap = np.abs(middle[own_piece[cand], own_k[cand]] - middle[piece[query], edge[query]]).max(axis=1)
         hit = np.flatnonzero(gap < ON_EDGE)
         hit = hit[np.concatenate([[True], query[hit][1:] != query[hit][:-1]])] if len(hit) else hit

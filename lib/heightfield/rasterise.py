@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..components import run_positions
 from ..geometry import UPRIGHT_NZ
 from ..progress import SILENT, Progress
 from .field import Heightfield
@@ -55,7 +56,7 @@ def _batches(counts: np.ndarray):
         total = int(c.sum())
         if total:
             seg = np.repeat(np.arange(start, stop), c)
-            yield seg, np.arange(total) - np.repeat(np.cumsum(c) - c, c)
+            yield seg, run_positions(c)
         start = stop
 
 

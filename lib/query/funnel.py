@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..components import connected_components
+from ..components import box_cells, connected_components, run_positions
 from ..geometry import NONZERO_DIVISOR
 from ..navmesh import NavMesh
 from .graph import FITS_TOL
@@ -289,12 +289,7 @@ def _box_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     size = max(float(np.median(np.max(hi - lo, axis=1))), OVERLAP_TOL)
     c0 = np.floor((lo - lo.min(axis=0)) / size).astype(np.int64)
     c1 = np.floor((hi - lo.min(axis=0)) / size).astype(np.int64)
-    span = c1 - c0 + 1
-    count = span[:, 0] * span[:, 1]
-    box = np.repeat(np.arange(len(lo)), count)
-    k = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-    cx = c0[box, 0] + k // span[box, 1]
-    cy = c0[box, 1] + k % span[box, 1]
+    box, cx, cy = box_cells(c0, c1)
     cell = cx * (int(c1[:, 1].max()) + 1) + cy
     order = np.lexsort((box, cell))
     cell, box = cell[order], box[order]
@@ -302,7 +297,7 @@ def _box_pairs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     end = np.searchsorted(cell, cell, side="right")
     later = end - np.arange(len(cell)) - 1
     first = np.repeat(np.arange(len(cell)), later)
-    second = np.arange(later.sum()) - np.repeat(np.cumsum(later) - later, later) + first + 1
+    second = run_positions(later) + first + 1
     i, j = box[first], box[second]
     pair = np.unique(i * len(lo) + j)
     i, j = pair // len(lo), pair % len(lo)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..components import partners
+from ..components import box_cells, partners
 from ..errors import NavMeshError
 from ..geometry import NONZERO_DIVISOR, UPRIGHT_NZ, point_segment_xy
 from ..navmesh import NavMesh
@@ -225,12 +225,7 @@ class MeshIndex:
         mid = (c0 + c1) // 2
         c0, c1 = np.maximum(c0, mid - START_SPAN), np.minimum(c1, mid + START_SPAN)
         self._start_rows = int(c1[:, 1].max()) + 1 if len(c1) else 1
-        span = c1 - c0 + 1
-        count = span[:, 0] * span[:, 1]
-        tri = np.repeat(np.arange(len(c0)), count)
-        k = np.arange(len(tri)) - np.repeat(np.cumsum(count) - count, count)
-        cx = c0[tri, 0] + k // span[tri, 1]
-        cy = c0[tri, 1] + k % span[tri, 1]
+        tri, cx, cy = box_cells(c0, c1)
         keys = (cx * self._start_rows + cy) * self.mesh.polygon_count + owner[tri]
         self._start_grid = dict(zip(keys.tolist(), local[tri].tolist()))
 
