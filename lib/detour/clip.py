@@ -200,22 +200,24 @@ def clip_to_pieces(
 
 
 def ring_edges(ring: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For convex rings ring[k][: counts[k]] ((K, M, 2), seen from above): which slots are corners
-    (K, M), each corner's edge to the next (K, M, 2) and the winding, the sign of the area (K,)."""
+    """For rings ring[k][: counts[k]] ((K, M, 2), seen from above): which slots are corners (K, M),
+    each corner's edge to the next (K, M, 2) and twice the signed area (K,), the corners' cross
+    products summed in turn."""
     width = ring.shape[1]
     used = np.arange(width) < counts[:, None]
     ahead = np.take_along_axis(
         ring, np.where(np.arange(width) + 1 < counts[:, None], np.arange(width) + 1, 0)[:, :, None], axis=1
     )
     twice = np.where(used, ring[:, :, 0] * ahead[:, :, 1] - ahead[:, :, 0] * ring[:, :, 1], 0.0)
-    return used, ahead - ring, np.sign(twice.sum(axis=1))
+    return used, ahead - ring, twice.sum(axis=1)
 
 
 def _clip_chunk(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`clip_to_pieces` for pairs given as arrays: tris[i] cut to corners[i][: counts[i]]."""
     width = corners.shape[1]
     ring = corners[:, :, [0, 2]]
-    used, edge, sign = ring_edges(ring, counts)
+    used, edge, twice = ring_edges(ring, counts)
+    sign = np.sign(twice)
     # (P, 3 corners, 6 edges): how far inside each edge, times its length.
     rel = tris[:, :, None, :][..., [0, 2]] - ring[:, None]
     depth = sign[:, None, None] * (edge[:, None, :, 0] * rel[..., 1] - edge[:, None, :, 1] * rel[..., 0])
@@ -235,11 +237,7 @@ def _clip_chunk(tris: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> tu
         if clipped.shape[1] > points.shape[1]:
             points = np.concatenate([points, np.zeros((len(points), clipped.shape[1] - points.shape[1], 3))], axis=1)
         points[rows, : clipped.shape[1]] = clipped
-    # Twice the area seen from above, as the ring's cross products summed in turn.
-    idx = np.arange(points.shape[1])
-    after = np.take_along_axis(points, np.where(idx + 1 < n[:, None], idx + 1, 0)[:, :, None], axis=1)
-    cross = np.where(idx < n[:, None], points[..., 0] * after[..., 2] - after[..., 0] * points[..., 2], 0.0)
-    keep = (n >= 3) & (np.abs(cross.sum(axis=1)) > 2.0 * MIN_FRAGMENT_AREA)
+    keep = (n >= 3) & (np.abs(ring_edges(points[..., [0, 2]], n)[2]) > 2.0 * MIN_FRAGMENT_AREA)
     points, n, cut = points[keep], n[keep], cut[keep]
     # Fans: fragment corner 0 with each later pair of corners.
     fans = n - 2

@@ -124,7 +124,8 @@ class _Level:
         low = self.origin[[0, 2]] + np.column_stack([cx, cz]) * cell
         box = np.stack([low, low + [cell, 0.0], low + cell, low + [0.0, cell]], axis=1)  # (pairs, 4, 2)
         ring = self.corners[poly][:, :, [0, 2]]
-        used, edge, sign = ring_edges(ring, self.sizes[poly])
+        used, edge, twice = ring_edges(ring, self.sizes[poly])
+        sign = np.sign(twice)
         rel = box[:, None, :, :] - ring[:, :, None, :]  # (pairs, edges, 4 box corners, 2)
         depth = sign[:, None, None] * (edge[:, :, None, 0] * rel[..., 1] - edge[:, :, None, 1] * rel[..., 0])
         reach = OVERLAP_DEPTH * np.hypot(edge[..., 0], edge[..., 1])
