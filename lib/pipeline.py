@@ -72,9 +72,12 @@ def generate(
     report("detail", 0.8)
     span_region = region_map.region
     del region_map, outlines  # the detail stage reads only each span's region
-    surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.8, 0.9))
+    part = Progress(progress, "detail", 0.8, 0.9)
+    samples = detail.floor_samples(polys, hf, params, span_region, part.span(0.0, 0.2))
+    surface = detail.build_detail(polys, hf, params, span_region, part, samples=samples)
     # A polygon too large for its floor's relief to follow within the detail's triangle cap is cut
-    # in two, and the surfaces round the cuts built again (lib.polygons.rough).
+    # in two, and the surfaces round the cuts built again (lib.polygons.rough): only the halves are
+    # sampled again, and only the surfaces round them measured.
     for _ in range(ROUGH_ROUNDS):
         halved, cut = polygons.split_rough(polys, surface.rough) if len(surface.rough) else (polys, [])
         if not cut:
@@ -83,9 +86,14 @@ def generate(
         kept = surface.surfaces(
             [p for p in range(polys.polygon_count) if p not in cut and touched.isdisjoint(polys.polygon(p).tolist())]
         )
+        # The first half of a cut polygon keeps its id, the second is added at the end.
+        halves = np.union1d(cut, np.arange(polys.polygon_count, halved.polygon_count))
         polys = halved
-        surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9), kept)
-    del hf, span_region  # the bake's largest values: not held through the stages after
+        samples = samples.replaced(halves, detail.floor_samples(polys, hf, params, span_region, polygons=halves))
+        surface = detail.build_detail(
+            polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9), kept, samples
+        )
+    del hf, span_region, samples  # the bake's largest values: not held through the stages after
     report("clearance", 0.9)
     on_floor = replace(polys, vertices=surface.corners)
     clear = clearance.compute_clearance(on_floor, Progress(progress, "clearance", 0.9, 1.0))

@@ -23,7 +23,9 @@ from .corners import _vertices_on_floor
 from .edges import _edge_points
 from .fan import _barycentric, _fan, _fan_fits, fan_apexes
 from .refine import _refine
-from .samples import _samples, column_starts
+from .samples import FloorSamples, column_starts, floor_samples, layer_tolerance
+
+__all__ = ["FloorSamples", "build_detail", "floor_samples", "surface_height"]
 
 
 def build_detail(
@@ -33,12 +35,15 @@ def build_detail(
     span_region: np.ndarray | None = None,
     progress: Progress = SILENT,
     kept: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+    samples: FloorSamples | None = None,
 ) -> DetailMesh:
     """The polygons' corners moved onto their floor and a surface over each polygon within
     params.max_height_error of the sampled floor.
 
     kept: surfaces (as DetailMesh.surfaces gives them) to take as they are for these polygons, whose
-    corners and neighbours are those they were built for (a rebuild after cutting rough polygons).
+    corners and neighbours are those they were built for (a rebuild after cutting rough polygons):
+    only the other polygons' fans and edges are measured.
+    samples: every polygon's floor samples (floor_samples), when the caller already has them.
 
     span_region: the region of each heightfield span (RegionMap.region). A region holds at most one
     span per column, so a polygon samples exactly its own floor even on steep, rolling ground. Without
@@ -48,21 +53,27 @@ def build_detail(
         return DetailMesh(
             mesh.vertices, np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
         )
-    # Floors above each other are at least agent_height apart, so a sample farther than half of it
-    # from the polygon's plane belongs to another floor.
-    layer_tol = 0.5 * float(params.agent_height)
-    start = column_starts(hf)
-    sample_poly, samples, sample_span = _samples(mesh, hf, start, layer_tol, span_region, progress.span(0.0, 0.2))
+    layer_tol = layer_tolerance(params)
+    if samples is None:
+        samples = floor_samples(mesh, hf, params, span_region, progress.span(0.0, 0.2))
+    sample_poly, points = samples.polygon, samples.points
     vertices = _vertices_on_floor(
-        mesh, sample_poly, samples, sample_span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
+        mesh, sample_poly, points, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )
     mesh = replace(mesh, vertices=vertices)
     progress.at(0.25)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
     apex = fan_apexes(mesh)
-    fits = _fan_fits(mesh, apex, sample_poly, samples, max_error, progress.span(0.25, 0.4))
-    edge_points = _edge_points(mesh, hf, start, layer_tol, span_region, max_error, float(params.agent_max_climb))
+    # The polygons whose surfaces are built here: every one but those kept.
+    built = np.ones(mesh.polygon_count, dtype=bool)
+    if kept is not None:
+        built[list(kept)] = False
+    measured = built[sample_poly]
+    fits = _fan_fits(mesh, apex, sample_poly[measured], points[measured], max_error, progress.span(0.25, 0.4))
+    del measured
+    start = column_starts(hf)
+    edge_points = _edge_points(mesh, hf, start, layer_tol, span_region, max_error, float(params.agent_max_climb), built)
     del start
     progress.at(0.5)
     offs = mesh.poly_offsets
@@ -76,7 +87,7 @@ def build_detail(
         elif fits[p] and not any(pts is not None for pts in on_edges):
             verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
-            verts, tris, off = _refine(poly, int(apex[p]), samples[cuts[p] : cuts[p + 1]], max_error, on_edges)
+            verts, tris, off = _refine(poly, int(apex[p]), points[cuts[p] : cuts[p + 1]], max_error, on_edges)
             if off:
                 rough.append(p)
         surfaces.append((verts, tris))

@@ -21,6 +21,7 @@ def _edge_points(
     span_region: np.ndarray | None,
     max_error: float,
     climb: float,
+    polygons: np.ndarray | None = None,
 ) -> dict[int, np.ndarray]:
     """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
     it, in the slot's direction, where the floor is farthest from the line through those kept so far
@@ -33,12 +34,14 @@ def _edge_points(
     region can reach round to another floor beside the edge (the floor below a ramp's top end,
     joined to the ramp at its foot): samples are kept only while the floor runs on from the edge's
     start as linked spans do, at most a climb step per link (_one_floor).
-    start: samples.column_starts(hf)."""
+    start: samples.column_starts(hf). polygons: a bool per polygon, to measure only their edges."""
     cs = hf.cell_size
     u, w = mesh.poly_vertices, mesh.edge_next_vertex
     owner = mesh.edge_polygon
     # One slot per undirected edge: the one running from the lower vertex id (or the only one).
     canon = (u < w) | (mesh.neighbors < 0)
+    if polygons is not None:
+        canon &= polygons[owner] | ((mesh.neighbors >= 0) & polygons[np.maximum(mesh.neighbors, 0)])
     slots = np.flatnonzero(canon)
     a, b = mesh.vertices[u[slots]], mesh.vertices[w[slots]]
     steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / cs).astype(np.int64), 1)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..components import index_dtype, run_positions
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
+from ..params import BakeParams
 from ..progress import SILENT, Progress
 
 
@@ -31,19 +34,51 @@ _PAIRS_PER_CHUNK = 1 << 17
 _ON_EDGE = 1e-6
 
 
-def _samples(
+@dataclass(frozen=True)
+class FloorSamples:
+    """Floor samples of a polygon mesh: one span per column centre strictly inside each polygon (top
+    view), on the polygon's floor. polygon: (S,) the polygon of each, sorted (each polygon's in the
+    order `floor_samples` finds them); points: (S, 3) column centres at floor height; span: (S,)."""
+
+    polygon: np.ndarray
+    points: np.ndarray
+    span: np.ndarray
+
+    def replaced(self, polygons: np.ndarray, new: FloorSamples) -> FloorSamples:
+        """These samples with those of `polygons` (sorted ids) replaced by `new` (the samples of
+        those polygons as they are now): what sampling every polygon again would give, as each
+        polygon's samples depend on it alone."""
+        keep = ~np.isin(self.polygon, polygons)
+        polygon = np.concatenate([self.polygon[keep], new.polygon])
+        order = np.argsort(polygon, kind="stable")
+        return FloorSamples(
+            polygon[order],
+            np.concatenate([self.points[keep], new.points])[order],
+            np.concatenate([self.span[keep], new.span])[order],
+        )
+
+
+def layer_tolerance(params: BakeParams) -> float:
+    """Floors above each other are at least agent_height apart, so a sample farther than half of it
+    from a polygon's plane belongs to another floor."""
+    return 0.5 * float(params.agent_height)
+
+
+def floor_samples(
     mesh: PolyMesh,
     hf: Heightfield,
-    start: np.ndarray,
-    layer_tol: float,
-    span_region: np.ndarray | None,
+    params: BakeParams,
+    span_region: np.ndarray | None = None,
     progress: Progress = SILENT,
-):
-    """Floor samples strictly inside each polygon (top view), one per column, on the polygon's floor:
-    (S,) polygon of each sample, sorted, (S, 3) points and (S,) their spans. All polygons at once, in chunks.
+    polygons: np.ndarray | None = None,
+) -> FloorSamples:
+    """The floor samples of every polygon, or of `polygons` (sorted ids) only, in chunks
+    (FloorSamples.replaced puts those in place of earlier ones).
 
     span_region given: the span of the polygon's own region in each column. Otherwise the span
-    nearest the polygon's least-squares plane, if within layer_tol of it. start: column_starts(hf)."""
+    nearest the polygon's least-squares plane, if within layer_tolerance of it."""
+    layer_tol = layer_tolerance(params)
+    start = column_starts(hf)
     cs = hf.cell_size
     count = np.diff(start)
     offs = mesh.poly_offsets
@@ -57,16 +92,17 @@ def _samples(
         np.floor((np.maximum.reduceat(a, offs[:-1]) - hf.bmin[:2]) / cs).astype(np.int64), [hf.width - 1, hf.height - 1]
     )
     width, height = hi[:, 0] - lo[:, 0] + 1, hi[:, 1] - lo[:, 1] + 1
-    pairs = np.where((width > 0) & (height > 0), width * height, 0)
+    ids = np.arange(mesh.polygon_count) if polygons is None else np.asarray(polygons, dtype=np.int64)
+    pairs = np.where((width[ids] > 0) & (height[ids] > 0), width[ids] * height[ids], 0)
     plane = None if span_region is not None else _planes(corner, offs)
     out_poly, out_span = [], []
     first = 0
     ends = np.cumsum(pairs)
-    while first < mesh.polygon_count:
-        progress.at(first / mesh.polygon_count)
+    while first < len(ids):
+        progress.at(first / len(ids))
         last = max(int(np.searchsorted(ends, (ends[first] - pairs[first]) + _PAIRS_PER_CHUNK, side="right")), first + 1)
-        polys = np.arange(first, last)
-        n = pairs[polys]
+        polys = ids[first:last]
+        n = pairs[first:last]
         owner = np.repeat(polys, n)
         k = run_positions(n)
         ii = lo[owner, 0] + k % width[owner]
@@ -96,16 +132,16 @@ def _samples(
         out_poly.append(owner[pair])
         out_span.append(pick)
         first = last
-    del count
+    del count, start
     # The points from their spans once joined (column centres, floor heights): the stage's largest
     # array is never held twice, in pieces and joined.
-    span = np.concatenate(out_span)
+    span = np.concatenate(out_span) if out_span else np.zeros(0, dtype=np.int64)
     del out_span
     xyz = np.empty((len(span), 3))
     xyz[:, 0] = hf.bmin[0] + (hf.x[span] + 0.5) * cs
     xyz[:, 1] = hf.bmin[1] + (hf.y[span] + 0.5) * cs
     xyz[:, 2] = hf.z[span]
-    return np.concatenate(out_poly), xyz, span
+    return FloorSamples(np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=np.int64), xyz, span)
 
 
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
