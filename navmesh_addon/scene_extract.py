@@ -130,6 +130,8 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
 def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
     """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it has no faces."""
     mesh = obj.to_mesh()
+    if mesh is None:  # a curve with no points left has no mesh at all
+        return None
     try:
         mesh.calc_loop_triangles()
         nv, nt = len(mesh.vertices), len(mesh.loop_triangles)
@@ -169,8 +171,9 @@ def _link(obj, matrix: np.ndarray, costs: dict):
     original = obj.original
     mesh = obj.to_mesh()
     try:
-        co = np.empty(3 * len(mesh.vertices), dtype=np.float64)
-        mesh.vertices.foreach_get("co", co)
+        co = np.empty(3 * len(mesh.vertices) if mesh is not None else 0, dtype=np.float64)
+        if mesh is not None:
+            mesh.vertices.foreach_get("co", co)
     finally:
         obj.to_mesh_clear()
     if len(co) < 6:

@@ -137,6 +137,24 @@ def test_nothing_to_bake_says_what_to_do(blender, setup, source, words):
         extract_scene(blender, source)
 
 
+def test_a_curve_with_every_point_deleted_is_skipped(blender):
+    """Such a curve evaluates to no mesh at all (to_mesh() gives None), not to an empty one."""
+    floor = grid_object("Floor", 4, 4)
+    empty = bpy.data.objects.new("Emptied", bpy.data.curves.new("Emptied", "CURVE"))
+    blender.scene.collection.objects.link(empty)
+    arrays = extract_scene(blender, "VISIBLE")
+    assert arrays.object_names == [floor.name] and len(arrays.triangles) == 2
+
+
+def test_a_link_curve_with_no_points_is_named(blender):
+    grid_object("Floor", 4, 4)
+    rope = bpy.data.objects.new("Rope", bpy.data.curves.new("Rope", "CURVE"))
+    blender.scene.collection.objects.link(rope)
+    rope.navmesh_role = "OFF_MESH_LINK"
+    with pytest.raises(lib.NavMeshError, match="'Rope' needs two points"):
+        extract_scene(blender, "VISIBLE")
+
+
 def test_only_obstacles_is_nothing_walkable(blender):
     box_object("Crate", (0, 0, 0), (1, 1, 1)).navmesh_role = "OBSTACLE"
     with pytest.raises(lib.NavMeshError, match="nothing walkable.*Walkable"):
