@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+import bmesh
 import bpy
 import numpy as np
 from mathutils import Matrix
@@ -151,7 +152,15 @@ def faces_fingerprint(data) -> str:
 
 def _faces(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A mesh's corner positions (3V,) float32 as Blender stores them, each face corner's vertex
-    and each face's first corner."""
+    and each face's first corner. In Edit Mode, those of the mesh being edited (the datablock's
+    arrays are not kept in step with it until Edit Mode is left)."""
+    if data.is_editmode:
+        bm = bmesh.from_edit_mesh(data)
+        bm.verts.index_update()
+        co = np.array([c for v in bm.verts for c in v.co], dtype=np.float32)
+        corners = np.array([loop.vert.index for f in bm.faces for loop in f.loops], dtype=np.int64)
+        sizes = np.array([len(f.loops) for f in bm.faces], dtype=np.int64)
+        return co, corners, np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else sizes
     co = np.empty(3 * len(data.vertices), dtype=np.float32)
     data.vertices.foreach_get("co", co)
     corners = np.empty(len(data.loops), dtype=np.int64)
@@ -159,6 +168,16 @@ def _faces(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     starts = np.empty(len(data.polygons), dtype=np.int64)
     data.polygons.foreach_get("loop_start", starts)
     return co, corners, starts
+
+
+def check_not_edited(scene) -> None:
+    """NavMeshError naming our navmesh object that is in Edit Mode: a bake cannot replace the mesh
+    of an object in Edit Mode (Blender keeps the one being edited), nor should Clear remove it."""
+    for obj in find_navmesh_objects(scene):
+        if obj.type == "MESH" and obj.data.is_editmode:
+            raise lib.NavMeshError(
+                f"navmesh {obj.name!r} is in Edit Mode: leave Edit Mode (Tab) first, as baking replaces its faces"
+            )
 
 
 def poll_navmesh(operator_class, context, message: str) -> bool:
@@ -170,7 +189,12 @@ def poll_navmesh(operator_class, context, message: str) -> bool:
 
 
 def _face_ints(data, name: str) -> np.ndarray:
-    """A per-face int attribute (0 for faces a user added, which have none set)."""
+    """A per-face int attribute (0 for faces a user added, which have none set), in Edit Mode from
+    the mesh being edited."""
+    if data.is_editmode:
+        bm = bmesh.from_edit_mesh(data)
+        layer = bm.faces.layers.int.get(name)
+        return np.array([f[layer] if layer is not None else 0 for f in bm.faces], dtype=np.int64)
     values = np.zeros(len(data.polygons), dtype=np.int64)
     attr = data.attributes.get(name)
     if attr is not None and attr.domain == "FACE" and len(values):

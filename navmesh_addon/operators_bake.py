@@ -146,6 +146,7 @@ def prepare(context, settings, extra_seeds=(), targets: list[BakeTarget] | None 
     unusable). extra_seeds: walkable seeds besides the scene's seed empties (the CLI's --seed);
     targets: what to bake, by default bake_targets (every agent type group)."""
     targets = bake_targets(context.scene, settings) if targets is None else targets
+    mesh_write.check_not_edited(context.scene)
     arrays = scene_extract.extract_scene(context, settings.source, settings.collection)
     arrays.seeds = np.vstack([arrays.seeds, np.asarray(extra_seeds, dtype=np.float64).reshape(-1, 3)])
     return BakeJob(arrays, targets)
@@ -167,6 +168,7 @@ def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list
                 f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
                 "lower Agent Radius or Min Region Area, or raise Max Slope"
             )
+    mesh_write.check_not_edited(context.scene)  # entered while a modal bake ran
     base = result_name(context.scene, settings)
     objects = []
     for target, mesh in zip(job.targets, job.results):
@@ -302,6 +304,11 @@ class NAVMESH_OT_clear(bpy.types.Operator):
         return mesh_write.poll_navmesh(cls, context, "there is no baked navmesh in the scene")
 
     def execute(self, context):
+        try:
+            mesh_write.check_not_edited(context.scene)
+        except lib.NavMeshError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         found = mesh_write.find_navmesh_objects(context.scene)
         for obj in found:
             mesh_write.remove_navmesh_object(obj)

@@ -143,3 +143,38 @@ def test_faces_deleted_by_hand_are_the_navmesh_from_then_on(blender, tmp_path):
     io_formats.write_navmesh_file(read, path, "json")
     assert lib.load(path).polygon_count == read.polygon_count
     assert operators_path.navmesh_query(obj).mesh.polygon_count == read.polygon_count
+
+
+def test_in_edit_mode_the_navmesh_is_the_mesh_being_edited_and_a_bake_asks_to_leave_it(blender):
+    """Blender keeps a mesh's arrays out of step with Edit Mode's until it is left: reading,
+    exporting and the path test read the mesh being edited (an export raised a TypeError), and a
+    bake, which cannot swap the mesh of an object in Edit Mode (it kept the old navmesh while
+    reporting the new one), and Clear say to leave Edit Mode first."""
+    import bmesh
+
+    from tests.blender_scenes import grid_object, select_only
+
+    mesh = navmeshes.l_corridor()
+    obj = mesh_write.write_navmesh_object(blender, mesh, "L_navmesh")
+    written = mesh_write.revision(obj)
+    select_only(obj)
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        assert obj.data.is_editmode
+        assert mesh_write.revision(obj) == written and not mesh_write.edited_by_hand(obj)
+        edited = bmesh.from_edit_mesh(obj.data)
+        edited.faces.ensure_lookup_table()
+        bmesh.ops.delete(edited, geom=[edited.faces[-1]], context="FACES_ONLY")
+        bmesh.update_edit_mesh(obj.data)
+        assert mesh_write.edited_by_hand(obj)
+        assert mesh_write.read_navmesh_object(obj).polygon_count == mesh.polygon_count - 1
+        in_edit_mode = mesh_write.revision(obj)
+        grid_object("Floor", 4.0, 4.0)
+        blender.scene.navmesh.source = "VISIBLE"
+        for operator in (bpy.ops.navmesh.bake, bpy.ops.navmesh.clear):
+            with pytest.raises(RuntimeError, match="'L_navmesh' is in Edit Mode: leave Edit Mode"):
+                operator()
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+    assert mesh_write.revision(obj) == in_edit_mode
+    assert mesh_write.read_navmesh_object(obj).polygon_count == mesh.polygon_count - 1
