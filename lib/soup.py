@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .components import connected_components, twin_edges
+from .components import connected_components
 from .errors import NavMeshError
 from .geometry import NONZERO_DIVISOR
 from .navmesh import MAX_AREA
@@ -146,31 +146,84 @@ def closed_shells(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     exactly (a mesh duplicated in place) counts once, as the same face."""
     if not len(triangles):
         return np.zeros(0, dtype=bool)
-    _, ids = np.unique(vertices, axis=0, return_inverse=True)
+    points, ids = np.unique(vertices, axis=0, return_inverse=True)
     welded = ids.reshape(-1)[triangles]
     # The same corners in the same turning order, whichever corner a copy starts from.
     first = np.argmin(welded, axis=1)
     rows = np.arange(len(welded))[:, None]
     rotated = welded[rows, (first[:, None] + np.arange(3)) % 3]
     unique, copy_of = np.unique(rotated, axis=0, return_inverse=True)
-    return _closed(unique)[copy_of.reshape(-1)]
+    return _closed(points, unique)[copy_of.reshape(-1)]
 
 
-def _closed(t: np.ndarray) -> np.ndarray:
-    """closed_shells for welded triangles with no face repeated."""
+def _closed(points: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """closed_shells for welded triangles (corners into `points`) with no face repeated.
+
+    Each edge's walks are paired as the faces meet round it: at an edge of two faces, the two when
+    they walk it opposite ways; where more meet (crates stacked or side by side, a floor's border
+    flush under a crate's side, a floor cell under a crate's bottom), each face is paired with the
+    next one round the edge, from the back of one to the front of the other, the two bounding one
+    solid's wedge. A shell is a set of faces joined by paired walks; it is closed when every walk
+    of its faces is paired."""
     m = len(t)
-    n = int(t.max()) + 1
     start, end = t.ravel(), np.roll(t, -1, axis=1).ravel()
-    twin = twin_edges(start, end)
-    has_twin = twin >= 0
-    # Walked as often one way as the other: shells that share a face (crates stacked or side by
-    # side, each walking the face its own way) close each other's edges.
-    edge = start * n + end
-    keys, counts = np.unique(edge, return_counts=True)
-    count = counts[np.searchsorted(keys, edge)]
-    paired = has_twin & (count == count[np.maximum(twin, 0)])
+    lo, hi = np.minimum(start, end), np.maximum(start, end)
+    order = np.lexsort((hi, lo))
+    new_edge = np.concatenate([[True], (np.diff(lo[order]) != 0) | (np.diff(hi[order]) != 0)])
+    first = np.flatnonzero(new_edge)
+    size = np.diff(np.append(first, len(order)))
+    forward = start < end
+    mate = np.full(3 * m, -1, dtype=np.int64)
+    two = first[size == 2]
+    a, b = order[two], order[two + 1]
+    opposite = forward[a] != forward[b]
+    mate[a[opposite]], mate[b[opposite]] = b[opposite], a[opposite]
+    many = np.flatnonzero(size > 2)
+    if len(many):
+        slots = order[np.concatenate([np.arange(first[k], first[k] + size[k]) for k in many.tolist()])]
+        group = np.repeat(np.arange(len(many)), size[many])
+        angle, front = _round_edge(points, t, slots, lo[slots], hi[slots])
+        # Round each edge in turn; at one angle (faces lying on each other) the face whose front
+        # looks ahead comes first, closing the wedge behind it.
+        turn = np.lexsort((~front, angle, group))
+        slots, group, front = slots[turn], group[turn], front[turn]
+        begins = np.searchsorted(group, np.arange(len(many)))
+        position = np.arange(len(slots))
+        following = np.where(position + 1 < np.append(begins[1:], len(slots))[group], position + 1, begins[group])
+        pair = ~front & front[following] & (forward[slots] != forward[slots[following]])
+        mate[slots[pair]], mate[slots[following[pair]]] = slots[following[pair]], slots[pair]
     owner = np.arange(3 * m) // 3
-    shell = connected_components(m, owner[has_twin], owner[twin[has_twin]])
+    paired = mate >= 0
+    shell = connected_components(m, owner[paired], owner[mate[paired]])
     open_shell = np.zeros(m, dtype=bool)
     open_shell[shell[owner[~paired]]] = True
     return ~open_shell[shell]
+
+
+# Faces round an edge whose angles differ by less than this (radians) lie on each other.
+_SAME_ANGLE = 1e-9
+
+
+def _round_edge(points: np.ndarray, t: np.ndarray, slots: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """(angle bin, front looks ahead) of each walk `slots` of an edge lo-hi: the direction its face
+    leaves the edge in, as an angle round the edge (from lo to hi, binned by _SAME_ANGLE), and
+    whether the face's front (its normal, by its winding) looks toward increasing angles."""
+    face = slots // 3
+    corner = points[t[face]]
+    normal = np.cross(corner[:, 1] - corner[:, 0], corner[:, 2] - corner[:, 0])
+    axis = points[hi] - points[lo]
+    axis /= np.linalg.norm(axis, axis=1)[:, None]
+    # The face's third corner, seen along the edge.
+    third = corner[np.arange(len(slots)), (slots % 3 + 2) % 3] - points[lo]
+    out = third - np.einsum("ij,ij->i", third, axis)[:, None] * axis
+    across = np.eye(3)[np.argmin(np.abs(axis), axis=1)]
+    e1 = np.cross(axis, across)
+    e1 /= np.linalg.norm(e1, axis=1)[:, None]
+    e2 = np.cross(axis, e1)
+    angle = np.arctan2(np.einsum("ij,ij->i", out, e2), np.einsum("ij,ij->i", out, e1))
+    angle = np.where(angle < 0.0, angle + 2.0 * np.pi, angle)
+    full = int(round(2.0 * np.pi / _SAME_ANGLE))
+    binned = np.round(angle / _SAME_ANGLE).astype(np.int64)
+    binned = np.where(binned >= full, binned - full, binned)
+    ahead = np.cross(axis, out)
+    return binned, np.einsum("ij,ij->i", normal, ahead) > 0.0

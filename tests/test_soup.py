@@ -92,3 +92,41 @@ def test_no_floor_inside_crates_that_touch_or_overlap(layout):
                 assert not (abs(x - cx) < 1.7 and abs(y - cy) < 1.7), (
                     f"floor polygon {p} inside a crate at ({x:.2f}, {y:.2f})"
                 )
+
+
+@pytest.mark.parametrize("yaw", [0.0, 30.0])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "flush with the floor's edges",  # the floor's border runs under the crate's sides, edge for edge
+        "on a floor cell of its size",  # the cell's corners are the crate's bottom corners
+    ],
+)
+def test_a_crate_snapped_to_the_floor_is_solid_and_the_floor_open(layout, yaw):
+    """Snapped to the floor, a crate shares its bottom edges with the floor's, so three faces meet
+    at an edge (or four, with the floor cell lying on the crate's bottom). Each face pairs with
+    the one next to it round the edge, so the crate is still a closed shell (a floor 60 m² inside
+    a 20 x 3 m crate flush with the floor's edges was baked as walkable)."""
+    from blender_navmesh import BakeParams, generate
+
+    crate = Scene().box((0.0, 0.0, 0.0), (4.0, 4.0, 3.0))
+    if layout == "flush with the floor's edges":
+        floor = Scene().quad(*crate.vertices[[0, 1, 3, 2]])  # the crate's bottom corners, facing up
+        floor.quad(crate.vertices[2], crate.vertices[3], (2.0, 12.0, 0.0), (-2.0, 12.0, 0.0))
+    else:
+        xs = np.array([-6.0, -2.0, 2.0, 6.0])
+        floor = Scene().terrain(xs, xs, lambda x, y: 0.0 * x)
+    c, s = np.cos(np.radians(yaw)), np.sin(np.radians(yaw))
+    turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    scene = floor.add(crate.vertices, crate.triangles, walkable=False)
+    vertices = scene.vertices @ turn.T
+    closed = closed_shells(vertices, scene.triangles)
+    assert closed[-12:].all() and not closed[:-12].any()
+    mesh = generate(vertices, scene.triangles, BakeParams(agent_radius=0.3, cell_size=0.2), walkable=scene.walkable)
+    local = mesh.vertices @ turn
+    assert mesh.polygon_count > 0
+    for p in range(mesh.polygon_count):
+        x, y, z = local[mesh.polygon(p)].mean(axis=0)
+        assert not (abs(x) < 1.9 and abs(y) < 1.9 and z < 0.5), (
+            f"floor polygon {p} inside the crate at ({x:.2f}, {y:.2f})"
+        )
