@@ -88,6 +88,39 @@ def test_every_goal_the_navmesh_connects_is_found(verdicts):
     assert missed == []
 
 
+@pytest.mark.parametrize("offset", [0.0, 1e-9, 1e-7])
+def test_paths_from_the_navmesh_edge_and_its_corners_are_near_optimal(offset):
+    """Key spots snapped onto the navmesh's edge or one of its corners (or a hair inside: a start
+    cleared onto the band's edge beside a wall lies there too): the path from them is as short as
+    from anywhere else. A start on a corner was walked from one of its polygons only, and a start
+    beside a wall could not reach the arc round the wall's corner, so 2-7% of such paths ran the
+    long way round, up to four times the shortest."""
+    kw = PARAMS["r0.3"]
+    r0 = kw["agent_radius"]
+    level = random_level(7)
+    mesh = generate(level.scene.vertices, level.scene.triangles, BakeParams(**kw))
+    query = NavMeshQuery(mesh)
+    nav = floor_polygons(mesh, level)
+    wall = np.flatnonzero(mesh.neighbors < 0)
+    tail, head = mesh.vertices[mesh.poly_vertices[wall]], mesh.vertices[mesh.edge_next_vertex[wall]]
+    inward = np.stack([tail[:, 1] - head[:, 1], head[:, 0] - tail[:, 0], 0.0 * tail[:, 0]], axis=1)
+    inward /= np.linalg.norm(inward, axis=1)[:, None]
+    rng = np.random.default_rng(7)
+    ratios = []
+    for r in (r0, 1.5 * r0):
+        shortest = ShortestPaths(nav.buffer(r0 - r, quad_segs=SHRINK_QUAD_SEGS) if r > r0 else nav)
+        goals = level.random_points(r, QUERIES, rng)
+        for k, goal in zip(rng.integers(0, len(wall), QUERIES), goals):
+            on_edge = tail[k] + rng.choice([0.0, rng.random()]) * (head[k] - tail[k]) + offset * inward[k]
+            for s, g in ((on_edge, goal), (goal, on_edge)):
+                res = query.find_path(s, g, r)
+                exact = shortest.length(res.points[0], res.points[-1]) if res.status == "found" else math.inf
+                if math.isfinite(exact) and exact > 0:
+                    ratios.append(res.length / exact)
+    assert len(ratios) >= QUERIES
+    assert max(ratios) <= P99_RATIO, f"a path {max(ratios):.2f} times the shortest"
+
+
 def _two_storeys() -> Scene:
     """A 20 x 10 m ground floor; over its west part (x < 12) an upper floor at 3 m with a 4 x 3 m
     hole; a 4 m wide ramp from the upper floor's east edge down to the ground at x = 20."""

@@ -14,6 +14,10 @@ import numpy as np
 
 # A bend may turn away from its corner by this much (sine of the angle) before it is pruned.
 TURN_TOL = 1e-9
+# A link passing this close (m) outside an arc node's cone is taken as on its edge: a start or goal
+# cleared onto the band's edge beside a wall lies on the line of the first side of the polygon
+# drawn about the wall's corner, within the clearance's rounding, and leaves along that side.
+CONE_SLACK = 1e-6
 # Cone kinds: a bend point on an arc's polygon (radial direction, cosine of its half-step), and a
 # wall corner at d = 0 (the directions of its two walls).
 ARC, WEDGE = 0, 1
@@ -108,10 +112,10 @@ class _Cones:
         xj, yj = float(self.x[j]), float(self.y[j])
         ok = np.ones(len(kx), dtype=bool)
         if self.has_arc:
-            ok &= np.abs(self.arc_at - (xj * self.arc_cy - yj * self.arc_cx)) >= self.arc_min * norm
+            ok &= np.abs(self.arc_at - (xj * self.arc_cy - yj * self.arc_cx)) >= self.arc_min * norm - CONE_SLACK
             cx, cy, cc = self.arc_l[j]
             if cc > -1.0:
-                ok &= np.abs(kx * cy - ky * cx) >= (cc - TURN_TOL) * norm
+                ok &= np.abs(kx * cy - ky * cx) >= (cc - TURN_TOL) * norm - CONE_SLACK
         if self.has_wedge:
             w = self.w
             sa = self.wedge_at_a - (xj * w[1] - yj * w[0])

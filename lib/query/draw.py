@@ -179,13 +179,20 @@ class PathDrawing:
             portals = rerouted
             ports = [self._portal_line(e) for e in portals]
         on_corridor = {self.graph.owner_l[e] for e in portals} | {goal_poly}
-        points, polys = [plan.start], [[plan.start_poly]]
+        points, polys = [plan.start], [self._holders(plan, plan.start_poly, plan.start, plan.passable)]
         for _, _, v in string[1:-1]:
             points.append(tuple(self.mesh.vertices[v].tolist()))
             polys.append([p for p in vertex_polys[v] if p in on_corridor])
         points.append(goal)
-        polys.append([goal_poly])
+        polys.append(self._holders(plan, goal_poly, goal, plan.passable))
         return (points, polys), loose < 0 and self._certificate.nothing_inside(string, plan.start_poly)
+
+    def _holders(self, plan: PathPlan, poly: int, point: tuple, allowed: list[bool]) -> list[int]:
+        """The polygons `allowed` holding a path end on polygon poly (MeshIndex.holders), poly first."""
+        found = plan.holders.get((poly, point))
+        if found is None:
+            found = plan.holders[(poly, point)] = self.index.holders(poly, point, self.climb)
+        return found if len(found) == 1 else [poly] + [q for q in found[1:] if allowed[q]]
 
     def _portal_line(self, e: int) -> tuple:
         """Portal edge e as `funnel.pull_string` takes it: left end, then right, walking out of its polygon."""
@@ -259,7 +266,10 @@ class PathDrawing:
         """The shortest chain over the bend points of these reflex corners and extra vertices; `seen`
         keeps the links tested so far in this query, so a later pass does not walk them again."""
         data = self._radius_data(plan.d)
-        nodes = [(plan.start, [plan.start_poly]), (goal, [goal_poly])]
+        nodes = [
+            (plan.start, self._holders(plan, plan.start_poly, plan.start, allowed)),
+            (goal, self._holders(plan, goal_poly, goal, allowed)),
+        ]
         pulls: list[tuple[float, float] | None] = [None, None]
         cones: list[tuple | None] = [None, None]
         ends_near: dict[int, list[tuple]] = {}

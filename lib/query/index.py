@@ -17,6 +17,9 @@ LOCATE_TOL = 1e-9
 # A point counts as inside a polygon, seen from above, while its cross product with each edge (m²,
 # the edge's length times the point's distance outside it) is above -INSIDE_TOL: rounding.
 INSIDE_TOL = 1e-9
+# A point whose cross product with an edge of its polygon (as INSIDE_TOL) is below this lies on
+# that edge, and every polygon holding it is a place a segment from it may leave through.
+ON_EDGE_TOL = 1e-6
 # The index grids' cells are at least this wide (m), so a mesh of tiny polygons gets a finite grid.
 MIN_GRID_CELL = 1e-3
 # A detail triangle whose top-view area is below this share of its edges' squared lengths is a sliver.
@@ -250,6 +253,19 @@ class MeshIndex:
             for cy in range(y0, y1 + 1):
                 found.update(self.cells.get(cx * ny + cy, ()))
         return list(found)
+
+    def holders(self, p: int, point: tuple, climb: float) -> list[int]:
+        """Polygon p, which holds point, and every other polygon that holds it too: seen from above
+        within ON_EDGE_TOL, its surface there within a climb step of it. Only a point on p's edge
+        or corner (a start cleared onto the edge of the agent's band, a key spot on a vertex) lies
+        in several, and a segment from it leaves through whichever it heads into."""
+        if self.inside_xy(p, point, -ON_EDGE_TOL):
+            return [p]
+        found = [p]
+        for q in self.polygons_near(point, ON_EDGE_TOL):
+            if q != p and self.inside_xy(q, point, ON_EDGE_TOL) and abs(self.height(q, point) - point[2]) <= climb:
+                found.append(q)
+        return found
 
     def inside_xy(self, p: int, xy, eps: float = INSIDE_TOL) -> bool:
         offs, _, ex = self.walk_lists()

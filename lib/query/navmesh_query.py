@@ -238,17 +238,12 @@ class NavMeshQuery(PathDrawing):
 
     def _straight(self, plan: PathPlan) -> PathResult | None:
         """The segment itself when the goal is in plain sight and the segment keeps d from walls."""
-        if not refine.segment_ok(
-            self.index, self._walker(plan.passable), [plan.start_poly], plan.start, plan.goal, plan.d, self.climb
-        ):
+        starts = self._holders(plan, plan.start_poly, plan.start, plan.passable)
+        walk = self._walker(plan.passable)
+        if not refine.segment_ok(self.index, walk, starts, plan.start, plan.goal, plan.d, self.climb):
             return None
-        points, polys = refine.drape(
-            self.index,
-            self._walker(plan.passable),
-            [plan.start, plan.goal],
-            [[plan.start_poly], [plan.goal_poly]],
-            self.climb,
-        )
+        goals = self._holders(plan, plan.goal_poly, plan.goal, plan.passable)
+        points, polys = refine.drape(self.index, walk, [plan.start, plan.goal], [starts, goals], self.climb)
         return result(FOUND, points, polys, 0, (plan.start_poly,), plan)
 
     # -- reachability ----------------------------------------------------------------------------

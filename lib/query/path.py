@@ -58,6 +58,8 @@ class PathPlan:
     asked: tuple = ()
     result: PathResult | None = None
     link_costs: list = field(default_factory=list)
+    # The polygons holding each path end, by (polygon, point): found once per query.
+    holders: dict = field(default_factory=dict)
 
 
 def path_length(points) -> float:
