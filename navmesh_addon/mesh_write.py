@@ -79,13 +79,13 @@ def write_navmesh_object(
 ) -> bpy.types.Object:
     """Create or update our navmesh object for `name` in our collection `collection_name`.
 
-    Our object is found by its tag, which holds `name`, whatever it is called now; it is replaced in
-    place (its mesh datablock is swapped, so references to the object stay valid). A user's object
-    that happens to have the name is left untouched, and ours is created beside it (Blender adds a
-    number to the name).
+    Our object is found among the scene's by its tag, which holds `name`, whatever it is called now;
+    it is replaced in place (its mesh datablock is swapped, so references to the object stay valid).
+    A user's object that happens to have the name, or ours in another scene, is left untouched, and
+    ours is created beside it (Blender adds a number to the name).
     """
     collection = _collection(context, collection_name)
-    obj = _tagged(bpy.data.objects, name)
+    obj = _tagged(context.scene.objects, name)
     data = build_mesh(mesh, name)
     if obj is not None and obj.type == "MESH":
         old = obj.data
@@ -224,25 +224,28 @@ def navmesh_material() -> bpy.types.Material:
     return material
 
 
-def _tagged(datablocks, name: str):
-    """Our datablock for `name`: tagged with it, or (written before tags held names) named it and
-    tagged True."""
-    for block in datablocks:
-        if block.get(TAG) == name:
+def _tagged(blocks, name: str):
+    """Our datablock for `name` among `blocks`: tagged with it, or (written before tags held names)
+    named it and tagged True."""
+    legacy = None
+    for block in blocks:
+        tag = block.get(TAG)
+        if tag == name and isinstance(tag, str):
             return block
-    block = datablocks.get(name)
-    legacy = None if block is None else block.get(TAG)
-    return block if isinstance(legacy, (bool, int)) and legacy else None
+        if block.name == name and isinstance(tag, (bool, int)) and tag:
+            legacy = block
+    return legacy
 
 
 def _collection(context, name: str) -> bpy.types.Collection:
-    """Our collection for navmesh objects; a user's collection of the same name is never touched."""
-    collection = _tagged(bpy.data.collections, name)
+    """The scene's own collection for our navmesh objects (each scene has its own, so one level's
+    navmesh never shows, or is cleared, in another); a user's collection of the same name is never
+    touched."""
+    scene_root = context.scene.collection
+    collection = _tagged(scene_root.children_recursive, name)
     if collection is None:
         collection = bpy.data.collections.new(name)
         collection[TAG] = name
-    scene_root = context.scene.collection
-    if collection not in scene_root.children_recursive:
         scene_root.children.link(collection)
     collection.hide_render = True
     return collection

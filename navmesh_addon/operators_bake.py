@@ -154,9 +154,12 @@ def prepare(context, settings, extra_seeds=(), targets: list[BakeTarget] | None 
 
 def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
     """Main-thread half after the bake: write one object per target, or raise the bake's error
-    (then nothing is written). replace_stale (a bake of every agent type group): our navmeshes of
-    the same result that no group bakes to any more (a type renamed, or moved to another group by a
-    new height, climb or slope) are removed, so a re-bake leaves only what it wrote."""
+    (then nothing is written). replace_stale (a bake of every agent type group): our navmeshes in
+    the scene of the same result that this bake no longer writes are removed, so a re-bake leaves
+    only what it wrote: a type renamed, or moved to another group by a new height, climb or slope;
+    the scene's agent before agent types were added, or the types before they were all removed;
+    the result of the scene's sources under the scene's old name. Navmeshes baked from another
+    source collection, or imported, stay."""
     if job.error is not None:
         if isinstance(job.error, lib.NavMeshError):
             raise job.error
@@ -179,9 +182,10 @@ def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list
             "islands": int(len(np.unique(mesh.islands()))),
             "seeds": len(job.arrays.seeds),
         }
+        stats["result"] = base
+        stats["source"] = _source_kind(settings)
         if target.agent_types:
             stats["agent_types"] = list(target.agent_types)
-            stats["result"] = base
         obj = mesh_write.write_navmesh_object(context, mesh, target.name, stats=stats)
         if STALE_KEY in obj:
             del obj[STALE_KEY]
@@ -189,10 +193,18 @@ def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list
     if replace_stale:
         written = {target.name for target in job.targets}
         for obj in mesh_write.find_navmesh_objects(context.scene):
-            info = obj.get("navmesh", {})
-            if obj.get(mesh_write.TAG) not in written and info.get("agent_types") and info.get("result") == base:
+            info, tag = obj.get("navmesh", {}), obj.get(mesh_write.TAG)
+            same = info.get("result") == base or tag == base
+            renamed = info.get("source") == "scene" == _source_kind(settings)
+            if tag not in written and (same or renamed):
                 mesh_write.remove_navmesh_object(obj)
     return objects
+
+
+def _source_kind(settings) -> str:
+    """'collection' when the bake reads a source collection (its navmesh is named after it), else
+    'scene' (named after the scene)."""
+    return "collection" if settings.source == "COLLECTION" and settings.collection is not None else "scene"
 
 
 def bake_to_object(context, settings=None, on_progress=None, extra_seeds=()) -> bpy.types.Object:

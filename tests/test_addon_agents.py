@@ -274,3 +274,51 @@ def test_two_types_with_one_name_are_refused_before_anything_is_written(level, b
     with pytest.raises(RuntimeError, match="two agent types are named 'Human': rename one"):
         bpy.ops.navmesh.bake()
     assert mesh_write.find_navmesh_objects(blender.scene) == []
+
+
+def test_a_rebake_replaces_the_scenes_earlier_result_whatever_it_was_named(blender):
+    """The agent before agent types were added, the types after they are all removed, and the
+    result under the scene's old name are all this scene's result: a re-bake leaves only what it
+    wrote (they were left behind, and Export then refused a scene of two navmeshes). A navmesh
+    baked from a source collection is another result, and stays."""
+    grid_object("Floor", 4.0, 4.0)
+    level = bpy.data.collections.new("Level2")
+    blender.scene.collection.children.link(level)
+    grid_object("Upper", 4.0, 4.0, location=(0.0, 0.0, 5.0), collection=level)
+    settings = blender.scene.navmesh
+    settings.source, settings.collection = "COLLECTION", level
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings.source = "VISIBLE"
+
+    def names() -> list[str]:
+        return sorted(o.name for o in mesh_write.find_navmesh_objects(blender.scene))
+
+    assert bpy.ops.navmesh.bake() == {"FINISHED"} and names() == ["Level2_navmesh", "Scene_navmesh"]
+    assert bpy.ops.navmesh.agent_type_add() == {"FINISHED"}
+    settings.agent_types[-1].name = "Human"
+    assert bpy.ops.navmesh.bake() == {"FINISHED"} and names() == ["Level2_navmesh", "Scene_navmesh_Human"]
+    settings.agent_types.clear()
+    assert bpy.ops.navmesh.bake() == {"FINISHED"} and names() == ["Level2_navmesh", "Scene_navmesh"]
+    blender.scene.name = "Level01"
+    assert bpy.ops.navmesh.bake() == {"FINISHED"} and names() == ["Level01_navmesh", "Level2_navmesh"]
+
+
+def test_each_scene_keeps_its_own_navmesh(blender):
+    """Two levels in one file, one per scene: each bake writes into its own scene's Navmesh
+    collection, so one level's navmesh never shows in the other, and Clear in one leaves the
+    other's (the scenes shared one collection: both navmeshes showed in both, Export and the path
+    test refused, and Clear removed the other level's)."""
+    first = blender.scene
+    grid_object("FloorA", 10.0, 10.0)
+    first.navmesh.source = "VISIBLE"
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    second = bpy.data.scenes.new("LevelB")
+    blender.window.scene = second
+    grid_object("FloorB", 30.0, 4.0, collection=second.collection)
+    second.navmesh.source = "VISIBLE"
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    assert [o.name for o in mesh_write.find_navmesh_objects(first)] == ["Scene_navmesh"]
+    assert [o.name for o in mesh_write.find_navmesh_objects(second)] == ["LevelB_navmesh"]
+    assert bpy.ops.navmesh.clear() == {"FINISHED"}
+    assert [o.name for o in mesh_write.find_navmesh_objects(first)] == ["Scene_navmesh"]
+    assert mesh_write.find_navmesh_objects(second) == []
