@@ -43,6 +43,12 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
     for spec in specs:
         if not 0 <= int(spec.area) <= MAX_AREA or not (np.isfinite(spec.cost) and spec.cost > 0):
             raise NavMeshError(f"off-mesh link {spec.name!r}: area must be 0..{MAX_AREA} and cost > 0")
+        if spec.radius is not None and not (np.isfinite(spec.radius) and spec.radius > 0):
+            # (A radius below the bake radius is a link for smaller agents than this navmesh's.)
+            raise NavMeshError(
+                f"off-mesh link {spec.name!r}: its radius must be a number of meters > 0 (or None: the bake "
+                f"radius), got {spec.radius}"
+            )
         ends = [index.locate(point, extent) for point in (spec.start, spec.end)]
         far = [
             f"its {which} is {where.distance:.3g} m away"

@@ -69,6 +69,13 @@ def test_link_ends_off_the_navmesh_are_named_with_their_distance(platforms):
         attach_links(platforms, [JUMP, LinkSpec(start=(7.5, 4.0, 0.0), end=(27.0, 4.0, 1.0), name="far")])
 
 
+@pytest.mark.parametrize("radius", [float("nan"), float("inf"), -1.0, 0.0])
+def test_a_link_radius_that_is_no_width_is_named(platforms, radius):
+    """A link usable by any agent (NaN compared false with every radius) or none is an error."""
+    with pytest.raises(NavMeshError, match="'rope': its radius must be a number of meters > 0"):
+        attach_links(platforms, [LinkSpec(JUMP.start, JUMP.end, radius=radius, name="rope")])
+
+
 def test_links_round_trip_through_the_json_file(platforms, tmp_path):
     mesh = attach_links(
         platforms,

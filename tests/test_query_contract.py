@@ -99,10 +99,22 @@ def test_a_start_on_an_excluded_area_is_unreachable_with_a_reason(baked):
     assert res.status == "unreachable" and "flags 0x0" in res.reason
 
 
-def test_absurd_coordinates_get_a_status_and_nan_a_clear_error(query):
-    res = query.find_path([1e200, 1e200, 0.0], [9.0, 9.0, 0.0])
-    assert res.status == "unreachable" and res.reason.startswith("start is")
-    assert query.find_path(START, [-1e200, 5.0, 1e200]).status == "unreachable"
+def test_absurd_coordinates_and_nan_get_a_clear_error(query):
+    """Far beyond any level (1e200 m: squared distances overflow) is an error naming the point,
+    for paths and for the surface queries alike (raycast raised an OverflowError)."""
+    res = query.find_path([1e6, 1e6, 0.0], [9.0, 9.0, 0.0])
+    assert res.status == "unreachable" and res.reason.startswith("start is 1.41e+06 m")
+    for call in (
+        lambda: query.find_path([1e200, 1e200, 0.0], [9.0, 9.0, 0.0]),
+        lambda: query.find_path(START, [-1e200, 5.0, 1e200]),
+        lambda: query.raycast(START, [1e300, 1.0, 0.0]),
+        lambda: query.move_along_surface(START, [1e300, 1.0, 0.0]),
+    ):
+        with pytest.raises(NavMeshError, match="from the origin, on no level"):
+            call()
+    for radius in (1e200, [0.5]):
+        with pytest.raises(NavMeshError, match="agent radius must be"):
+            query.find_path(START, [9.0, 9.0, 0.0], radius=radius)
     with pytest.raises(NavMeshError, match="NaN"):
         query.find_path(START, [np.nan, 0.0, 0.0])
     with pytest.raises(NavMeshError, match="three numbers"):
@@ -111,6 +123,50 @@ def test_absurd_coordinates_get_a_status_and_nan_a_clear_error(query):
         query.find_path(START, [9.0, 9.0, 0.0], radius=0.1)
     with pytest.raises(NavMeshError, match="finite"):
         query.find_path(START, [9.0, 9.0, 0.0], radius=float("inf"))
+
+
+def test_bad_filters_flags_and_rngs_are_clear_errors(query):
+    """Wrong kinds of argument are named, never an AttributeError or TypeError from inside."""
+    for bad in (None, {"excluded": {1}}):
+        with pytest.raises(NavMeshError, match="must be a QueryFilter"):
+            query.filter = bad
+    with pytest.raises(NavMeshError, match="must be a QueryFilter"):
+        query.find_path(START, [9.0, 9.0, 0.0], filter={"excluded": {1}})
+    for options, words in (
+        ({"area_cost": {0: "a"}}, "area_cost must map area ids to numbers"),
+        ({"excluded": None}, "excluded must be area ids"),
+        ({"include_flags": None}, "include_flags must be an integer"),
+    ):
+        with pytest.raises(NavMeshError, match=words):
+            QueryFilter(**options)
+        edited = QueryFilter()
+        setattr(edited, *next(iter(options.items())))  # edited after it was made
+        with pytest.raises(NavMeshError, match=words):
+            query.find_path(START, [9.0, 9.0, 0.0], filter=edited)
+    for polygon in (10**6, -1, 1.5):
+        with pytest.raises(NavMeshError, match="polygon"):
+            query.poly_flags(polygon)
+    with pytest.raises(NavMeshError, match="flags must be an integer"):
+        query.set_poly_flags(0, None)
+    assert query.random_point(5)[0] == query.random_point(np.random.default_rng(5))[0]  # a seed
+    with pytest.raises(NavMeshError, match="rng must be"):
+        query.random_point("five")
+
+
+def test_unpickled_and_copied_navmeshes_and_returned_paths_stay_read_only(baked, query):
+    """pickle and deepcopy hand back writeable arrays; a navmesh is read-only again after both, and
+    a path's arrays (the path cache hands the same ones out again) cannot be made writeable."""
+    import copy
+    import pickle
+
+    for twin in (pickle.loads(pickle.dumps(baked)), copy.deepcopy(baked)):
+        with pytest.raises(ValueError, match="read-only"):
+            twin.vertices[0, 0] = 5.0
+        assert np.array_equal(twin.vertices, baked.vertices)
+    res = query.find_path(START, [9.0, 9.0, 0.0])
+    for array in (res.points, res.polygons):
+        with pytest.raises(ValueError):
+            array.setflags(write=True)
 
 
 def test_filter_changes_take_effect_on_the_next_query_and_cached_paths_follow():

@@ -129,6 +129,13 @@ def _read_only(value) -> None:
             object.__setattr__(value, f.name, view)
 
 
+def _restore(value, state: dict) -> None:
+    """__setstate__ of the stage values: unpickled or deep-copied, their arrays are read-only views
+    again (pickle gives back writeable arrays)."""
+    value.__dict__.update(state)
+    _read_only(value)
+
+
 @dataclass(frozen=True, eq=False)
 class PolyMesh:
     """The polygon stage's result (Recast's rcPolyMesh): convex polygons, counter-clockwise seen
@@ -149,6 +156,8 @@ class PolyMesh:
 
     def __post_init__(self) -> None:
         _read_only(self)
+
+    __setstate__ = _restore
 
     @classmethod
     def from_polygons(
@@ -247,6 +256,8 @@ class DetailMesh:
     def __post_init__(self) -> None:
         _read_only(self)
 
+    __setstate__ = _restore
+
     @classmethod
     def from_surfaces(cls, corners: np.ndarray, surfaces: list[tuple[np.ndarray, np.ndarray]], rough=()) -> DetailMesh:
         """The detail mesh of polygons 0, 1, ... whose surfaces are given in turn, each as (its
@@ -287,6 +298,8 @@ class Clearance:
 
     def __post_init__(self) -> None:
         _read_only(self)
+
+    __setstate__ = _restore
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 
 from ..errors import NavMeshError
@@ -28,12 +29,25 @@ class QueryFilter:
         self.key()
 
     def key(self) -> tuple:
-        """The filter's current state as a hashable value (what cached answers are keyed by)."""
-        for area, cost in self.area_cost.items():
+        """The filter's current state as a hashable value (what cached answers are keyed by);
+        NavMeshError naming what is not a valid setting."""
+        try:
+            costs = {operator.index(a): float(c) for a, c in self.area_cost.items()}
+        except (AttributeError, TypeError, ValueError):
+            raise NavMeshError(f"area_cost must map area ids to numbers, got {self.area_cost!r}") from None
+        for area, cost in costs.items():
             if not (math.isfinite(cost) and cost > 0):
                 raise NavMeshError(f"area {area} has cost {cost}; costs must be finite and > 0")
-        costs = tuple(sorted((int(a), float(c)) for a, c in self.area_cost.items() if float(c) != 1.0))
-        return costs, frozenset(int(a) for a in self.excluded), int(self.include_flags), int(self.exclude_flags)
+        try:
+            excluded = frozenset(operator.index(a) for a in self.excluded)
+        except TypeError:
+            raise NavMeshError(f"excluded must be area ids, got {self.excluded!r}") from None
+        return (
+            tuple(sorted((a, c) for a, c in costs.items() if c != 1.0)),
+            excluded,
+            check_flags(self.include_flags, "include_flags"),
+            check_flags(self.exclude_flags, "exclude_flags"),
+        )
 
     def cost(self, area: int) -> float:
         return float(self.area_cost.get(int(area), 1.0))
@@ -44,3 +58,19 @@ class QueryFilter:
     def uniform(self) -> bool:
         """All costs 1: the shortest path is the cheapest one."""
         return all(float(c) == 1.0 for c in self.area_cost.values())
+
+
+def check_flags(value, name: str) -> int:
+    """Polygon flags as an int of ALL_FLAGS' bits; NavMeshError naming `name` for a non-integer."""
+    try:
+        return operator.index(value) & ALL_FLAGS
+    except TypeError:
+        raise NavMeshError(f"{name} must be an integer bit mask, got {value!r}") from None
+
+
+def checked_filter(value) -> QueryFilter:
+    """value, when it is a valid QueryFilter; NavMeshError otherwise."""
+    if not isinstance(value, QueryFilter):
+        raise NavMeshError(f"a query filter must be a QueryFilter, got {type(value).__name__}")
+    value.key()
+    return value

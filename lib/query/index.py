@@ -12,6 +12,9 @@ from ..errors import NavMeshError
 from ..geometry import NONZERO_DIVISOR, UPRIGHT_NZ, point_segment_xy
 from ..navmesh import NavMesh
 
+# Query points and radii are within this (m) of the origin: far beyond any level, and near enough
+# that squared distances stay finite.
+QUERY_LIMIT = 1e9
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
 # A point counts as inside a polygon, seen from above, while its cross product with each edge (m²,
@@ -56,7 +59,8 @@ class Location:
 
 
 def query_point(point, name: str = "query point") -> tuple[float, float, float]:
-    """A query point as a float tuple; a NavMeshError naming it for anything but three finite numbers."""
+    """A query point as a float tuple; a NavMeshError naming it for anything but three finite numbers
+    within QUERY_LIMIT of the origin."""
     if type(point) is tuple and len(point) == 3 and all(type(c) is float for c in point):
         xyz = point  # already a float tuple (a query passing its own ends on)
     else:
@@ -67,6 +71,8 @@ def query_point(point, name: str = "query point") -> tuple[float, float, float]:
         xyz = (float(arr[0]), float(arr[1]), float(arr[2]))
     if not all(map(math.isfinite, xyz)):
         raise NavMeshError(f"{name} {list(xyz)} has NaN or infinite coordinates")
+    if max(map(abs, xyz)) > QUERY_LIMIT:
+        raise NavMeshError(f"{name} {list(xyz)} lies more than {QUERY_LIMIT:g} m from the origin, on no level")
     return xyz
 
 

@@ -10,6 +10,7 @@ functions in `lib.query` build a throwaway query per call.
 from __future__ import annotations
 
 import math
+import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
@@ -20,9 +21,9 @@ from ..errors import NavMeshError
 from ..navmesh import NavMesh
 from . import funnel, reach, refine, surface
 from .draw import PathDrawing
-from .filter import ALL_FLAGS, WALK_FLAG, QueryFilter
+from .filter import WALK_FLAG, QueryFilter, check_flags, checked_filter
 from .graph import FITS_TOL, MeshGraph
-from .index import Location, MeshIndex, query_point
+from .index import QUERY_LIMIT, Location, MeshIndex, query_point
 from .path import FOUND, PathPlan, PathResult, result, unreachable
 from .search import PortalEnds, SlicedSearch
 from .walk import walk_segment
@@ -94,15 +95,38 @@ class NavMeshQuery(PathDrawing):
 
     # -- state -----------------------------------------------------------------------------------
 
+    @property
+    def filter(self) -> QueryFilter:
+        """The QueryFilter of queries given none."""
+        return self._filter
+
+    @filter.setter
+    def filter(self, value: QueryFilter) -> None:
+        self._filter = checked_filter(value)
+
+    def filter_for(self, filter: QueryFilter | None) -> QueryFilter:
+        """The filter a query uses: its own when given (NavMeshError if it is not a valid
+        QueryFilter), else the query object's."""
+        return self._filter if filter is None else checked_filter(filter)
+
     def set_poly_flags(self, polygon: int, flags: int) -> None:
         """Set a polygon's flags (Detour's setPolyFlags); filters admit polygons by them."""
-        if not 0 <= int(polygon) < self.mesh.polygon_count:
-            raise NavMeshError(f"polygon {polygon} does not exist (the navmesh has {self.mesh.polygon_count})")
-        self._flags[int(polygon)] = int(flags) & ALL_FLAGS
+        self._flags[self._polygon(polygon)] = check_flags(flags, "flags")
         self._flags_version += 1
 
     def poly_flags(self, polygon: int) -> int:
-        return self._flags[int(polygon)]
+        """A polygon's flags (Detour's getPolyFlags)."""
+        return self._flags[self._polygon(polygon)]
+
+    def _polygon(self, polygon) -> int:
+        """A polygon id of this navmesh; NavMeshError naming it otherwise."""
+        try:
+            p = operator.index(polygon)
+        except TypeError:
+            raise NavMeshError(f"polygon must be an integer id, got {polygon!r}") from None
+        if not 0 <= p < self.mesh.polygon_count:
+            raise NavMeshError(f"polygon {polygon} does not exist (the navmesh has {self.mesh.polygon_count})")
+        return p
 
     def cache_sizes(self) -> dict[str, int]:
         """How many entries each of the query's caches holds (all bounded)."""
@@ -119,9 +143,12 @@ class NavMeshQuery(PathDrawing):
         """The query radius (the bake radius when None); below the bake radius is an error."""
         if radius is None:
             return self.r0
-        r = float(radius)
-        if not math.isfinite(r):
-            raise NavMeshError(f"agent radius must be a finite number of meters, got {radius}")
+        try:
+            r = float(radius)
+        except (TypeError, ValueError):
+            raise NavMeshError(f"agent radius must be a number of meters, got {radius!r}") from None
+        if not math.isfinite(r) or r > QUERY_LIMIT:
+            raise NavMeshError(f"agent radius must be a finite number of meters up to {QUERY_LIMIT:g}, got {radius}")
         if r < self.r0 - FITS_TOL:
             raise NavMeshError(
                 f"agent radius {radius} is below the bake radius {self.r0}; rebake with a smaller radius"
@@ -142,7 +169,7 @@ class NavMeshQuery(PathDrawing):
         """Shortest path for an agent of `radius` (>= the bake radius) from start to goal: it lies on
         the navmesh and keeps radius - bake radius from the navmesh's edge. Answers are cached per
         start, goal, radius and filter state."""
-        f = filter if filter is not None else self.filter
+        f = self.filter_for(filter)
         r = self.check_radius(radius)
         s, g = query_point(start, "start"), query_point(goal, "goal")
         key = (s, g, r, self._state(f))
@@ -163,7 +190,7 @@ class NavMeshQuery(PathDrawing):
     def search(self, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> SlicedSearch:
         """A time-sliced path search: call `update(max_iterations)` until its status is not
         'in_progress' (Detour's initSlicedFindPath / updateSlicedFindPath), then `result()`."""
-        f = filter if filter is not None else self.filter
+        f = self.filter_for(filter)
         return self._search(query_point(start, "start"), query_point(goal, "goal"), self.check_radius(radius), f)
 
     def _search(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> SlicedSearch:

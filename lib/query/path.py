@@ -76,14 +76,10 @@ def result(
     status: str, points, polys, nodes_expanded: int, corridor: tuple, plan: PathPlan, reason: str = ""
 ) -> PathResult:
     """A path result with read-only arrays, and how far its ends lie from the start and goal asked."""
-    pts = np.array(points, dtype=np.float64).reshape(-1, 3)
-    pts.flags.writeable = False
-    polygons = np.array(polys, dtype=np.int64)
-    polygons.flags.writeable = False
     return PathResult(
         status,
-        pts,
-        polygons,
+        _frozen(np.array(points, dtype=np.float64).reshape(-1, 3)),
+        _frozen(np.array(polys, dtype=np.int64)),
         path_length([tuple(p) for p in points]),
         nodes_expanded,
         corridor,
@@ -91,3 +87,13 @@ def result(
         math.dist(points[0], plan.asked[0]),
         math.dist(points[-1], plan.asked[1]),
     )
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view of a read-only array: the path cache hands the same result out again, and a
+    view's writeable flag cannot be set back on over a read-only base."""
+    owner = np.array(array)  # its own data: not a view of an array left writeable
+    owner.flags.writeable = False
+    view = owner.view()
+    view.flags.writeable = False
+    return view

@@ -21,7 +21,7 @@ class ReachableSet:
 def reachable(query, start, radius: float | None = None, filter: QueryFilter | None = None) -> ReachableSet:
     """Every polygon an agent of `radius` can reach from start, through portals and crossings wide
     enough and areas the filter allows."""
-    f = filter if filter is not None else query.filter
+    f = query.filter_for(filter)
     r = query.check_radius(radius)
     loc = query.located(start, "reachable start")
     passable = query.passable(f)

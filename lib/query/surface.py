@@ -32,7 +32,7 @@ class RaycastHit:
 def raycast(query, start, end, filter: QueryFilter | None = None) -> RaycastHit:
     """Walk the segment start -> end (XY) over the polygon graph from the polygon under start, as
     Detour's raycast; walls and polygons the filter excludes stop it."""
-    f = filter if filter is not None else query.filter
+    f = query.filter_for(filter)
     loc = query.located(start, "raycast start")
     e3 = np.array(query_point(end, "raycast end"))
     passable = query.passable(f)
@@ -51,7 +51,7 @@ def move_along_surface(query, start, target, filter: QueryFilter | None = None) 
     """Move from start toward target staying on the mesh; blocked moves slide along walls
     (Detour's moveAlongSurface): the reachable point nearest the target within the circle
     through start and target, and the polygons from start to it."""
-    f = filter if filter is not None else query.filter
+    f = query.filter_for(filter)
     loc = query.located(start, "move start")
     passable = query.passable(f)
     tgt = query_point(target, "move target")
@@ -88,8 +88,11 @@ def random_point(
     query, rng: np.random.Generator | None = None, filter: QueryFilter | None = None
 ) -> tuple[int, np.ndarray]:
     """A uniformly random point (by area seen from above) on the polygons the filter allows."""
-    f = filter if filter is not None else query.filter
-    rng = rng if rng is not None else np.random.default_rng()
+    f = query.filter_for(filter)
+    try:
+        rng = np.random.default_rng(rng)  # a Generator as it is, a seed, or None
+    except (TypeError, ValueError):
+        raise NavMeshError(f"rng must be a numpy Generator or a seed, got {rng!r}") from None
     weights = np.where(query.passable(f), np.maximum(query.index.area, 0.0), 0.0)
     total = weights.sum()
     if total <= 0:
