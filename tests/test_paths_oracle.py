@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from shapely.geometry import LineString, box
+from shapely.geometry import LineString, Point, box
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.query import NavMeshQuery
@@ -119,6 +119,33 @@ def test_paths_from_the_navmesh_edge_and_its_corners_are_near_optimal(offset):
                     ratios.append(res.length / exact)
     assert len(ratios) >= QUERIES
     assert max(ratios) <= P99_RATIO, f"a path {max(ratios):.2f} times the shortest"
+
+
+def test_an_end_too_near_a_wall_moves_to_the_nearest_point_that_keeps_the_radius():
+    """For r > r0 a start or goal closer than r - r0 to the navmesh's edge moves to the nearest point
+    of the navmesh shrunk by r - r0 (as far as shapely's exact answer, to 1 mm). The old push away
+    from the nearest wall could end farther off: a goal beside two walls went 1.41 m into a pocket
+    cut off from the start, though the nearest clear point, 0.84 m away, was reachable, and the
+    path came back 'partial'."""
+    kw = PARAMS["r0.3"]
+    r0 = kw["agent_radius"]
+    level = random_level(7, extent=30, count=14)
+    mesh = generate(level.scene.vertices, level.scene.triangles, BakeParams(**kw))
+    query = NavMeshQuery(mesh)
+    nav = floor_polygons(mesh, level)
+    res = query.find_path((20.6308, 12.1267, 0.0), (3.2934, 1.8419, 0.0), 1.2)
+    assert res.status == "found" and res.goal_distance == pytest.approx(0.836, abs=1e-3)
+    rng = np.random.default_rng(7)
+    near_walls = level.random_points(r0, 400, rng)
+    for r in (1.5 * r0, 3.0 * r0):
+        free = nav.buffer(r0 - r, quad_segs=64)
+        for x in near_walls:
+            gap = free.distance(Point(x[:2]))
+            if not 0.0 < gap < query.extent[0]:
+                continue
+            res = query.find_path(x, near_walls[0], r)
+            if res.status != "unreachable":
+                assert res.start_distance == pytest.approx(gap, abs=1e-3), (r, x)
 
 
 def _two_storeys() -> Scene:

@@ -19,32 +19,45 @@ class ReachableSet:
 
 
 def reachable(query, start, radius: float | None = None, filter: QueryFilter | None = None) -> ReachableSet:
-    """Every polygon an agent of `radius` can reach from start, through portals and crossings wide
-    enough and areas the filter allows."""
+    """Every polygon an agent of `radius` can reach from start, as a path search would: from the
+    start moved clear of the walls (as find_path moves it), through portals and crossings wide
+    enough and off-mesh links the agent fits, in areas the filter allows. Empty when the start's
+    polygon is excluded or no point near it keeps the radius."""
     f = query.filter_for(filter)
     r = query.check_radius(radius)
     loc = query.located(start, "reachable start")
     passable = query.passable(f)
-    p0 = loc.polygon
-    if not passable[p0]:
-        return ReachableSet(np.zeros(0, dtype=np.int64), 0.0)
+    nothing = ReachableSet(np.zeros(0, dtype=np.int64), 0.0)
+    if not passable[loc.polygon]:
+        return nothing
+    d = r - query.r0
+    cleared = query._clear(loc.polygon, tuple(loc.point.tolist()), d, query.extent[0] + d, passable)
+    if cleared is None:
+        return nothing
+    p0 = cleared[0]
+    link_costs = query._link_costs(r, f)
     graph = query.graph
     offs, nb, clear, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.twin_l
     seen = {(p0, -1)}
     polys = {p0}
     stack = [(p0, -1)]
+
+    def reach(state: tuple[int, int]) -> None:
+        if state not in seen:
+            seen.add(state)
+            polys.add(state[0])
+            stack.append(state)
+
     while stack:
         p, entry = stack.pop()
+        for k, _, _, _, q in graph.links_from.get(p, ()):
+            if link_costs[k] is not None and passable[q]:
+                reach((q, -1))
         for e in range(offs[p], offs[p + 1]):
             q = nb[e]
             if q < 0 or e - offs[p] == entry or clear[e] < r - FITS_TOL or not passable[q]:
                 continue
-            if not graph.cross_ok(p, entry, e - offs[p], r):
-                continue
-            state = (q, twin[e] - offs[q] if twin[e] >= 0 else -1)
-            if state not in seen:
-                seen.add(state)
-                polys.add(q)
-                stack.append(state)
+            if graph.cross_ok(p, entry, e - offs[p], r):
+                reach((q, twin[e] - offs[q] if twin[e] >= 0 else -1))
     ids = np.array(sorted(polys), dtype=np.int64)
     return ReachableSet(ids, float(query.index.area[ids].sum()))

@@ -29,15 +29,6 @@ TIGHT_ARC_STEP = math.pi / 40
 ARC_MARGIN = 1e-7
 # A path segment may come this much closer than d to a wall (m): float noise, not geometry.
 CLEARANCE_TOL = 1e-7
-# Iterations of pushing a start or goal away from walls it is too close to.
-PUSH_STEPS = 4
-# Rings searched for a clear point when pushing fails: first radius and growth (times d), the
-# farthest (times d), and points per ring.
-RING_FIRST = 1.0 / 16.0
-RING_GROWTH = 1.5
-RING_REACH = 8.0
-RING_SAMPLES = 16
-RING_BISECTIONS = 12
 # A path is given a point where the surface under it is more than this (m) above or below the
 # straight line.
 DRAPE_TOL = 0.02
@@ -50,8 +41,6 @@ CORNER_RINGS = 2
 # A segment's end lies on the walk's last polygon within this cross product with its edges (m², see
 # index.INSIDE_TOL): looser, as a path's points are computed (arc points, pushes), not given.
 ENDS_ON_TOL = 1e-6
-# A point this close (m) to its nearest wall is on it: there is no direction away from it.
-ON_WALL_TOL = 1e-12
 # An arc that is a whole number of steps up to rounding is cut into that many.
 STEP_ROUNDING = 1e-9
 
@@ -115,63 +104,97 @@ def _walls_within(index, polys, measure, d: float):
 
 
 def clear_point(index, walk, poly: int, x: tuple, d: float, limit: float):
-    """(polygon, point) near x, within `limit` (XY), that keeps d from every wall: x itself when it
-    does; else x pushed straight away from its nearest wall point until it does (one wall in the
-    way); else the nearest clear point on rings of growing radius around x (a gap between walls
-    narrower than 2d). None if none is found."""
-    if d <= 0.0:
+    """(polygon, point) nearest x, within `limit` (XY), that keeps d from every wall of x's floor and
+    is reached from x in a straight line over the mesh: x itself when it keeps d; else the nearest
+    such point of the edge of the space that does. That edge is made of the walls' lines moved d
+    out and circles of radius d round the walls' ends, so its nearest point to x is x's foot on one
+    of them or a point where two meet; each of those, nearest first, is tested until one keeps d.
+    None if none within `limit` does."""
+    if d <= 0.0 or nearest_wall(index, poly, x, d - CLEARANCE_TOL) is None:
         return poly, x
-    pushed = _push_clear(index, walk, poly, x, d, limit)
-    if pushed is not None:
-        return pushed
-
-    def clear_at(rho: float, phi: float):
-        tx, ty = x[0] + rho * math.cos(phi), x[1] + rho * math.sin(phi)
-        t, _, visited = walk(poly, x, (tx, ty))
-        if t == math.inf and nearest_wall(index, visited[-1], (tx, ty), d - CLEARANCE_TOL) is None:
-            return visited[-1], (tx, ty, index.height(visited[-1], (tx, ty)))
-        return None
-
-    rho, inner = d * RING_FIRST, 0.0
-    while rho <= min(limit, RING_REACH * d):
-        for k in range(RING_SAMPLES):
-            phi = 2.0 * math.pi * k / RING_SAMPLES
-            best = clear_at(rho, phi)
-            if best is not None:
-                # The nearest clear point that way lies between the last ring without one and this one.
-                for _ in range(RING_BISECTIONS):
-                    mid = 0.5 * (inner + rho)
-                    got = clear_at(mid, phi)
-                    inner, rho, best = (inner, mid, got) if got is not None else (mid, rho, best)
-                return best
-        inner, rho = rho, rho * RING_GROWTH
-    return None
-
-
-def _push_clear(index, walk, poly: int, x: tuple, d: float, limit: float):
-    """clear_point's push: x moved straight away from its nearest wall point, up to PUSH_STEPS times,
-    until it keeps d from every wall; None if that takes it off the mesh or farther than limit."""
     px, py = x[0], x[1]
-    for _ in range(PUSH_STEPS):
-        hit = nearest_wall(index, poly, (px, py), d - CLEARANCE_TOL)
-        if hit is None:
-            if math.hypot(px - x[0], py - x[1]) > limit:
-                return None
-            return poly, (px, py, index.height(poly, (px, py)))
-        dist, (wx, wy), edge = hit
-        if dist > ON_WALL_TOL:
-            nx, ny = (px - wx) / dist, (py - wy) / dist
-        else:
-            _, _, ux, uy = index.walk_lists()[2][edge]
-            length = math.hypot(ux, uy)
-            nx, ny = -uy / length, ux / length
-        reach = d * (1.0 + ARC_MARGIN)
-        tx, ty = wx + nx * reach, wy + ny * reach
-        t, _, visited = walk(poly, (px, py), (tx, ty))
-        if t != math.inf:
+    _, _, ex = index.walk_lists()
+    walls = [
+        ex[c] for c, _ in _walls_within(index, [poly], lambda c: point_segment_distance_xy(px, py, *ex[c]), limit + d)
+    ]
+    off = d * (1.0 + ARC_MARGIN)  # a hair beyond d, so rounding never brings a point inside
+    lines: list[tuple[float, float, float, float]] = []
+    ends: set[tuple[float, float]] = set()
+    for ax, ay, ux, uy in walls:
+        length = math.hypot(ux, uy)
+        if length > 0.0:  # the wall's line moved off to its walkable (left) side
+            lines.append((ax - uy / length * off, ay + ux / length * off, ux, uy))
+            ends.update(((ax, ay), (ax + ux, ay + uy)))
+
+    def clear(qx: float, qy: float):
+        if math.hypot(qx - px, qy - py) > limit:
             return None
-        poly, px, py = visited[-1], tx, ty
-    return None
+        t, _, visited = walk(poly, x, (qx, qy))
+        if t != math.inf or nearest_wall(index, visited[-1], (qx, qy), d - CLEARANCE_TOL) is not None:
+            return None
+        return visited[-1], (qx, qy, index.height(visited[-1], (qx, qy)))
+
+    def first_clear(points, beyond: float):
+        for dist, qx, qy in sorted(points):
+            if dist >= beyond:
+                break
+            got = clear(qx, qy)
+            if got is not None:
+                return dist, got
+        return beyond, None
+
+    feet = [point_segment_xy(px, py, *line) for line in lines]
+    for cx, cy in ends:
+        rho = math.hypot(px - cx, py - cy)
+        if rho > 0.0:
+            feet.append((abs(rho - off), cx + (px - cx) / rho * off, cy + (py - cy) / rho * off))
+    best_dist, best = first_clear(feet, limit * (1.0 + ARC_MARGIN))
+    # Where two of them meet nearer than that: the nearest clear point is a corner of the edge.
+    near_lines = [line for line in lines if point_segment_distance_xy(px, py, *line) < best_dist]
+    near_ends = [c for c in ends if abs(math.hypot(px - c[0], py - c[1]) - off) < best_dist]
+    meets = [
+        *(q for i, a in enumerate(near_lines) for b in near_lines[i + 1 :] for q in _lines_meet(a, b)),
+        *(q for line in near_lines for c in near_ends for q in _line_meets_circle(line, c, off)),
+        *(q for i, a in enumerate(near_ends) for b in near_ends[i + 1 :] for q in _circles_meet(a, b, off)),
+    ]
+    _, corner = first_clear([(math.hypot(qx - px, qy - py), qx, qy) for qx, qy in meets], best_dist)
+    return corner if corner is not None else best
+
+
+def _lines_meet(a: tuple, b: tuple) -> list[tuple[float, float]]:
+    """Where segments a and b (x, y, ux, uy) cross, if they do."""
+    ax, ay, ux, uy = a
+    bx, by, vx, vy = b
+    den = ux * vy - uy * vx
+    if den == 0.0:
+        return []
+    t = ((bx - ax) * vy - (by - ay) * vx) / den
+    s = ((bx - ax) * uy - (by - ay) * ux) / den
+    return [(ax + t * ux, ay + t * uy)] if 0.0 <= t <= 1.0 and 0.0 <= s <= 1.0 else []
+
+
+def _line_meets_circle(line: tuple, centre: tuple, radius: float) -> list[tuple[float, float]]:
+    """Where segment `line` (x, y, ux, uy) crosses the circle."""
+    ax, ay, ux, uy = line
+    fx, fy = ax - centre[0], ay - centre[1]
+    a2 = ux * ux + uy * uy
+    b = fx * ux + fy * uy
+    disc = b * b - a2 * (fx * fx + fy * fy - radius * radius)
+    if a2 <= 0.0 or disc < 0.0:
+        return []
+    root = math.sqrt(disc)
+    return [(ax + t * ux, ay + t * uy) for t in ((-b - root) / a2, (-b + root) / a2) if 0.0 <= t <= 1.0]
+
+
+def _circles_meet(a: tuple, b: tuple, radius: float) -> list[tuple[float, float]]:
+    """Where two circles of one radius about a and b cross."""
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    gap = math.hypot(dx, dy)
+    if gap <= 0.0 or gap > 2.0 * radius:
+        return []
+    h = math.sqrt(max(radius * radius - 0.25 * gap * gap, 0.0)) / gap
+    mx, my = a[0] + 0.5 * dx, a[1] + 0.5 * dy
+    return [(mx - dy * h, my + dx * h), (mx + dy * h, my - dx * h)]
 
 
 def corner_points(
