@@ -26,7 +26,10 @@ def replacing(path):
     except OSError as exc:
         raise NavMeshError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     finally:
-        temp.unlink(missing_ok=True)
+        try:
+            temp.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only folder, where nothing was written either
 
 
 def write_text(path, text: str) -> None:

@@ -14,12 +14,17 @@ Errors go to stderr as one line starting with "navmesh: error:".
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import math
+import os
+import re
 import sys
+import urllib.parse
 from pathlib import Path
 
 import bpy
+import numpy as np
 
 import blender_navmesh as lib
 from blender_navmesh import prune, query
@@ -186,6 +191,10 @@ def main(argv: list[str]) -> int:
 
 def bake_command(args: argparse.Namespace) -> int:
     outputs = output_paths(args.output, args.format)
+    level = args.input if args.input is not None else Path(bpy.data.filepath) if bpy.data.filepath else None
+    _refuse_overwriting([path for _, path in outputs], level, "the level")
+    for _, path in outputs:  # before the bake, not after it
+        _make_folder(path)
     values = parameter_values(args)
     preset = find_preset(args.preset) if args.preset is not None else None
     if args.input is not None:
@@ -230,6 +239,11 @@ def bake_command(args: argparse.Namespace) -> int:
         else operators_bake.bake_targets(context.scene, settings, args.agent_type or "")
     )
     for target in targets:
+        if any(fmt == "bin" for fmt, _ in outputs):  # before the bake, not after it
+            try:
+                lib.detour.check_options(target.params, args.tile_size, args.piece_size)
+            except lib.NavMeshError as exc:
+                raise UsageError(str(exc)) from None
         for warning in target.params.warnings():
             print(f"navmesh: warning: {warning}", file=sys.stderr)
     progress = ProgressPrinter(sys.stderr)
@@ -246,9 +260,8 @@ def bake_command(args: argparse.Namespace) -> int:
         print(island_report(mesh, obj["navmesh"].get("seeds", 0)), file=sys.stderr)
         for fmt, path in outputs:
             if len(objects) > 1 and fmt != "blend":  # a file per navmesh, named for its first agent type
-                path = path.with_name(f"{path.stem}_{served[0]}{path.suffix}")
+                path = path.with_name(f"{path.stem}_{_file_part(served[0])}{path.suffix}")
             if fmt != "blend":
-                path.parent.mkdir(parents=True, exist_ok=True)
                 io_formats.write_navmesh_file(
                     mesh,
                     path,
@@ -262,7 +275,6 @@ def bake_command(args: argparse.Namespace) -> int:
             print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable{who} -> {path}")
     for fmt, path in outputs:
         if fmt == "blend":  # one .blend holds every navmesh object
-            path.parent.mkdir(parents=True, exist_ok=True)
             _save_blend(path)
     return EXIT_OK
 
@@ -332,6 +344,8 @@ class ProgressPrinter:
 def paths_command(args: argparse.Namespace) -> int:
     if args.radius is not None and not (math.isfinite(args.radius) and args.radius >= 0):
         raise UsageError(f"--radius must be a finite number >= 0, got {args.radius}")
+    _refuse_overwriting([args.output], args.navmesh, "the navmesh")
+    _refuse_overwriting([args.output], args.queries, "the queries")
     mesh = load_navmesh(args.navmesh, args.object)
     pairs = load_queries(args.queries)
     costs = {**dict(mesh.area_costs), **dict(args.area_cost)}
@@ -366,7 +380,7 @@ def paths_command(args: argparse.Namespace) -> int:
         "results": results,
         "unreachable": missed,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(args.output)
     lib.files.write_text(args.output, json.dumps(report, indent=1))
     print(f"navmesh: {len(results) - len(missed)} of {len(results)} paths found -> {args.output}")
     if missed and args.fail_unreachable:
@@ -450,15 +464,73 @@ def load_scene(path: Path) -> None:
         raise UsageError(f"cannot read {path.name!r}: use a .blend, .obj, .gltf, .glb or .fbx file")
     if suffix == ".obj":
         check_obj(path)
+    elif suffix in (".gltf", ".glb"):
+        check_gltf(path)
     bpy.data.batch_remove(list(bpy.data.objects))
     module, name = SCENE_IMPORTERS[suffix]
     importer = getattr(getattr(bpy.ops, module), name)
     try:
         result = importer(filepath=str(path.resolve()))
     except RuntimeError as exc:
-        raise UsageError(f"cannot import {path.name!r}: {_first_line(exc)}") from None
+        raise UsageError(f"cannot import {path.name!r}: {io_formats.blender_error(exc)}") from None
     if "FINISHED" not in result or not any(o.type == "MESH" for o in bpy.context.scene.objects):
         raise UsageError(f"{path.name!r} holds no mesh to bake")
+
+
+def check_gltf(path: Path) -> None:
+    """Refuse a glTF whose vertex positions hold NaN or infinity, naming the mesh: Blender's importer
+    would turn them into 0 without a word. Files this cannot read are left to the importer."""
+    try:
+        document, chunk = _gltf_parts(path)
+        for mesh in document.get("meshes", []):
+            for primitive in mesh.get("primitives", []):
+                index = primitive.get("attributes", {}).get("POSITION")
+                if index is None or "KHR_draco_mesh_compression" in primitive.get("extensions", {}):
+                    continue
+                positions = _gltf_floats(path, document, chunk, document["accessors"][index])
+                if positions is not None and not np.isfinite(positions).all():
+                    raise UsageError(
+                        f"{path.name!r}: mesh {mesh.get('name', '')!r} has NaN or infinite vertex positions "
+                        "(Blender's importer would make them 0)"
+                    )
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return
+
+
+def _gltf_parts(path: Path) -> tuple[dict, bytes | None]:
+    """A glTF's JSON document and, for a .glb, its binary chunk."""
+    data = path.read_bytes()
+    if data[:4] != b"glTF":
+        return json.loads(data.decode("utf-8")), None
+    json_length = int.from_bytes(data[12:16], "little")
+    document = json.loads(data[20 : 20 + json_length].decode("utf-8"))
+    rest = 20 + json_length
+    binary = data[rest + 8 : rest + 8 + int.from_bytes(data[rest : rest + 4], "little")] if len(data) > rest else None
+    return document, binary
+
+
+def _gltf_floats(path: Path, document: dict, chunk: bytes | None, accessor: dict) -> np.ndarray | None:
+    """A float accessor's values (count, components); None for other component types."""
+    if accessor.get("componentType") != 5126 or "bufferView" not in accessor:
+        return None
+    view = document["bufferViews"][accessor["bufferView"]]
+    buffer = document["buffers"][view["buffer"]]
+    uri = buffer.get("uri")
+    if uri is None:
+        data = chunk or b""
+    elif uri.startswith("data:"):
+        data = base64.b64decode(uri.split(",", 1)[1])
+    else:
+        data = (path.parent / urllib.parse.unquote(uri)).read_bytes()
+    width = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}[accessor["type"]]
+    stride = view.get("byteStride") or 4 * width
+    start = view.get("byteOffset", 0) + accessor.get("byteOffset", 0)
+    count = accessor["count"]
+    if not count:
+        return None
+    step = stride // 4  # glTF aligns float accessors and strides to 4 bytes
+    floats = np.frombuffer(data, dtype="<f4", count=step * (count - 1) + width, offset=start)
+    return floats[np.arange(count)[:, None] * step + np.arange(width)]
 
 
 def check_obj(path: Path) -> None:
@@ -564,11 +636,32 @@ def _open_blend(path: Path) -> None:
     try:
         bpy.ops.wm.open_mainfile(filepath=str(path.resolve()), load_ui=False)
     except RuntimeError as exc:
-        raise UsageError(f"cannot open {path.name!r}: {_first_line(exc)}") from None
+        raise UsageError(f"cannot open {path.name!r}: {io_formats.blender_error(exc)}") from None
 
 
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def _refuse_overwriting(outputs: list[Path], source: Path | None, what: str) -> None:
+    """A UsageError when an output (or a .gltf's buffer, <name>.bin) would replace the source read."""
+    if source is None or not source.exists():
+        return
+    for path in outputs:
+        written = [path, path.with_suffix(".bin")] if path.suffix.lower() == ".gltf" else [path]
+        for target in written:
+            if target.exists() and target.samefile(source):
+                raise UsageError(f"the output {str(target)!r} is {what} read: it would be replaced; write elsewhere")
+
+
+def _file_part(name: str) -> str:
+    """An agent type's name as part of a file name: characters no file name may hold become "_"."""
+    return re.sub(r'[\\/:*?"<>|\x00-\x1f]', "_", name)
+
+
+def _make_folder(path: Path) -> None:
+    """Make the folder an output goes in; NavMeshError saying why it cannot be (a file of that name
+    on the way, no permission)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise lib.NavMeshError(f"cannot write {str(path)!r}: cannot make its folder: {exc.strerror or exc}") from None
 
 
 def _check_file(path: Path, kind: str) -> None:
@@ -580,12 +673,32 @@ def _check_file(path: Path, kind: str) -> None:
 
 
 def _save_blend(path: Path) -> None:
-    """Save the scene with its navmesh as a .blend, all or nothing, keeping the session's own file path."""
+    """Save the scene with its navmesh as a .blend, all or nothing, keeping the session's own file
+    path. Blender reports a save cut short by a full disk as saved, so the file's end is checked."""
     with lib.files.replacing(path) as temp:
         try:
             bpy.ops.wm.save_as_mainfile(filepath=str(temp.resolve()), check_existing=False, copy=True)
         except RuntimeError as exc:
-            raise OSError(str(exc).strip().splitlines()[-1]) from None
+            raise OSError(io_formats.blender_error(exc)) from None
+        if not _whole_blend(temp):
+            raise OSError("Blender's file was cut short (is the disk full?)")
+
+
+# How a .blend ends: its last block (uncompressed), or the seek table of zstd's seekable format
+# that Blender compresses with.
+_BLEND_END, _ZSTD_MAGIC, _SEEKABLE_END = b"ENDB", b"\x28\xb5\x2f\xfd", b"\xb1\xea\x92\x8f"
+
+
+def _whole_blend(path: Path) -> bool:
+    """Does the .blend at path end as a complete one does?"""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(fh.tell() - 64, 0))
+        tail = fh.read()
+    if head.startswith(_ZSTD_MAGIC):
+        return tail.endswith(_SEEKABLE_END)
+    return head.startswith(b"BLENDER") and _BLEND_END in tail
 
 
 def _fail(code: int, message: str) -> int:

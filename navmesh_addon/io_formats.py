@@ -9,6 +9,9 @@ exporter. Every format but JSON and Detour carries the detail surface as its geo
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -58,14 +61,15 @@ def write_navmesh_file(
         elif fmt == "dae":
             collada.write_collada(mesh, path, name=name, y_up=y_up, godot_suffix=godot_suffix, triangulate=triangulate)
         elif fmt == "bin":
+            _refuse_gltf_buffer(path)
             detour.write_detour(mesh, path, tile_size=tile_size, piece_size=piece_size)
         elif fmt == "tres":
             godot.write_tres(mesh, path)
         elif fmt == "glb":
             with lib.files.replacing(path) as temp:
                 _write_gltf(mesh, temp, fmt, _suffixed(name, godot_suffix), context)
-        else:  # .gltf refers to its .bin by name: written in place
-            _write_gltf(mesh, path, fmt, _suffixed(name, godot_suffix), context)
+        else:
+            _write_gltf_pair(mesh, path, _suffixed(name, godot_suffix), context)
     except OSError as exc:
         raise lib.NavMeshError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     return path
@@ -136,6 +140,48 @@ def _suffixed(name: str, godot_suffix: bool) -> str:
     return f"{name}{GODOT_SUFFIX}" if godot_suffix and not name.endswith(GODOT_SUFFIX) else name
 
 
+def _write_gltf_pair(mesh: lib.NavMesh, path: Path, name: str, context) -> None:
+    """A .gltf and the buffer it names, <name>.bin, each replaced whole: written into a folder beside
+    them first (the .gltf refers to its buffer by name), so a full disk leaves neither half-written.
+    A Detour navmesh already at <name>.bin is not overwritten."""
+    buffer = path.with_suffix(".bin")
+    if buffer.is_file() and _starts_with_detour_magic(buffer):
+        raise lib.NavMeshError(
+            f"writing {str(path)!r} would replace {str(buffer)!r}, a Detour navmesh, with its buffer: "
+            "export .glb, or give the glTF another name"
+        )
+    folder = path.with_name(f".{path.stem}.{os.getpid()}.partial")
+    try:
+        folder.mkdir()
+        _write_gltf(mesh, folder / path.name, "gltf", name, context)
+        for written in (folder / buffer.name, folder / path.name):  # the buffer first: the .gltf needs it
+            with open(written, "rb+") as fh:
+                os.fsync(fh.fileno())
+            os.replace(written, written.parent.parent / written.name)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _starts_with_detour_magic(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return int.from_bytes(fh.read(4), "little") == detour.SET_MAGIC
+
+
+def _refuse_gltf_buffer(path: Path) -> None:
+    """NavMeshError when a Detour file at path would replace the buffer of the .gltf beside it."""
+    gltf = path.with_suffix(".gltf")
+    if not gltf.is_file():
+        return
+    try:
+        buffers = json.loads(gltf.read_text(encoding="utf-8")).get("buffers", [])
+    except (OSError, ValueError, AttributeError):
+        return
+    if any(isinstance(b, dict) and b.get("uri") == path.name for b in buffers):
+        raise lib.NavMeshError(
+            f"writing {str(path)!r} would replace the buffer of {str(gltf)!r}: give the Detour navmesh another name"
+        )
+
+
 def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> None:
     """Export a temporary object holding the detail surface with Blender's glTF exporter, then remove it.
 
@@ -180,8 +226,7 @@ def _write_gltf(mesh: lib.NavMesh, path: Path, fmt: str, name: str, context) -> 
         try:
             result = _run_gltf_exporter(bpy, path, fmt)
         except RuntimeError as exc:
-            message = str(exc).strip().splitlines()[-1] if str(exc).strip() else "the exporter failed"
-            raise OSError(message) from None
+            raise OSError(blender_error(exc)) from None
         if "FINISHED" not in result:
             raise lib.NavMeshError(f"Blender's glTF exporter did not finish writing {str(path)!r}")
     finally:
@@ -208,3 +253,19 @@ def _run_gltf_exporter(bpy, path: Path, fmt: str):
         export_cameras=False,
         export_lights=False,
     )
+
+
+def blender_error(exc: Exception) -> str:
+    """The line of a Blender operator's error that says what went wrong: the exception line of a
+    Python traceback it carries, else its first line, without Blender's "Error: " prefix (never the
+    "Location:" line it ends with)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    raised = [line for line in lines if _EXCEPTION_LINE.match(line)]
+    if raised:
+        return raised[-1]
+    said = [line for line in lines if not line.startswith("Location:")]
+    return said[0].removeprefix("Error: ") if said else type(exc).__name__
+
+
+# A traceback's last line: the exception's class and message.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")

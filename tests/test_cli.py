@@ -331,7 +331,77 @@ BAD_BAKES = {
         2,
         "far.obj:5: face index 9 is out of range (4 vertices so far)",
     ),
+    "NaN in a glTF": (
+        ["bake", "{nan_gltf}", "--output", "{tmp}/x.json"],
+        2,
+        "'nan.gltf': mesh 'Floor' has NaN or infinite vertex positions",
+    ),
+    "NaN in a GLB": (["bake", "{nan_glb}", "--output", "{tmp}/x.json"], 2, "'nan.glb': mesh 'Floor' has NaN"),
+    "an output that is the input": (
+        ["bake", "{floor_glb}", "--output", "{tmp}/x.json", "--format", "json,glb"],
+        2,
+        "is the level read: it would be replaced",
+    ),
+    "Detour tiles under 4 cells, before the bake": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "json,bin", "--tile-size", "0.01"],
+        2,
+        "tile_size 0.01 m is under 4 cells",
+    ),
+    "more vertices than Detour holds, before the bake": (
+        ["bake", "{demo}", "--output", "{tmp}/x.json", "--format", "json,bin", "--max-verts-per-poly", "12"],
+        2,
+        "max_verts_per_poly 12 makes polygons Detour cannot hold",
+    ),
+    "a file where the output's folder would be": (
+        ["bake", "{demo}", "--output", "{tmp}/level.txt/x.json"],
+        1,
+        "cannot make its folder",
+    ),
 }
+
+
+def _floor_gltf(path: Path, nan: bool = False) -> None:
+    """A 10 m floor quad (glTF, Y-up) as .gltf (buffer in a data URI) or .glb; one position NaN if asked."""
+    import base64
+
+    positions = np.array([[0, 0, 0], [10, 0, 0], [10, 0, -10], [0, 0, -10]], dtype="<f4")
+    if nan:
+        positions[1, 1] = np.nan
+    blob = positions.tobytes() + np.array([0, 1, 2, 0, 2, 3], dtype="<u2").tobytes()
+    document = {
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "name": "Floor"}],
+        "meshes": [{"name": "Floor", "primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [0, 0, -10], "max": [10, 0, 0]},
+            {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"},
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 48},
+            {"buffer": 0, "byteOffset": 48, "byteLength": 12},
+        ],
+        "buffers": [{"byteLength": len(blob)}],
+    }
+    if path.suffix == ".gltf":
+        document["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(blob).decode()
+        path.write_text(json.dumps(document))
+        return
+    text = json.dumps(document).encode()
+    text += b" " * (-len(text) % 4)
+    blob += b"\0" * (-len(blob) % 4)
+    size = 12 + 8 + len(text) + 8 + len(blob)
+    path.write_bytes(
+        b"glTF"
+        + struct.pack("<II", 2, size)
+        + struct.pack("<I", len(text))
+        + b"JSON"
+        + text
+        + struct.pack("<I", len(blob))
+        + b"BIN\0"
+        + blob
+    )
 
 
 @pytest.mark.parametrize("case", sorted(BAD_BAKES))
@@ -342,19 +412,26 @@ def test_bad_bake_input_exits_with_a_clear_message(blender, tmp_path, capsys, ca
     (tmp_path / "level.txt").write_text("not a level")
     (tmp_path / "nan.obj").write_text("v 0 0 0\nv 1 nan 0\nv 0 1 0\nf 1 2 3\n")
     (tmp_path / "far.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 9\n")
+    for name, nan in (("nan.gltf", True), ("nan.glb", True), ("x.glb", False)):
+        _floor_gltf(tmp_path / name, nan)
     names = {
         "tmp": tmp_path,
         "demo": DEMO,
         "wall": _bad_obj(tmp_path),
         "nan_obj": tmp_path / "nan.obj",
         "far_obj": tmp_path / "far.obj",
+        "nan_gltf": tmp_path / "nan.gltf",
+        "nan_glb": tmp_path / "nan.glb",
+        "floor_glb": tmp_path / "x.glb",
     }
+    before = (tmp_path / "x.glb").read_bytes()
     assert cli.main([a.format(**names) for a in argv]) == code
     lines = capsys.readouterr().err.splitlines()
     # Progress lines may come first; the error is one line, the last.
     assert all(line.startswith("navmesh: baking: ") for line in lines[:-1])
     assert lines[-1].startswith("navmesh: error:") and message in lines[-1]
     assert not (tmp_path / "x.json").exists()
+    assert (tmp_path / "x.glb").read_bytes() == before
 
 
 BAD_QUERIES = {
@@ -578,3 +655,65 @@ def test_bake_of_a_blend_bakes_its_agent_types_one_file_per_navmesh(blender, tmp
     # Agent options on the command line bake that one agent instead of the saved types.
     assert cli.main(["bake", str(level), "--output", str(tmp_path / "child.json"), "--preset", "child"]) == 0
     assert lib.load(tmp_path / "child.json").params.agent_radius == pytest.approx(0.25)
+
+
+def test_a_blend_cut_short_is_never_taken_for_saved(blender, tmp_path):
+    """Blender reports a save cut short by a full disk as saved: the end of the file is checked
+    (compressed or not), so a truncated .blend never replaces a good one."""
+    import bpy
+
+    from navmesh_addon import cli
+
+    for compress in (True, False):
+        whole = tmp_path / f"whole_{compress}.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(whole), copy=True, compress=compress)
+        assert cli._whole_blend(whole)
+        cut = tmp_path / f"cut_{compress}.blend"
+        cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+        assert not cli._whole_blend(cut)
+
+
+def test_the_gltf_buffer_and_a_detour_file_never_overwrite_each_other(blender, tmp_path):
+    """A .gltf writes its buffer to <name>.bin, where a Detour navmesh of the same name goes: across
+    two runs either would silently replace the other."""
+    from navmesh_addon import io_formats
+
+    mesh = navmeshes.l_corridor()
+    io_formats.write_navmesh_file(mesh, tmp_path / "a.bin", "bin")
+    detour_bytes = (tmp_path / "a.bin").read_bytes()
+    with pytest.raises(lib.NavMeshError, match="would replace .*a.bin', a Detour navmesh"):
+        io_formats.write_navmesh_file(mesh, tmp_path / "a.gltf", "gltf", context=blender)
+    assert (tmp_path / "a.bin").read_bytes() == detour_bytes and not (tmp_path / "a.gltf").exists()
+    io_formats.write_navmesh_file(mesh, tmp_path / "b.gltf", "gltf", context=blender)
+    buffer = (tmp_path / "b.bin").read_bytes()
+    with pytest.raises(lib.NavMeshError, match="would replace the buffer of"):
+        io_formats.write_navmesh_file(mesh, tmp_path / "b.bin", "bin")
+    assert (tmp_path / "b.bin").read_bytes() == buffer
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bin", "b.bin", "b.gltf"]  # no partial files
+
+
+def test_blender_errors_are_told_by_the_line_that_says_what_went_wrong():
+    from navmesh_addon.io_formats import blender_error
+
+    traceback = (
+        'Error: Python: Traceback (most recent call last):\n  File "io_import_scene_gltf2.py", line 9, in'
+        " execute\n    return self.unit()\nIndexError: index 9 is out of bounds for axis 0 with size 4\n\n"
+        "Location: /bpy/ops.py:109\n"
+    )
+    assert blender_error(RuntimeError(traceback)) == "IndexError: index 9 is out of bounds for axis 0 with size 4"
+    plain = "Error: Cannot open file /x/y.gltf for writing: No space left on device\nLocation: /bpy/ops.py:109"
+    assert blender_error(RuntimeError(plain)) == "Cannot open file /x/y.gltf for writing: No space left on device"
+
+
+def test_agent_type_names_become_file_names_and_outputs_never_replace_their_inputs(tmp_path, capsys):
+    from navmesh_addon import cli
+
+    assert cli._file_part("Human/Small") == "Human_Small" and cli._file_part('a\\b:c*"') == "a_b_c__"
+    lib.save(navmeshes.l_corridor(), tmp_path / "nav.json")
+    (tmp_path / "q.json").write_text("[[0.5, 0.5, 0, 1.5, 0.5, 0]]")
+    before = (tmp_path / "nav.json").read_bytes()
+    assert (
+        cli.main(["paths", str(tmp_path / "nav.json"), str(tmp_path / "q.json"), "-o", str(tmp_path / "nav.json")]) == 2
+    )
+    assert "is the navmesh read: it would be replaced" in capsys.readouterr().err
+    assert (tmp_path / "nav.json").read_bytes() == before

@@ -525,7 +525,7 @@ def test_pieces_of_random_soups_cover_their_navmesh_and_link_both_ways(case):
     [
         *(("tile_size", v, "tile_size must be a positive number of meters") for v in (0, -3.0, math.inf, "big", True)),
         *(("piece_size", v, "piece_size must be a number of meters >= 0") for v in (-1.0, float("nan"), "wide")),
-        ("tile_size", 0.01, r"tile_size 0.01 m does not fit Detour: .*larger tiles need fewer"),
+        ("tile_size", 0.01, r"tile_size 0.01 m is under 4 cells \(0.\d+ m at cell_size"),
         ("piece_size", 0.001, r"piece_size 0.001 m cuts .* use at least 0.0\d+ m \(default: 3.2 m\)"),
     ],
 )

@@ -17,6 +17,7 @@ import math
 from .. import files
 from ..errors import NavMeshError
 from ..navmesh import MAX_AREA, NavMesh
+from ..params import BakeParams
 from .binary import _pack
 from .format import (
     EXT_LINK,
@@ -35,11 +36,14 @@ __all__ = [
     "MAX_TILE_POLYGONS",
     "SET_MAGIC",
     "WALK_FLAG",
+    "check_options",
     "default_piece_size",
     "to_detour_bytes",
     "write_detour",
 ]
 
+# Tiles are at least this many cells across: smaller ones only multiply the file.
+MIN_TILE_CELLS = 4
 # Polygons are cut for Detour's A* at this many agent radii, and at least this many cells.
 PIECE_RADII = 8.0
 PIECE_CELLS = 16.0
@@ -76,6 +80,7 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
     corridor whose path is far longer than the shortest (on random 40 m levels up to 2.8 times);
     cut into pieces, its paths stay near ours."""
     _check_mesh(mesh)
+    _check_tile_size(mesh.params, tile_size)
     if tile_size is not None:
         tile_size = _positive_meters(tile_size, "tile_size")
     piece = default_piece_size(mesh) if piece_size is None else _positive_meters(piece_size, "piece_size", zero=True)
@@ -106,12 +111,39 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
                 tiles = level.tiles(size, piece)
                 if not _overflow(tiles, level.quant):
                     break
-                if size < 4 * level.cell:
+                if size < MIN_TILE_CELLS * level.cell:
                     raise NavMeshError(
                         f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}"
                     )
             size /= 2
     return _pack(tiles, level, size if tile_size is None else tile_size)
+
+
+def check_options(params: BakeParams, tile_size: float | None = None, piece_size: float | None = None) -> None:
+    """NavMeshError for export options that cannot give a Detour file for a bake with these
+    parameters, checked before baking: a tile size that is no size or under MIN_TILE_CELLS cells,
+    a piece size that is no size, more vertices per polygon than Detour holds."""
+    _check_tile_size(params, tile_size)
+    if piece_size is not None:
+        _positive_meters(piece_size, "piece_size", zero=True)
+    if int(params.max_verts_per_poly) > VERTS_PER_POLYGON:
+        raise NavMeshError(
+            f"max_verts_per_poly {int(params.max_verts_per_poly)} makes polygons Detour cannot hold (at most "
+            f"{VERTS_PER_POLYGON} vertices): bake with max_verts_per_poly <= {VERTS_PER_POLYGON} for a .bin"
+        )
+
+
+def _check_tile_size(params: BakeParams, tile_size: float | None) -> None:
+    """NavMeshError for a tile size that is no size or under MIN_TILE_CELLS cells."""
+    if tile_size is None:
+        return
+    meters, smallest = _positive_meters(tile_size, "tile_size"), MIN_TILE_CELLS * float(params.cell_size)
+    if meters < smallest:
+        raise NavMeshError(
+            f"tile_size {meters:g} m is under {MIN_TILE_CELLS} cells ({smallest:g} m at cell_size "
+            f"{float(params.cell_size):g}): every polygon is cut at every tile border, so tiles that small "
+            f"multiply the file; use at least {smallest:g} m (Recast's tiles are usually 32 to 128 cells)"
+        )
 
 
 def _positive_meters(value, name: str, zero: bool = False) -> float:
