@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     paths.add_argument(
         "--exclude-area",
         action="append",
-        type=int,
+        type=_area_id,
         default=[],
         metavar="AREA",
         help="area id paths must not enter (repeatable): a closed door, deep water",
@@ -288,6 +288,17 @@ def _point(text: str) -> tuple[float, float, float]:
     if len(point) != 3 or not all(map(math.isfinite, point)):
         raise argparse.ArgumentTypeError(f"{text!r} is not X,Y,Z (three numbers separated by commas)")
     return point
+
+
+def _area_id(text: str) -> int:
+    """AREA (an argparse type): an area id 0..63."""
+    try:
+        area = int(text)
+    except ValueError:
+        area = -1
+    if not 0 <= area <= lib.navmesh.MAX_AREA:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an area id 0..{lib.navmesh.MAX_AREA}")
+    return area
 
 
 def _area_cost(text: str) -> tuple[int, float]:

@@ -448,6 +448,7 @@ BAD_QUERIES = {
         ["--radius", "-0.5"],
         "--radius must be a finite number >= 0",
     ),
+    "area id out of range": ("{tmp}/mesh.json", "[[0,0,0,1,1,0]]", ["--exclude-area", "999"], "not an area id 0..63"),
     "radius below the bake radius": (
         "{tmp}/small.json",
         "[[0,0,0,1,1,0]]",
