@@ -10,7 +10,7 @@ import bpy
 
 import blender_navmesh as lib
 
-from . import mesh_write
+from . import mesh_write, units
 
 
 def group_key(agent) -> tuple[float, float, float]:
@@ -31,11 +31,12 @@ def group_params(settings, group) -> lib.BakeParams:
     """The bake parameters of a group: the settings' with the group's height, climb and slope and its
     smallest radius (NavMeshError if out of range)."""
     height, climb, slope = group_key(group[0])
+    meters = units.meters_per_unit(settings.id_data)
     return replace(
         settings.to_bake_params(),
-        agent_radius=round(min(a.radius for a in group), 6),
-        agent_height=height,
-        agent_max_climb=climb,
+        agent_radius=round(min(a.radius for a in group) * meters, 6),
+        agent_height=round(height * meters, 6),
+        agent_max_climb=round(climb * meters, 6),
         agent_max_slope=slope,
     )
 

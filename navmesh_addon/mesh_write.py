@@ -13,10 +13,14 @@ from mathutils import Matrix
 import blender_navmesh as lib
 from blender_navmesh import edit
 
+from . import units
+
 TAG = "navmesh_generated"
 JSON_KEY = "navmesh_json"
 REVISION_KEY = "navmesh_revision"  # changes with every write, so caches need not compare the JSON
 FACES_KEY = "navmesh_faces"  # fingerprint of the faces as written: a hand edit changes it
+# Meters per Blender unit the faces were written in (the scene's Unit Scale then).
+METERS_KEY = "navmesh_meters_per_unit"
 MATERIAL_NAME = "Navmesh"
 NAVMESH_COLOR = (0.05, 0.75, 0.68, 1.0)  # teal: apart from the greys of untextured levels
 NAVMESH_ALPHA = 0.5
@@ -39,14 +43,15 @@ def remove_navmesh_object(obj) -> None:
         bpy.data.meshes.remove(data)
 
 
-def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
-    """A new mesh datablock holding the polygons, their attributes and the full NavMesh JSON."""
+def build_mesh(mesh: lib.NavMesh, name: str, meters: float = 1.0) -> bpy.types.Mesh:
+    """A new mesh datablock holding the polygons (in Blender units, `meters` each), their attributes
+    and the full NavMesh JSON (in meters)."""
     data = bpy.data.meshes.new(name)
     vcount, ecount, pcount = len(mesh.vertices), len(mesh.poly_vertices), mesh.polygon_count
     data.vertices.add(vcount)
     data.loops.add(ecount)
     data.polygons.add(pcount)
-    data.vertices.foreach_set("co", mesh.vertices.astype(np.float32).ravel())
+    data.vertices.foreach_set("co", (mesh.vertices / meters).astype(np.float32).ravel())
     data.loops.foreach_set("vertex_index", mesh.poly_vertices.astype(np.int32))
     data.polygons.foreach_set("loop_start", mesh.poly_offsets[:-1].astype(np.int32))
     data.update(calc_edges=True)
@@ -69,6 +74,7 @@ def build_mesh(mesh: lib.NavMesh, name: str) -> bpy.types.Mesh:
     _attribute(data, "nav_area", "INT", "FACE", mesh.areas.astype(np.int32))
     data.materials.append(navmesh_material())
     data[JSON_KEY] = mesh.to_json()
+    data[METERS_KEY] = meters
     data[REVISION_KEY] = uuid.uuid4().hex
     data[FACES_KEY] = faces_fingerprint(data)
     return data
@@ -86,7 +92,8 @@ def write_navmesh_object(
     """
     collection = _collection(context, collection_name)
     obj = _tagged(context.scene.objects, name)
-    data = build_mesh(mesh, name)
+    meters = units.meters_per_unit(context.scene)
+    data = build_mesh(mesh, name, meters)
     if obj is not None and obj.type == "MESH":
         old = obj.data
         obj.data = data
@@ -102,7 +109,7 @@ def write_navmesh_object(
     obj.hide_render = True
     obj.show_wire = True  # polygon borders stay visible over the floor they lie on
     obj.color = NAVMESH_COLOR  # Solid mode's Object colour
-    obj.matrix_world = Matrix.Translation((0.0, 0.0, DISPLAY_LIFT))
+    obj.matrix_world = Matrix.Translation((0.0, 0.0, DISPLAY_LIFT / meters))
     info = {"params": mesh.params.to_dict(), "polygons": mesh.polygon_count, "area": mesh.area_xy()}
     if mesh.empty_reason:
         info["empty_reason"] = mesh.empty_reason
@@ -125,7 +132,11 @@ def read_navmesh_object(obj) -> lib.NavMesh:
     polygons = [part.tolist() for part in np.split(corners, starts[1:])] if len(starts) else []
     try:
         return edit.from_edited_polygons(
-            baked, co.reshape(-1, 3), polygons, _face_ints(data, "nav_area"), _face_ints(data, "nav_region")
+            baked,
+            co.reshape(-1, 3).astype(np.float64) * data.get(METERS_KEY, 1.0),
+            polygons,
+            _face_ints(data, "nav_area"),
+            _face_ints(data, "nav_region"),
         )
     except lib.NavMeshError as exc:
         raise lib.NavMeshError(f"navmesh {obj.name!r} was edited by hand: {exc}") from None

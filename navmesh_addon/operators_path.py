@@ -12,7 +12,7 @@ from bpy.app.handlers import persistent
 import blender_navmesh as lib
 from blender_navmesh import query
 
-from . import mesh_write, operators_bake
+from . import mesh_write, operators_bake, units
 
 HANDLE_TAG = "navmesh_path_handle"
 
@@ -99,8 +99,11 @@ def update_path(scene) -> bool:
     try:
         nav, radius = path_target(scene)
         nav_query = navmesh_query(nav)
+        meters = units.meters_per_unit(scene)  # the handles and radius are in Blender units
         began = time.perf_counter()
-        result = nav_query.find_path(key[0], key[1], radius=radius)
+        result = nav_query.find_path(
+            np.multiply(key[0], meters), np.multiply(key[1], meters), radius=round(radius * meters, 6)
+        )
         elapsed = time.perf_counter() - began
     except lib.NavMeshError as exc:
         STATE.result = None
@@ -108,7 +111,7 @@ def update_path(scene) -> bool:
         return True
     STATE.result = result
     settings.path_status = str(result.status) if result.status == "found" else f"{result.status}: {result.reason}"
-    settings.path_length = float(result.length)
+    settings.path_length = float(result.length) / meters
     settings.path_polygons = int(result.nodes_expanded)
     settings.path_time_ms = elapsed * 1000.0
     return True
@@ -121,19 +124,20 @@ def on_depsgraph_update(scene, depsgraph) -> None:
         update_path(scene)
 
 
-def _handle(name: str, location, collection, nav_query) -> bpy.types.Object:
-    """Our handle `name`, made at `location` if it does not exist; one the user already placed on
-    this navmesh stays where it is."""
-    obj = bpy.data.objects.get(name)
-    if obj is None or not obj.get(HANDLE_TAG):
+def _handle(name: str, location, collection, nav_query, meters: float) -> bpy.types.Object:
+    """Our handle `name` in the navmesh's collection (each scene has its own), made at `location`
+    (meters, as the navmesh) if it does not exist; one the user already placed on this navmesh
+    stays where it is."""
+    obj = next((o for o in collection.objects if o.get(HANDLE_TAG) and o.name.startswith(name)), None)
+    if obj is None:
         obj = bpy.data.objects.new(name, None)
         obj[HANDLE_TAG] = True
         obj.empty_display_type = "SINGLE_ARROW"
         obj.empty_display_size = 1.0
         collection.objects.link(obj)
-        obj.location = location
-    elif nav_query.locate(obj.matrix_world.translation).polygon < 0:
-        obj.location = location
+        obj.location = np.divide(location, meters)
+    elif nav_query.locate(np.multiply(obj.matrix_world.translation, meters)).polygon < 0:
+        obj.location = np.divide(location, meters)
     obj.hide_render = True
     return obj
 
@@ -165,8 +169,9 @@ class NAVMESH_OT_add_path_test(bpy.types.Operator):
         collection = nav.users_collection[0]
         settings = context.scene.navmesh
         settings.path_navmesh = nav
-        settings.path_start = _handle("Path Start", start, collection, nav_query)
-        settings.path_goal = _handle("Path Goal", goal, collection, nav_query)
+        meters = units.meters_per_unit(context.scene)
+        settings.path_start = _handle("Path Start", start, collection, nav_query, meters)
+        settings.path_goal = _handle("Path Goal", goal, collection, nav_query, meters)
         update_path(context.scene)
         return {"FINISHED"}
 
@@ -191,7 +196,7 @@ class NAVMESH_OT_path_to_curve(bpy.types.Operator):
         if result is None or len(result.points) < 2:
             self.report({"ERROR"}, "no path to convert: add a path test with a reachable goal first")
             return {"CANCELLED"}
-        points = np.asarray(result.points, dtype=np.float64).reshape(-1, 3)
+        points = np.asarray(result.points, dtype=np.float64).reshape(-1, 3) / units.meters_per_unit(context.scene)
         curve = bpy.data.curves.new("Navmesh Path", "CURVE")
         curve.dimensions = "3D"
         spline = curve.splines.new("POLY")

@@ -22,7 +22,7 @@ from mathutils import Matrix
 
 import blender_navmesh as lib
 
-from . import mesh_write, operators_bake, operators_path
+from . import mesh_write, operators_bake, operators_path, units
 
 PATH_COLOR = (1.0, 0.0, 0.85, 1.0)  # magenta: no fill, portal or clearance colour is near it
 PATH_OUTLINE_COLOR = (0.05, 0.0, 0.05, 0.9)
@@ -428,14 +428,16 @@ def eye_pull(view_matrix: Matrix, projection_matrix: Matrix, fraction: float) ->
 
 
 class ViewBatches:
-    """What the overlay draws, as GPU batches: surface triangles, depth-tested lines, the path."""
+    """What the overlay draws, as GPU batches: surface triangles, depth-tested lines, the path; all
+    in meters, drawn `units_per_meter` Blender units each (the scene's Unit Scale's inverse)."""
 
-    def __init__(self, fill, lines, path_points, path_radius: float = 0.0):
+    def __init__(self, fill, lines, path_points, path_radius: float = 0.0, units_per_meter: float = 1.0):
         import gpu  # imported here: the module's pure builders must load where no GPU exists
         from gpu_extras.batch import batch_for_shader
 
         self.flat_shader = gpu.shader.from_builtin("SMOOTH_COLOR")
         self.line_shader = gpu.shader.from_builtin("POLYLINE_SMOOTH_COLOR")
+        self.to_units = Matrix.Scale(units_per_meter, 4)
         self.fill = (
             batch_for_shader(self.flat_shader, "TRIS", {"pos": fill[0], "color": fill[1]}) if len(fill[0]) else None
         )
@@ -469,18 +471,20 @@ def draw_view(batches: ViewBatches, viewport_size: tuple[int, int]) -> None:
     gpu.state.depth_test_set("LESS_EQUAL")
     if batches.fill is not None:
         with gpu.matrix.push_pop():
-            gpu.matrix.multiply_matrix(eye_pull(view, projection, SURFACE_PULL))
+            gpu.matrix.multiply_matrix(eye_pull(view, projection, SURFACE_PULL) @ batches.to_units)
             batches.fill.draw(batches.flat_shader)
     if batches.lines is not None:
         with gpu.matrix.push_pop():
-            gpu.matrix.multiply_matrix(eye_pull(view, projection, LINE_PULL))
+            gpu.matrix.multiply_matrix(eye_pull(view, projection, LINE_PULL) @ batches.to_units)
             _draw_lines(batches.lines, batches.line_shader, viewport_size, 3.0)
     gpu.state.depth_test_set("NONE")
-    if batches.path_band is not None:
-        _draw_lines(batches.path_band, batches.line_shader, viewport_size, 2.0)
-    if batches.path is not None:
-        _draw_lines(batches.path_outline, batches.line_shader, viewport_size, 8.0)
-        _draw_lines(batches.path, batches.line_shader, viewport_size, 4.0)
+    with gpu.matrix.push_pop():
+        gpu.matrix.multiply_matrix(batches.to_units)
+        if batches.path_band is not None:
+            _draw_lines(batches.path_band, batches.line_shader, viewport_size, 2.0)
+        if batches.path is not None:
+            _draw_lines(batches.path_outline, batches.line_shader, viewport_size, 8.0)
+            _draw_lines(batches.path, batches.line_shader, viewport_size, 4.0)
     gpu.state.depth_mask_set(True)
     gpu.state.blend_set("NONE")
 
@@ -557,6 +561,8 @@ def scene_batches(context) -> ViewBatches | None:
         state.key,
         None if agent is None else round(agent.radius, 6),
     )
+    meters = units.meters_per_unit(context.scene)
+    key = (*key, meters)
     if _batches is None or _batches[0] != key:
         try:
             meshes = [MESHES.get(obj) for obj in objects]
@@ -565,8 +571,8 @@ def scene_batches(context) -> ViewBatches | None:
         if agent is None:
             fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors) for mesh in meshes])
         else:
-            fill = _concatenate([reach_fill(mesh, agent.radius) for mesh in meshes])
-        path_radius = operators_path.path_target(context.scene)[1]
+            fill = _concatenate([reach_fill(mesh, agent.radius * meters) for mesh in meshes])
+        path_radius = operators_path.path_target(context.scene)[1] * meters
         lines = scene_lines(
             meshes,
             settings.show_portals,
@@ -578,7 +584,7 @@ def scene_batches(context) -> ViewBatches | None:
             settings.show_boundary,
         )
         path_points = None if state.result is None else state.result.points
-        _batches = (key, ViewBatches(fill, lines, path_points, path_radius))
+        _batches = (key, ViewBatches(fill, lines, path_points, path_radius, 1.0 / meters))
     return _batches[1]
 
 

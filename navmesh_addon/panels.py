@@ -7,7 +7,7 @@ import bpy
 
 import blender_navmesh as lib
 
-from . import mesh_write, operators_bake, operators_path, overlay, presets
+from . import mesh_write, operators_bake, operators_path, overlay, presets, units
 
 # Bake parameters the main panel shows; the Advanced panel shows all others.
 AGENT_PARAMETERS = ("agent_radius", "agent_height", "agent_max_climb", "agent_max_slope")
@@ -127,7 +127,7 @@ class VIEW3D_PT_navmesh_agents(_Sidebar, bpy.types.Panel):
         box.label(text=f"Serves: {', '.join(info.get('agent_types', ()))}")
         total = info.get("area", 0.0)
         try:
-            usable = reach_area(nav, agent.radius)
+            usable = reach_area(nav, agent.radius * units.meters_per_unit(context.scene))
         except lib.NavMeshError as exc:
             box.label(text=str(exc), icon="ERROR")
             return
@@ -228,14 +228,15 @@ class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
         layout.prop_search(settings, "path_agent", settings, "agent_types")
         if settings.path_agent:
             nav, radius = operators_path.path_target(context.scene)
-            layout.label(text=f"On {nav.name if nav else '(not baked)'} at radius {radius:.2f} m")
+            meters = radius * units.meters_per_unit(context.scene)
+            layout.label(text=f"On {nav.name if nav else '(not baked)'} at radius {meters:.2f} m")
         else:
             layout.prop(settings, "path_radius")
         layout.prop(settings, "path_show_portals")
         if settings.path_status:
             box = layout.box()
             box.label(text=f"Status: {settings.path_status}")
-            box.label(text=f"Length: {settings.path_length:.2f} m")
+            box.label(text=f"Length: {settings.path_length * units.meters_per_unit(context.scene):.2f} m")
             box.label(text=f"Search nodes: {settings.path_polygons}")
             box.label(text=f"Query time: {settings.path_time_ms:.2f} ms")
         layout.operator("navmesh.path_to_curve", icon="CURVE_PATH")

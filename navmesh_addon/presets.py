@@ -8,6 +8,8 @@ from bpy.props import EnumProperty
 
 import blender_navmesh as lib
 
+from . import units
+
 PRESET_SUBDIR = "navmesh/agent"
 MENU_TITLE = "Agent Presets"
 # Bake parameters by their lib names and in lib's units (slope in degrees). Cell sizes follow
@@ -47,7 +49,7 @@ def apply_builtin(settings, key: str) -> None:
     values = BUILTIN[key]
     for name, value in values.items():
         settings.set_bake_parameter(name, value)
-    settings.path_radius = values["agent_radius"]
+    settings.path_radius = values["agent_radius"] / units.meters_per_unit(settings.id_data)
 
 
 class NAVMESH_OT_agent_preset_builtin(bpy.types.Operator):

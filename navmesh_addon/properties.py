@@ -18,6 +18,8 @@ from bpy.props import (
 
 import blender_navmesh as lib
 
+from . import units
+
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
     ("COLLECTION", "Collection", "Bake every object in a chosen collection"),
@@ -266,19 +268,34 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         return lib.BakeParams(**{name: self.bake_parameter(name) for name in PARAMETER_BY_NAME})
 
     def bake_parameter(self, name: str) -> float | int:
-        """One bake parameter in lib's units (degrees, not radians), rounded as in to_bake_params."""
+        """One bake parameter in lib's units (meters, not Blender units; degrees, not radians),
+        rounded as in to_bake_params."""
         value = getattr(self, name)
         if isinstance(value, int):
             return value
-        return round(math.degrees(value), 4) if PARAMETER_BY_NAME[name].unit == "degrees" else round(value, 6)
+        unit = PARAMETER_BY_NAME[name].unit
+        if unit == "degrees":
+            return round(math.degrees(value), 4)
+        return round(value * _meters(self) ** (2 if unit == "m²" else 1), 6)
 
     def set_bake_parameter(self, name: str, value: float) -> None:
-        """Set one bake parameter given in lib's units (degrees, not radians)."""
-        setattr(self, name, math.radians(value) if PARAMETER_BY_NAME[name].unit == "degrees" else value)
+        """Set one bake parameter given in lib's units (meters, degrees)."""
+        unit = PARAMETER_BY_NAME[name].unit
+        if unit == "degrees":
+            setattr(self, name, math.radians(value))
+        elif unit == "count":
+            setattr(self, name, value)
+        else:
+            setattr(self, name, value / _meters(self) ** (2 if unit == "m²" else 1))
 
     def area_type(self, area_id: int):
         """The table's entry for an area id, or None."""
         return next((entry for entry in self.area_types if entry.area_id == area_id), None)
+
+
+def _meters(settings) -> float:
+    """Meters per Blender unit in the scene these settings belong to."""
+    return units.meters_per_unit(settings.id_data)
 
 
 CLASSES = (NavmeshAreaType, NavmeshAgentType, NavmeshSettings)

@@ -13,6 +13,8 @@ import numpy as np
 import blender_navmesh as lib
 from blender_navmesh import links as offmesh
 
+from . import units
+
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
 # Custom property of the empties that mark walkable seeds (navmesh.add_seed).
 SEED_TAG = "navmesh_seed"
@@ -62,16 +64,19 @@ def source_objects(context, source: str, collection=None) -> set:
 
 
 def seed_points(context) -> np.ndarray:
-    """(K, 3) world positions of the walkable seeds in the view layer (visible or not: a hidden
-    seed still marks a place agents must reach)."""
+    """(K, 3) world positions (meters) of the walkable seeds in the view layer (visible or not: a
+    hidden seed still marks a place agents must reach)."""
     points = [tuple(obj.matrix_world.translation) for obj in context.view_layer.objects if obj.get(SEED_TAG)]
-    return np.array(points, dtype=np.float64).reshape(-1, 3)
+    return np.array(points, dtype=np.float64).reshape(-1, 3) * units.meters_per_unit(context.scene)
 
 
 def extract_scene(context, source: str, collection=None) -> SceneArrays:
-    """World-space triangles of the evaluated source objects, with walkable flags and area ids."""
+    """World-space triangles of the evaluated source objects, with walkable flags and area ids, in
+    meters (Blender units times the scene's Unit Scale)."""
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
+    meters = units.meters_per_unit(context.scene)
+    to_meters = np.diag([meters, meters, meters, 1.0])
     parts, names, volumes, links = [], [], [], []
     costs, not_walkable = _area_table(context.scene.navmesh)
     for inst in depsgraph.object_instances:
@@ -82,15 +87,16 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
         if role == "IGNORE":
             continue
+        matrix = to_meters @ np.array(inst.matrix_world)
         if role in VOLUME_ROLES:
-            volumes.append(_volume(obj, np.array(inst.matrix_world), role, costs))
+            volumes.append(_volume(obj, matrix, role, costs))
             names.append(owner.name)
             continue
         if role == "OFF_MESH_LINK":
-            links.append(_link(obj, np.array(inst.matrix_world), costs))
+            links.append(_link(obj, matrix, costs, meters))
             names.append(owner.name)
             continue
-        part = _object_triangles(obj, np.array(inst.matrix_world), role == "WALKABLE", costs)
+        part = _object_triangles(obj, matrix, role == "WALKABLE", costs)
         if part is not None:
             parts.append(part)
             names.append(owner.name)
@@ -165,9 +171,9 @@ def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> lib.AreaVolume:
     return lib.AreaVolume(part[0], part[1], area, name)
 
 
-def _link(obj, matrix: np.ndarray, costs: dict):
-    """An off-mesh link object as lib takes it: its first and last points (world), both ways or
-    not, its radius (None: the bake radius), area and cost."""
+def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
+    """An off-mesh link object as lib takes it: its first and last points (world, meters), both
+    ways or not, its radius (None: the bake radius), area and cost."""
     original = obj.original
     mesh = obj.to_mesh()
     try:
@@ -184,7 +190,7 @@ def _link(obj, matrix: np.ndarray, costs: dict):
         tuple(ends[0].tolist()),
         tuple(ends[1].tolist()),
         original.navmesh_link_bidirectional,
-        original.navmesh_link_radius or None,
+        original.navmesh_link_radius * meters or None,
         int(original.navmesh_area),
         float(original.navmesh_area_cost),
         original.name,

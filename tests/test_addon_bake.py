@@ -337,3 +337,52 @@ def test_a_link_whose_end_is_off_the_navmesh_is_named(blender):
     blender.scene.navmesh.source = "VISIBLE"
     with pytest.raises(RuntimeError, match="'Rope' \\(its end is"):
         bpy.ops.navmesh.bake()
+
+
+def test_a_level_modelled_in_centimetres_bakes_the_navmesh_it_would_in_metres(blender):
+    """Unit Scale 0.01 (one Blender unit shown as 1 cm): the sidebar's lengths are the scene's
+    units, lib bakes in meters, and the navmesh object, the path test and the overlay come back in
+    Blender units. The same 10 m room bakes the same navmesh as in a scene in meters (the Human
+    preset showed a 4 mm radius and a person walked through a 60 cm gap)."""
+    from navmesh_addon import operators_path, presets, units
+
+    def bake(scene, scale: float):
+        scene.unit_settings.system, scene.unit_settings.scale_length = "METRIC", scale
+        k = 1.0 / scale  # Blender units per meter
+        floor = grid_object(f"Floor{scene.name}", 10.0 * k, 10.0 * k, collection=scene.collection)
+        crate = box_object(f"Crate{scene.name}", (4.0 * k, 4.0 * k, 0.0), (6.0 * k, 6.0 * k, 1.5 * k), scene.collection)
+        crate.navmesh_role = "OBSTACLE"
+        settings = scene.navmesh
+        presets.apply_builtin(settings, "HUMAN")
+        for name, value in (("max_edge_error", 0.2), ("max_height_error", 0.2), ("region_min_area", 1.0)):
+            settings.set_bake_parameter(name, value)
+        settings.source = "VISIBLE"
+        blender.window.scene = scene
+        assert bpy.ops.navmesh.bake() == {"FINISHED"}
+        (obj,) = mesh_write.find_navmesh_objects(scene)
+        assert settings.agent_radius * units.meters_per_unit(scene) == pytest.approx(0.4)
+        assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+        settings.path_start.location = (1.0 * k, 1.0 * k, 0.0)
+        settings.path_goal.location = (9.0 * k, 9.0 * k, 0.0)
+        bpy.context.view_layer.update()
+        operators_path.update_path(scene)
+        return obj, mesh_write.read_navmesh_object(obj), settings.path_length, floor
+
+    metres = bake(blender.scene, 1.0)
+    centimetres = bake(bpy.data.scenes.new("Centimetres"), 0.01)
+    assert centimetres[1].params.agent_radius == pytest.approx(0.4)
+    assert centimetres[1].polygon_count == metres[1].polygon_count
+    assert np.allclose(centimetres[1].vertices, metres[1].vertices, atol=1e-5)
+    blender_units = [np.array([v.co for v in obj.data.vertices]) for obj in (metres[0], centimetres[0])]
+    assert np.allclose(blender_units[1], 100.0 * blender_units[0], atol=1e-3)
+    assert centimetres[2] == pytest.approx(100.0 * metres[2], rel=1e-5) and metres[2] > 11.0
+    # The overlay draws the navmesh (in meters) where the floor is in the scene's units.
+    from tests import viewport_image
+    from tests.test_addon_view import is_navmesh_colored
+
+    view = viewport_image.look_at((500.0, 500.0, 2500.0), (500.0, 500.0, 0.0))
+    projection = viewport_image.perspective(40.0, 1.0, near=1.0, far=5000.0)
+    image = viewport_image.render(blender, view, projection, (300, 300))
+    floor = [(150.0, 850.0, 0.0), (300.0, 850.0, 0.0), (850.0, 150.0, 0.0), (850.0, 300.0, 0.0), (150.0, 600.0, 0.0)]
+    xy = np.floor(viewport_image.project(floor, view, projection, (300, 300))).astype(int)
+    assert is_navmesh_colored(image[xy[:, 1], xy[:, 0], :3]).all()
