@@ -22,7 +22,7 @@ from . import units
 
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
-    ("COLLECTION", "Collection", "Bake every object in a chosen collection"),
+    ("COLLECTION", "Collection", "Bake every visible object in a chosen collection and its children"),
     ("VISIBLE", "Visible", "Bake every visible object in the scene"),
 )
 COLOR_BY = (

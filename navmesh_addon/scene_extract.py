@@ -49,10 +49,13 @@ def source_objects(context, source: str, collection=None) -> set:
     elif source == "COLLECTION":
         if collection is None:
             raise lib.NavMeshError("no collection chosen: pick the collection to bake in the Sources panel")
-        picked = set(collection.all_objects)
+        # Visible ones, as Source Visible: an object hidden with its own eye icon or its collection's
+        # is left out alike (Blender does not evaluate the first, and the second was baked).
+        picked = {obj for obj in collection.all_objects if obj.visible_get()}
         if not picked:
             raise lib.NavMeshError(
-                f"collection {collection.name!r} is empty: add objects to it or pick another collection"
+                f"collection {collection.name!r} has no visible object: add objects to it, unhide them, "
+                "or pick another collection"
             )
     elif source == "VISIBLE":
         picked = {obj for obj in context.view_layer.objects if obj.visible_get()}

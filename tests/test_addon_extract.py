@@ -122,6 +122,23 @@ def test_collection_source_reads_nested_collections(blender):
     assert arrays.object_names == ["A", "B"]
 
 
+def test_collection_source_leaves_out_hidden_objects_whichever_eye_hid_them(blender):
+    """An object hidden with its own eye icon and one in a child collection hidden with the
+    collection's are both left out (the first was, the second was baked), as with Source Visible."""
+    level = bpy.data.collections.new("Level")
+    blender.scene.collection.children.link(level)
+    inner = bpy.data.collections.new("Inner")
+    level.children.link(inner)
+    grid_object("A", 4.0, 4.0, collection=level)
+    grid_object("Hidden", 4.0, 4.0, location=(10, 0, 0), collection=level).hide_set(True)
+    grid_object("InHiddenCollection", 4.0, 4.0, location=(20, 0, 0), collection=inner)
+    blender.view_layer.layer_collection.children["Level"].children["Inner"].hide_viewport = True
+    assert extract_scene(blender, "COLLECTION", level).object_names == ["A"]
+    blender.view_layer.objects["A"].hide_set(True)
+    with pytest.raises(lib.NavMeshError, match="'Level' has no visible object"):
+        extract_scene(blender, "COLLECTION", level)
+
+
 @pytest.mark.parametrize(
     "setup, source, words",
     [
