@@ -146,6 +146,9 @@ BAD_FILES = {
     "area id not a number": (_with(area_costs={"mud": 2.0}), "key 'mud' must be an area id"),
     "area id too large": (_with(area_costs={"64": 2.0}), "area id 64 must be a whole number from 0 to 63"),
     "area cost not positive": (_with(area_costs={"5": 0}), "area 5 has cost 0; costs must be finite and > 0"),
+    "vertex coordinates as text": (_with(vertices=[["1", "0", "0"]] * 11), "'vertices' has entries of the wrong type"),
+    "polygon area id out of range": (_with(areas=[0, 10**9, 1]), "area ids must be 0..63, the file has 0..1000000000"),
+    "negative clearance": (_with(edge_clearance=[[0, -1.0, 0, 0], [0, 0, 0], [0] * 6]), "-1.0 for polygon 0"),
 }
 
 

@@ -73,6 +73,8 @@ def _read_polygons(data: dict, vertex_count: int) -> _Polygons:
     areas = _array(data["areas"], np.int64, "areas")
     if len(regions) != len(sizes) or len(areas) != len(sizes):
         raise NavMeshError("regions and areas need one entry per polygon")
+    if len(areas) and (areas.min() < 0 or areas.max() > MAX_AREA):
+        raise NavMeshError(f"area ids must be 0..{MAX_AREA}, the file has {int(areas.min())}..{int(areas.max())}")
     return _Polygons(sizes, offsets, poly_vertices, neighbors, regions, areas)
 
 
@@ -164,10 +166,10 @@ def check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.nd
 
 
 def _float_in(x) -> float:
-    """A clearance from JSON: null is +inf (unlimited); anything but a finite number is refused."""
+    """A clearance from JSON: null is +inf (unlimited); anything but a finite number >= 0 is refused."""
     if x is None:
         return math.inf
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
         raise ValueError(x)
     return float(x)
 
@@ -182,6 +184,8 @@ def _int_in(x) -> int:
 def _array(values, dtype, name: str) -> np.ndarray:
     try:
         raw = np.asarray(values)
+        if raw.size and raw.dtype.kind not in "biuf":  # text such as "1" would convert silently
+            raise TypeError(raw.dtype)
         arr = raw.astype(dtype)
     except (TypeError, ValueError):
         raise NavMeshError(f"field {name!r} has entries of the wrong type or shape") from None
@@ -222,6 +226,6 @@ def _per_edge(lists, sizes: np.ndarray, name: str, cast) -> np.ndarray:
             except (TypeError, ValueError):
                 raise NavMeshError(
                     f"field {name!r} has {x!r} for polygon {p}: "
-                    f"{'a finite number or null' if cast is _float_in else 'a whole number'} is needed"
+                    f"{'a finite number >= 0 or null' if cast is _float_in else 'a whole number'} is needed"
                 ) from None
     return np.asarray(flat, dtype=np.float64 if cast is _float_in else np.int64)
