@@ -191,7 +191,7 @@ class PathDrawing:
         """The polygons `allowed` holding a path end on polygon poly (MeshIndex.holders), poly first."""
         found = plan.holders.get((poly, point))
         if found is None:
-            found = plan.holders[(poly, point)] = self.index.holders(poly, point, self.climb)
+            found = plan.holders[(poly, point)] = self.index.holders(poly, point)
         return found if len(found) == 1 else [poly] + [q for q in found[1:] if allowed[q]]
 
     def _portal_line(self, e: int) -> tuple:

@@ -23,6 +23,8 @@ INSIDE_TOL = 1e-9
 # A point whose cross product with an edge of its polygon (as INSIDE_TOL) is below this lies on
 # that edge, and every polygon holding it is a place a segment from it may leave through.
 ON_EDGE_TOL = 1e-6
+# Polygons holding one point on their shared edge or corner have their surface there this close (m).
+HOLD_HEIGHT_TOL = 1e-6
 # The index grids' cells are at least this wide (m), so a mesh of tiny polygons gets a finite grid.
 MIN_GRID_CELL = 1e-3
 # A detail triangle whose top-view area is below this share of its edges' squared lengths is a sliver.
@@ -260,16 +262,26 @@ class MeshIndex:
                 found.update(self.cells.get(cx * ny + cy, ()))
         return list(found)
 
-    def holders(self, p: int, point: tuple, climb: float) -> list[int]:
-        """Polygon p, which holds point, and every other polygon that holds it too: seen from above
-        within ON_EDGE_TOL, its surface there within a climb step of it. Only a point on p's edge
-        or corner (a start cleared onto the edge of the agent's band, a key spot on a vertex) lies
-        in several, and a segment from it leaves through whichever it heads into."""
+    def holders(self, p: int, point: tuple) -> list[int]:
+        """Polygon p, which holds point, and the polygons joined to it there that hold it too: sharing
+        a corner with p, holding point seen from above within ON_EDGE_TOL, their surface there at
+        p's (within HOLD_HEIGHT_TOL: both take an edge's heights from its shared points). Only a
+        point on p's edge or corner (a start cleared onto the edge of the agent's band, a key spot
+        on a vertex) lies in several, and a segment from it leaves through whichever it heads into.
+        A polygon of another floor there, overlapping p or a step off it, is not one of them."""
         if self.inside_xy(p, point, -ON_EDGE_TOL):
             return [p]
+        offs, pv = self.mesh.poly_offsets, self.mesh.poly_vertices
+        corners = set(pv[offs[p] : offs[p + 1]].tolist())
+        level = self.height(p, point)
         found = [p]
         for q in self.polygons_near(point, ON_EDGE_TOL):
-            if q != p and self.inside_xy(q, point, ON_EDGE_TOL) and abs(self.height(q, point) - point[2]) <= climb:
+            if (
+                q != p
+                and not corners.isdisjoint(pv[offs[q] : offs[q + 1]].tolist())
+                and self.inside_xy(q, point, ON_EDGE_TOL)
+                and abs(self.height(q, point) - level) <= HOLD_HEIGHT_TOL
+            ):
                 found.append(q)
         return found
 
