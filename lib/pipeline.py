@@ -72,12 +72,12 @@ def generate(
     report("detail", 0.8)
     span_region = region_map.region
     del region_map, outlines  # the detail stage reads only each span's region
-    part = Progress(progress, "detail", 0.8, 0.9)
-    samples = detail.floor_samples(polys, hf, params, span_region, part.span(0.0, 0.2))
-    surface = detail.build_detail(polys, hf, params, span_region, part, samples=samples)
+    surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.8, 0.9))
     # A polygon too large for its floor's relief to follow within the detail's triangle cap is cut
     # in two, and the surfaces round the cuts built again (lib.polygons.rough): only the halves are
-    # sampled again, and only the surfaces round them measured.
+    # sampled again, and only the surfaces round them measured. The floor samples are kept for that
+    # only once a cut is made (not through the first build, whose arrays are the stage's largest).
+    samples = None
     for _ in range(ROUGH_ROUNDS):
         halved, cut = polygons.split_rough(polys, surface.rough) if len(surface.rough) else (polys, [])
         if not cut:
@@ -86,6 +86,8 @@ def generate(
         kept = surface.surfaces(
             [p for p in range(polys.polygon_count) if p not in cut and touched.isdisjoint(polys.polygon(p).tolist())]
         )
+        if samples is None:
+            samples = detail.floor_samples(polys, hf, params, span_region)
         # The first half of a cut polygon keeps its id, the second is added at the end.
         halves = np.union1d(cut, np.arange(polys.polygon_count, halved.polygon_count))
         polys = halved

@@ -56,7 +56,7 @@ def build_detail(
     layer_tol = layer_tolerance(params)
     if samples is None:
         samples = floor_samples(mesh, hf, params, span_region, progress.span(0.0, 0.2))
-    sample_poly, points = samples.polygon, samples.points
+    sample_poly, points = samples.polygon, samples.points(hf)
     vertices = _vertices_on_floor(
         mesh, sample_poly, points, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )
@@ -69,9 +69,12 @@ def build_detail(
     built = np.ones(mesh.polygon_count, dtype=bool)
     if kept is not None:
         built[list(kept)] = False
-    measured = built[sample_poly]
-    fits = _fan_fits(mesh, apex, sample_poly[measured], points[measured], max_error, progress.span(0.25, 0.4))
-    del measured
+    if kept is None:
+        fits = _fan_fits(mesh, apex, sample_poly, points, max_error, progress.span(0.25, 0.4))
+    else:  # the samples of the polygons built only (a copy, but of few)
+        measured = built[sample_poly]
+        fits = _fan_fits(mesh, apex, sample_poly[measured], points[measured], max_error, progress.span(0.25, 0.4))
+        del measured
     start = column_starts(hf)
     edge_points = _edge_points(mesh, hf, start, layer_tol, span_region, max_error, float(params.agent_max_climb), built)
     del start

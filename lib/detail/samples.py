@@ -38,24 +38,28 @@ _ON_EDGE = 1e-6
 class FloorSamples:
     """Floor samples of a polygon mesh: one span per column centre strictly inside each polygon (top
     view), on the polygon's floor. polygon: (S,) the polygon of each, sorted (each polygon's in the
-    order `floor_samples` finds them); points: (S, 3) column centres at floor height; span: (S,)."""
+    order `floor_samples` finds them); span: (S,) its span. Ids only (8 bytes a sample), as they are
+    kept through the cuts of rough polygons; `points` gives the column centres at floor height."""
 
     polygon: np.ndarray
-    points: np.ndarray
     span: np.ndarray
+
+    def points(self, hf: Heightfield) -> np.ndarray:
+        """(S, 3) the samples' column centres at their floor's height."""
+        xyz = np.empty((len(self.span), 3))
+        xyz[:, 0] = hf.bmin[0] + (hf.x[self.span] + 0.5) * hf.cell_size
+        xyz[:, 1] = hf.bmin[1] + (hf.y[self.span] + 0.5) * hf.cell_size
+        xyz[:, 2] = hf.z[self.span]
+        return xyz
 
     def replaced(self, polygons: np.ndarray, new: FloorSamples) -> FloorSamples:
         """These samples with those of `polygons` (sorted ids) replaced by `new` (the samples of
         those polygons as they are now): what sampling every polygon again would give, as each
         polygon's samples depend on it alone."""
         keep = ~np.isin(self.polygon, polygons)
-        polygon = np.concatenate([self.polygon[keep], new.polygon])
+        polygon = np.concatenate([self.polygon[keep], new.polygon.astype(self.polygon.dtype)])
         order = np.argsort(polygon, kind="stable")
-        return FloorSamples(
-            polygon[order],
-            np.concatenate([self.points[keep], new.points])[order],
-            np.concatenate([self.span[keep], new.span])[order],
-        )
+        return FloorSamples(polygon[order], np.concatenate([self.span[keep], new.span])[order])
 
 
 def layer_tolerance(params: BakeParams) -> float:
@@ -133,15 +137,9 @@ def floor_samples(
         out_span.append(pick)
         first = last
     del count, start
-    # The points from their spans once joined (column centres, floor heights): the stage's largest
-    # array is never held twice, in pieces and joined.
     span = np.concatenate(out_span) if out_span else np.zeros(0, dtype=np.int64)
-    del out_span
-    xyz = np.empty((len(span), 3))
-    xyz[:, 0] = hf.bmin[0] + (hf.x[span] + 0.5) * cs
-    xyz[:, 1] = hf.bmin[1] + (hf.y[span] + 0.5) * cs
-    xyz[:, 2] = hf.z[span]
-    return FloorSamples(np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=np.int64), xyz, span)
+    polygon = np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=np.int64)
+    return FloorSamples(polygon.astype(index_dtype(mesh.polygon_count)), span)
 
 
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
