@@ -87,7 +87,7 @@ def generate(
             [p for p in range(polys.polygon_count) if p not in cut and touched.isdisjoint(polys.polygon(p).tolist())]
         )
         if samples is None:
-            samples = detail.floor_samples(polys, hf, params, span_region)
+            samples = detail.floor_samples(polys, hf, params, span_region, Progress(progress, "detail", 0.9, 0.9))
         # The first half of a cut polygon keeps its id, the second is added at the end.
         halves = np.union1d(cut, np.arange(polys.polygon_count, halved.polygon_count))
         polys = halved
