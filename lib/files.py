@@ -20,9 +20,7 @@ def replacing(path):
     temp = path.with_name(f".{path.stem}.{os.getpid()}.partial{path.suffix}")
     try:
         yield temp
-        with open(temp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
+        move_into_place(temp, path)
     except OSError as exc:
         raise NavMeshError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     finally:
@@ -30,6 +28,13 @@ def replacing(path):
             temp.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only folder, where nothing was written either
+
+
+def move_into_place(temp, path) -> None:
+    """A complete file written at temp (synced to disk) replaces path in one rename (same folder)."""
+    with open(temp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(temp, path)
 
 
 def write_text(path, text: str) -> None:

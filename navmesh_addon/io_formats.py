@@ -154,10 +154,8 @@ def _write_gltf_pair(mesh: lib.NavMesh, path: Path, name: str, context) -> None:
     try:
         folder.mkdir()
         _write_gltf(mesh, folder / path.name, "gltf", name, context)
-        for written in (folder / buffer.name, folder / path.name):  # the buffer first: the .gltf needs it
-            with open(written, "rb+") as fh:
-                os.fsync(fh.fileno())
-            os.replace(written, written.parent.parent / written.name)
+        for written in (buffer, path):  # the buffer first: the .gltf needs it
+            lib.files.move_into_place(folder / written.name, written)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
