@@ -251,7 +251,7 @@ def bake_command(args: argparse.Namespace) -> int:
         job = operators_bake.prepare(context, settings, args.seed, targets)
         job.on_progress = progress
         job.run()
-        objects = operators_bake.finish(context, settings, job)
+        objects = operators_bake.finish(job)
     finally:
         progress.close()
     for obj in objects:

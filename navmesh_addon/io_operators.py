@@ -176,7 +176,7 @@ class IMPORT_SCENE_OT_navmesh_json(bpy.types.Operator, ImportHelper):
         name = _unused_navmesh_name(stem)
         try:
             mesh = io_formats.read_navmesh_file(self.filepath)
-            obj = mesh_write.write_navmesh_object(context, mesh, name)
+            obj = mesh_write.write_navmesh_object(context.scene, mesh, name)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, f"Navmesh import failed: {exc}")
             return {"CANCELLED"}

@@ -28,11 +28,56 @@ NAVMESH_ALPHA = 0.5
 # faces do not flicker against the floor they lie on. The stored data stay exact; the overlay draws
 # the detail surface over steps, where the flat polygons dip into them.
 DISPLAY_LIFT = 0.02
+# What ties our objects and collections to the scene they were baked for: the scene's key (with the
+# scene name it was last given under), and on each of ours the key of its scene. A navmesh appended
+# from another file, or seen through a scene's Linked Copy, carries another scene's key: it is read
+# (paths, exports) but never replaced or removed. A scene copied with its key leaves the key to the
+# scene of the name it was given under, and gets its own at its first bake.
+SCENE_KEY = "navmesh_scene_key"
+SCENE_KEY_NAME = "navmesh_scene_key_name"
+OWNER_KEY = "navmesh_scene"
 
 
 def find_navmesh_objects(scene) -> list:
-    """Objects in the scene that we generated (tagged), never guessed from names."""
+    """Objects in the scene that we generated (tagged), never guessed from names: every one a path
+    test or export can read, linked from another file or baked for another scene included."""
     return [obj for obj in scene.objects if obj.get(TAG)]
+
+
+def own_navmesh_objects(scene) -> list:
+    """Our objects in the scene that a bake of it replaces and Clear removes (see `owned`)."""
+    return [obj for obj in find_navmesh_objects(scene) if owned(obj, scene)]
+
+
+def owned(block, scene) -> bool:
+    """Is our tagged object or collection the scene's own: local (not linked from a library file or
+    overridden, which Blender does not save back) and written for this scene, or before our
+    datablocks recorded their scene."""
+    if block.library is not None or block.override_library is not None:
+        return False
+    owner = block.get(OWNER_KEY)
+    return owner is None or owner == scene_key(scene)
+
+
+def scene_key(scene) -> str | None:
+    """The scene's key, or None before its first bake, or when it carries a key copied from another
+    scene that keeps it (the one whose name the key was last given under, else the first by name)."""
+    key = scene.get(SCENE_KEY)
+    if key is None:
+        return None
+    sharing = [other for other in bpy.data.scenes if other.get(SCENE_KEY) == key]
+    if len(sharing) > 1:
+        named = [other for other in sharing if other.get(SCENE_KEY_NAME) == other.name]
+        if scene != (named or sorted(sharing, key=lambda other: other.name))[0]:
+            return None
+    return key
+
+
+def claim_scene_key(scene) -> str:
+    """The scene's key, given a new one first when it has none of its own (written: not in a draw)."""
+    key = scene_key(scene) or uuid.uuid4().hex
+    scene[SCENE_KEY], scene[SCENE_KEY_NAME] = key, scene.name
+    return key
 
 
 def remove_navmesh_object(obj) -> None:
@@ -81,18 +126,19 @@ def build_mesh(mesh: lib.NavMesh, name: str, meters: float = 1.0) -> bpy.types.M
 
 
 def write_navmesh_object(
-    context, mesh: lib.NavMesh, name: str, *, collection_name: str = "Navmesh", stats: dict | None = None
+    scene, mesh: lib.NavMesh, name: str, *, collection_name: str = "Navmesh", stats: dict | None = None
 ) -> bpy.types.Object:
-    """Create or update our navmesh object for `name` in our collection `collection_name`.
+    """Create or update the scene's navmesh object for `name` in its collection `collection_name`.
 
-    Our object is found among the scene's by its tag, which holds `name`, whatever it is called now;
-    it is replaced in place (its mesh datablock is swapped, so references to the object stay valid).
-    A user's object that happens to have the name, or ours in another scene, is left untouched, and
-    ours is created beside it (Blender adds a number to the name).
+    Our object is found among the scene's own (`owned`) by its tag, which holds `name`, whatever it
+    is called now; it is replaced in place (its mesh datablock is swapped, so references to the
+    object stay valid). A user's object that happens to have the name, or ours of another scene or
+    file, is left untouched, and ours is created beside it (Blender adds a number to the name).
     """
-    collection = _collection(context, collection_name)
-    obj = _tagged(context.scene.objects, name)
-    meters = units.meters_per_unit(context.scene)
+    key = claim_scene_key(scene)
+    collection = _collection(scene, collection_name, key)
+    obj = _tagged(own_navmesh_objects(scene), name)
+    meters = units.meters_per_unit(scene)
     data = build_mesh(mesh, name, meters)
     if obj is not None and obj.type == "MESH":
         old = obj.data
@@ -102,6 +148,7 @@ def write_navmesh_object(
     else:
         obj = bpy.data.objects.new(name, data)
         obj[TAG] = name
+    obj[OWNER_KEY] = key
     if collection not in obj.users_collection:
         for other in list(obj.users_collection):
             other.objects.unlink(obj)
@@ -182,18 +229,19 @@ def _faces(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def check_not_edited(scene) -> None:
-    """NavMeshError naming our navmesh object that is in Edit Mode: a bake cannot replace the mesh
-    of an object in Edit Mode (Blender keeps the one being edited), nor should Clear remove it."""
-    for obj in find_navmesh_objects(scene):
+    """NavMeshError naming the scene's own navmesh object that is in Edit Mode: a bake cannot replace
+    the mesh of an object in Edit Mode (Blender keeps the one being edited), nor should Clear remove it."""
+    for obj in own_navmesh_objects(scene):
         if obj.type == "MESH" and obj.data.is_editmode:
             raise lib.NavMeshError(
                 f"navmesh {obj.name!r} is in Edit Mode: leave Edit Mode (Tab) first, as baking replaces its faces"
             )
 
 
-def poll_navmesh(operator_class, context, message: str) -> bool:
-    """An operator's poll that needs a navmesh object in the scene; `message` says what to do."""
-    if find_navmesh_objects(context.scene):
+def poll_navmesh(operator_class, context, message: str, find=find_navmesh_objects) -> bool:
+    """An operator's poll that needs a navmesh object in the scene (as `find` finds them); `message`
+    says what to do."""
+    if find(context.scene):
         return True
     operator_class.poll_message_set(message)
     return False
@@ -248,16 +296,17 @@ def _tagged(blocks, name: str):
     return legacy
 
 
-def _collection(context, name: str) -> bpy.types.Collection:
+def _collection(scene, name: str, key: str) -> bpy.types.Collection:
     """The scene's own collection for our navmesh objects (each scene has its own, so one level's
-    navmesh never shows, or is cleared, in another); a user's collection of the same name is never
-    touched."""
-    scene_root = context.scene.collection
-    collection = _tagged(scene_root.children_recursive, name)
+    navmesh never shows, or is cleared, in another, even where a Linked Copy of the scene shares the
+    first scene's); a user's collection of the same name is never touched."""
+    scene_root = scene.collection
+    collection = _tagged([c for c in scene_root.children_recursive if owned(c, scene)], name)
     if collection is None:
         collection = bpy.data.collections.new(name)
         collection[TAG] = name
         scene_root.children.link(collection)
+    collection[OWNER_KEY] = key
     collection.hide_render = True
     return collection
 

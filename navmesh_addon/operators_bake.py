@@ -24,11 +24,14 @@ from .scene_extract import SceneArrays
 STALE_KEY = "navmesh_stale"
 
 
+RESULT_SUFFIX = "_navmesh"
+
+
 def result_name(scene, settings) -> str:
     """Name of the result object: the source collection's name, else the scene's."""
     if settings.source == "COLLECTION" and settings.collection is not None:
-        return f"{settings.collection.name}_navmesh"
-    return f"{scene.name}_navmesh"
+        return f"{settings.collection.name}{RESULT_SUFFIX}"
+    return f"{scene.name}{RESULT_SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -68,14 +71,19 @@ def agent_navmesh(scene, agent) -> bpy.types.Object | None:
     settings = scene.navmesh
     group = next(g for g in agents.agent_groups(settings) if agent in g)
     name = agents.navmesh_name(result_name(scene, settings), group)
-    return next((obj for obj in mesh_write.find_navmesh_objects(scene) if obj.get(mesh_write.TAG) == name), None)
+    return next((obj for obj in mesh_write.own_navmesh_objects(scene) if obj.get(mesh_write.TAG) == name), None)
 
 
 class BakeJob:
     """The bakes of one set of extracted arrays, run inline or in a worker thread, one target after
     another; cancellable at every progress report. `results` holds one NavMesh per target."""
 
-    def __init__(self, arrays: SceneArrays, targets: list[BakeTarget], on_progress=None):
+    def __init__(self, scene, settings, arrays: SceneArrays, targets: list[BakeTarget], on_progress=None):
+        # Where the result goes, fixed when the bake starts: the user may switch scenes or change the
+        # sources while a modal bake runs.
+        self.scene = scene
+        self.base = result_name(scene, settings)
+        self.source_kind = _source_kind(settings)
         self.arrays = arrays
         self.targets = targets
         self.on_progress = on_progress
@@ -149,17 +157,21 @@ def prepare(context, settings, extra_seeds=(), targets: list[BakeTarget] | None 
     mesh_write.check_not_edited(context.scene)
     arrays = scene_extract.extract_scene(context, settings.source, settings.collection)
     arrays.seeds = np.vstack([arrays.seeds, np.asarray(extra_seeds, dtype=np.float64).reshape(-1, 3)])
-    return BakeJob(arrays, targets)
+    return BakeJob(context.scene, settings, arrays, targets)
 
 
-def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
-    """Main-thread half after the bake: write one object per target, or raise the bake's error
-    (then nothing is written). replace_stale (a bake of every agent type group): our navmeshes in
-    the scene of the same result that this bake no longer writes are removed, so a re-bake leaves
-    only what it wrote: a type renamed, or moved to another group by a new height, climb or slope;
-    the scene's agent before agent types were added, or the types before they were all removed;
-    the result of the scene's sources under the scene's old name. Navmeshes baked from another
-    source collection, or imported, stay."""
+def finish(job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
+    """Main-thread half after the bake: write one object per target into the scene the bake was
+    started in, or raise the bake's error (then nothing is written). replace_stale (a bake of every
+    agent type group): the scene's own navmeshes of the same result that this bake no longer writes
+    are removed, so a re-bake leaves only what it wrote: a type renamed, or moved to another group by
+    a new height, climb or slope; the scene's agent before agent types were added, or the types before
+    they were all removed; the result of the scene's sources under the scene's old name, or of a
+    source collection under its old name. Navmeshes baked from another source collection, imported,
+    or of another scene or file, stay."""
+    scene = job.scene
+    if not _alive(scene):
+        raise lib.NavMeshError("the scene was deleted while the navmesh baked: nothing was written")
     if job.error is not None:
         if isinstance(job.error, lib.NavMeshError):
             raise job.error
@@ -171,8 +183,7 @@ def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list
                 f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
                 "lower Agent Radius or Min Region Area, or raise Max Slope"
             )
-    mesh_write.check_not_edited(context.scene)  # entered while a modal bake ran
-    base = result_name(context.scene, settings)
+    mesh_write.check_not_edited(scene)  # entered while a modal bake ran
     objects = []
     for target, mesh in zip(job.targets, job.results):
         stats = {
@@ -182,23 +193,45 @@ def finish(context, settings, job: BakeJob, replace_stale: bool = False) -> list
             "islands": int(len(np.unique(mesh.islands()))),
             "seeds": len(job.arrays.seeds),
         }
-        stats["result"] = base
-        stats["source"] = _source_kind(settings)
+        stats["result"] = job.base
+        stats["source"] = job.source_kind
         if target.agent_types:
             stats["agent_types"] = list(target.agent_types)
-        obj = mesh_write.write_navmesh_object(context, mesh, target.name, stats=stats)
+        obj = mesh_write.write_navmesh_object(scene, mesh, target.name, stats=stats)
         if STALE_KEY in obj:
             del obj[STALE_KEY]
         objects.append(obj)
     if replace_stale:
         written = {target.name for target in job.targets}
-        for obj in mesh_write.find_navmesh_objects(context.scene):
-            info, tag = obj.get("navmesh", {}), obj.get(mesh_write.TAG)
-            same = info.get("result") == base or tag == base
-            renamed = info.get("source") == "scene" == _source_kind(settings)
-            if tag not in written and (same or renamed):
+        for obj in mesh_write.own_navmesh_objects(scene):
+            if obj.get(mesh_write.TAG) not in written and _replaced_by(obj, job):
                 mesh_write.remove_navmesh_object(obj)
     return objects
+
+
+def _replaced_by(obj, job: BakeJob) -> bool:
+    """Is our navmesh object an earlier result of what `job` bakes: of its result name, of the
+    scene's sources under the scene's old name, or of a source collection since renamed (its name
+    gone, its objects among this bake's)?"""
+    info, tag = obj.get("navmesh", {}), obj.get(mesh_write.TAG)
+    if info.get("result") == job.base or tag == job.base:
+        return True
+    if info.get("source") == "scene" == job.source_kind:
+        return True
+    if info.get("source") == "collection" == job.source_kind:
+        collection = str(info.get("result", "")).removesuffix(RESULT_SUFFIX)
+        return collection not in bpy.data.collections and bool(
+            set(info.get("sources", ())) & set(job.arrays.object_names)
+        )
+    return False
+
+
+def _alive(block) -> bool:
+    """Is the datablock still there (Blender raises ReferenceError on a deleted one)?"""
+    try:
+        return block.name is not None
+    except ReferenceError:
+        return False
 
 
 def _source_kind(settings) -> str:
@@ -216,7 +249,7 @@ def bake_to_object(context, settings=None, on_progress=None, extra_seeds=()) -> 
     job = prepare(context, settings, extra_seeds, [target])
     job.on_progress = on_progress
     job.run()
-    return finish(context, settings, job)[0]
+    return finish(job)[0]
 
 
 class NAVMESH_OT_bake(bpy.types.Operator):
@@ -241,7 +274,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
         try:
             job = prepare(context, settings, targets=bake_targets(context.scene, settings, self.agent_type))
             job.run()
-            objects = finish(context, settings, job, replace_stale=not self.agent_type)
+            objects = finish(job, replace_stale=not self.agent_type)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -280,7 +313,7 @@ class NAVMESH_OT_bake(bpy.types.Operator):
             return {"RUNNING_MODAL"}
         self._cleanup(context)
         try:
-            objects = finish(context, context.scene.navmesh, job, replace_stale=not self.agent_type)
+            objects = finish(job, replace_stale=not self.agent_type)
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -290,8 +323,9 @@ class NAVMESH_OT_bake(bpy.types.Operator):
         return {"FINISHED"}  # with the UNDO option this pushes the undo step for the write
 
     def _show(self, context, stage: str, fraction: float) -> None:
-        settings = context.scene.navmesh
-        settings.bake_stage, settings.bake_progress = stage, fraction
+        if _alive(self._job.scene):  # the scene baked, whichever the window shows now
+            settings = self._job.scene.navmesh
+            settings.bake_stage, settings.bake_progress = stage, fraction
         context.workspace.status_text_set(f"Baking navmesh: {stage} {fraction:.0%}  (Esc to cancel)")
         for area in context.screen.areas:
             if area.type == "VIEW_3D":
@@ -300,12 +334,13 @@ class NAVMESH_OT_bake(bpy.types.Operator):
     def _cleanup(self, context) -> None:
         context.window_manager.event_timer_remove(self._timer)
         context.workspace.status_text_set(None)
-        settings = context.scene.navmesh
-        settings.bake_stage, settings.bake_progress = "", 0.0
+        if _alive(self._job.scene):
+            settings = self._job.scene.navmesh
+            settings.bake_stage, settings.bake_progress = "", 0.0
 
 
 class NAVMESH_OT_clear(bpy.types.Operator):
-    """Remove the baked navmesh objects from the scene (the sources are untouched; Undo brings them back)"""
+    """Remove the scene's baked navmesh objects (the sources are untouched; Undo brings them back)"""
 
     bl_idname = "navmesh.clear"
     bl_label = "Clear Navmesh"
@@ -313,7 +348,9 @@ class NAVMESH_OT_clear(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return mesh_write.poll_navmesh(cls, context, "there is no baked navmesh in the scene")
+        return mesh_write.poll_navmesh(
+            cls, context, "there is no navmesh baked in this scene", mesh_write.own_navmesh_objects
+        )
 
     def execute(self, context):
         try:
@@ -321,7 +358,7 @@ class NAVMESH_OT_clear(bpy.types.Operator):
         except lib.NavMeshError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        found = mesh_write.find_navmesh_objects(context.scene)
+        found = mesh_write.own_navmesh_objects(context.scene)
         for obj in found:
             mesh_write.remove_navmesh_object(obj)
         self.report({"INFO"}, f"Removed {len(found)} navmesh object{'s' if len(found) != 1 else ''}")

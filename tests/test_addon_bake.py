@@ -109,7 +109,7 @@ def test_threaded_job_gives_the_same_navmesh_as_the_synchronous_bake(level):
     job = operators_bake.prepare(bpy.context, settings)
     job.start()
     job.wait(timeout=120)
-    (obj,) = operators_bake.finish(bpy.context, settings, job)
+    (obj,) = operators_bake.finish(job)
     threaded = mesh_write.read_navmesh_object(obj)
     sync = mesh_write.read_navmesh_object(operators_bake.bake_to_object(bpy.context))
     assert job.stage == "done" and job.fraction == 1.0
@@ -204,7 +204,7 @@ def test_settings_that_make_little_sense_are_shown_and_kept_with_the_bake(level)
 def test_clear_removes_only_our_navmesh_and_greys_out_when_there_is_none(level):
     floor, crate = level
     before = (mesh_snapshot(floor), mesh_snapshot(crate))
-    with pytest.raises(RuntimeError, match="no baked navmesh"):
+    with pytest.raises(RuntimeError, match="no navmesh baked in this scene"):
         bpy.ops.navmesh.clear()
     bpy.ops.navmesh.bake()
     (obj,) = navmesh_objects()

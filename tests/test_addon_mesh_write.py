@@ -25,7 +25,7 @@ def attribute(obj, name: str, domain: str, dtype) -> np.ndarray:
 
 def test_faces_are_the_polygons_in_order(blender):
     mesh = navmeshes.l_corridor()
-    obj = mesh_write.write_navmesh_object(blender, mesh, "Level_navmesh")
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "Level_navmesh")
     assert [list(p.vertices) for p in obj.data.polygons] == mesh.polygons
     co = np.zeros(len(obj.data.vertices) * 3)
     obj.data.vertices.foreach_get("co", co)
@@ -37,7 +37,7 @@ def test_faces_are_the_polygons_in_order(blender):
 
 def test_attributes_have_the_contract_domains_and_values(blender):
     mesh = replace(navmeshes.l_corridor(), regions=np.array([0, 0, 1]))
-    obj = mesh_write.write_navmesh_object(blender, mesh, "Level_navmesh")
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "Level_navmesh")
     np.testing.assert_array_equal(attribute(obj, "nav_neighbor", "CORNER", np.int32), mesh.neighbors)
     np.testing.assert_array_equal(attribute(obj, "nav_region", "FACE", np.int32), [0, 0, 1])
     np.testing.assert_array_equal(attribute(obj, "nav_area", "FACE", np.int32), [0, 0, 3])
@@ -53,8 +53,8 @@ def test_attributes_have_the_contract_domains_and_values(blender):
 
 def test_the_object_shows_our_teal_material_just_above_the_floor(blender):
     user_material = bpy.data.materials.new("Navmesh")  # a user's material of our name stays theirs
-    first = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "A_navmesh")
-    second = mesh_write.write_navmesh_object(blender, navmeshes.mixed(), "B_navmesh")
+    first = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "A_navmesh")
+    second = mesh_write.write_navmesh_object(blender.scene, navmeshes.mixed(), "B_navmesh")
     (material,) = first.data.materials
     assert second.data.materials[:] == [material] and material != user_material
     assert material.get("navmesh_generated") and not user_material.get("navmesh_generated")
@@ -66,7 +66,7 @@ def test_the_object_shows_our_teal_material_just_above_the_floor(blender):
 
 def test_stored_json_reads_back_losslessly(blender):
     mesh = navmeshes.mixed()
-    obj = mesh_write.write_navmesh_object(blender, mesh, "Mixed", stats={"bake_time": 1.5})
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "Mixed", stats={"bake_time": 1.5})
     navmeshes.assert_equal(mesh_write.read_navmesh_object(obj), mesh)
     info = obj["navmesh"]
     assert info["polygons"] == mesh.polygon_count
@@ -76,9 +76,9 @@ def test_stored_json_reads_back_losslessly(blender):
 
 
 def test_rewrite_replaces_only_our_object(blender):
-    first = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "Level_navmesh")
+    first = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "Level_navmesh")
     old_mesh_name = first.data.name
-    second = mesh_write.write_navmesh_object(blender, navmeshes.mixed(), "Level_navmesh")
+    second = mesh_write.write_navmesh_object(blender.scene, navmeshes.mixed(), "Level_navmesh")
     assert second == first
     assert old_mesh_name not in bpy.data.meshes or bpy.data.meshes[old_mesh_name].users > 0
     assert len([o for o in bpy.data.objects if o.get("navmesh_generated")]) == 1
@@ -89,7 +89,7 @@ def test_a_user_object_with_the_same_name_is_left_alone(blender):
     user_mesh = bpy.data.meshes.new("Mine")
     user = bpy.data.objects.new("Level_navmesh", user_mesh)
     blender.scene.collection.objects.link(user)
-    ours = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "Level_navmesh")
+    ours = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "Level_navmesh")
     assert ours != user and ours.get("navmesh_generated")
     assert user.data == user_mesh and not user.get("navmesh_generated")
     assert user.name == "Level_navmesh"
@@ -108,8 +108,8 @@ def test_a_users_object_and_collection_of_our_names_are_left_alone(blender):
     their_collection = bpy.data.collections.new("Navmesh")
     blender.scene.collection.children.link(their_collection)
     their_collection.objects.link(theirs)
-    ours = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
-    again = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
+    ours = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "L_navmesh")
+    again = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "L_navmesh")
     assert again == ours and ours != theirs and ours.name.startswith("L_navmesh.")
     assert sorted(o.name for o in bpy.data.objects) == sorted([theirs.name, ours.name])
     assert not their_collection.hide_render and list(their_collection.objects) == [theirs]
@@ -126,7 +126,7 @@ def test_faces_deleted_by_hand_are_the_navmesh_from_then_on(blender, tmp_path):
     from tests.fixtures.io import navmeshes
 
     mesh = navmeshes.l_corridor()
-    obj = mesh_write.write_navmesh_object(blender, mesh, "L_navmesh")
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "L_navmesh")
     assert not mesh_write.edited_by_hand(obj)
     edited = bmesh.new()
     edited.from_mesh(obj.data)
@@ -155,7 +155,7 @@ def test_in_edit_mode_the_navmesh_is_the_mesh_being_edited_and_a_bake_asks_to_le
     from tests.blender_scenes import grid_object, select_only
 
     mesh = navmeshes.l_corridor()
-    obj = mesh_write.write_navmesh_object(blender, mesh, "L_navmesh")
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "L_navmesh")
     written = mesh_write.revision(obj)
     select_only(obj)
     bpy.ops.object.mode_set(mode="EDIT")

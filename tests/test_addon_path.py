@@ -15,7 +15,7 @@ from tests.fixtures.io import navmeshes
 @pytest.fixture
 def corridor(blender):
     """The L-shaped corridor navmesh (floor at z = 0.5, baked radius 0.4) as our navmesh object."""
-    obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh")
+    obj = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "L_navmesh")
     blender.view_layer.objects.active = obj
     blender.scene.navmesh.path_radius = 0.4  # the bake radius
     return obj
@@ -56,7 +56,7 @@ def test_recompute_only_when_handles_radius_or_navmesh_change(corridor):
     settings.path_radius = 0.9  # wider than the first portal's clearance (0.75 in the fixture)
     assert operators_path.update_path(scene) is True
     assert settings.path_status.startswith("partial: ") and "closest reachable point" in settings.path_status
-    mesh_write.write_navmesh_object(bpy.context, navmeshes.l_corridor(), "L_navmesh")
+    mesh_write.write_navmesh_object(bpy.context.scene, navmeshes.l_corridor(), "L_navmesh")
     assert operators_path.update_path(scene) is True
 
 
@@ -82,7 +82,7 @@ def test_handle_moves_reuse_one_query_until_the_navmesh_changes(corridor):
         assert operators_path.STATE.result.points[0][0] == pytest.approx(x)
         assert operators_path.STATE.query is kept
     assert kept.cache_sizes()["radii"] == 1  # the float32 radius was taken as the bake radius
-    mesh_write.write_navmesh_object(bpy.context, navmeshes.l_corridor(), "L_navmesh")
+    mesh_write.write_navmesh_object(bpy.context.scene, navmeshes.l_corridor(), "L_navmesh")
     operators_path.update_path(scene)
     assert operators_path.STATE.query is not kept
 
@@ -112,7 +112,9 @@ def test_add_path_test_without_a_navmesh_says_to_bake(blender):
 def test_area_costs_from_the_bake_become_the_query_filter(blender):
     from dataclasses import replace
 
-    obj = mesh_write.write_navmesh_object(blender, replace(navmeshes.l_corridor(), area_costs={3: 5.0}), "L_navmesh")
+    obj = mesh_write.write_navmesh_object(
+        blender.scene, replace(navmeshes.l_corridor(), area_costs={3: 5.0}), "L_navmesh"
+    )
     flt = operators_path.navmesh_query(obj).filter
     assert flt.cost(3) == 5.0 and flt.cost(0) == 1.0
     blender.view_layer.objects.active = obj

@@ -114,7 +114,7 @@ def draw_all(context) -> list:
 
 
 def test_panels_draw_parameters_bake_stats_path_and_export(blender):
-    obj = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "L_navmesh", stats={"bake_time": 0.25})
+    obj = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "L_navmesh", stats={"bake_time": 0.25})
     blender.view_layer.objects.active = obj
     log = draw_all(blender)
     props = [name for kind, name in log if kind == "prop"]

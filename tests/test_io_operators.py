@@ -141,7 +141,7 @@ def test_file_menus_offer_the_operators(blender):
 
 
 def test_import_never_replaces_a_navmesh_of_the_same_name(blender, tmp_path):
-    baked = mesh_write.write_navmesh_object(blender, navmeshes.l_corridor(), "level")
+    baked = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "level")
     path = tmp_path / "level.json"
     lib.save(navmeshes.mixed(), path)
     first, second = import_json(path), import_json(path)
