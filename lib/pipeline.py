@@ -25,6 +25,7 @@ def generate(
     areas=None,
     progress: ProgressCallback | None = None,
     seeds=None,
+    seed_names=None,
     area_costs=None,
     volumes=(),
     links=(),
@@ -34,6 +35,7 @@ def generate(
     walkable: optional per-triangle bool, False for "obstacle only" (blocks, never walked on).
     areas: optional per-triangle area id (0..63).
     seeds: optional (K, 3) walkable seeds: only the islands they stand on are kept (lib.prune).
+    seed_names: optional name per seed, for the error naming a seed on no floor.
     area_costs: optional {area id: travel cost factor}, kept with the navmesh (NavMesh.area_costs).
     volumes: lib.soup.AreaVolume list: closed meshes that mark the floor inside them with an area id
     or remove it (area None); later ones paint over earlier ones.
@@ -104,7 +106,7 @@ def generate(
     jumps = auto_links.jump_links(mesh, soup.vertices[soup.triangles] + soup.origin, params)
     mesh = offmesh.attach_links(mesh, list(links) + jumps)
     if seeds is not None:
-        mesh = prune.keep_seeded(mesh, seeds)
+        mesh = prune.keep_seeded(mesh, seeds, seed_names)
     report("done", 1.0)
     return mesh
 

@@ -36,9 +36,10 @@ def islands(mesh: NavMesh) -> list[Island]:
     return sorted(found, key=lambda island: -island.area)
 
 
-def keep_seeded(mesh: NavMesh, seeds) -> NavMesh:
+def keep_seeded(mesh: NavMesh, seeds, names=None) -> NavMesh:
     """The mesh with only the islands a seed stands on (each seed located as a path query's start,
-    within the default search extent). NavMeshError naming a seed that is on no polygon."""
+    within the default search extent). NavMeshError naming a seed that is on no polygon (by its
+    entry in `names` when given, else by its number)."""
     from .query.index import MeshIndex  # the query package builds on the pipeline, not the other way
     from .query.navmesh_query import default_extent
 
@@ -51,8 +52,9 @@ def keep_seeded(mesh: NavMesh, seeds) -> NavMesh:
     for k, seed in enumerate(seeds):
         where = index.locate(seed, extent)
         if where.polygon < 0:
+            name = repr(names[k]) if names is not None else str(k + 1)
             raise NavMeshError(
-                f"walkable seed {k + 1} at ({seed[0]:.3g}, {seed[1]:.3g}, {seed[2]:.3g}) is "
+                f"walkable seed {name} at ({seed[0]:.3g}, {seed[1]:.3g}, {seed[2]:.3g}) is "
                 f"{where.distance:.3g} m from the navmesh: move it onto a floor agents walk on"
             )
         kept.add(int(label[where.polygon]))

@@ -121,6 +121,7 @@ class BakeJob:
                         a.areas,
                         self._progress,
                         seeds=a.seeds if len(a.seeds) else None,
+                        seed_names=a.seed_names,
                         area_costs=a.area_costs,
                         volumes=a.volumes,
                         links=a.links,
@@ -156,7 +157,9 @@ def prepare(context, settings, extra_seeds=(), targets: list[BakeTarget] | None 
     targets = bake_targets(context.scene, settings) if targets is None else targets
     mesh_write.check_not_edited(context.scene)
     arrays = scene_extract.extract_scene(context, settings.source, settings.collection)
-    arrays.seeds = np.vstack([arrays.seeds, np.asarray(extra_seeds, dtype=np.float64).reshape(-1, 3)])
+    extra = np.asarray(extra_seeds, dtype=np.float64).reshape(-1, 3)
+    arrays.seeds = np.vstack([arrays.seeds, extra])
+    arrays.seed_names += [f"--seed {k + 1}" for k in range(len(extra))]
     return BakeJob(context.scene, settings, arrays, targets)
 
 

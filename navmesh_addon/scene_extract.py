@@ -33,6 +33,7 @@ class SceneArrays:
     object_names: list[str] = field(default_factory=list)
     area_costs: dict[int, float] = field(default_factory=dict)
     seeds: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    seed_names: list[str] = field(default_factory=list)  # what an error calls each seed
     volumes: list = field(default_factory=list)  # lib.AreaVolume per volume object
     links: list = field(default_factory=list)  # lib.links.LinkSpec per off-mesh link object
 
@@ -66,11 +67,20 @@ def source_objects(context, source: str, collection=None) -> set:
     return {obj for obj in picked if not obj.get("navmesh_generated")}
 
 
-def seed_points(context) -> np.ndarray:
-    """(K, 3) world positions (meters) of the walkable seeds in the view layer (visible or not: a
-    hidden seed still marks a place agents must reach)."""
-    points = [tuple(obj.matrix_world.translation) for obj in context.view_layer.objects if obj.get(SEED_TAG)]
-    return np.array(points, dtype=np.float64).reshape(-1, 3) * units.meters_per_unit(context.scene)
+def seed_points(context, source: str, collection=None) -> tuple[np.ndarray, list[str]]:
+    """(K, 3) world positions (meters) and names of the walkable seeds of the bake's sources: the
+    selected ones for Source Selected, those in the collection (or its children) for Source
+    Collection, else every one in the view layer; hidden or not, as a hidden seed still marks a
+    place agents must reach (another level's seeds, in another collection, are not this one's)."""
+    if source == "SELECTED":
+        pool = context.selected_objects
+    elif source == "COLLECTION" and collection is not None:
+        pool = collection.all_objects
+    else:
+        pool = context.view_layer.objects
+    seeds = sorted((obj for obj in pool if obj.get(SEED_TAG)), key=lambda obj: obj.name)
+    points = np.array([tuple(obj.matrix_world.translation) for obj in seeds], dtype=np.float64).reshape(-1, 3)
+    return points * units.meters_per_unit(context.scene), [obj.name for obj in seeds]
 
 
 def extract_scene(context, source: str, collection=None) -> SceneArrays:
@@ -85,7 +95,8 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     for inst in depsgraph.object_instances:
         obj = inst.object
         owner = (inst.parent if inst.is_instance else obj).original
-        if owner not in sources or obj.type not in GEOMETRY_TYPES:
+        # show_self is off for an instancer (a particle emitter) whose own geometry is not shown.
+        if owner not in sources or obj.type not in GEOMETRY_TYPES or not inst.show_self:
             continue
         role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
         if role == "IGNORE":
@@ -109,6 +120,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
             "add mesh objects or set their Navmesh role to Walkable"
         )
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    seeds, seed_names = seed_points(context, source, collection)
     arrays = SceneArrays(
         vertices=np.concatenate([p[0] for p in parts]),
         triangles=np.concatenate([p[1] + off for p, off in zip(parts, offsets)]),
@@ -116,7 +128,8 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         areas=np.concatenate([p[3] for p in parts]),
         object_names=sorted(set(names)),
         area_costs={area: cost for area, (cost, _) in costs.items()},
-        seeds=seed_points(context),
+        seeds=seeds,
+        seed_names=seed_names,
         volumes=volumes,
         links=links,
     )

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import blender_navmesh as lib
-from navmesh_addon import mesh_write, operators_bake
+from navmesh_addon import mesh_write, operators_bake, scene_extract
 from tests.blender_scenes import box_object, grid_object, mesh_snapshot, select_only
 
 
@@ -275,6 +275,37 @@ def test_a_walkable_seed_keeps_only_the_island_it_stands_on(blender):
     assert obj["navmesh"]["islands"] == 1 and obj["navmesh"]["seeds"] == 1
     mesh = mesh_write.read_navmesh_object(obj)
     assert mesh.vertices[:, 2].max() < 0.1  # the crate top is gone
+
+
+def seed(name: str, location, collection) -> bpy.types.Object:
+    obj = bpy.data.objects.new(name, None)
+    obj[scene_extract.SEED_TAG] = True
+    obj.location = location
+    collection.objects.link(obj)
+    return obj
+
+
+def test_a_bake_reads_only_its_sources_seeds_and_names_a_seed_off_the_floor(blender):
+    """Two levels in two collections, a seed each: a bake of one collection failed on the other's
+    seed ("walkable seed 1 ... is 45.5 m from the navmesh"), which the message did not name."""
+    settings = blender.scene.navmesh
+    levels = []
+    for name, x in (("LevelA", 0.0), ("LevelB", 50.0)):
+        collection = bpy.data.collections.new(name)
+        blender.scene.collection.children.link(collection)
+        grid_object(f"{name}Floor", 10.0, 10.0, location=(x, 0.0, 0.0), collection=collection)
+        seed(f"{name}Seed", (x + 2.0, 2.0, 0.0), collection)
+        levels.append(collection)
+    settings.source, settings.collection, settings.cell_size = "COLLECTION", levels[0], 0.25
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    assert navmesh_objects()[0]["navmesh"]["seeds"] == 1
+    seed("Stray", (30.0, 2.0, 0.0), levels[0])
+    with pytest.raises(RuntimeError, match=r"walkable seed 'Stray' at \(30, 2, 0\) is .* m from the navmesh"):
+        bpy.ops.navmesh.bake()
+    settings.source = "SELECTED"  # the selected seeds only
+    select_only(bpy.data.objects["LevelBFloor"], bpy.data.objects["LevelBSeed"])
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    assert bpy.data.objects["Scene_navmesh"]["navmesh"]["seeds"] == 1
 
 
 @pytest.mark.parametrize("role, area, kept", [("AREA_VOLUME", 5, 1.0), ("NO_GO_VOLUME", 0, 0.0)])

@@ -80,6 +80,21 @@ def test_linked_duplicates_and_collection_instances_are_all_baked(blender):
     assert np.all(arrays.vertices[arrays.vertices[:, 1] >= 10.0][:, 2] == 2.0)
 
 
+@pytest.mark.parametrize("show_emitter", [True, False])
+def test_a_particle_emitter_is_baked_only_where_it_is_shown(blender, show_emitter):
+    """A scatter plane hovering at 3 m with Show Emitter off is not drawn, and was baked as floor."""
+    grid_object("Floor", 20.0, 20.0)
+    emitter = grid_object("ScatterPlane", 10.0, 10.0, location=(5.0, 5.0, 3.0))
+    rock = box_object("Rock", (100, 100, 0), (100.4, 100.4, 0.4))
+    rock.navmesh_role = "IGNORE"
+    emitter.modifiers.new("Scatter", "PARTICLE_SYSTEM")
+    particles = emitter.particle_systems[0].settings
+    particles.type, particles.count, particles.render_type, particles.instance_object = "HAIR", 5, "OBJECT", rock
+    emitter.show_instancer_for_viewport = show_emitter
+    arrays = extract_scene(blender, "VISIBLE")
+    assert sorted(set(np.round(arrays.vertices[:, 2], 3))) == ([0.0, 3.0] if show_emitter else [0.0])
+
+
 def test_roles_obstacle_and_ignore(blender):
     floor = grid_object("Floor", 10.0, 10.0)
     crate = box_object("Crate", (4, 4, 0), (6, 6, 1))

@@ -581,7 +581,7 @@ def test_seeds_prune_the_islands_and_the_bake_reports_them(tmp_path):
     "seed, code, message",
     [
         ("1,2", 2, "'1,2' is not X,Y,Z"),
-        ("500,500,0", 1, "walkable seed 1 at (500, 500, 0) is"),
+        ("500,500,0", 1, "walkable seed '--seed 1' at (500, 500, 0) is"),
     ],
 )
 def test_bad_seeds_are_named(tmp_path, seed, code, message):
