@@ -150,12 +150,15 @@ def _write_gltf_pair(mesh: lib.NavMesh, path: Path, name: str, context) -> None:
             f"writing {str(path)!r} would replace {str(buffer)!r}, a Detour navmesh, with its buffer: "
             "export .glb, or give the glTF another name"
         )
+    for target in (buffer, path):
+        lib.files.check_writable(target)
     folder = path.with_name(f".{path.stem}.{os.getpid()}.partial")
     try:
         folder.mkdir()
         _write_gltf(mesh, folder / path.name, "gltf", name, context)
         for written in (buffer, path):  # the buffer first: the .gltf needs it
-            lib.files.move_into_place(folder / written.name, written)
+            if written is path or (folder / written.name).exists():  # an empty navmesh has no buffer
+                lib.files.move_into_place(folder / written.name, written)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

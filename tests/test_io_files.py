@@ -4,6 +4,8 @@ partial file beside it, and a clear error naming the path."""
 from __future__ import annotations
 
 import errno
+import json
+import stat
 
 import pytest
 
@@ -83,6 +85,50 @@ def test_a_read_only_folder_is_one_clear_error(tmp_path, monkeypatch):
     with pytest.raises(lib.NavMeshError, match="cannot write .*level.json.*Permission denied"):
         lib.save(navmeshes.l_corridor(), path)
     assert list(tmp_path.iterdir()) == []
+
+
+FORMATS = ["json", "dae", "bin", "tres", "glb", "gltf"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_read_only_file_is_refused_and_left_as_it_was(tmp_path, fmt):
+    """A read-only export target (a file under version control, not checked out) was replaced, and
+    made writable, as the writers rename a new file over it."""
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    path = tmp_path / f"level.{fmt}"
+    path.write_text("checked in")
+    path.chmod(0o444)
+    with pytest.raises(lib.NavMeshError, match=rf"cannot write .*level\.{fmt}.*read-only"):
+        io_formats.write_navmesh_file(navmeshes.l_corridor(), path, fmt, context=bpy.context)
+    assert path.read_text() == "checked in" and stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    path = tmp_path / "level.json"
+    path.write_text("old")
+    path.chmod(0o664)
+    lib.save(navmeshes.l_corridor(), path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o664 and lib.load(path).polygon_count
+
+
+def test_an_empty_navmesh_exports_as_gltf_as_it_does_as_glb(tmp_path):
+    """The .gltf of an empty navmesh failed with "No such file or directory": Blender writes no
+    buffer for a mesh without faces. Both carry the reason it is empty."""
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    empty = lib.NavMesh.empty(lib.BakeParams(), "no walkable surface")
+    for fmt in ("glb", "gltf"):
+        io_formats.write_navmesh_file(empty, tmp_path / f"empty.{fmt}", fmt, context=bpy.context)
+    gltf = json.loads((tmp_path / "empty.gltf").read_text())
+    assert [node["extras"]["empty_reason"] for node in gltf["nodes"]] == ["no walkable surface"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.glb", "empty.gltf"]
 
 
 def test_a_paths_report_onto_a_folder_fails_in_one_line(blender, tmp_path, capsys):
