@@ -48,6 +48,29 @@ GODOT_SETTINGS = {
 }
 
 
+# Godot 3's Navigation keys every vertex by its position on a 1 cm grid, in 21-bit fields across
+# and 22 bits up: beyond these distances from the origin (m) the keys wrap round, and its paths there
+# go wrong without an error (seen in Godot 3.2.3 at 11 km).
+GODOT3_REACH = 2**20 * 0.01
+GODOT3_HEIGHT_REACH = 2**21 * 0.01
+
+
+def range_warning(mesh: NavMesh) -> str | None:
+    """Why Godot 3 would path wrongly on this navmesh (a vertex beyond its reach), or None."""
+    points = np.vstack([mesh.vertices, mesh.detail_vertices]).reshape(-1, 3)
+    if not len(points):
+        return None
+    across = float(np.abs(points[:, :2]).max())
+    up = float(np.abs(points[:, 2]).max())
+    if across <= GODOT3_REACH and up <= GODOT3_HEIGHT_REACH:
+        return None
+    return (
+        f"the navmesh reaches {max(across, up):,.0f} m from the origin: Godot 3 paths only within "
+        f"{GODOT3_REACH:,.0f} m across and {GODOT3_HEIGHT_REACH:,.0f} m up (it keys points on a 1 cm grid), "
+        "so move the level nearer the origin for Godot"
+    )
+
+
 def to_tres(mesh: NavMesh) -> str:
     """The NavigationMesh resource as Godot 3's text format."""
     surface = export_surface(mesh)

@@ -271,6 +271,8 @@ def bake_command(args: argparse.Namespace) -> int:
                     piece_size=args.piece_size,
                     context=context,
                 )
+                for warning in io_formats.export_warnings(mesh, fmt):
+                    print(f"navmesh: warning: {path.name}: {warning}", file=sys.stderr)
             who = f" for {', '.join(served)}" if served else ""
             print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable{who} -> {path}")
     for fmt, path in outputs:

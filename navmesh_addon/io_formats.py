@@ -21,6 +21,14 @@ from blender_navmesh import collada, detour, export_surface, godot
 
 FORMATS = ("json", "dae", "glb", "gltf", "bin", "tres")
 GODOT_SUFFIX = "-navmesh"
+# The formats Godot loads as a navigation mesh.
+GODOT_FORMATS = ("dae", "glb", "gltf", "tres")
+
+
+def export_warnings(mesh: lib.NavMesh, fmt: str) -> list[str]:
+    """What an engine loading `mesh` as `fmt` gets wrong without saying so (the file is still written)."""
+    warning = godot.range_warning(mesh) if fmt.lower().lstrip(".") in GODOT_FORMATS else None
+    return [warning] if warning else []
 
 
 def write_navmesh_file(

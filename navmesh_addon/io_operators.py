@@ -52,6 +52,8 @@ class _ExportNavmesh(ExportHelper):
             self.report({"ERROR"}, f"Navmesh export failed: {exc}")
             return {"CANCELLED"}
         self.report({"INFO"}, f"Exported {mesh.polygon_count} navmesh polygons to {path}")
+        for warning in io_formats.export_warnings(mesh, self.fmt):
+            self.report({"WARNING"}, f"Navmesh export: {warning}")
         return {"FINISHED"}
 
 

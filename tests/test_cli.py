@@ -270,6 +270,17 @@ def test_output_paths_follow_the_extension_or_format_list(output, formats, expec
     assert cli.output_paths(Path(output), formats) == [(fmt, Path(path)) for fmt, path in expected]
 
 
+def test_exports_godot_cannot_path_on_are_warned_of(tmp_path):
+    """A room 11 km from the origin: written in every format, with a warning for the ones Godot loads."""
+    level = tmp_path / "far.obj"
+    level.write_text("o Floor\nv 11000 0 0\nv 11010 0 0\nv 11010 0 -10\nv 11000 0 -10\nf 1 2 3 4\n")  # Y-up
+    result = run_cli("bake", level, "--output", tmp_path / "far.json", "--format", "json,tres,glb")
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "Godot 3 paths only within" in line]
+    assert [line.split(":")[2].strip() for line in warned] == ["far.tres", "far.glb"]
+    assert {p.name for p in tmp_path.iterdir()} >= {"far.json", "far.tres", "far.glb"}
+
+
 def _bad_obj(tmp_path) -> Path:
     """A level with only a wall: nothing to stand on."""
     path = tmp_path / "wall.obj"

@@ -4,6 +4,8 @@ the detail triangles where it is not, on the real floor; Godot 3 (headless) load
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -139,3 +141,17 @@ def test_an_empty_navmesh_is_an_empty_resource_with_its_reason():
     tres = read_tres(godot.to_tres(NavMesh.empty(BakeParams(), 'nothing "walkable"')))
     assert len(tres["vertices"]) == 0 and tres["polygons"] == []
     assert tres["meta"]["empty_reason"] == 'nothing \\"walkable\\"', "quotes escaped as Godot reads them"
+
+
+@pytest.mark.parametrize("offset, warned", [(10_000.0, False), (11_000.0, True), (-50_000.0, True)])
+def test_a_level_beyond_godot_3s_reach_is_warned_of(offset, warned):
+    """Godot 3.2.3 returned paths ending 20 km away for a room 11 km from the origin (it keys points
+    on a 1 cm grid in 21 bits), with no error: the export says so."""
+    mesh = navmeshes.l_corridor()
+    far = replace(
+        mesh, vertices=mesh.vertices + [offset, 0.0, 0.0], detail_vertices=mesh.detail_vertices + [offset, 0.0, 0.0]
+    )
+    warning = godot.range_warning(far)
+    assert (warning is not None) == warned
+    if warned:
+        assert "Godot 3 paths only within 10,486 m across" in warning and "move the level nearer the origin" in warning
