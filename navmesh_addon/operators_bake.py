@@ -7,6 +7,7 @@ the scene as it was. The scene is only written on the main thread, once the work
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -195,6 +196,10 @@ def finish(job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
             "warnings": target.params.warnings(),
             "islands": int(len(np.unique(mesh.islands()))),
             "seeds": len(job.arrays.seeds),
+            # What out_of_date and on_depsgraph_update compare a later scene with.
+            "digests": job.arrays.digests,
+            "settings": json.dumps(job.arrays.settings, sort_keys=True),
+            "area_types": json.dumps(job.arrays.area_types),
         }
         stats["result"] = job.base
         stats["source"] = job.source_kind
@@ -388,8 +393,9 @@ class NAVMESH_OT_add_seed(bpy.types.Operator):
 
 
 def out_of_date(obj, settings) -> str | None:
-    """Why a navmesh object no longer matches what a bake would give now, or None: a source object
-    changed or was deleted since the bake, or the bake settings differ from the ones it used."""
+    """Why a navmesh object no longer matches what a bake would give now, or None: a source object's
+    geometry changed (on_depsgraph_update), its navmesh role, area or materials' areas changed, it
+    was renamed or deleted, the area types changed, or the bake settings differ from the ones it used."""
     if obj.get(STALE_KEY):
         return obj[STALE_KEY]
     info = obj.get("navmesh", {})
@@ -397,7 +403,13 @@ def out_of_date(obj, settings) -> str | None:
         return None  # imported, not baked here: nothing to compare with
     gone = [name for name in info.get("sources", ()) if name not in bpy.data.objects]
     if gone:
-        return f"{gone[0]} was deleted"
+        return f"{gone[0]} was renamed or deleted"
+    for name, then in json.loads(info.get("settings", "{}")).items():
+        source = bpy.data.objects.get(name)
+        if source is not None and scene_extract.source_settings(source) != then:
+            return f"{name}'s navmesh role, area or materials changed"
+    if "area_types" in info and json.loads(info["area_types"]) != scene_extract.area_types(settings):
+        return "the area types changed"
     served = list(info.get("agent_types", ()))
     group = None
     if served:
@@ -423,7 +435,9 @@ def out_of_date(obj, settings) -> str | None:
 
 @persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
-    """Mark a navmesh out of date when one of its source objects is moved or its geometry edited."""
+    """Mark a navmesh out of date when one of its source objects is moved or its geometry edited:
+    when the digest of its evaluated geometry differs from the bake's (an update that leaves it as it
+    was, such as entering and leaving Edit Mode, does not count)."""
     changed = {
         update.id.original.name
         for update in depsgraph.updates
@@ -431,12 +445,16 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     }
     if not changed:
         return
-    for nav in mesh_write.find_navmesh_objects(scene):
-        if nav.get(STALE_KEY):
+    for nav in mesh_write.own_navmesh_objects(scene):
+        info = nav.get("navmesh", {})
+        hit = sorted(changed.intersection(info.get("sources", ())))
+        if not hit or nav.get(STALE_KEY):
             continue
-        hit = sorted(changed.intersection(nav.get("navmesh", {}).get("sources", ())))
-        if hit:
-            nav[STALE_KEY] = f"{hit[0]} changed"
+        baked = info.get("digests", {})
+        now = scene_extract.source_digests(depsgraph, scene, [bpy.data.objects[name] for name in hit])
+        moved = [name for name in hit if baked.get(name) != now[name]]
+        if moved:
+            nav[STALE_KEY] = f"{moved[0]} changed"
 
 
 def register_handlers() -> None:

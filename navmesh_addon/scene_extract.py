@@ -6,6 +6,7 @@ through the depsgraph, so parenting, linked duplicates and negative scale come o
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,11 @@ class SceneArrays:
     seed_names: list[str] = field(default_factory=list)  # what an error calls each seed
     volumes: list = field(default_factory=list)  # lib.AreaVolume per volume object
     links: list = field(default_factory=list)  # lib.links.LinkSpec per off-mesh link object
+    # What a later change is compared with: per source object the digest of its evaluated world
+    # geometry (source_digests) and its navmesh settings (source_settings), and the scene's area types.
+    digests: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, list] = field(default_factory=dict)
+    area_types: list = field(default_factory=list)
 
 
 def source_objects(context, source: str, collection=None) -> set:
@@ -89,19 +95,12 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
     meters = units.meters_per_unit(context.scene)
-    to_meters = np.diag([meters, meters, meters, 1.0])
     parts, names, volumes, links = [], [], [], []
     costs, not_walkable = _area_table(context.scene.navmesh)
-    for inst in depsgraph.object_instances:
-        obj = inst.object
-        owner = (inst.parent if inst.is_instance else obj).original
-        # show_self is off for an instancer (a particle emitter) whose own geometry is not shown.
-        if owner not in sources or obj.type not in GEOMETRY_TYPES or not inst.show_self:
-            continue
+    for obj, owner, matrix in _instances(depsgraph, sources, meters):
         role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
         if role == "IGNORE":
             continue
-        matrix = to_meters @ np.array(inst.matrix_world)
         if role in VOLUME_ROLES:
             volumes.append(_volume(obj, matrix, role, costs))
             names.append(owner.name)
@@ -132,6 +131,9 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         seed_names=seed_names,
         volumes=volumes,
         links=links,
+        digests=source_digests(depsgraph, context.scene, sources),
+        settings={obj.name: source_settings(obj) for obj in sources},
+        area_types=area_types(context.scene.navmesh),
     )
     # Faces of an area type the table marks not walkable still block, as Recast's null area does.
     arrays.walkable &= ~np.isin(arrays.areas, list(not_walkable))
@@ -147,6 +149,63 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
             "(Mesh > Clean Up > Degenerate Dissolve) or apply the objects' scale"
         )
     return arrays
+
+
+def _instances(depsgraph, owners, meters: float):
+    """(evaluated object, original owner, world matrix in meters) of every geometry instance shown
+    of the owners: their own geometry and what they instance. show_self is off for an instancer (a
+    particle emitter) whose own geometry is not shown."""
+    to_meters = np.diag([meters, meters, meters, 1.0])
+    for inst in depsgraph.object_instances:
+        obj = inst.object
+        owner = (inst.parent if inst.is_instance else obj).original
+        if owner in owners and obj.type in GEOMETRY_TYPES and inst.show_self:
+            yield obj, owner, to_meters @ np.array(inst.matrix_world)
+
+
+def source_digests(depsgraph, scene, owners) -> dict[str, str]:
+    """Per source object, a digest of its evaluated world geometry (what it instances included): a
+    change that leaves it as it was (Edit Mode entered and left, Display As) keeps the digest."""
+    digests = {owner.name: hashlib.sha1() for owner in owners}
+    for obj, owner, matrix in _instances(depsgraph, set(owners), units.meters_per_unit(scene)):
+        co, tris = np.zeros(0), np.zeros(0, dtype=np.int64)
+        mesh = obj.to_mesh()
+        try:
+            if mesh is not None:  # a curve with no points left has no mesh
+                mesh.calc_loop_triangles()
+                co = np.empty(3 * len(mesh.vertices))
+                mesh.vertices.foreach_get("co", co)
+                tris = np.empty(3 * len(mesh.loop_triangles), dtype=np.int64)
+                mesh.loop_triangles.foreach_get("vertices", tris)
+        finally:
+            obj.to_mesh_clear()
+        digest = digests[owner.name]
+        for part in (matrix, co, tris):
+            digest.update(np.ascontiguousarray(part).tobytes())
+    return {name: digest.hexdigest() for name, digest in digests.items()}
+
+
+def source_settings(obj) -> list:
+    """An object's navmesh settings as a bake reads them: role, area, cost, link options, and its
+    materials' area and cost."""
+    materials = [
+        [slot.material.name, slot.material.navmesh_area, round(slot.material.navmesh_area_cost, 6)]
+        for slot in obj.material_slots
+        if slot.material is not None
+    ]
+    return [
+        obj.navmesh_role,
+        obj.navmesh_area,
+        round(obj.navmesh_area_cost, 6),
+        obj.navmesh_link_bidirectional,
+        round(obj.navmesh_link_radius, 6),
+        materials,
+    ]
+
+
+def area_types(settings) -> list:
+    """The scene's area types table as a bake reads it: id, cost and walkable per entry."""
+    return [[entry.area_id, round(entry.cost, 6), entry.walkable] for entry in settings.area_types]
 
 
 def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):

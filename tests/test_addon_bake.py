@@ -243,7 +243,52 @@ def test_navmesh_is_out_of_date_when_a_source_moves_or_goes_or_a_setting_changes
     assert operators_bake.out_of_date(obj, settings) == "agent_radius changed"
     settings.agent_radius = 0.5
     bpy.data.objects.remove(crate)
-    assert operators_bake.out_of_date(obj, settings) == "Crate was deleted"
+    assert operators_bake.out_of_date(obj, settings) == "Crate was renamed or deleted"
+
+
+def test_a_changed_role_area_or_area_type_makes_the_navmesh_out_of_date(level):
+    """Making the crate Walkable, or painting an area, changes the next bake but was not shown: those
+    properties send no depsgraph update."""
+    floor, crate = level
+    settings = bpy.context.scene.navmesh
+    mud = bpy.data.materials.new("Mud")
+    floor.data.materials.append(mud)
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    changes = [
+        (crate, "navmesh_role", "WALKABLE", "Crate's navmesh role, area or materials changed"),
+        (floor, "navmesh_area", 5, "Floor's navmesh role, area or materials changed"),
+        (mud, "navmesh_area", 3, "Floor's navmesh role, area or materials changed"),
+    ]
+    for block, name, value, reason in changes:
+        before = getattr(block, name)
+        setattr(block, name, value)
+        bpy.context.view_layer.update()
+        assert operators_bake.out_of_date(obj, settings) == reason
+        setattr(block, name, before)
+        assert operators_bake.out_of_date(obj, settings) is None
+    settings.area_types.add()
+    assert operators_bake.out_of_date(obj, settings) == "the area types changed"
+
+
+def test_updates_that_leave_the_geometry_as_it_was_keep_the_navmesh_current(level):
+    """Tab into Edit Mode and out without editing, or Display As Wire, showed "Floor changed"."""
+    floor, _ = level
+    settings = bpy.context.scene.navmesh
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    select_only(floor)
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    floor.display_type = "WIRE"
+    floor.data.shade_smooth()
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.transform.translate(value=(0.0, 0.0, 0.2))  # an edit that changes it
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Floor changed"
 
 
 def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
