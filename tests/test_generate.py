@@ -96,6 +96,20 @@ def test_a_ramp_rising_more_than_a_climb_step_per_cell_is_one_floor(cell):
     assert not connected(mesh, (1.5, 1.5, 0), (4.5, 1.5, 0.2))
 
 
+def test_an_agent_that_climbs_no_step_still_walks_ramps():
+    """At agent_max_climb 0 (a wheeled robot) a 20° ramp between two floors fell apart (35 of 55 m²,
+    two islands): neighbouring cells of one ramp meet with a step of zero, computed as float noise."""
+    params = dataclasses.replace(PARAMS, agent_max_climb=0.0, agent_radius=0.5)
+    top = 3.0 * np.tan(np.radians(20.0))
+    scene = Scene().floor(0, 0, 5, 6).ramp(5, 0, 8, 6, 0.0, top).floor(8, 0, 12, 6, z=top)
+    mesh = bake(scene, params)
+    assert mesh.area_xy() == pytest.approx(11.0 * 5.0, abs=0.05)
+    assert len(set(mesh.islands().tolist())) == 1
+    step = Scene().floor(0, 0, 5, 6).floor(5, 0, 10, 6, z=0.01)
+    step.box((5, 3, 0), (0.02, 6, 0.01))  # a 1 cm riser still stops it
+    assert not connected(bake(step, params), (2, 3, 0), (8, 3, 0.01))
+
+
 @pytest.mark.parametrize("angle, walkable", [(42.0, True), (48.0, False)])
 def test_slopes_just_under_and_over_max_slope(angle, walkable):
     run = 4.0

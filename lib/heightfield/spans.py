@@ -23,6 +23,10 @@ _MERGE_CHUNK = 1 << 20
 _SOLID_BAND_COLUMNS = 1 << 17
 # Spans linked at a time (bounds the temporaries of the neighbour search).
 _LINK_CHUNK = 1 << 16
+# A step up to this (m) beyond agent_max_climb is float noise, not a step: neighbouring cells of one
+# ramp meet with a step of zero between them, computed as 1e-16 or so (at agent_max_climb 0 every
+# ramp fell apart into cells).
+_STEP_NOISE = 1e-9
 
 
 def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -215,7 +219,7 @@ def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane
         free = (links[a, d] < 0) & (links[b, (d + 2) % 4] < 0)
         a, b = a[free], b[free]
         steps = _overlap_steps(a, b, d, x, y, z, grid, floor, plane)
-        ok = steps <= climb
+        ok = steps <= climb + _STEP_NOISE
         # Each span's least step: sorted by step, the first pair of each a and of each b.
         order = np.flatnonzero(ok)[np.argsort(steps[ok], kind="stable")]
         a, b = a[order], b[order]
@@ -256,7 +260,7 @@ def _best_neighbours(
 
     Appends to `near` the candidates (a, b, d) with the headroom whose step is too high at the
     border but whose floors' planes come within agent_max_climb between the centres."""
-    climb = params.agent_max_climb
+    climb = params.agent_max_climb + _STEP_NOISE
     triangle, slope, _ = floor
 
     def note_near(a, b, dz, room):
