@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 import blender_navmesh as lib
 from blender_navmesh.navmesh import NavMesh, from_y_up, to_y_up
+from blender_navmesh.navmesh.reading import check_convex
 from tests.fixtures.io import navmeshes
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "schema" / "navmesh.schema.json").read_text())
@@ -224,3 +225,13 @@ def test_a_navmesh_far_from_the_origin_loads():
     mesh = grid_mesh((0.0, 0.0, 1.0, 1.0), [], step=0.1)
     far = replace(mesh, vertices=mesh.vertices + [1e7, 1e7, 0.0])
     assert NavMesh.from_json(far.to_json()).polygon_count == mesh.polygon_count
+
+
+def test_a_star_polygon_is_refused_though_every_corner_turns_left():
+    """A pentagram's corners all turn left and its signed area is positive, but it winds twice round
+    its middle: it was loaded (and taken from hand edits) as a convex polygon of 94 m² covering 72."""
+    angles = np.radians(90.0 + 72.0 * np.arange(5))
+    vertices = np.column_stack([5 * np.cos(angles), 5 * np.sin(angles), np.zeros(5)])
+    check_convex(vertices, np.array([0, 5]), np.arange(5))  # the pentagon
+    with pytest.raises(lib.NavMeshError, match="polygon 0 is not convex"):
+        check_convex(vertices, np.array([0, 5]), np.array([0, 2, 4, 1, 3]))

@@ -139,8 +139,8 @@ CONVEX_TOL = 1e-9
 
 
 def check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.ndarray) -> None:
-    """Every polygon counter-clockwise seen from +Z and convex (which rules out self-intersection):
-    a NavMeshError naming the first that is not."""
+    """Every polygon counter-clockwise seen from +Z, convex and winding once round its inside (left
+    turns alone let a star through, which winds twice): a NavMeshError naming the first that is not."""
     if not len(poly_vertices):
         return
     sizes = np.diff(offsets)
@@ -160,9 +160,13 @@ def check_convex(vertices: np.ndarray, offsets: np.ndarray, poly_vertices: np.nd
             f"polygon {int(bad[0])} is clockwise or has no area seen from above; polygons must "
             f"be counter-clockwise seen from +Z"
         )
-    bad = owner[turn < -CONVEX_TOL * scale]
+    # Each polygon's total turn: one full turn for a convex polygon, two for a pentagram.
+    turns = np.add.reduceat(np.arctan2(turn, np.einsum("ij,ij->i", edge, after)), offsets[:-1]) / (2 * np.pi)
+    bad = np.concatenate([owner[turn < -CONVEX_TOL * scale], np.flatnonzero(np.round(turns) != 1)])
     if len(bad):
-        raise NavMeshError(f"polygon {int(bad[0])} is not convex (or crosses itself); navmesh polygons must be convex")
+        raise NavMeshError(
+            f"polygon {int(bad.min())} is not convex (or crosses itself); navmesh polygons must be convex"
+        )
 
 
 def _float_in(x) -> float:
