@@ -3,17 +3,26 @@ let designers do this to its navmesh faces) become the navmesh, rebuilt around t
 
 Adjacency and clearance are computed afresh from the edited polygons. A polygon whose corners are
 exactly those of a baked polygon keeps that polygon's detail surface; any other follows its own
-corners (a fan), since there is no heightfield to sample after the bake.
+corners (a fan), since there is no heightfield to sample after the bake. Off-mesh links are kept
+where both their ends still lie on the edited polygons.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from . import clearance
 from .detail.fan import _fan
 from .errors import NavMeshError
+from .geometry import meeting_boxes
+from .links import relocated
 from .navmesh import DetailMesh, NavMesh, PolyMesh, check_convex
+
+# Two polygons within a climb step of each other whose insides overlap by more than this (m, the
+# least depth along any axis that could separate them) overlap: a face duplicated and moved.
+OVERLAP_DEPTH = 1e-4
 
 
 def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], areas, regions) -> NavMesh:
@@ -39,8 +48,42 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
             "the edited navmesh cannot be used: two polygons overlap (they share an edge "
             "running the same way); undo the edit or bake again"
         )
+    overlap = _overlapping_pair(mesh, float(baked.params.agent_max_climb))
+    if overlap is not None:
+        raise NavMeshError(
+            f"the edited navmesh cannot be used: polygons {overlap[0]} and {overlap[1]} overlap on one floor; "
+            "undo the edit or bake again"
+        )
     surface = _detail(mesh, baked)
-    return NavMesh.assemble(mesh, surface, clearance.compute_clearance(mesh), area_costs=baked.area_costs)
+    edited = NavMesh.assemble(mesh, surface, clearance.compute_clearance(mesh), area_costs=baked.area_costs)
+    return replace(edited, links=relocated(edited, baked.links))
+
+
+def _overlapping_pair(mesh: PolyMesh, climb: float) -> tuple[int, int] | None:
+    """Two polygons whose insides overlap seen from above by more than OVERLAP_DEPTH, with heights
+    within a climb step of each other (floors above one another may overlap), or None. Separating
+    axes: convex polygons overlap unless the normal of an edge of one of them parts them."""
+    polygons = [mesh.vertices[mesh.polygon(p)] for p in range(mesh.polygon_count)]
+    boxes = np.array([[*pts[:, :2].min(axis=0), *pts[:, :2].max(axis=0)] for pts in polygons]).reshape(-1, 4)
+    for i, j in zip(*meeting_boxes(boxes, boxes)):
+        if i >= j:
+            continue
+        a, b = polygons[i], polygons[j]
+        if a[:, 2].min() - b[:, 2].max() > climb or b[:, 2].min() - a[:, 2].max() > climb:
+            continue
+        normals = np.vstack([_edge_normals(a), _edge_normals(b)])
+        pa, pb = a[:, :2] @ normals.T, b[:, :2] @ normals.T
+        depth = np.minimum(pa.max(axis=0) - pb.min(axis=0), pb.max(axis=0) - pa.min(axis=0))
+        if depth.min() > OVERLAP_DEPTH:
+            return int(i), int(j)
+    return None
+
+
+def _edge_normals(points: np.ndarray) -> np.ndarray:
+    """Unit normals (seen from above) of a polygon's edges."""
+    edges = np.roll(points[:, :2], -1, axis=0) - points[:, :2]
+    normals = np.column_stack([-edges[:, 1], edges[:, 0]])
+    return normals / np.hypot(normals[:, 0], normals[:, 1])[:, None]
 
 
 def _snapped(vertices: np.ndarray, baked: np.ndarray) -> np.ndarray:

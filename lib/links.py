@@ -80,6 +80,32 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
     return replace(mesh, links=tuple(mesh.links) + tuple(links))
 
 
+def relocated(mesh: NavMesh, links) -> tuple[OffMeshLink, ...]:
+    """The links whose ends both still lie on `mesh` (a navmesh edited since they were attached),
+    each end snapped onto it again; a link with an end off it leads nowhere and is left out, as
+    lib.prune leaves out a dropped island's links."""
+    from .query.index import MeshIndex
+    from .query.navmesh_query import default_extent
+
+    if mesh.is_empty or not links:
+        return ()
+    index, extent = MeshIndex(mesh), default_extent(mesh)
+    kept = []
+    for link in links:
+        start, end = (index.locate(point, extent) for point in (link.start, link.end))
+        if start.polygon >= 0 and end.polygon >= 0:
+            kept.append(
+                replace(
+                    link,
+                    start=tuple(start.point.tolist()),
+                    end=tuple(end.point.tolist()),
+                    start_polygon=start.polygon,
+                    end_polygon=end.polygon,
+                )
+            )
+    return tuple(kept)
+
+
 def link_columns(mesh: NavMesh) -> dict[str, np.ndarray]:
     """The mesh's links as flat columns for file formats without records: per link its start and
     end polygon (two entries), both ways (1) or not (0), area id, widest agent radius, cost factor."""

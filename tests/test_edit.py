@@ -113,3 +113,42 @@ def test_an_edit_that_breaks_the_navmesh_is_named(baked, edit, message):
 def test_deleting_every_polygon_gives_an_empty_navmesh_that_says_why(baked):
     empty = from_edited_polygons(baked, baked.vertices, [], [], [])
     assert empty.is_empty and "deleted by hand" in empty.empty_reason
+
+
+def test_links_survive_an_edit_elsewhere_and_go_with_the_polygon_they_land_on(baked):
+    """Deleting one face anywhere dropped every off-mesh link (7 to 0): a path over a link came back
+    partial. Links are kept, snapped onto the edited faces; one whose end lost its polygon is gone."""
+    from blender_navmesh.links import LinkSpec, attach_links
+
+    specs = [
+        LinkSpec((1.0, 1.0, 0.0), (1.0, 7.0, 0.0), name="west"),
+        LinkSpec((19.0, 1.0, 0.0), (19.0, 7.0, 0.0), name="east"),
+    ]
+    linked = attach_links(baked, specs)
+    vertices, polygons, areas, regions = as_blender(linked)
+    east = {linked.links[1].start_polygon, linked.links[1].end_polygon}
+    keep = [k for k in range(len(polygons)) if k not in east]
+    edited = from_edited_polygons(
+        linked, vertices, [polygons[k] for k in keep], [areas[k] for k in keep], [regions[k] for k in keep]
+    )
+    (west,) = edited.links
+    assert west.name == "west" and np.allclose(west.start, linked.links[0].start)
+    assert keep[west.start_polygon] == linked.links[0].start_polygon
+    unedited = from_edited_polygons(linked, vertices, polygons, areas, regions)
+    assert [link.name for link in unedited.links] == ["west", "east"]
+
+
+def test_a_face_duplicated_and_moved_onto_the_floor_is_refused(baked):
+    """A face copied (new vertices, as Shift+D makes) and moved 0.5 m overlapped the rest by 34 m²,
+    and was taken: the navmesh read 88 m² where the faces cover 55."""
+    vertices, polygons, areas, regions = as_blender(baked)
+    big = max(range(len(polygons)), key=lambda p: baked.polygon_areas()[p])
+    copy = baked.vertices[polygons[big]] + [0.5, 0.0, 0.0]
+    start = len(vertices)
+    vertices = np.vstack([vertices, copy])
+    polygons = [list(p) for p in polygons] + [list(range(start, start + len(copy)))]
+    with pytest.raises(NavMeshError, match=rf"polygons {big} and {len(polygons) - 1} overlap on one floor"):
+        from_edited_polygons(baked, vertices, polygons, list(areas) + [0], list(regions) + [0])
+    raised = vertices.copy()
+    raised[start:, 2] += 3.0  # a floor above, beyond a climb step: allowed
+    from_edited_polygons(baked, raised, polygons, list(areas) + [0], list(regions) + [0])
