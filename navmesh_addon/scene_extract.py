@@ -102,7 +102,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         if role == "IGNORE":
             continue
         if role in VOLUME_ROLES:
-            volumes.append(_volume(obj, matrix, role, costs))
+            volumes.append(_volume(obj, matrix, role, costs, not_walkable))
             names.append(owner.name)
             continue
         if role == "OFF_MESH_LINK":
@@ -233,14 +233,15 @@ def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
     return co, tris, np.full(nt, walkable), _triangle_areas(obj, mat_index, costs)
 
 
-def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> lib.AreaVolume:
-    """An area volume object as lib takes it: world triangles, its Area Type or None (no go)."""
+def _volume(obj, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) -> lib.AreaVolume:
+    """An area volume object as lib takes it: world triangles, its Area Type or None (no go: also
+    an area type the scene's table marks not walkable, as faces of that type are)."""
     part = _object_triangles(obj, matrix, False, {})
     name = f"area volume {obj.original.name!r}"
     if part is None:
         raise lib.NavMeshError(f"{name} has no faces: make it a closed mesh (a box) around the floor to mark")
     area = None
-    if role == "AREA_VOLUME":
+    if role == "AREA_VOLUME" and obj.original.navmesh_area not in not_walkable:
         area = int(obj.original.navmesh_area)
         _note_cost(costs, area, obj.original.navmesh_area_cost, f"object {obj.original.name!r}")
     return lib.AreaVolume(part[0], part[1], area, name)
@@ -248,7 +249,9 @@ def _volume(obj, matrix: np.ndarray, role: str, costs: dict) -> lib.AreaVolume:
 
 def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
     """An off-mesh link object as lib takes it: its first and last points (world, meters), both
-    ways or not, its radius (None: the bake radius), area and cost."""
+    ways or not, its radius (None: the bake radius) and area. Its Area Cost is its area type's cost,
+    as any object's, which the query applies to the link (as Detour does): the link's own cost
+    factor stays 1, or the cost would count twice."""
     original = obj.original
     mesh = obj.to_mesh()
     try:
@@ -267,7 +270,7 @@ def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
         original.navmesh_link_bidirectional,
         original.navmesh_link_radius * meters or None,
         int(original.navmesh_area),
-        float(original.navmesh_area_cost),
+        1.0,
         original.name,
     )
 

@@ -353,14 +353,21 @@ def test_a_bake_reads_only_its_sources_seeds_and_names_a_seed_off_the_floor(blen
     assert bpy.data.objects["Scene_navmesh"]["navmesh"]["seeds"] == 1
 
 
-@pytest.mark.parametrize("role, area, kept", [("AREA_VOLUME", 5, 1.0), ("NO_GO_VOLUME", 0, 0.0)])
-def test_a_volume_object_paints_or_removes_the_floor_inside_it(blender, role, area, kept):
+@pytest.mark.parametrize(
+    "role, area, walkable, kept",
+    [("AREA_VOLUME", 5, True, 1.0), ("NO_GO_VOLUME", 0, True, 0.0), ("AREA_VOLUME", 5, False, 0.0)],
+    ids=["area", "no go", "area type not walkable"],
+)
+def test_a_volume_object_paints_or_removes_the_floor_inside_it(blender, role, area, walkable, kept):
     """A 4 m box across a 10 m floor: as an Area Volume its floor gets the box's area type, as a
-    Not Walkable Volume it is gone; the box itself is never baked as geometry."""
+    Not Walkable Volume, or an Area Volume of a type the table marks not walkable ("Lava": kept as
+    walkable area 5, paths crossed it), it is gone; the box itself is never baked as geometry."""
     floor = grid_object("Floor", 10.0, 10.0)
     mud = box_object("Mud", (3, -1, -0.5), (7, 11, 1.0))
     mud.navmesh_role, mud.navmesh_area = role, area
     settings = blender.scene.navmesh
+    lava = settings.area_types.add()
+    lava.name, lava.area_id, lava.walkable = "Lava", 5, walkable
     settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.25, 0.3
     before = (mesh_snapshot(floor), mesh_snapshot(mud))
     assert bpy.ops.navmesh.bake() == {"FINISHED"}
@@ -405,6 +412,25 @@ def test_a_two_point_curve_is_an_off_mesh_link_paths_cross(blender):
     assert (link.name, link.bidirectional) == ("Jump", False)
     path = operators_path.navmesh_query(obj).find_path((2.0, 4.0, 0.0), (16.0, 4.0, 1.0))
     assert path.status == "found" and len(path.links) == 1
+
+
+def test_a_links_area_cost_counts_once(blender):
+    """A U-shaped level, 24.5 m round, a 3 m link of area 7 across with Area Cost 3: the link cost 9
+    per metre (its area's cost times a link cost of 3), and the path test walked round."""
+    from navmesh_addon import operators_path
+
+    for name, x0, y0, sx, sy in (("West", 0, 0, 4, 12), ("East", 7, 0, 4, 12), ("South", 0, 0, 11, 3)):
+        grid_object(name, sx, sy, location=(x0, y0, 0.0))
+    rope = link_curve("Rope", (3.5, 10.0, 0.0), (7.5, 10.0, 0.0))
+    rope.navmesh_area, rope.navmesh_area_cost = 7, 3.0
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.25, 0.3
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    mesh = mesh_write.read_navmesh_object(obj)
+    assert dict(mesh.area_costs) == {7: 3.0} and [link.cost for link in mesh.links] == [1.0]
+    path = operators_path.navmesh_query(obj).find_path((2.0, 10.0, 0.0), (9.0, 10.0, 0.0))
+    assert path.status == "found" and len(path.links) == 1  # 4 m at cost 3 beats 24 m round
 
 
 def test_a_link_whose_end_is_off_the_navmesh_is_named(blender):
