@@ -50,11 +50,14 @@ def navmesh_for_path(context) -> bpy.types.Object:
 
 def path_target(scene) -> tuple:
     """(navmesh object, radius) the path is planned on: the chosen agent type's navmesh at its radius,
-    else the Navmesh and Path Radius fields; the object is None when that type has no navmesh yet."""
+    else the Navmesh and Path Radius fields; the object is None when that type has no navmesh yet, or
+    is no agent type any more (no path rather than one at Path Radius)."""
     settings = scene.navmesh
-    agent = settings.agent_types.get(settings.path_agent) if settings.path_agent else None
-    if agent is None:
+    if not settings.path_agent:
         return settings.path_navmesh, settings.path_radius
+    agent = settings.agent_types.get(settings.path_agent)
+    if agent is None:
+        return None, settings.path_radius
     return operators_bake.agent_navmesh(scene, agent), agent.radius
 
 

@@ -226,7 +226,9 @@ class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
         settings = context.scene.navmesh
         layout.operator("navmesh.add_path_test", icon="EMPTY_ARROWS")
         layout.prop_search(settings, "path_agent", settings, "agent_types")
-        if settings.path_agent:
+        if settings.path_agent and settings.path_agent not in settings.agent_types:
+            layout.label(text=f"{settings.path_agent} is no agent type: pick one", icon="ERROR")
+        elif settings.path_agent:
             nav, radius = operators_path.path_target(context.scene)
             meters = radius * units.meters_per_unit(context.scene)
             layout.label(text=f"On {nav.name if nav else '(not baked)'} at radius {meters:.2f} m")

@@ -134,9 +134,21 @@ class NavmeshAreaType(bpy.types.PropertyGroup):
     )
 
 
+def _agent_renamed(self, context) -> None:
+    """Path Test > Agent Type holds a type's name: a rename carries it along (a stale name planned the
+    path at Path Radius instead, too close for the agent picked)."""
+    settings = self.id_data.navmesh
+    if self.known_name and settings.path_agent == self.known_name:
+        settings.path_agent = self.name
+    self.known_name = self.name
+
+
 class NavmeshAgentType(bpy.types.PropertyGroup):
     """One agent of the scene's list (its `name` is the item's name). Types sharing height, climb and
     slope share one navmesh baked at their smallest radius; each queries it at its own radius."""
+
+    name: StringProperty(name="Name", default="", update=_agent_renamed, description="The agent type's name")
+    known_name: StringProperty(options={"HIDDEN"}, description="The name the type had when last set")
 
     radius: FloatProperty(
         name="Radius",

@@ -189,6 +189,22 @@ def test_the_panel_lists_the_types_and_reports_the_active_ones_navmesh_and_reach
     )
 
 
+def test_renaming_the_path_tests_agent_type_keeps_the_path_on_it(level, blender):
+    """Ogre (0.8 m) picked in Path Test, then renamed Brute: the field kept "Ogre", and the path was
+    planned at Path Radius (0.5 m), 0.62 m from the crate instead of 0.91."""
+    from tests.test_addon_ui import draw_all
+
+    settings = blender.scene.navmesh
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings.path_agent = "Ogre"
+    settings.agent_types["Ogre"].name = "Brute"
+    assert settings.path_agent == "Brute"
+    assert operators_path.path_target(blender.scene)[1] == pytest.approx(0.8)
+    settings.path_agent = "Nobody"  # a name no type has: no path, and the panel says so
+    assert operators_path.path_target(blender.scene)[0] is None
+    assert ("label", "Nobody is no agent type: pick one") in draw_all(blender)
+
+
 def test_a_rebake_after_renaming_or_regrouping_types_leaves_one_navmesh_per_group(level, blender):
     assert bpy.ops.navmesh.bake() == {"FINISHED"}
     settings = blender.scene.navmesh
