@@ -13,6 +13,7 @@ import blender_navmesh as lib
 from blender_navmesh import detour
 from blender_navmesh.detail import surface_height
 from blender_navmesh.detour import format as detour_format
+from blender_navmesh.links import LinkSpec
 from blender_navmesh.query import NavMeshQuery
 from levels import Scene
 from tests.fixtures.io import navmeshes
@@ -552,3 +553,157 @@ def test_detour_goes_through_a_passage_half_a_cell_wider_than_the_agent(tmp_path
     found = _compare_paths(mesh, path, np.vstack([across, _pairs_on_mesh(mesh, 30, seed=2)]))
     assert found["paths"][0]["found"] and not found["paths"][0]["partial"]
     assert found["paths"][0]["length"] < 8.5, "straight through the gap, not round the wall"
+
+
+# -- off-mesh links in Detour --------------------------------------------------------------------
+
+# Two platforms 2 m apart, the east one 1 m higher; with PARAMS' 0.4 m radius their floors span x
+# 0.4..7.6 and 10.4..17.6, y 0.4..7.6.
+PLATFORMS = Scene().floor(0, 0, 8, 8).floor(10, 0, 18, 8, z=1.0)
+WEST_SPOT = (2.0, 4.0, 0.0)
+
+
+def _detour_crosses(mesh: lib.NavMesh, path, pairs, links) -> dict:
+    """Detour on the file: every off-mesh connection attached at both ends, and each pair's path
+    reaching its goal over the links given (their userIds, in order), as our query does."""
+    found = detour_queries(path, pairs, half_extents=(0.5, 2.0, 0.5))
+    connections = found["offMeshConnections"]
+    assert len(connections) == len(mesh.links)
+    for con in connections:
+        assert con["startAttached"] and con["endAttached"], f"Detour attached both ends of link {con['userId']}"
+    query = NavMeshQuery(mesh)
+    for pair, route, crossed in zip(np.asarray(pairs, dtype=float), found["paths"], links):
+        assert query.find_path(pair[:3], pair[3:]).status == "found"
+        assert route["found"] and not route["partial"], f"Detour reaches {pair[3:].tolist()}"
+        np.testing.assert_allclose(route["points"][-1], pair[3:], atol=1e-3)
+        assert route["links"] == crossed
+    return found
+
+
+@pytest.mark.parametrize(
+    "scene, start, end, tile_size",
+    [
+        (PLATFORMS, (7.5, 4, 0), (18, 4, 1), None),
+        (PLATFORMS, (7.5, 4, 0), (14, 0, 1), None),
+        (PLATFORMS, (7.5, 4, 0), (18, 4, 1), 8.6),
+        (PLATFORMS, (7.5, 4, 0), (14, 0, 1), 7.2),
+        (Scene().floor(0, 3, 8, 5).floor(10, 0, 18, 8, z=1.0), (7.5, 4, 0), (10.5, 6.5, 1), 8.0),
+        (Scene().floor(0, 0, 8.8, 8).floor(10, 0, 18, 8, z=1.0), (8.4, 4, 0), (10.5, 4, 1), 8.0),
+    ],
+    ids=[
+        "end on the east edge",
+        "end on the south edge",
+        "end on the east edge, the last tile's border",
+        "end on the south edge, the last tile's border",
+        "end in the next tile beside the start tile's floor",
+        "start on a ledge along a tile border",
+    ],
+)
+def test_links_at_the_navmeshs_edges_and_across_tiles_attach_and_detour_crosses_them(
+    tmp_path, scene, start, end, tile_size
+):
+    """Detour classifies a link's end against its start tile's box (bmin and bmax: the tile's
+    square, not its polygons' bounds) and attaches it only in the tile that side names. Ends on the
+    navmesh's east and south edges, in the next tile beyond the start tile's floor, on the grid's
+    last border, and a start on a ledge along a tile border (which Detour's own rule would give to
+    the tile beyond, without floor there) are attached, and its paths take the link both ways."""
+    mesh = lib.generate(scene.vertices, scene.triangles, PARAMS, links=[LinkSpec(start, end, name="jump")])
+    (link,) = mesh.links
+    path = tmp_path / "links.bin"
+    detour.write_detour(mesh, path, tile_size=tile_size)
+    if tile_size is not None:
+        assert len(read_tile_set(path.read_bytes())["tiles"]) > 1
+    pairs = [[*WEST_SPOT, *link.end], [*link.end, *WEST_SPOT]]
+    _detour_crosses(mesh, path, pairs, [[0], [0]])
+
+
+def test_link_user_ids_are_their_index_in_the_navmesh_in_one_tile_or_many(tmp_path):
+    """A dtOffMeshConnection's userId is its link's index in mesh.links (the JSON, glTF and Godot
+    link lists), whichever tile it is written in: three links in three 8 m tiles, listed in
+    another order than their tiles are written in."""
+    scene = Scene().floor(0, 0, 8, 30).floor(10, 0, 18, 30, z=1.0)
+    specs = [
+        LinkSpec((7.5, 2, 0), (10.5, 2, 1), name="south"),
+        LinkSpec((7.5, 27, 0), (10.5, 27, 1), name="north"),
+        LinkSpec((7.5, 15, 0), (10.5, 15, 1), name="middle"),
+    ]
+    mesh = lib.generate(scene.vertices, scene.triangles, PARAMS, links=specs)
+    assert [link.name for link in mesh.links] == ["south", "north", "middle"]
+    for tile_size in (None, 8.0):
+        path = tmp_path / f"links{tile_size}.bin"
+        detour.write_detour(mesh, path, tile_size=tile_size)
+        pairs = [[link.start[0] - 3, link.start[1], 0.0, *link.end] for link in mesh.links]
+        found = _detour_crosses(mesh, path, pairs, [[0], [1], [2]])
+        by_id = {con["userId"]: con for con in found["offMeshConnections"]}
+        assert sorted(by_id) == [0, 1, 2]
+        for k, link in enumerate(mesh.links):
+            np.testing.assert_allclose(by_id[k]["start"], link.start, atol=1e-5)
+        if tile_size:
+            assert len({tuple(con["tile"]) for con in found["offMeshConnections"]}) == 3
+
+
+def test_a_link_longer_than_the_tiles_allow_is_refused_with_the_tile_size_that_holds_it(tmp_path):
+    """Detour attaches a link's end only in its start's tile or the 8 around it: a 13 m zipline in
+    8 m tiles would be written dead, so the export refuses it, naming the link (its number when it
+    has no name) and the tile size that holds it; in tiles of that size Detour crosses it."""
+    scene = Scene().floor(0, 0, 8, 8).floor(20, 0, 28, 8, z=-3.0)
+    zipline = LinkSpec((7.5, 4, 0), (20.5, 4, -3), bidirectional=False, name="zipline")
+    mesh = lib.generate(scene.vertices, scene.triangles, PARAMS, links=[zipline])
+    path = tmp_path / "zipline.bin"
+    message = (
+        r"tile_size 8 m does not fit Detour: off-mesh link 'zipline' spans 13 m along x or y and ends more than a "
+        r"tile from its start's tile; Detour attaches a link's end only in its start's tile or one of the 8 around "
+        r"it: use tile_size >= 13 m \(the longest link's span\)"
+    )
+    with pytest.raises(lib.NavMeshError, match=message):
+        detour.write_detour(mesh, path, tile_size=8.0)
+    assert not path.exists()
+    unnamed = replace(mesh, links=(replace(mesh.links[0], name=""),))
+    with pytest.raises(lib.NavMeshError, match=r"off-mesh link 0 spans 13 m"):
+        detour.to_detour_bytes(unnamed, tile_size=8.0)
+    detour.write_detour(mesh, path, tile_size=13.0)
+    assert len(read_tile_set(path.read_bytes())["tiles"]) == 3
+    _detour_crosses(mesh, path, [[*WEST_SPOT, 26.0, 4.0, -3.0]], [[0]])
+
+
+@pytest.mark.parametrize("tile_size", [None, 8.0], ids=["one tile", "8 m tiles"])
+def test_links_of_a_radius_0_bake_attach_in_detour(tmp_path, tile_size):
+    """Detour attaches a link's ends within its dtOffMeshConnection.rad. Automatic links start on
+    the navmesh's edge, where at radius 0 float32 rounding left 15 of these 76 unattached: rad is
+    the link's radius but at least MIN_LINK_RADIUS, so all attach, and a link for wider agents keeps
+    its radius there."""
+    rng = np.random.default_rng(7)
+    scene = Scene().floor(0, 0, 30, 30)
+    for _ in range(8):
+        cx, cy = rng.uniform(4, 26, 2)
+        scene.box((cx, cy, 0), (*rng.uniform(2, 6, 2), rng.uniform(0.8, 2.5)), yaw_deg=float(rng.uniform(0, 90)))
+    params = lib.BakeParams(
+        cell_size=0.2, agent_radius=0.0, jump_max_distance=2.0, jump_max_up=2.6, jump_max_drop=3.0, region_min_area=0.5
+    )
+    mesh = lib.generate(scene.vertices, scene.triangles, params)
+    assert len(mesh.links) > 50 and {link.radius for link in mesh.links} == {0.0}
+    wide = replace(mesh, links=(replace(mesh.links[0], radius=0.35), *mesh.links[1:]))
+    path = tmp_path / "radius0.bin"
+    detour.write_detour(wide, path, tile_size=tile_size)
+    connections = detour_queries(path, [])["offMeshConnections"]
+    assert len(connections) == len(mesh.links)
+    assert all(con["startAttached"] and con["endAttached"] for con in connections)
+    radii = {con["userId"]: con["rad"] for con in connections}
+    assert radii.pop(0) == pytest.approx(0.35)
+    assert list(radii.values()) == pytest.approx([detour_format.MIN_LINK_RADIUS] * len(radii))
+
+
+def test_a_link_longer_than_the_tiles_a_crowded_level_needs_is_refused_with_the_reason():
+    """Without tile_size the export picks tiles small enough for Detour's per-tile limits: cut into
+    6 cm pieces, two 60 m floors need 15 m tiles, which a 48 m zipline between them overreaches."""
+    scene = Scene().floor(0, 0, 60, 3).floor(0, 5, 60, 8, z=1.0)
+    zipline = LinkSpec((2, 2.5, 0), (50, 5.5, 1), name="zipline")
+    mesh = lib.generate(scene.vertices, scene.triangles, PARAMS, links=[zipline])
+    message = (
+        r"cannot cut the level into tiles Detour can hold: its polygons need tiles of 1\d.\d+ m, and off-mesh link "
+        r"'zipline' spans 48 m along x or y and ends more than a tile from its start's tile; .*: shorten the link, "
+        r"or put fewer polygons in a tile with a larger piece_size \(or 0\)"
+    )
+    with pytest.raises(lib.NavMeshError, match=message):
+        detour.to_detour_bytes(mesh, piece_size=0.06)
+    assert len(read_tile_set(detour.to_detour_bytes(mesh))["tiles"]) == 1

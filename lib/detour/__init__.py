@@ -8,11 +8,17 @@ of square tiles: polygons crossing a tile border are clipped there, their detail
 and the clipped edges become portals (DT_EXT_LINK | side) that Detour links across when it loads.
 Inside each tile the polygons are also cut along a finer grid (`piece_size`), the two sides of a
 cut each other's neighbours, so that Detour's search finds paths near ours.
+Off-mesh links are dtOffMeshConnections in the tile of their start, their userId the link's index in
+mesh.links, their radius the link's (at least format.MIN_LINK_RADIUS: Detour attaches the ends within
+it); Detour attaches an end only in the start's tile or the 8 around it, so a link reaching farther is
+refused.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .. import files
 from ..errors import NavMeshError
@@ -29,7 +35,7 @@ from .format import (
     WALK_FLAG,
     _bits,
 )
-from .tiles import _Level, _overflow
+from .tiles import _Level, _overflow, _place_links
 
 __all__ = [
     "EXT_LINK",
@@ -78,7 +84,11 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
     along a grid of that pitch inside each tile. Detour's findPath costs a path by the midpoints of
     the polygon edges it crosses, so across the few large polygons of our navmesh it can pick a
     corridor whose path is far longer than the shortest (on random 40 m levels up to 2.8 times);
-    cut into pieces, its paths stay near ours."""
+    cut into pieces, its paths stay near ours.
+
+    NavMeshError when the tiles do not fit Detour: too many polygons or vertices for one, or an
+    off-mesh link whose end lies beyond the tiles around its start's (the message names it and,
+    given tile_size, the tile size that holds every link)."""
     _check_mesh(mesh)
     _check_tile_size(mesh.params, tile_size)
     if tile_size is not None:
@@ -98,10 +108,11 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
                 f"tile_size {tile_size:g} m does not fit Detour: a grid of {grid} tiles leaves too few "
                 f"bits of its 32-bit polygon references for the polygons (larger tiles need fewer)"
             )
-        tiles = level.tiles(tile_size, piece)
+        size = tile_size
+        tiles = level.tiles(size, piece)
         problem = _overflow(tiles, level.quant)
         if problem:
-            raise NavMeshError(f"tile_size {tile_size:g} m does not fit Detour: {problem}")
+            raise NavMeshError(f"tile_size {size:g} m does not fit Detour: {problem}")
     else:
         size = level.span + level.cell
         while True:
@@ -116,7 +127,36 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
                         f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}"
                     )
             size /= 2
-    return _pack(tiles, level, size if tile_size is None else tile_size)
+    placed = _place_links(tiles, level, size)
+    if placed.far:
+        raise NavMeshError(_far_links(mesh, placed.far, size, tile_size is None))
+    return _pack(tiles, level, size, placed)
+
+
+def _far_links(mesh: NavMesh, far: list[int], size: float, chosen: bool) -> str:
+    """Why these off-mesh links (indices in mesh.links) do not fit tiles of `size` (the tile size
+    given, or `chosen` by the export to fit Detour's per-tile limits), and what to do."""
+    spans = [float(np.abs(np.subtract(link.end, link.start)[:2]).max()) for link in mesh.links]
+    k = max(far, key=lambda i: spans[i])
+    names = [link.name for link in mesh.links]
+    label = f"off-mesh link {names[k]!r}" if names[k] else f"off-mesh link {k}"
+    if names[k] and names.count(names[k]) > 1:
+        label += f" (link {k})"
+    label += f" spans {spans[k]:.3g} m along x or y and ends more than a tile from its start's tile"
+    if len(far) > 1:
+        label += f" (as do {len(far) - 1} other link{'s' if len(far) > 2 else ''})"
+    rule = "Detour attaches a link's end only in its start's tile or one of the 8 around it"
+    if chosen:
+        return (
+            f"cannot cut the level into tiles Detour can hold: its polygons need tiles of {size:g} m, and "
+            f"{label}; {rule}: shorten the link, or put fewer polygons in a tile with a larger piece_size (or 0)"
+        )
+    step = 10.0 ** (math.floor(math.log10(max(spans))) - 2)  # three significant digits, rounded up
+    need = math.ceil(max(spans) / step - 1e-9) * step
+    return (
+        f"tile_size {size:g} m does not fit Detour: {label}; {rule}: use tile_size >= {need:g} m (the longest "
+        f"link's span)"
+    )
 
 
 def check_options(params: BakeParams, tile_size: float | None = None, piece_size: float | None = None) -> None:

@@ -23,9 +23,11 @@ from .format import (
     LINKS_PER_PORTAL,
     MAX_DETAIL_INDEX,
     MAX_QUANTISED,
+    MIN_LINK_RADIUS,
     OFFMESH_BOTH_WAYS,
     OFFMESH_POLY_TYPE,
     OFFMESH_SAME_TILE,
+    OFFMESH_SIDES,
     SET_MAGIC,
     SET_VERSION,
     TILE_MAGIC,
@@ -34,25 +36,23 @@ from .format import (
     WALK_FLAG,
     _bits,
 )
-from .tiles import _Level, _Tile
+from .tiles import _Level, _LinkTiles, _Tile
 
 # Detail triangles matched against their polygon's corners and outline at once (bounds the
 # temporaries: a tile can hold hundreds of thousands).
 _TRIANGLES_PER_CHUNK = 1 << 13
 
 
-def _pack(tiles: list[_Tile], level: _Level, size: float) -> bytes:
+def _pack(tiles: list[_Tile], level: _Level, size: float, placed: _LinkTiles) -> bytes:
     """The MSET file: set header with dtNavMeshParams, then per tile its reference, size and data.
-    Each off-mesh link goes to the tile its start lies in."""
-    starts = to_y_up(np.array([link.start for link in level.mesh.links]).reshape(-1, 3))
-    placed = np.zeros(len(starts), dtype=bool)
-    tile_links = []
-    for tile in tiles:
-        x0, z0, x1, z1 = tile.box
-        inside = ~placed & (starts[:, 0] >= x0) & (starts[:, 0] <= x1) & (starts[:, 2] >= z0) & (starts[:, 2] <= z1)
-        placed |= inside
-        tile_links.append([level.mesh.links[k] for k in np.flatnonzero(inside)])
-    max_polygons = max(t.polygon_count + len(links) for t, links in zip(tiles, tile_links))
+    Each off-mesh link goes to the tile `placed` gives its start."""
+    links = level.mesh.links
+    own: list[list[int]] = [[] for _ in tiles]
+    for k, t in enumerate(placed.start.tolist()):
+        own[t].append(k)
+    # Ends landing from another tile: Detour links each back to its connection in the landing tile.
+    landing = np.bincount(placed.end[placed.end != placed.start], minlength=len(tiles))
+    max_polygons = max(t.polygon_count + len(k) for t, k in zip(tiles, own))
     tile_bits, poly_bits = _bits(len(tiles)), _bits(max_polygons)
     origin = level.origin
     out = [
@@ -60,19 +60,22 @@ def _pack(tiles: list[_Tile], level: _Level, size: float) -> bytes:
             SET_MAGIC, SET_VERSION, len(tiles), origin[0], origin[1], origin[2], size, size, len(tiles), max_polygons
         )
     ]
-    for index, (tile, links) in enumerate(zip(tiles, tile_links)):
-        data = _tile_bytes(tile, level, links)
+    for index, (tile, ids) in enumerate(zip(tiles, own)):
+        sides = [_side(tile, tiles[placed.end[k]]) for k in ids]
+        data = _tile_bytes(tile, level, [(k, links[k], side) for k, side in zip(ids, sides)], int(landing[index]))
         # Salt 1 (a fresh navmesh's), tile slot `index`, polygon 0.
         reference = 1 << (tile_bits + poly_bits) | index << poly_bits
         out += [_TILE_ENTRY.pack(reference, len(data)), data]
     return b"".join(out)
 
 
-def _tile_bytes(tile: _Tile, level: _Level, links: list) -> bytes:
+def _tile_bytes(tile: _Tile, level: _Level, links: list[tuple], landing: int) -> bytes:
     """One tile's data as dtCreateNavMeshData lays it out: header, vertices, polygons, links (room
     only: Detour builds them on load), detail meshes, detail vertices, detail triangles, BV tree,
-    off-mesh connections. `links`: the off-mesh links that start in this tile, each written as a
-    two-vertex polygon after the ground polygons and a dtOffMeshConnection."""
+    off-mesh connections. `links`: (index in mesh.links, link, side code of its end) of the
+    off-mesh links that start in this tile, each written as a two-vertex polygon after the ground
+    polygons and a dtOffMeshConnection whose userId is that index; `landing`: how many links from
+    other tiles end here."""
     params = level.mesh.params
     count = tile.polygon_count
     used = np.arange(VERTS_PER_POLYGON) < tile.counts[:, None]
@@ -84,28 +87,31 @@ def _tile_bytes(tile: _Tile, level: _Level, links: list) -> bytes:
     polys["flags"] = WALK_FLAG
     polys["vert_count"] = tile.counts
     polys["area_and_type"] = level.mesh.areas[tile.polygons]
-    link_count = int(used.sum()) + LINKS_PER_PORTAL * int(portal.sum()) + LINKS_PER_PORTAL * len(links)
+    # Room for Detour's links: one per edge, LINKS_PER_PORTAL per portal, and per off-mesh end two
+    # (Detour's builder allows as many: the end's link and its polygon's link back), for both ends
+    # of the links starting here and the ends landing here.
+    link_count = int(used.sum()) + LINKS_PER_PORTAL * int(portal.sum()) + 2 * (2 * len(links) + landing)
     details, detail_vertices, detail_tris = _detail_meshes(tile)
-    low, high = tile.bounds()
+    low, high = tile.header_bounds()
     tree = _bv_tree(tile, low, level.quant)
-    ends = to_y_up(np.array([[link.start, link.end] for link in links]).reshape(-1, 3))
+    ends = to_y_up(np.array([[link.start, link.end] for _, link, _ in links]).reshape(-1, 3))
     vertices = np.concatenate([tile.vertices, ends])
     connection_polys = np.zeros(len(links), dtype=_POLY)
     connection_polys["verts"][:, :2] = len(tile.vertices) + np.arange(2 * len(links)).reshape(-1, 2)
     connection_polys["flags"] = WALK_FLAG
     connection_polys["vert_count"] = 2
-    connection_polys["area_and_type"] = [link.area | OFFMESH_POLY_TYPE << 6 for link in links]
+    connection_polys["area_and_type"] = [link.area | OFFMESH_POLY_TYPE << 6 for _, link, _ in links]
     connections = b"".join(
         _OFFMESH.pack(
             *ends[2 * i],
             *ends[2 * i + 1],
-            link.radius,
+            max(float(link.radius), MIN_LINK_RADIUS),
             count + i,
             OFFMESH_BOTH_WAYS if link.bidirectional else 0,
-            _outside_side(ends[2 * i + 1], low, high),
-            i,
+            side,
+            k,
         )
-        for i, link in enumerate(links)
+        for i, (k, link, side) in enumerate(links)
     )
     header = _HEADER.pack(
         TILE_MAGIC,
@@ -144,22 +150,9 @@ def _tile_bytes(tile: _Tile, level: _Level, links: list) -> bytes:
     return b"".join(s + bytes(-len(s) % 4) for s in sections)  # dtAlign4 after every section
 
 
-def _outside_side(point: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:
-    """Which neighbour tile an off-mesh link's end lies toward (Detour's side codes: 0 = +x, then
-    counter-clockwise in steps of 45 degrees to 7 = +x -z), OFFMESH_SAME_TILE when inside this one."""
-    east, north = point[0] >= high[0], point[2] >= high[2]
-    west, south = point[0] < low[0], point[2] < low[2]
-    code = {
-        (True, False, False, False): 0,
-        (True, True, False, False): 1,
-        (False, True, False, False): 2,
-        (False, True, True, False): 3,
-        (False, False, True, False): 4,
-        (False, False, True, True): 5,
-        (False, False, False, True): 6,
-        (True, False, False, True): 7,
-    }
-    return code.get((bool(east), bool(north), bool(west), bool(south)), OFFMESH_SAME_TILE)
+def _side(tile: _Tile, other: _Tile) -> int:
+    """The side code of an off-mesh link's end attached in `other` for a link written in `tile`."""
+    return OFFMESH_SIDES.get((other.tx - tile.tx, other.ty - tile.ty), OFFMESH_SAME_TILE)
 
 
 def _detail_meshes(tile: _Tile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -75,8 +75,20 @@ _TILE_ENTRY = struct.Struct("<Ii")
 _LINK_SIZE = 12
 
 
-# dtOffMeshConnection: both end points, radius, its polygon, flags, the side its end lies on, user id.
+# dtOffMeshConnection: both end points, radius, its polygon, flags, the side its end lies on (the tile
+# Detour attaches it in), user id (we write the link's index in mesh.links).
 _OFFMESH = struct.Struct("<6ffHBBI")
+
+
+# dtOffMeshConnection.rad is the radius of a link's ends: on loading, Detour attaches each end to
+# the nearest polygon within it (findNearestPolyInTile with half extents (rad, climb, rad), then
+# no farther than rad across), and nothing else in Detour reads it. We write the link's radius (the
+# widest agent that may use it, as RecastDemo writes its agent's radius), but at least this (m):
+# our ends lie on the navmesh, often on its edge, and at rad 0 float32 rounding leaves such an end
+# unattached (36 of 246 automatic links of a radius-0 bake). 1 cm is far above that rounding
+# (under 1 mm within 10 km of the origin), and a larger rad cannot attach an end elsewhere: it lies
+# on its polygon, which Detour's search prefers to any other within reach.
+MIN_LINK_RADIUS = 0.01
 
 
 # dtPolyTypes: an off-mesh connection's polygon (two vertices, its ends).
@@ -88,6 +100,11 @@ OFFMESH_BOTH_WAYS = 1
 
 
 OFFMESH_SAME_TILE = 0xFF
+
+
+# The side code of an end in the neighbour tile (dx, dz) tiles away, as dtNavMesh::getNeighbourTilesAt
+# reads it.
+OFFMESH_SIDES = {(1, 0): 0, (1, 1): 1, (0, 1): 2, (-1, 1): 3, (-1, 0): 4, (-1, -1): 5, (0, -1): 6, (1, -1): 7}
 
 
 _POLY = np.dtype(

@@ -1,14 +1,17 @@
 """The level in Detour's frame cut into tiles: polygons and their detail clipped at the borders,
-vertices welded, and the portals across borders labelled for Detour to link."""
+vertices welded, the portals across borders labelled for Detour to link, and each off-mesh link
+given the tile it is written in and the tile Detour attaches its end in."""
 
 from __future__ import annotations
 
 import itertools
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from ..components import box_cells, run_positions, twin_edges
+from ..geometry import NONZERO_DIVISOR
 from ..navmesh import NavMesh, to_y_up
 from .clip import (
     _BORDER,
@@ -30,6 +33,7 @@ from .format import (
     MAX_QUANTISED,
     MAX_TILE_POLYGONS,
     MAX_TILE_VERTICES,
+    MIN_LINK_RADIUS,
     MIN_PORTAL,
     REFERENCE_BITS,
     SIDE_X_MAX,
@@ -62,6 +66,14 @@ class _Tile:
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         points = np.concatenate([self.vertices, self.tri_coords.reshape(-1, 3)])
         return points.min(axis=0), points.max(axis=0)
+
+    def header_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """dtMeshHeader's bmin and bmax: across, the tile's square (Detour's builder writes the box
+        the tile was built in, and its bounding-volume tree and queries are quantised from it); up,
+        its polygons' and detail surface's heights."""
+        low, high = self.bounds()
+        x0, z0, x1, z1 = self.box
+        return np.array([x0, low[1], z0]), np.array([x1, high[1], z1])
 
 
 class _Level:
@@ -417,9 +429,13 @@ def _overflow(tiles: list[_Tile], quant: float) -> str:
             return f"a tile has {len(tile.vertices)} vertices, Detour's 16-bit indices allow {MAX_TILE_VERTICES}"
         if tile.polygon_count > MAX_TILE_POLYGONS:
             return f"a tile has {tile.polygon_count} polygons, Detour allows {MAX_TILE_POLYGONS}"
-        low, high = tile.bounds()
-        if np.any(np.ceil((high - low) * quant) > MAX_QUANTISED):
-            return f"a tile spans more than {MAX_QUANTISED} cells, the most Detour's bounding-volume tree quantises"
+        # queryPolygonsInTile quantises a box up to bmax, plus one, to 16 bits.
+        low, high = tile.header_bounds()
+        if np.any((high - low) * quant >= MAX_QUANTISED):
+            return (
+                f"a tile spans {MAX_QUANTISED} cells or more, more than Detour's bounding-volume tree quantises "
+                f"(16 bits)"
+            )
     bits = _bits(len(tiles)) + _bits(max(t.polygon_count for t in tiles))
     if bits > REFERENCE_BITS:
         return (
@@ -427,3 +443,91 @@ def _overflow(tiles: list[_Tile], quant: float) -> str:
             f"Detour's 32-bit polygon references, at most {REFERENCE_BITS} are free (larger tiles need fewer)"
         )
     return ""
+
+
+# A link's end is on a tile's piece of its polygon when within this (m) of it across: half the
+# least radius Detour attaches an end within (MIN_LINK_RADIUS), so float32 rounding keeps it there.
+LINK_END_SLACK = MIN_LINK_RADIUS / 2
+
+
+class _LinkTiles(NamedTuple):
+    """Per off-mesh link (mesh.links order) the tile (index in the tile list) its start is written
+    in and the tile Detour attaches its end in; `far`: the links whose end lies in no tile next
+    to their start's (Detour cannot attach it)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    far: list[int]
+
+
+def _place_links(tiles: list[_Tile], level: _Level, size: float) -> _LinkTiles:
+    """Where each off-mesh link goes (see `_LinkTiles`). Detour's builder writes a link into the
+    tile whose box (its header's bmin and bmax) holds its start, and gives its end the side of that
+    box it lies beyond (classifyOffMeshPoint: x or z at or past bmax, or below bmin); on loading it
+    attaches the end only in the tile on that side, so the end must lie in the start's tile or one
+    of the 8 around it. That rule is followed but for a point on a tile border (to LINK_END_SLACK),
+    which goes to a tile holding a piece of its own polygon there (by the rule among such tiles):
+    the rule alone gives it to the tile beyond, which has no floor there when a navmesh edge (a
+    ledge jumps start from) runs along the border, or only a floor below."""
+    links = level.mesh.links
+    start = np.zeros(len(links), dtype=np.int64)
+    end = np.zeros(len(links), dtype=np.int64)
+    far: list[int] = []
+    if not links:
+        return _LinkTiles(start, end, far)
+    at = {(tile.tx, tile.ty): i for i, tile in enumerate(tiles)}
+    by_polygon: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per tile, its pieces in polygon order
+    points = to_y_up(np.array([[link.start, link.end] for link in links]).reshape(-1, 3))[:, [0, 2]]
+    origin = level.origin[[0, 2]]
+
+    def options(point: np.ndarray, polygon: int) -> list[tuple[int, tuple]]:
+        """(tile, preference) of each tile whose box holds the point to LINK_END_SLACK; preference
+        (lowest first): off the polygon's pieces there, outside the box by Detour's rule, distance."""
+        low = np.floor((point - LINK_END_SLACK - origin) / size).astype(int)
+        high = np.floor((point + LINK_END_SLACK - origin) / size).astype(int)
+        found = []
+        for key in itertools.product(range(low[0], high[0] + 1), range(low[1], high[1] + 1)):
+            t = at.get(key)
+            if t is None:
+                continue
+            tile = tiles[t]
+            if t not in by_polygon:
+                order = np.argsort(tile.polygons)
+                by_polygon[t] = order, tile.polygons[order]
+            order, sorted_polygons = by_polygon[t]
+            first, stop = np.searchsorted(sorted_polygons, [polygon, polygon + 1])
+            pieces = order[first:stop]
+            gap = _distance_xz(point, tile.corners[pieces], tile.counts[pieces])
+            x0, z0, x1, z1 = tile.box
+            inside = x0 <= point[0] < x1 and z0 <= point[1] < z1
+            found.append((t, (gap > LINK_END_SLACK, not inside, gap)))
+        return found
+
+    for k, link in enumerate(links):
+        pairs = [
+            (tuple(map(sum, zip(a, b))), s, e)
+            for (s, a), (e, b) in itertools.product(
+                options(points[2 * k], link.start_polygon), options(points[2 * k + 1], link.end_polygon)
+            )
+            if max(abs(tiles[s].tx - tiles[e].tx), abs(tiles[s].ty - tiles[e].ty)) <= 1
+        ]
+        if not pairs:
+            far.append(k)
+            continue
+        _, start[k], end[k] = min(pairs)
+    return _LinkTiles(start, end, far)
+
+
+def _distance_xz(point: np.ndarray, corners: np.ndarray, counts: np.ndarray) -> float:
+    """How far the point (x, z) lies from the nearest of these convex polygons seen from above (0
+    inside one; inf without any)."""
+    if not len(counts):
+        return math.inf
+    ring = corners[:, :, [0, 2]]
+    used, edge, twice = ring_edges(ring, counts)
+    rel = point - ring
+    along = np.clip((rel * edge).sum(axis=-1) / np.maximum((edge**2).sum(axis=-1), NONZERO_DIVISOR), 0.0, 1.0)
+    gap = np.where(used, np.hypot(*(rel - along[..., None] * edge).transpose(2, 0, 1)), np.inf).min(axis=1)
+    side = np.sign(twice)[:, None] * (edge[..., 0] * rel[..., 1] - edge[..., 1] * rel[..., 0])
+    inside = np.all((side >= 0) | ~used, axis=1)
+    return float(np.where(inside, 0.0, gap).min())

@@ -1,8 +1,10 @@
 // Loads a Detour .bin navmesh (MSET tile set) with recast-navigation-js and answers queries on it.
 // Usage: node detour.mjs mesh.bin queries.json   (Detour coordinates: +Y up)
 // queries.json: {"halfExtents": [x, y, z], "pairs": [[sx, sy, sz, gx, gy, gz], ...], "points": [[x, y, z], ...]}
-// Prints JSON: tile and polygon counts, portal edges Detour left unlinked, per pair the straight
-// path (findNearestPoly + findPath + findStraightPath), per point the nearest polygon's height.
+// Prints JSON: tile and polygon counts, portal edges Detour left unlinked, per off-mesh connection
+// its tile, userId, radius, ends and whether Detour attached each end to a polygon on loading, per
+// pair the straight path (findNearestPoly + findPath + findStraightPath) and the userIds of the
+// off-mesh connections its corridor crosses, per point the nearest polygon's height.
 import { readFileSync } from 'node:fs';
 import { init, importNavMesh, NavMeshQuery } from '@recast-navigation/core';
 
@@ -19,16 +21,37 @@ const query = new NavMeshQuery(navMesh, { maxNodes: 65535 });
 const vec = ([x, y, z]) => ({ x, y, z });
 const halfExtents = vec(queries.halfExtents);
 
+const OFF_MESH_CONNECTION = 1;
+
 let tiles = 0;
 let polygons = 0;
 let portals = 0;
 let unlinkedPortals = 0;
+const offMeshConnections = [];
 for (let i = 0; i < navMesh.getMaxTiles(); i++) {
   const tile = navMesh.getTile(i);
   const header = tile.header();
   if (!header) continue;
   tiles += 1;
   polygons += header.polyCount();
+  for (let k = 0; k < header.offMeshConCount(); k++) {
+    const con = tile.offMeshCons(k);
+    // On loading Detour links the connection's polygon to the ground: edge 0 at its start, 1 at its end.
+    const attached = [false, false];
+    for (let l = tile.polys(con.poly()).firstLink() >>> 0; l !== NULL_LINK; l = tile.links(l).next() >>> 0) {
+      const edge = tile.links(l).edge();
+      if (edge <= 1) attached[edge] = true;
+    }
+    offMeshConnections.push({
+      tile: [header.x(), header.y()],
+      userId: con.userId(),
+      rad: con.rad(),
+      start: [0, 1, 2].map((j) => con.pos(j)),
+      end: [3, 4, 5].map((j) => con.pos(j)),
+      startAttached: attached[0],
+      endAttached: attached[1],
+    });
+  }
   for (let p = 0; p < header.polyCount(); p++) {
     const poly = tile.polys(p);
     for (let e = 0; e < poly.vertCount(); e++) {
@@ -57,6 +80,9 @@ const paths = (queries.pairs || []).map((pair) => {
     { maxPathPolys: 4096 });
   if (!corridor.success || corridor.polys.size === 0) return { found: false, reason: 'no corridor' };
   const polys = Array.from({ length: corridor.polys.size }, (_, i) => corridor.polys.get(i));
+  const links = polys
+    .filter((ref) => navMesh.getTileAndPolyByRefUnsafe(ref).poly.getType() === OFF_MESH_CONNECTION)
+    .map((ref) => navMesh.getOffMeshConnectionByRef(ref).userId());
   const straight = query.findStraightPath(start.nearestPoint, goal.nearestPoint, polys,
     { maxStraightPathPoints: 4096 });
   const points = [];
@@ -65,7 +91,8 @@ const paths = (queries.pairs || []).map((pair) => {
   }
   let length = 0;
   for (let i = 1; i < points.length; i++) length += Math.hypot(...points[i].map((c, k) => c - points[i - 1][k]));
-  return { found: true, partial: (corridor.status & PARTIAL_RESULT) !== 0, corridor: polys.length, points, length };
+  return { found: true, partial: (corridor.status & PARTIAL_RESULT) !== 0, corridor: polys.length, points, length,
+    links };
 });
 
 const heights = (queries.points || []).map((point) => {
@@ -76,4 +103,4 @@ const heights = (queries.points || []).map((point) => {
   return { nearest: [p.x, p.y, p.z], height: height.success ? height.height : null, overPoly: found.isOverPoly };
 });
 
-console.log(JSON.stringify({ tiles, polygons, portals, unlinkedPortals, paths, heights }));
+console.log(JSON.stringify({ tiles, polygons, portals, unlinkedPortals, offMeshConnections, paths, heights }));
