@@ -165,3 +165,19 @@ def test_links_and_area_costs_ride_along_in_collada_and_godot(platforms):
     tres = to_tres(mesh)
     assert '"link_bidirectional": PoolIntArray( 1 )' in tres and '"area_costs": {\n"4": 2.5\n}' in tres
     assert f'"link_polygons": PoolIntArray( {mesh.links[0].start_polygon}, {mesh.links[0].end_polygon} )' in tres
+
+
+def test_a_link_cheaper_than_walking_is_taken_even_with_the_goal_in_plain_sight():
+    """A zipline at cost 0.05 across one open 60 m floor: the path walked straight (cost 38) instead
+    of riding it (cost about 16), as the straight-line shortcut and the search's estimate took
+    walking as the cheapest way to travel."""
+    scene = Scene().floor(0, 0, 60, 10)
+    mesh = generate(scene.vertices, scene.triangles, PARAMS)
+    zipline = LinkSpec(start=(5.0, 2.0, 0.0), end=(55.0, 2.0, 0.0), bidirectional=False, cost=0.05, name="zipline")
+    query = NavMeshQuery(attach_links(mesh, [zipline]))
+    start, goal = (2.0, 5.0, 0.0), (40.0, 5.0, 0.0)
+    path = query.find_path(start, goal)
+    assert path.status == "found" and len(path.links) == 1
+    walked = math.dist(start, (5.0, 2.0, 0.0)) + math.dist((55.0, 2.0, 0.0), goal)
+    assert path.length == pytest.approx(walked + 50.0, rel=1e-3)  # costing walked + 2.5 < 38 straight
+    assert query.find_path(goal, start).links == ()  # one way: walked back

@@ -203,6 +203,10 @@ class NavMeshQuery(PathDrawing):
         everywhere = self._cached(("everywhere", state), lambda: all(passable))
         costs = [f.cost(a) for a in range(self._area_count)]
         data = self._radius_data(d)
+        link_costs = self._link_costs(r, f)
+        # A link cheaper per metre than walking (a zipline) can beat the straight line: the search's
+        # distance estimate scales by the cheapest way to travel, links included.
+        cheapest_link = min((c for c in link_costs if c is not None), default=math.inf)
         plan = PathPlan(
             r,
             d,
@@ -212,8 +216,8 @@ class NavMeshQuery(PathDrawing):
             data.portals,
             state,
             everywhere,
-            hscale=f.min_cost(),
-            link_costs=self._link_costs(r, f),
+            hscale=min(f.min_cost(), cheapest_link),
+            link_costs=link_costs,
         )
         across = self.extent[0]
         ends = []
@@ -257,7 +261,7 @@ class NavMeshQuery(PathDrawing):
         plan.start_poly, plan.start = start
         plan.goal_poly, plan.goal = goal
         plan.asked = (s, g)
-        if not plan.partial and plan.uniform:
+        if not plan.partial and plan.uniform and cheapest_link >= 1.0:
             straight = self._straight(plan)
             if straight is not None:
                 plan.result = straight
