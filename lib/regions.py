@@ -50,6 +50,9 @@ EXACT_BAND = 1.0
 # grid of points cs / 5 apart over the floor, so every strip wider than cs * sqrt(2) / 5 at any
 # angle holds one).
 _BRIDGE_OFFSETS = (-0.4, -0.2, 0.0, 0.2, 0.4)
+# A span whose centre lies within this many cells (half a cell's diagonal) short of agent_radius may
+# hold a point of its cell farther than the radius: a bridge candidate.
+_BRIDGE_REACH = float(np.sqrt(0.5))
 # A bridge's point lies farther than agent_radius by more than this many cells: the free floor is
 # at least a fifth of a cell wide there. A passage half a cell wider than the agent (the narrowest
 # kept open) holds such a point of the cs / 5 grid at any angle; a gap of a few centimetres between
@@ -145,13 +148,13 @@ def _bridges(
     measuring, and again at the end)."""
     radius, cs = params.agent_radius, hf.cell_size
     none = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
-    cand = np.flatnonzero(~inside & (distance > radius - cs * np.sqrt(0.5)))
+    cand = _near_radius(hf, distance, inside, boundary, radius - _BRIDGE_REACH * cs, radius, progress.span(0.0, 0.2))
     cand = cand[_between_two_pieces(hf, cand, inside)]
     if len(cand) == 0:
         return none
     offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
     xy = (hf.centers_xy(cand)[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
-    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs, progress.span(0.0, 0.5))
+    far = boundary.point_distance(xy, np.repeat(hf.z[cand], len(offsets)), radius + cs, progress.span(0.2, 0.6))
     # Every point farther than the radius is tested for a strip (the farthest can lie in the open
     # mouth of a passage, beside the strip): the farthest that lies in one is the cell's point.
     at = np.flatnonzero(far > radius + _BRIDGE_MARGIN * cs)
@@ -164,7 +167,7 @@ def _bridges(
     probes = (points[:, None, None, :] + both_ways * axes[None, :, None, :]).reshape(-1, 2)
     # Measured exactly only just past the radius (fewer segments to test): within it is all it asks.
     reach = radius + 2.0 * _BRIDGE_MARGIN * cs
-    near = boundary.point_distance(probes, np.repeat(hf.z[cand[owner]], 8), reach, progress.span(0.5, 1.0))
+    near = boundary.point_distance(probes, np.repeat(hf.z[cand[owner]], 8), reach, progress.span(0.6, 1.0))
     near = near.reshape(len(at), 4, 2) <= radius
     strip = near.all(axis=2).any(axis=1)
     owner, points, far = owner[strip], points[strip], far[at[strip]]
@@ -175,6 +178,28 @@ def _bridges(
     keep = _between_two_pieces(hf, cand, inside)
     order = np.argsort(cand[keep])
     return cand[keep][order], points[keep][order]
+
+
+def _near_radius(
+    hf: Heightfield,
+    distance: np.ndarray,
+    inside: np.ndarray,
+    boundary: FloorBoundary,
+    low: float,
+    radius: float,
+    progress: Progress = SILENT,
+) -> np.ndarray:
+    """The spans not inside whose centre lies farther than `low` (< radius) from the floor's
+    boundary. Below the exact band the distance field is the propagated one, which puts geometry
+    that only clips a column at the column's centre, up to half a cell's diagonal nearer than it
+    is: such spans within the band's width of `low` are measured exactly (a gap 2r + cs / 2 wide at
+    45 or 135 degrees lost the cells that bridge it, and closed)."""
+    band = EXACT_BAND * boundary.cs
+    maybe = np.flatnonzero(~inside & (distance > low - band))
+    centre = distance[maybe]  # a copy (fancy indexing)
+    below = np.flatnonzero(centre < radius - band)
+    centre[below] = boundary.point_distance(hf.centers_xy(maybe[below]), hf.z[maybe[below]], radius, progress)
+    return maybe[centre > low]
 
 
 def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -> np.ndarray:

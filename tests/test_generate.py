@@ -379,6 +379,48 @@ def test_a_passage_2r_plus_half_a_cell_wide_stays_open_off_the_grid(seed):
     assert status == "found" and length < 8.5
 
 
+@pytest.mark.parametrize("wall", ["box", "plane"])
+@pytest.mark.parametrize("shift", [(0.0, 0.0), (0.75, 0.75), (0.37, 0.11)])
+@pytest.mark.parametrize(
+    "params", [BakeParams(), BakeParams(agent_radius=0.6, cell_size=0.3)], ids=["defaults", "r0.6"]
+)
+def test_a_passage_2r_plus_half_a_cell_wide_stays_open_at_every_15_degrees(params, shift, wall):
+    """A 20 m floor crossed by a wall (a 0.4 m thick box, or a one-sided plane of no thickness)
+    running off both edges, with one gap 2r + cs / 2 wide, at every 15 degrees and at offsets
+    (cells) from the grid: the way through is found, 6 m straight (to 1 cm: it may bend within the
+    strip of free floor, 5 cm either side of the gap's middle), and the navmesh stays out of
+    the agent's band round the walls. At the defaults the gap closed at 45 and 135 degrees on the
+    grid (and at 135 shifted by 0.75 cells): the propagated distance puts a wall that only clips a
+    column at the column's centre, up to half a cell's diagonal nearer than it is, and the cells
+    that bridge the gap were not even bridge candidates."""
+    from blender_navmesh.query import NavMeshQuery
+
+    r, cs = params.agent_radius, params.cell_size
+    gap, half_wall = 2 * r + cs / 2, 6.0
+    closed = []
+    for angle in range(0, 180, 15):
+        c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        centre = np.array(shift) * cs
+        scene, walls = Scene().floor(-10, -10, 10, 10), []
+        for side in (-1, 1):
+            mid = centre + side * (gap / 2 + half_wall) * np.array([c, s])
+            a, b = mid - half_wall * np.array([c, s]), mid + half_wall * np.array([c, s])
+            if wall == "box":
+                scene.box((*mid, -0.5), (2 * half_wall, 0.4, 3.5), angle)
+                walls.append(LineString([a, b]).buffer(0.2, cap_style="flat"))
+            else:
+                scene.quad((*a, 0.0), (*b, 0.0), (*b, 3.0), (*a, 3.0))
+                walls.append(LineString([a, b]))
+        mesh = generate(scene.vertices, scene.triangles, params)
+        start, goal = centre + 3 * np.array([-s, c]), centre - 3 * np.array([-s, c])
+        result = NavMeshQuery(mesh).find_path((*start, 0.0), (*goal, 0.0))
+        if result.status != "found" or result.length > 6.0 + 0.01:
+            closed.append((angle, result.status, round(result.length, 2)))
+        clearance = min(as_shapely(mesh).distance(w) for w in walls)
+        assert clearance >= r - 0.02, (angle, clearance)
+    assert not closed
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 25, 32, 443])
 def test_a_passage_2r_plus_half_a_cell_wide_beside_a_free_standing_wall_stays_open(seed):
     """The same gap between a wall reaching the floor's edge and one ending on the floor. Bridges
@@ -474,6 +516,39 @@ def test_at_radius_0_the_floors_on_both_sides_of_a_thin_wall_keep_off_its_line(a
     # The floor on both sides is all there, but for a cell along the wall and the floor's edges.
     inner = box(0.2, 0.2, 9.8, 9.8).difference(LineString([a, b]).buffer(0.2))
     assert inner.difference(as_shapely(mesh)).area < 1e-6
+
+
+@pytest.mark.parametrize("angle", [45.0, 135.0, 225.0, 315.0])
+@pytest.mark.parametrize("centre", [(7.0, 7.2), (6.0, 6.0), (5.9, 6.3), (6.2, 5.8)])
+def test_at_radius_0_a_thin_wall_through_cell_corners_separates_the_floor(centre, angle):
+    """A one-sided plane 6 m x 3 m at 45 degrees through corners of the cells (as a wall snapped
+    to the grid stands) on a 12 m floor, at radius 0: a path from 1 m before its middle to 1 m
+    beyond goes round one of its ends (about 2 * hypot(3, 1) = 6.32 m), and no polygon lies across
+    it. The wall rasterises into a staircase of cells touching at corners, with a two-cell
+    step where rounding blocks a cell the wall only touches; the trace squared the corner there,
+    on the wall's far side, and the floor went through the wall (a 2.0 m path before)."""
+    from shapely.geometry import Polygon
+
+    from blender_navmesh.query import NavMeshQuery
+
+    c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+
+    def at(x: float, y: float, z: float = 0.0):
+        return (centre[0] + c * x - s * y, centre[1] + s * x + c * y, z)
+
+    scene = Scene().floor(0, 0, 12, 12).quad(at(-3, 0), at(3, 0), at(3, 0, 3), at(-3, 0, 3))
+    mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.0))
+    result = NavMeshQuery(mesh).find_path(at(0, -1), at(0, 1))
+    inner = LineString([at(-2.8, 0)[:2], at(2.8, 0)[:2]])
+    # Round an end of the inner part at least (the wall's last centimetres, in the cells of its
+    # ends, are not held off at radius 0).
+    assert result.status == "found" and result.length >= 2 * math.hypot(2.8, 1)
+    assert not LineString(result.points[:, :2]).intersects(inner)
+    # A polygon across the wall reaches both lines 2 cm either side of it; the simplified outline
+    # may overreach the wall's line by 1.6 cm (at 135 degrees about (6, 6)), on one side.
+    either_side = [LineString([at(-2.8, side)[:2], at(2.8, side)[:2]]) for side in (-0.02, 0.02)]
+    polygons = [Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]
+    assert not [p for p, poly in enumerate(polygons) if all(poly.intersects(line) for line in either_side)]
 
 
 @pytest.mark.parametrize("cell_size", [0.2, 0.27])

@@ -136,7 +136,7 @@ def build_contours(
     tolerance = _simplification_tolerance(params)
     traced_rings = []
     for ring in _cycles(successor):
-        ring_points, ring_labels, ring_edges = _square_corners(hf, edges, ring, points, labels)
+        ring_points, ring_labels, ring_edges = _square_corners(hf, edges, ring, points, labels, boundary)
         ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
     # Borders between different area ids keep their shape (to the tolerance), as Recast keeps

@@ -26,6 +26,8 @@ OFF_WALL = 0.01
 # Where two storeys of one region sit in neighbouring columns, each outline stops this fraction
 # of a cell short of the edge between them.
 _STOREY_GAP = 1e-3
+# An edge to a squared corner this near (m) a boundary segment meets it: the corner lies across a wall.
+_MEETS_WALL = 1e-9
 
 
 @dataclass
@@ -140,13 +142,18 @@ def _stops_at_border(
     return stop
 
 
-def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray):
+def _square_corners(
+    hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray, boundary: FloorBoundary
+):
     """Ring points with the sharp corner restored where two straight walls meet in one cell.
 
     Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
     at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
-    so staircases of slanted walls are left alone. Returns the points, their labels and their
-    boundary edges (-1 for the corners added).
+    so staircases of slanted walls are left alone, and where the edges to the corner meet no wall:
+    a wall through the corners of its cells (a thin one at 45 degrees) rasterises into a staircase
+    with a two-cell step here and there, whose squared corner lies on the wall's far side, and at
+    radius 0 (no band to push it out of) the floor's outline crossed the wall there. Returns the
+    points, their labels and their boundary edges (-1 for the corners added).
     """
     span, d = edges.span[ring], edges.dir[ring]
     nxt = ring_next(np.arange(len(ring)))
@@ -161,6 +168,12 @@ def _square_corners(hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np
         return pts, lab, ring
     centre = np.column_stack([hf.centers_xy(span[at]), hf.z[span[at]]])
     corner = pts[at] + pts[nxt[at]] - centre
+    clear = np.ones(len(at), dtype=bool)
+    for end in (pts[at], pts[nxt[at]]):
+        clear &= boundary.distance(end[:, :2], corner[:, :2], end[:, 2], corner[:, 2])[0] > _MEETS_WALL
+    at, corner = at[clear], corner[clear]
+    if len(at) == 0:
+        return pts, lab, ring
     order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
     inserted = np.full(len(at), -1)
     return (
