@@ -8,7 +8,8 @@ import pathlib
 
 import numpy as np
 import pytest
-from shapely.geometry import LineString, box
+from shapely.geometry import LineString, Polygon, box
+from shapely.ops import unary_union
 
 from blender_navmesh import BakeParams, NavMesh, generate
 from blender_navmesh.contours.trace import OFF_WALL
@@ -519,3 +520,48 @@ def test_a_polygon_across_a_step_keeps_each_corner_on_the_floor_under_it():
     over_square_only = (mesh.vertices[:, 2] > 5.0) & (mesh.vertices[:, 1] < 3.49)
     assert over_square_only.any(), "no corner over the square alone: the scene no longer spans the step"
     assert np.abs(mesh.vertices[over_square_only, 2] - square_z).max() <= params.max_height_error
+
+
+def platform(height: float, yaw: float = 0.0) -> Scene:
+    """A closed 6 x 6 m box `height` tall, turned by yaw about its centre (6, 6), on a 12 m floor."""
+    return Scene().floor(0, 0, 12, 12).box((6, 6, 0), (6, 6, height), yaw)
+
+
+@pytest.mark.parametrize("height", [0.51, 0.6, 0.8, 0.9, 1.2])
+def test_a_platform_just_taller_than_a_climb_keeps_its_whole_top(height):
+    """The ground beside a platform 0.51 to 0.9 m tall sees its top as a wall (above a climb, below
+    the agent's head), and took every edge of the top's triangles for one, the diagonal inside the
+    top too: the top's corner was cut back 0.48 m² by that ground's wall, which lies within half an
+    agent height of the top. Only the outline of what blocks is a wall now: the top is the square
+    [3.5, 8.5]², as for a taller platform."""
+    mesh = bake(platform(height), BakeParams())
+    top = unary_union([poly for poly, z in zip(polygon_shapes(mesh), polygon_heights(mesh)) if z > height - 0.05])
+    assert top.symmetric_difference(box(3.5, 3.5, 8.5, 8.5)).area < 1e-6
+
+
+def test_a_turned_platform_just_taller_than_a_climb_keeps_as_much_top_as_a_tall_one():
+    """Turned 15 degrees, the 0.6 m platform's top lost 0.91 m² to the ground's false walls, where a
+    1.2 m one loses 0.73 m² to the outline's corners in the grid."""
+
+    def top_area(height):
+        mesh = bake(platform(height, yaw=15.0), BakeParams())
+        return sum(p.area for p, z in zip(polygon_shapes(mesh), polygon_heights(mesh)) if z > height - 0.05)
+
+    assert top_area(0.6) == pytest.approx(top_area(1.2), abs=1e-6)
+
+
+def test_a_step_just_taller_than_a_climb_keeps_its_upper_floor():
+    """A 0.6 m riser between two 5 x 6 m floors: the upper floor's diagonal was a wall of the lower
+    one and cut 0.69 m² from the upper floor's corner."""
+    scene = Scene().floor(0, 0, 5, 6).quad((5, 0, 0), (5, 6, 0), (5, 6, 0.6), (5, 0, 0.6)).floor(5, 0, 10, 6, z=0.6)
+    mesh = bake(scene, BakeParams())
+    upper = unary_union([poly for poly, z in zip(polygon_shapes(mesh), polygon_heights(mesh)) if z > 0.55])
+    assert upper.symmetric_difference(box(5.5, 0.5, 9.5, 5.5)).area < 1e-6
+
+
+def polygon_shapes(mesh: NavMesh) -> list:
+    return [Polygon(mesh.vertices[mesh.polygon(p)][:, :2]) for p in range(mesh.polygon_count)]
+
+
+def polygon_heights(mesh: NavMesh) -> list[float]:
+    return [float(mesh.vertices[mesh.polygon(p)][:, 2].mean()) for p in range(mesh.polygon_count)]
