@@ -522,6 +522,58 @@ def test_a_polygon_across_a_step_keeps_each_corner_on_the_floor_under_it():
     assert np.abs(mesh.vertices[over_square_only, 2] - square_z).max() <= params.max_height_error
 
 
+def leaning_stairs(lean: float, rise: float = 0.18, going: float = 0.28, steps: int = 8, width: float = 3.0) -> Scene:
+    """A 5 m floor, a flight of open steps climbing along +x from x = 0 whose risers lean back by
+    `lean` (0: upright), and a 5 m landing; all `width` wide."""
+    scene = Scene().floor(-5, 0, 0, width)
+    for k in range(steps):
+        x, z0, z1 = k * going, k * rise, (k + 1) * rise
+        if lean:
+            scene.quad((x, 0, z0), (x + lean, 0, z1), (x + lean, width, z1), (x, width, z0))
+        else:
+            scene.quad((x, 0, z0), (x, width, z0), (x, width, z1), (x, 0, z1))
+        scene.floor(x + lean, 0, x + going, width, z=z1)
+    return scene.floor(steps * going, 0, steps * going + 5, width, z=steps * rise)
+
+
+@pytest.mark.parametrize("cell, lean", [(0.2, 0.05), (0.2, 0.1), (0.1, 0.02), (0.1, 0.1), (0.3, 0.02), (0.3, 0.1)])
+def test_stairs_whose_risers_lean_are_walked_like_upright_ones(cell, lean):
+    """Steps of 0.18 m climb each; risers leaning back 2 to 10 cm (84 to 61 degrees, steeper than
+    max slope). A column whose centre lay over a riser had no floor, so the flight was cut across
+    at every such riser and eroded away: no navmesh on it at all, floor and landing two islands.
+    Its floor is now the tread touching it within a climb: the navmesh is the flight's whole
+    strip, 3 m wide less the radius each side, from 4.5 m before the flight to 4.5 m after it."""
+    params = BakeParams(cell_size=cell, max_edge_error=max(0.2, cell))
+    mesh = bake(leaning_stairs(lean), params)
+    length = 8 * 0.28
+    exact = box(-4.5, 0.5, length + 4.5, 2.5)
+    shape = as_shapely(mesh)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert connected(mesh, (-3, 1.5, 0), (length + 3, 1.5, 8 * 0.18))
+    assert shape.difference(exact.buffer(0.02)).area == 0.0
+    # As much as upright risers give at this cell size (the full strip at 0.2 m).
+    upright = as_shapely(bake(leaning_stairs(0.0), params))
+    assert shape.area == pytest.approx(upright.area, abs=1e-6)
+    assert shape.intersection(box(0, 0, length, 3)).area == pytest.approx(2 * length, abs=0.03)
+
+
+@pytest.mark.parametrize("height, angle", [(0.15, 50), (0.2, 60), (0.3, 70), (0.45, 50), (0.3, 90)])
+def test_a_step_within_a_climb_is_walked_whatever_its_face_slope(height, angle):
+    """A 10 x 6 m floor with a step at x = 5 whose face rises at `angle` (a chamfered curb, a
+    bevelled step). Faces steeper than max slope left the columns over them without floor, a cut
+    across the floor; upright faces did not. The navmesh is the whole floor less the radius."""
+    run = height / math.tan(math.radians(angle)) if angle < 90 else 0.0
+    scene = Scene().floor(0, 0, 5, 6)
+    if run:
+        scene.quad((5, 0, 0), (5 + run, 0, height), (5 + run, 6, height), (5, 6, 0))
+    else:
+        scene.quad((5, 0, 0), (5, 6, 0), (5, 6, height), (5, 0, height))
+    scene.floor(5 + run, 0, 10, 6, z=height)
+    mesh = bake(scene, BakeParams())
+    assert len(set(mesh.islands().tolist())) == 1
+    assert as_shapely(mesh).symmetric_difference(box(0.5, 0.5, 9.5, 5.5)).area < 1e-6
+
+
 def platform(height: float, yaw: float = 0.0) -> Scene:
     """A closed 6 x 6 m box `height` tall, turned by yaw about its centre (6, 6), on a 12 m floor."""
     return Scene().floor(0, 0, 12, 12).box((6, 6, 0), (6, 6, height), yaw)

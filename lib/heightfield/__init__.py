@@ -21,7 +21,7 @@ from ..soup import TriangleSoup, volume_triangles
 from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions, _walls, weld
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
-from .spans import _column_order, _inside_solids, _link_overlaps, _link_spans, _merge_spans
+from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
 
@@ -113,6 +113,14 @@ def build_heightfield(
         col, lo, hi, walk, label, params.agent_max_climb, progress.span(0.4, 0.5)
     )
     del walk
+    span_walk, floor_top, span_tri = _floors_off_centre(
+        (span_col, span_bottom, span_top, ceiling),
+        (span_walk, floor_top, span_tri),
+        p[floor_tri],
+        floor_ids,
+        grid,
+        params,
+    )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
