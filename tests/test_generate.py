@@ -8,7 +8,8 @@ import pathlib
 
 import numpy as np
 import pytest
-from shapely.geometry import LineString, box
+from shapely.geometry import LineString, Polygon, box
+from shapely.ops import unary_union
 
 from blender_navmesh import BakeParams, NavMesh, generate
 from blender_navmesh.contours.trace import OFF_WALL
@@ -608,3 +609,100 @@ def test_a_polygon_across_a_step_keeps_each_corner_on_the_floor_under_it():
     over_square_only = (mesh.vertices[:, 2] > 5.0) & (mesh.vertices[:, 1] < 3.49)
     assert over_square_only.any(), "no corner over the square alone: the scene no longer spans the step"
     assert np.abs(mesh.vertices[over_square_only, 2] - square_z).max() <= params.max_height_error
+
+
+def leaning_stairs(lean: float, rise: float = 0.18, going: float = 0.28, steps: int = 8, width: float = 3.0) -> Scene:
+    """A 5 m floor, a flight of open steps climbing along +x from x = 0 whose risers lean back by
+    `lean` (0: upright), and a 5 m landing; all `width` wide."""
+    scene = Scene().floor(-5, 0, 0, width)
+    for k in range(steps):
+        x, z0, z1 = k * going, k * rise, (k + 1) * rise
+        if lean:
+            scene.quad((x, 0, z0), (x + lean, 0, z1), (x + lean, width, z1), (x, width, z0))
+        else:
+            scene.quad((x, 0, z0), (x, width, z0), (x, width, z1), (x, 0, z1))
+        scene.floor(x + lean, 0, x + going, width, z=z1)
+    return scene.floor(steps * going, 0, steps * going + 5, width, z=steps * rise)
+
+
+@pytest.mark.parametrize("cell, lean", [(0.2, 0.05), (0.2, 0.1), (0.1, 0.02), (0.1, 0.1), (0.3, 0.02), (0.3, 0.1)])
+def test_stairs_whose_risers_lean_are_walked_like_upright_ones(cell, lean):
+    """Steps of 0.18 m climb each; risers leaning back 2 to 10 cm (84 to 61 degrees, steeper than
+    max slope). A column whose centre lay over a riser had no floor, so the flight was cut across
+    at every such riser and eroded away: no navmesh on it at all, floor and landing two islands.
+    Its floor is now the tread touching it within a climb: the navmesh is the flight's whole
+    strip, 3 m wide less the radius each side, from 4.5 m before the flight to 4.5 m after it."""
+    params = BakeParams(cell_size=cell, max_edge_error=max(0.2, cell))
+    mesh = bake(leaning_stairs(lean), params)
+    length = 8 * 0.28
+    exact = box(-4.5, 0.5, length + 4.5, 2.5)
+    shape = as_shapely(mesh)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert connected(mesh, (-3, 1.5, 0), (length + 3, 1.5, 8 * 0.18))
+    assert shape.difference(exact.buffer(0.02)).area == 0.0
+    # As much as upright risers give at this cell size (the full strip at 0.2 m).
+    upright = as_shapely(bake(leaning_stairs(0.0), params))
+    assert shape.area == pytest.approx(upright.area, abs=1e-6)
+    assert shape.intersection(box(0, 0, length, 3)).area == pytest.approx(2 * length, abs=0.03)
+
+
+@pytest.mark.parametrize("height, angle", [(0.15, 50), (0.2, 60), (0.3, 70), (0.45, 50), (0.3, 90)])
+def test_a_step_within_a_climb_is_walked_whatever_its_face_slope(height, angle):
+    """A 10 x 6 m floor with a step at x = 5 whose face rises at `angle` (a chamfered curb, a
+    bevelled step). Faces steeper than max slope left the columns over them without floor, a cut
+    across the floor; upright faces did not. The navmesh is the whole floor less the radius."""
+    run = height / math.tan(math.radians(angle)) if angle < 90 else 0.0
+    scene = Scene().floor(0, 0, 5, 6)
+    if run:
+        scene.quad((5, 0, 0), (5 + run, 0, height), (5 + run, 6, height), (5, 6, 0))
+    else:
+        scene.quad((5, 0, 0), (5, 6, 0), (5, 6, height), (5, 0, height))
+    scene.floor(5 + run, 0, 10, 6, z=height)
+    mesh = bake(scene, BakeParams())
+    assert len(set(mesh.islands().tolist())) == 1
+    assert as_shapely(mesh).symmetric_difference(box(0.5, 0.5, 9.5, 5.5)).area < 1e-6
+
+
+def platform(height: float, yaw: float = 0.0) -> Scene:
+    """A closed 6 x 6 m box `height` tall, turned by yaw about its centre (6, 6), on a 12 m floor."""
+    return Scene().floor(0, 0, 12, 12).box((6, 6, 0), (6, 6, height), yaw)
+
+
+@pytest.mark.parametrize("height", [0.51, 0.6, 0.8, 0.9, 1.2])
+def test_a_platform_just_taller_than_a_climb_keeps_its_whole_top(height):
+    """The ground beside a platform 0.51 to 0.9 m tall sees its top as a wall (above a climb, below
+    the agent's head), and took every edge of the top's triangles for one, the diagonal inside the
+    top too: the top's corner was cut back 0.48 m² by that ground's wall, which lies within half an
+    agent height of the top. Only the outline of what blocks is a wall now: the top is the square
+    [3.5, 8.5]², as for a taller platform."""
+    mesh = bake(platform(height), BakeParams())
+    top = unary_union([poly for poly, z in zip(polygon_shapes(mesh), polygon_heights(mesh)) if z > height - 0.05])
+    assert top.symmetric_difference(box(3.5, 3.5, 8.5, 8.5)).area < 1e-6
+
+
+def test_a_turned_platform_just_taller_than_a_climb_keeps_as_much_top_as_a_tall_one():
+    """Turned 15 degrees, the 0.6 m platform's top lost 0.91 m² to the ground's false walls, where a
+    1.2 m one loses 0.73 m² to the outline's corners in the grid."""
+
+    def top_area(height):
+        mesh = bake(platform(height, yaw=15.0), BakeParams())
+        return sum(p.area for p, z in zip(polygon_shapes(mesh), polygon_heights(mesh)) if z > height - 0.05)
+
+    assert top_area(0.6) == pytest.approx(top_area(1.2), abs=1e-6)
+
+
+def test_a_step_just_taller_than_a_climb_keeps_its_upper_floor():
+    """A 0.6 m riser between two 5 x 6 m floors: the upper floor's diagonal was a wall of the lower
+    one and cut 0.69 m² from the upper floor's corner."""
+    scene = Scene().floor(0, 0, 5, 6).quad((5, 0, 0), (5, 6, 0), (5, 6, 0.6), (5, 0, 0.6)).floor(5, 0, 10, 6, z=0.6)
+    mesh = bake(scene, BakeParams())
+    upper = unary_union([poly for poly, z in zip(polygon_shapes(mesh), polygon_heights(mesh)) if z > 0.55])
+    assert upper.symmetric_difference(box(5.5, 0.5, 9.5, 5.5)).area < 1e-6
+
+
+def polygon_shapes(mesh: NavMesh) -> list:
+    return [Polygon(mesh.vertices[mesh.polygon(p)][:, :2]) for p in range(mesh.polygon_count)]
+
+
+def polygon_heights(mesh: NavMesh) -> list[float]:
+    return [float(mesh.vertices[mesh.polygon(p)][:, 2].mean()) for p in range(mesh.polygon_count)]

@@ -19,10 +19,6 @@ CASES = 100
 # Reproducers of violations that are open, by file stem, with what is known of the cause: kept as
 # strict expected failures until they are fixed.
 KNOWN_REPRODUCERS: dict[str, str] = {
-    "case70217_sliver": "at max_verts_per_poly 4 the floor is fanned from its far corner to a cluster of"
-    " outline points a few centimetres apart round a ramp's foot, one triangle a sliver 1.1 cm wide"
-    " (open; the full case passed before ledges on meshes duplicated in place were found, 813494e, which"
-    " moved the outline there; this reproducer fails before that too)",
     "case84347_needle": "at max_verts_per_poly 3 a region holding a painted volume's region as a hole is"
     " fanned from its far corner to the hole's short staircase edges, three needles 6 m long: the long"
     " edge beside them is a border with another area's region, and feet, which break such fans on"
@@ -31,9 +27,6 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     " corner of a region's border with another region lies almost on the line from its"
     " neighbour to the vertex the region is fanned from, so the triangle at that corner is a sliver"
     " 0.06 mm wide (open, found fresh; the bake did not change this session)",
-    "case474703_needle": "at max_verts_per_poly 3 (found fresh on 2026-11-28, a level of 4 triangles) one"
-    " triangle of the fanned floor is a needle: 0.0037 m² with a perimeter of 9.9 m, about 0.8 mm wide"
-    " (open; it fails on the code from before that session too)",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))

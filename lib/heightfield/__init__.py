@@ -18,10 +18,10 @@ from ..errors import NavMeshError
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
-from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions, _walls
+from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions, _walls, weld
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
-from .spans import _column_order, _inside_solids, _link_overlaps, _link_spans, _merge_spans
+from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
 
@@ -113,6 +113,14 @@ def build_heightfield(
         col, lo, hi, walk, label, params.agent_max_climb, progress.span(0.4, 0.5)
     )
     del walk
+    span_walk, floor_top, span_tri = _floors_off_centre(
+        (span_col, span_bottom, span_top, ceiling),
+        (span_walk, floor_top, span_tri),
+        p[floor_tri],
+        floor_ids,
+        grid,
+        params,
+    )
     keep = span_walk & (ceiling - span_top >= params.agent_height)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
@@ -141,7 +149,8 @@ def build_heightfield(
     walls = _walls(links, x, y, z, solid, grid, params)
     del solid, span_bottom, span_top  # every solid span's, not only the floors'
     progress.at(0.8)
-    floor_mesh = _floor_mesh(soup.vertices, tris, floor_ids)
+    points, welded = weld(soup.vertices, tris)
+    floor_mesh = _floor_mesh(points, welded, floor_ids)
     plane = (span_tri, floor_mesh, lambda rows: soup.vertices[tris[floor_ids[rows]]])
     _link_overlaps(links, near, x, y, z, grid, floor, plane, params.agent_max_climb)
     del floor, near, plane
@@ -158,7 +167,7 @@ def build_heightfield(
     )
     progress.at(0.9)
     block[wall], found[wall], blockers = _wall_fractions(
-        (span[wall], d[wall]), x, y, z, (col, lo, hi, label), soup.vertices, tris, grid, params
+        (span[wall], d[wall]), x, y, z, (col, lo, hi, label), points, welded, grid, params
     )
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
@@ -168,7 +177,7 @@ def build_heightfield(
     short = wall_link[earlier]
     block[short], found[short] = at[earlier], True
     short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
-    del col, lo, hi, label, floor_mesh
+    del col, lo, hi, label, floor_mesh, points, welded
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:

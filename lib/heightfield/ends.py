@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import partners
-from ..geometry import cross_vectors
+from ..geometry import COLLINEAR, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _Grid
@@ -76,6 +76,11 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     first crossing of the line with one of those parts, between the near and far sides of the
     neighbour square (0.5 to 1.5). Where none crosses it (geometry that only clips the neighbour
     square off the line) it stays 1.0, the neighbour centre, not found.
+
+    The segments are the outline of those parts: an edge two triangles share, lying on either side
+    of it seen from above (the diagonal of a platform's flat top), is inside the surface they make
+    and bounds nothing (_interior_edges). triangles: the soup's, welded (corners into vertices, one
+    vertex per position).
     """
     span, d = wall
     out = np.ones(len(span))
@@ -97,7 +102,7 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
-        part = _band_part(vertices[triangles[label[f]]], band_lo[active], band_hi[active])
+        part = _band_part(vertices[triangles[label[f]]], band_lo[active], band_hi[active])[0]
         t = _first_crossing(start[active], reach[active], part)
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
         seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
@@ -108,31 +113,68 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
-    corners = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
+    corners, source = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
+    blocking, row = np.unique(tri, return_inverse=True)
+    interior = _interior_edges(blocking, vertices, triangles)[row.reshape(-1)]
     k = corners.shape[1]
-    segs = [_clip_to_square(corners[:, e], corners[:, (e + 1) % k], lo_xy - grid.cs, 3 * grid.cs) for e in range(k)]
-    blockers = np.concatenate([np.column_stack([p, q, z[span[link]]])[ok & (p != q).any(axis=1)] for p, q, ok in segs])
-    return out, found, np.unique(blockers, axis=0)
+    segs = []
+    for e in range(k):
+        p, q, ok = _clip_to_square(corners[:, e], corners[:, (e + 1) % k], lo_xy - grid.cs, 3 * grid.cs)
+        outline = (source[:, e] < 0) | ~np.take_along_axis(interior, np.maximum(source[:, e : e + 1], 0), axis=1)[:, 0]
+        segs.append(np.column_stack([p, q, z[span[link]]])[ok & outline & (p != q).any(axis=1)])
+    return out, found, np.unique(np.concatenate(segs), axis=0)
 
 
-def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """(T, 3) bool: per soup triangle tri (T,) and edge k (corner k to k + 1), whether another
+    triangle of the welded soup (vertices, triangles) shares the edge and lies across it seen from
+    above: the edge is inside the surface the two make, not its outline. An upright triangle lies
+    on neither side."""
+    touching = np.flatnonzero(np.isin(triangles, triangles[tri]).any(axis=1))
+    a = triangles[touching]
+    b, c = np.roll(a, -1, axis=1), np.roll(a, -2, axis=1)
+    pa, pb, pc = vertices[a, :2], vertices[b, :2], vertices[c, :2]
+    side = cross_vectors(pb - pa, pc - pa)
+    upright = np.abs(side) <= COLLINEAR * np.linalg.norm(pb - pa, axis=2) * np.linalg.norm(pc - pa, axis=2)
+    # The side of the third corner, seen along the edge from its lower vertex id to its higher.
+    side = np.where(upright, 0, np.sign(side) * np.where(a < b, 1, -1)).ravel()
+    _, edge = np.unique(
+        np.column_stack([np.minimum(a, b).ravel(), np.maximum(a, b).ravel()]), axis=0, return_inverse=True
+    )
+    edge = edge.reshape(-1)
+    left = np.bincount(edge, weights=side > 0) > 0
+    right = np.bincount(edge, weights=side < 0) > 0
+    across = np.where(side > 0, right[edge], (side < 0) & left[edge])
+    return across.reshape(-1, 3)[np.searchsorted(touching, tri)]
+
+
+def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(N, 5, 2): seen from above, the part of each triangle (N, 3, 3) between heights lo and hi
     (N,), a polygon of up to five corners, padded by repeating its last (all corners the same
-    where nothing of it lies between). A vertical triangle's part is a segment traced both ways."""
+    where nothing of it lies between). A vertical triangle's part is a segment traced both ways.
+    Also (N, 5): the triangle edge (0 to 2, corner k to k + 1) each of the part's edges (corner e
+    to e + 1) runs along, or -1 where it is a cut at lo or hi."""
     poly, count = tri, np.full(len(tri), 3)
+    source = np.tile(np.arange(3), (len(tri), 1))
     for level, above in ((lo, True), (hi, False)):
-        poly, count = _clip_at_height(poly, count, level, above)
-    last = poly[np.arange(len(poly)), np.maximum(count - 1, 0)]
+        poly, count, source = _clip_at_height(poly, count, source, level, above)
+    rows = np.arange(len(poly))
+    last_corner = np.maximum(count - 1, 0)
+    last, last_source = poly[rows, last_corner], source[rows, last_corner]
     pad = np.arange(poly.shape[1])[None, :] >= count[:, None]
-    return np.where(pad[..., None], last[:, None, :], poly)[..., :2]
+    corners = np.where(pad[..., None], last[:, None, :], poly)[..., :2]
+    return corners, np.where(pad, last_source[:, None], source)
 
 
-def _clip_at_height(poly: np.ndarray, count: np.ndarray, level: np.ndarray, above: bool):
+def _clip_at_height(poly: np.ndarray, count: np.ndarray, source: np.ndarray, level: np.ndarray, above: bool):
     """Polygons (N, K, 3) of `count` corners cut at height level (N,), keeping the part above it (or
-    below): (N, K + 1, 3) and their corner counts (Sutherland-Hodgman, one corner slot at a time)."""
+    below): (N, K + 1, 3), their corner counts, and the source (N, K + 1) of each edge from a
+    corner to the next, carried from the input's (N, K) (-1 for the cut's own edge)
+    (Sutherland-Hodgman, one corner slot at a time)."""
     n, k = poly.shape[:2]
     rows = np.arange(n)
     out = np.zeros((n, k + 1, 3))
+    out_source = np.full((n, k + 1), -1, dtype=np.int64)
     size = np.zeros(n, dtype=np.int64)
     sign = 1.0 if above else -1.0
     for i in range(k):
@@ -141,14 +183,18 @@ def _clip_at_height(poly: np.ndarray, count: np.ndarray, level: np.ndarray, abov
         a_in, b_in = sign * (a[:, 2] - level) >= 0, sign * (b[:, 2] - level) >= 0
         keep = live & a_in
         out[rows[keep], size[keep]] = a[keep]
+        # A kept corner's edge runs along the input edge from it, to b or to where it is cut.
+        out_source[rows[keep], size[keep]] = source[keep, i]
         size += keep
         cut = live & (a_in != b_in)
         t = (level[cut] - a[cut, 2]) / (b[cut, 2] - a[cut, 2])
         point = a[cut] + t[:, None] * (b[cut] - a[cut])
         point[:, 2] = level[cut]
         out[rows[cut], size[cut]] = point
+        # Leaving, the edge from the cut point runs along the cut; entering, along the input edge.
+        out_source[rows[cut], size[cut]] = np.where(a_in[cut], -1, source[cut, i])
         size += cut
-    return out, size
+    return out, size, out_source
 
 
 def _clip_to_square(p: np.ndarray, q: np.ndarray, lo: np.ndarray, size: float):
@@ -193,10 +239,10 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, poly: np.ndarray) -> np
 def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarray) -> tuple:
     """The floor triangles as the traces walk them: (row of each soup triangle among them or -1,
     the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2)).
-    Built once per heightfield: welding the vertices is the traces' largest cost."""
+    vertices, triangles: the soup, welded (weld)."""
     local = np.full(len(triangles), -1, dtype=np.int64)
     local[floor_ids] = np.arange(len(floor_ids))
-    return local, _edge_neighbours(vertices, triangles[floor_ids]), vertices[triangles[floor_ids], :2]
+    return local, _edge_neighbours(triangles[floor_ids]), vertices[triangles[floor_ids], :2]
 
 
 def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid):
@@ -295,20 +341,27 @@ def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_me
     return reach
 
 
-def _edge_neighbours(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+def weld(vertices: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The soup with its vertices welded by exact position: (one vertex per position, the
+    triangles' corners into them). Done once per heightfield: it is the traces' largest cost."""
+    points, ids = np.unique(vertices, axis=0, return_inverse=True)
+    return points, ids.reshape(-1)[triangles]
+
+
+def _edge_neighbours(triangles: np.ndarray) -> np.ndarray:
     """(T, 3): the triangle across edge k (corner k to k+1) of each triangle, or -1 if none.
 
-    Vertices are welded by exact position. The floor triangles all run counter-clockwise seen from
-    above, so the triangle across an edge walks it the other way: an edge walked the same way is a
-    copy of the triangle in place (fuzz case 43272: a stacked duplicate step, whose trace went from
-    copy to copy and never found the step's edge). An edge shared by more triangles (non-manifold)
-    pairs each with one walking it the other way, if one is left.
+    The triangles' corners are welded vertex ids (weld). The floor triangles all run
+    counter-clockwise seen from above, so the triangle across an edge walks it the other way: an
+    edge walked the same way is a copy of the triangle in place (fuzz case 43272: a stacked
+    duplicate step, whose trace went from copy to copy and never found the step's edge). An edge
+    shared by more triangles (non-manifold) pairs each with one walking it the other way, if one
+    is left.
     """
     m = len(triangles)
     if m == 0:
         return np.zeros((0, 3), dtype=np.int64)
-    _, ids = np.unique(vertices, axis=0, return_inverse=True)
-    t = ids.reshape(-1)[triangles]
+    t = triangles
     a, b = t.ravel(), np.roll(t, -1, axis=1).ravel()
     lo, hi, forward = np.minimum(a, b), np.maximum(a, b), a < b
     # Each edge's rank among the edges walking its segment its way: the k-th either way pair up.

@@ -119,8 +119,12 @@ def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid, rows: range 
     return _concat_frags(out)
 
 
-def _rasterise_conservative(p: np.ndarray, grid: _Grid, progress: Progress = SILENT):
-    """Non-walkable fragments: the triangle's z-range over every column square it touches.
+def _rasterise_conservative(
+    p: np.ndarray, grid: _Grid, progress: Progress = SILENT, columns: np.ndarray | None = None, closed: bool = False
+):
+    """Non-walkable fragments: the triangle's z-range over every column square it touches; only in
+    the columns marked in `columns` ((width * height,) bool) when given. Squares are half-open (an
+    edge exactly on a column border belongs to the column above it), or closed (to both).
 
     Scanline over row strips: the triangle's x-range within a strip bounds the touched columns;
     columns whose square lies wholly inside a non-vertical triangle take the plane's range over
@@ -130,9 +134,12 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid, progress: Progress = SIL
     lo_y, hi_y = p[:, :, 1].min(axis=1), p[:, :, 1].max(axis=1)
 
     def cell_range(lo, hi, origin, n):
-        # Half-open columns [k*cs, (k+1)*cs): an edge exactly on a boundary belongs to the upper column.
-        first = np.floor((lo - origin) / cs)
-        last = np.maximum(np.ceil((hi - origin) / cs) - 1, first)
+        if closed:  # [k*cs, (k+1)*cs], within the coverage tests' tolerance
+            first = np.ceil((lo - origin) / cs - 1 - _INSIDE_TOL)
+            last = np.maximum(np.floor((hi - origin) / cs + _INSIDE_TOL), first)
+        else:  # half-open [k*cs, (k+1)*cs): an edge exactly on a boundary belongs to the upper column
+            first = np.floor((lo - origin) / cs)
+            last = np.maximum(np.ceil((hi - origin) / cs) - 1, first)
         return np.clip(first, 0, n - 1).astype(np.int64), np.clip(last, 0, n - 1).astype(np.int64)
 
     j0, j1 = cell_range(lo_y, hi_y, by, grid.height)
@@ -163,6 +170,9 @@ def _rasterise_conservative(p: np.ndarray, grid: _Grid, progress: Progress = SIL
         inner_lo = np.where(whole, inner_lo, np.inf)
         for row, local in _batches(i1 - i0 + 1):
             tt, i, jj = t[row], i0[row] + local, j[row]
+            if columns is not None:
+                wanted = columns[jj * grid.width + i]
+                row, tt, i, jj = row[wanted], tt[wanted], i[wanted], jj[wanted]
             x0, y0 = bx + i * cs, ya[row]
             inner = (i >= inner_lo[row]) & (i <= inner_hi[row])
             if inner.any():

@@ -11,7 +11,7 @@ from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .ends import _plane_reach
 from .field import DIR_DX, DIR_DY
-from .rasterise import _Grid, _sample_centres
+from .rasterise import _Grid, _rasterise_conservative, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
 _MERGE_GAP = 1e-5
@@ -89,6 +89,68 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
     same = span_col[1:] == span_col[:-1]
     ceiling[:-1][same] = span_bottom[1:][same]
     return span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_label
+
+
+def _floors_off_centre(
+    spans: tuple, floor: tuple, floor_corners: np.ndarray, floor_ids: np.ndarray, grid: _Grid, params: BakeParams
+):
+    """The spans whose column centre holds no floor within agent_max_climb of their top, their
+    centre over a steep face that is a step between floors (a leaning riser, a curb's chamfer),
+    take the highest floor triangle touching their column (its closed square) within a climb of
+    the span's top and bottom, as Recast's span merge takes a span's walkable flag from any
+    walkable surface within walkableClimb of its top. A flight whose risers lean would otherwise
+    have no floor over each riser, and be cut across there. A column whose solid reaches lower than
+    a climb under that triangle (a wall's foot beside a platform) keeps no floor: its centre is off
+    the platform, beside the wall.
+
+    spans: (column, bottom, top, ceiling) of every span, in _column_order. floor: (walkable flag,
+    floor top, label) of each, as _merge_spans gives them; returned with such spans made floors.
+    Their floor is that triangle's plane at the column centre, within the triangle's heights (as
+    _link_spans carries a floor to a column border). floor_corners: (F, 3, 3) the floor triangles,
+    soup triangles floor_ids (F,).
+    """
+    span_col, bottom, top, ceiling = spans
+    walk, floor_top, label = (a.copy() for a in floor)
+    # Only a span at most two climbs tall can hold a floor within a climb of its top and bottom.
+    bare = ~walk & (ceiling - top >= params.agent_height) & (top - bottom <= 2 * params.agent_max_climb)
+    if not bare.any() or not len(floor_corners):
+        return walk, floor_top, label
+    columns = np.zeros(grid.width * grid.height, dtype=bool)
+    columns[span_col[bare]] = True
+    # Only the floor triangles whose box of columns holds such a column (a table of sums per box);
+    # a triangle starting on a column border touches the closed square before it too.
+    table = np.zeros((grid.height + 1, grid.width + 1), dtype=np.int64)
+    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0).cumsum(1)
+    lo_cell = np.floor((floor_corners[:, :, :2].min(axis=1) - grid.bmin) / grid.cs).astype(np.int64) - 1
+    hi_cell = np.floor((floor_corners[:, :, :2].max(axis=1) - grid.bmin) / grid.cs).astype(np.int64) + 1
+    (i0, j0), (i1, j1) = (
+        np.clip(lo_cell, 0, [grid.width, grid.height]).T,
+        np.clip(hi_cell, 0, [grid.width, grid.height]).T,
+    )
+    near = np.flatnonzero(table[j1, i1] - table[j0, i1] - table[j1, i0] + table[j0, i0] > 0)
+    col, lo, hi, _, row = _rasterise_conservative(floor_corners[near], grid, columns=columns, closed=True)
+    # Each piece of floor with the span of its column it touches: the last starting below its top.
+    zbase = min(float(bottom.min()), float(lo.min(initial=np.inf)))
+    stride = max(float(top.max()), float(hi.max(initial=-np.inf))) - zbase + 1.0
+    at = np.searchsorted(span_col * stride + (bottom - zbase), col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
+    at = np.maximum(at, 0)
+    climb = params.agent_max_climb
+    meets = (span_col[at] == col) & bare[at] & (lo <= top[at] + _MERGE_GAP) & (hi >= top[at] - climb)
+    meets &= hi - bottom[at] <= climb
+    meets &= ceiling[at] - np.maximum(top[at], hi) >= params.agent_height
+    at, hi, tri = at[meets], hi[meets], near[row[meets]]
+    # The highest piece per span.
+    order = np.lexsort((hi, at))
+    last = order[np.r_[at[order][1:] != at[order][:-1], True]] if len(at) else order
+    at, tri = at[last], tri[last]
+    corners = floor_corners[tri]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    centre = grid.bmin + (np.column_stack([span_col[at] % grid.width, span_col[at] // grid.width]) + 0.5) * grid.cs
+    z = corners[:, 0, 2] - ((centre - corners[:, 0, :2]) * normal[:, :2]).sum(axis=1) / normal[:, 2]
+    walk[at] = True
+    floor_top[at] = np.clip(z, corners[:, :, 2].min(axis=1), corners[:, :, 2].max(axis=1))
+    label[at] = floor_ids[tri]
+    return walk, floor_top, label
 
 
 def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
