@@ -150,6 +150,43 @@ class FloorBoundary:
         best[edge[head]], where[edge[head]] = least, t[first_least]
         return best, where
 
+    def overreach(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
+        """(E,) how far boundary segments of its storey that cross each edge p-q (E, 2) reach past
+        it onto its left (walkable) side, measured square to the edge and within its length (0
+        where none does), and (E,) where along the edge (0..1) the deepest reach is. An outline
+        edge cut short of a wall's end passes a wall through the floor, at any radius."""
+        depth, where = np.zeros(len(p)), np.zeros(len(p))
+        if len(p) == 0 or len(self.seg) == 0:
+            return depth, where
+        edge, seg = self._segments_near(p, q)
+        if len(edge) == 0:
+            return depth, where
+        a, b, s = p[edge], q[edge], self.seg[seg]
+        dist, t = segment_distance(a, b, s[:, :2], s[:, 2:4])
+        same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
+        length = np.hypot(*(b - a).T)
+        along_unit = (b - a) / np.maximum(length, _MID_SLACK)[:, None]
+        left_unit = np.column_stack([-along_unit[:, 1], along_unit[:, 0]])
+        # The segment's end on the left, and the piece of the segment from the crossing towards it
+        # cut where it leaves the strip square to the edge (along 0..length).
+        ends = [s[:, :2] - a, s[:, 2:4] - a]
+        across = [np.einsum("ij,ij->i", end, left_unit) for end in ends]
+        tip = np.where((across[0] > across[1])[:, None], ends[0], ends[1])
+        tip_across = np.maximum(across[0], across[1])
+        tip_along = np.einsum("ij,ij->i", tip, along_unit)
+        cross_along = t * length
+        with np.errstate(divide="ignore", invalid="ignore"):
+            beyond = np.where(tip_along > length, length, 0.0)
+            kept = np.where(
+                (tip_along > length) | (tip_along < 0), (beyond - cross_along) / (tip_along - cross_along), 1.0
+            )
+        reach = np.where((dist == 0) & same & (tip_across > 0), kept * tip_across, 0.0)
+        at = (cross_along + kept * (tip_along - cross_along)) / np.maximum(length, _MID_SLACK)
+        deepest = np.lexsort((-reach, edge))
+        first = deepest[np.r_[True, edge[deepest][1:] != edge[deepest][:-1]]]
+        depth[edge[first]], where[edge[first]] = reach[first], np.clip(at[first], 0.0, 1.0)
+        return depth, where
+
     def _segments_near(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(edge, segment) pairs, grouped by edge in edge order and in segment order within an edge:
         a superset of the segments whose midpoint lies within agent_radius plus the longest half

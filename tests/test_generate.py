@@ -519,17 +519,26 @@ def test_at_radius_0_the_floors_on_both_sides_of_a_thin_wall_keep_off_its_line(a
     assert inner.difference(as_shapely(mesh)).area < 1e-6
 
 
-@pytest.mark.parametrize("angle", [45.0, 135.0, 225.0, 315.0])
-@pytest.mark.parametrize("centre", [(7.0, 7.2), (6.0, 6.0), (5.9, 6.3), (6.2, 5.8)])
-def test_at_radius_0_a_thin_wall_through_cell_corners_separates_the_floor(centre, angle):
-    """A one-sided plane 6 m x 3 m at 45 degrees through corners of the cells (as a wall snapped
-    to the grid stands) on a 12 m floor, at radius 0: a path from 1 m before its middle to 1 m
-    beyond goes round one of its ends (about 2 * hypot(3, 1) = 6.32 m), and no polygon lies across
-    it. The wall rasterises into a staircase of cells touching at corners, with a two-cell
-    step where rounding blocks a cell the wall only touches; the trace squared the corner there,
-    on the wall's far side, and the floor went through the wall (a 2.0 m path before)."""
-    from shapely.geometry import Polygon
+# Walls at 45 degrees through corners of cells (as a wall snapped to the grid stands), and walls
+# centred off the cell grid, at 60 degrees and its mirror images and along the axes.
+_THIN_WALLS = [
+    (centre, angle)
+    for centre in [(7.0, 7.2), (6.0, 6.0), (5.9, 6.3), (6.2, 5.8)]
+    for angle in [45.0, 135.0, 225.0, 315.0]
+] + [((6.05, 6.0), angle) for angle in [0.0, 60.0, 90.0, 120.0, 240.0, 300.0]]
 
+
+@pytest.mark.parametrize(("centre", "angle"), _THIN_WALLS)
+def test_at_radius_0_a_thin_wall_separates_the_floor(centre, angle):
+    """A one-sided plane 6 m x 3 m on a 12 m floor, at radius 0: a path from 1 m before its middle
+    to 1 m beyond goes round one of its ends (at least 2 * hypot(3, 1) = 6.32 m), crossing no part
+    of it, and no polygon lies across it. At 45 degrees the wall rasterises into a staircase of
+    cells touching at corners, with a two-cell step where rounding blocks a cell the wall only
+    touches; the trace squared the corner there, on the wall's far side, and the floor went through
+    the wall (a 2.0 m path before). At its ends, the traced hole stops a few centimetres short of
+    the wall, and simplification cuts further in: at 60 degrees about (6.05, 6.0) the path crossed
+    the wall 0.15 m from its end (6.26 m), and so it did at 45 degrees, 0.05 m from it. An outline
+    edge a wall crosses is now pushed off the wall's end whatever the radius."""
     from blender_navmesh.query import NavMeshQuery
 
     c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
@@ -540,14 +549,12 @@ def test_at_radius_0_a_thin_wall_through_cell_corners_separates_the_floor(centre
     scene = Scene().floor(0, 0, 12, 12).quad(at(-3, 0), at(3, 0), at(3, 0, 3), at(-3, 0, 3))
     mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.0))
     result = NavMeshQuery(mesh).find_path(at(0, -1), at(0, 1))
-    inner = LineString([at(-2.8, 0)[:2], at(2.8, 0)[:2]])
-    # Round an end of the inner part at least (the wall's last centimetres, in the cells of its
-    # ends, are not held off at radius 0).
-    assert result.status == "found" and result.length >= 2 * math.hypot(2.8, 1)
-    assert not LineString(result.points[:, :2]).intersects(inner)
+    wall = LineString([at(-3, 0)[:2], at(3, 0)[:2]])
+    assert result.status == "found" and result.length >= 2 * math.hypot(3, 1)
+    assert not LineString(result.points[:, :2]).intersects(wall)
     # A polygon across the wall reaches both lines 2 cm either side of it; the simplified outline
     # may overreach the wall's line by 1.6 cm (at 135 degrees about (6, 6)), on one side.
-    either_side = [LineString([at(-2.8, side)[:2], at(2.8, side)[:2]]) for side in (-0.02, 0.02)]
+    either_side = [LineString([at(-3, side)[:2], at(3, side)[:2]]) for side in (-0.02, 0.02)]
     polygons = [Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count)]
     assert not [p for p, poly in enumerate(polygons) if all(poly.intersects(line) for line in either_side)]
 

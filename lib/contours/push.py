@@ -19,6 +19,7 @@ from ..geometry import (
 )
 from ..progress import SILENT, Progress
 from .rings import _box, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
+from .trace import OFF_WALL
 
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
 # off it, by the shortfall and this much more, so noise does not leave them a hair inside the band.
@@ -509,6 +510,22 @@ def _untangle(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return kept[0]
 
 
+def _wall_gap(a: np.ndarray, b: np.ndarray, za: np.ndarray, zb: np.ndarray, boundary: FloorBoundary):
+    """(gap, where) of edges a-b to the floor's boundary: its distance (FloorBoundary.distance), but
+    for an edge a wall crosses, less than 0 by how far the wall reaches past it (its end, where the
+    outline was cut short of it) and trace.OFF_WALL cells more, with where that reach is deepest.
+    A crossing edge is then pushed clear of the wall in one go, and at radius 0 at all: by distance
+    (0) it would move by agent_radius a pass, and not at all at radius 0, where a path then went
+    through the wall near its end."""
+    gap, where = boundary.distance(a, b, za, zb)
+    touching = np.flatnonzero(gap == 0)
+    depth, deepest = boundary.overreach(a[touching], b[touching], za[touching], zb[touching])
+    crossed = touching[depth > 0]
+    gap[crossed] = -(depth[depth > 0] + OFF_WALL * boundary.cs)
+    where[crossed] = deepest[depth > 0]
+    return gap, where
+
+
 def _push_off_walls(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
 ):
@@ -531,7 +548,7 @@ def _push_off_walls(
         wall, fixed_next = nb < 0, ring_next(fixed)
         a, b = xy, ring_next(xy)
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], z[wall], ring_next(z)[wall])
+        dist[wall], t[wall] = _wall_gap(a[wall], b[wall], z[wall], ring_next(z)[wall], boundary)
         short = wall & (dist < boundary.radius - _PUSH_MARGIN) & ~(fixed & fixed_next)
         if not short.any():
             cleared = True
