@@ -26,7 +26,7 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     "case93019_sliver": "at max_verts_per_poly 3 (a level at 1/140 scale far from the origin) a reflex"
     " corner of a region's border with another region lies almost on the line from its"
     " neighbour to the vertex the region is fanned from, so the triangle at that corner is a sliver"
-    " 0.06 mm wide (open, found fresh; the bake did not change this session)",
+    " 0.06 mm wide (open)",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
