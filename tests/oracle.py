@@ -17,6 +17,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
+from blender_navmesh import AreaVolume
 from levels import Scene
 
 # Arcs of grown obstacles and shrunk navmeshes are polygons with this many segments per quarter.
@@ -116,6 +117,20 @@ def pillar_rows(seed: int, r: float) -> Level:
             _prism(scene, ring, 3.0)
             footprints.append(Polygon(ring))
     return Level(scene, box(0.0, 0.0, 16.0, 12.0), footprints, 3.0)
+
+
+def painted_areas(seed: int, extent: float = 40.0, count: int = 6) -> list[AreaVolume]:
+    """count area volumes for a random_level of that extent: rotated boxes 1.5 to 8 m across, each
+    painting an area id from 1 to 5 on the floor under it. They leave the free space as it is, but
+    cut the floor into regions whose borders meet the obstacles' bands."""
+    rng = np.random.default_rng(10_000 + seed)
+    volumes = []
+    for k in range(count):
+        cx, cy = rng.uniform(2.0, extent - 2.0, size=2)
+        sx, sy = rng.uniform(1.5, 8.0, size=2)
+        shell = Scene().box((cx, cy, -1.0), (sx, sy, 2.0), rng.uniform(0.0, 180.0))
+        volumes.append(AreaVolume(shell.vertices, shell.triangles, int(rng.integers(1, 6)), f"area {k}"))
+    return volumes
 
 
 def floor_polygons(mesh, level: Level):

@@ -235,28 +235,20 @@ def _settle(
     origin = xy  # where each point was before it moved (a new point: where it split its edge)
     reach = _reach(boundary)
     for _ in range(_SETTLE_ROUNDS):
-        a, b = xy, ring_next(xy)
-        za, zb = z, ring_next(z)
-        wall = (nb < 0) & ~(fixed & ring_next(fixed))
+        wall = nb < 0
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = boundary.distance(a[wall], b[wall], za[wall], zb[wall])
+        dist[wall], t[wall] = boundary.distance(xy[wall], ring_next(xy)[wall], z[wall], ring_next(z)[wall])
         split = np.flatnonzero(dist < reach)
         if not split.size:
             break
-        at = np.clip(t[split], _SETTLE_SPLIT_END, 1.0 - _SETTLE_SPLIT_END)[:, None]
-        new_xy = a[split] + at * (b[split] - a[split])
-        new_z = za[split] + at[:, 0] * (zb[split] - za[split])
-        order = np.argsort(np.r_[np.arange(len(xy)), split + 0.5], kind="stable")
-        xy = np.r_[xy, new_xy][order]
-        origin = np.r_[origin, new_xy][order]
-        z = np.r_[z, new_z][order]
-        # A new point splits a wall edge: both halves stay wall edges.
-        nb = np.r_[nb, nb[split]][order]
-        fixed = np.r_[fixed, np.zeros(len(split), dtype=bool)][order]
+        before = origin
+        xy, z, nb, fixed, added = _split_edges(xy, z, nb, fixed, split, t[split])
+        origin = xy.copy()
+        origin[~added] = before
         xy = _away_from_walls(xy, z, ~fixed, boundary, origin)
         # A new point that could not leave the band sits where walls on both sides are closer
         # than the agent: splitting there again would only double the points, round after round.
-        new = np.flatnonzero(order >= len(order) - len(split))
+        new = np.flatnonzero(added)
         stuck = new[boundary.point_distance(xy[new], z[new], boundary.radius) < reach]
         if stuck.size:
             keep = np.ones(len(xy), dtype=bool)
@@ -530,17 +522,18 @@ def _push_off_walls(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
 ):
     """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
-    floor's boundary, but those between two shared points; cleared is False when the passes ran out
-    before that held.
+    floor's boundary; cleared is False when the passes ran out before that held.
 
     Edges that come closer are pushed parallel onto the walkable side (left of the edge) by the
     shortfall: a tangent to the eroded boundary's arcs instead of a chord across them. A free
     vertex moves to where its two edges' lines meet after the push; shared points (fixed) never
-    move, and an edge with one fixed end turns about it. An edge the push would turn over is
-    dropped instead (its lines' neighbours meet directly). Repeated until every wall edge clears,
-    at most `passes` times.
+    move, and an edge with one fixed end turns about it. An edge between two fixed points (a wall
+    between two borders, as where an area's border meets an obstacle's band) cannot move: it is
+    split at its closest approach, and its halves turn about their fixed ends. An edge the push
+    would turn over is dropped instead (its lines' neighbours meet directly). Repeated until every
+    wall edge clears, at most `passes` times.
     """
-    if not (nb < 0).any() or fixed.all():
+    if not (nb < 0).any():
         return ring, nb, True
     xy, z = ring[:, :2].copy(), ring[:, 2].copy()
     cleared = False
@@ -549,10 +542,15 @@ def _push_off_walls(
         a, b = xy, ring_next(xy)
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
         dist[wall], t[wall] = _wall_gap(a[wall], b[wall], z[wall], ring_next(z)[wall], boundary)
-        short = wall & (dist < boundary.radius - _PUSH_MARGIN) & ~(fixed & fixed_next)
+        short = wall & (dist < boundary.radius - _PUSH_MARGIN)
         if not short.any():
             cleared = True
             break
+        pinned = np.flatnonzero(short & fixed & fixed_next)
+        if pinned.size:
+            # Measured again in the next pass, with a free point on each.
+            xy, z, nb, fixed, _ = _split_edges(xy, z, nb, fixed, pinned, t[pinned])
+            continue
         push = np.where(short, boundary.radius - dist + 2 * _PUSH_MARGIN, 0.0)
         at_start = np.where(fixed_next & ~fixed, push / np.maximum(1.0 - t, _PUSH_MIN_LEVER), push)
         at_end = np.where(fixed & ~fixed_next, push / np.maximum(t, _PUSH_MIN_LEVER), push)
@@ -594,3 +592,20 @@ def _push_off_walls(
         nb = np.where(drop | ring_next(drop), -1, nb)[~drop]
         xy, z, fixed = xy[~drop], z[~drop], fixed[~drop]
     return np.column_stack([xy, z]), nb, cleared
+
+
+def _split_edges(xy: np.ndarray, z: np.ndarray, nb: np.ndarray, fixed: np.ndarray, edges: np.ndarray, t: np.ndarray):
+    """(xy, z, neighbours, fixed, added) with a free point on each of the edges, at fraction t along
+    it (kept _SETTLE_SPLIT_END of the edge from its ends); both halves keep the edge's neighbour.
+    added marks the new points."""
+    at = np.clip(t, _SETTLE_SPLIT_END, 1.0 - _SETTLE_SPLIT_END)
+    new_xy = xy[edges] + at[:, None] * (ring_next(xy)[edges] - xy[edges])
+    new_z = z[edges] + at * (ring_next(z)[edges] - z[edges])
+    order = np.argsort(np.r_[np.arange(len(xy)), edges + 0.5], kind="stable")
+    return (
+        np.r_[xy, new_xy][order],
+        np.r_[z, new_z][order],
+        np.r_[nb, nb[edges]][order],
+        np.r_[fixed, np.zeros(len(edges), dtype=bool)][order],
+        order >= len(xy),
+    )
