@@ -212,7 +212,7 @@ def path_test_one(name: str, moves: int = 200) -> dict:
     mesh = generate(vertices, triangles, BakeParams(**params), walkable=walkable)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     navmesh_addon.register()
-    obj = mesh_write.write_navmesh_object(bpy.context, mesh, f"{name}_navmesh")
+    obj = mesh_write.write_navmesh_object(bpy.context.scene, mesh, f"{name}_navmesh")
     bpy.context.view_layer.objects.active = obj
     bpy.ops.navmesh.add_path_test()
     settings = bpy.context.scene.navmesh
