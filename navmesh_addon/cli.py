@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_point,
         default=[],
         metavar="X,Y,Z",
-        help="walkable seed in scene coordinates (repeatable): keep only the navmesh islands "
-        "seeds stand on (seed empties saved in a .blend count too)",
+        help="walkable seed in meters, Z-up (a .blend's coordinates times its Unit Scale; repeatable): keep "
+        "only the navmesh islands seeds stand on (seed empties saved in a .blend count too)",
     )
     bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
     bake.add_argument(
@@ -140,7 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     paths = commands.add_parser("paths", help="find paths on a baked navmesh for a list of start/goal pairs")
     paths.add_argument("navmesh", type=Path, help="navmesh .json, or a .blend holding a baked navmesh object")
-    paths.add_argument("queries", type=Path, help="JSON list of [sx, sy, sz, gx, gy, gz] in scene coordinates (Z-up)")
+    paths.add_argument(
+        "queries",
+        type=Path,
+        help="JSON list of [sx, sy, sz, gx, gy, gz] in meters, Z-up (a .blend's coordinates times its Unit Scale)",
+    )
     paths.add_argument("--radius", type=float, help="agent radius (default: the navmesh's bake radius)")
     paths.add_argument("--output", "-o", type=Path, required=True, help="result JSON file")
     paths.add_argument("--object", help="in a .blend with several baked navmeshes, the object to use")
