@@ -113,7 +113,8 @@ def build_regions(
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
     progress.at(0.95)
-    region, region_area = _finish(label, inside, hf.area, hf.cell_size, params.region_min_area)
+    island = connected_components(s, *_edges(hf, inside, same_area=False))
+    region, region_area = _finish(label, island, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
 
@@ -355,13 +356,16 @@ def _eight_neighbours(links: np.ndarray, spans: np.ndarray) -> np.ndarray:
     return out
 
 
-def _edges(hf: Heightfield, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Links (+x and +y, links are mutual) between inside spans of the same area id."""
+def _edges(hf: Heightfield, inside: np.ndarray, same_area: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Links (+x and +y, links are mutual) between inside spans, of the same area id unless
+    same_area is False."""
     us, vs = [], []
     for d in (0, 1):
         n = hf.links[:, d]
         ok = inside & (n >= 0)
-        ok[ok] &= inside[n[ok]] & (hf.area[n[ok]] == hf.area[ok])
+        ok[ok] &= inside[n[ok]]
+        if same_area:
+            ok[ok] &= hf.area[n[ok]] == hf.area[ok]
         us.append(np.flatnonzero(ok).astype(n.dtype))  # span ids as the links hold them (int32 while they fit)
         vs.append(n[ok])
     return np.concatenate(us), np.concatenate(vs)
@@ -516,8 +520,10 @@ def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apar
     return np.unique(np.sort(pairs, axis=1), axis=0)
 
 
-def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
-    """Drop components smaller than min_area and number the rest 0..R-1 (in order of first span)."""
+def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Number the components (label) 0..R-1 (in order of first span), dropping those whose island
+    (the inside spans linked whatever their area ids and storeys) is smaller than min_area: a piece
+    split off by an area border or a storey is a region of a larger floor, not an island."""
     region = np.full(len(label), -1, dtype=np.int64)
     idx = np.flatnonzero(inside)
     if len(idx) == 0:
@@ -526,7 +532,9 @@ def _finish(label, inside, area, cs: float, min_area: float) -> tuple[np.ndarray
     # stage's largest temporaries).
     lab = label[idx]
     counts = np.bincount(lab)
-    big = (counts > 0) & (counts * cs * cs >= min_area)
+    island_size = np.zeros(len(counts), dtype=np.int64)
+    island_size[lab] = np.bincount(island[idx])[island[idx]]
+    big = (counts > 0) & (island_size * cs * cs >= min_area)
     new_id = np.cumsum(big) - 1
     region[idx] = np.where(big[lab], new_id[lab], -1)
     first = np.full(len(counts), len(label))

@@ -56,6 +56,17 @@ def test_later_volumes_paint_over_earlier_ones():
     assert area_of(mesh, 5) == pytest.approx(8 * (10 - 2 * R), abs=PARAMS.max_edge_error * 2 * (8 + 10))
 
 
+def test_a_patch_smaller_than_region_min_area_is_kept_with_the_floor_around_it():
+    """A 0.8 m mud patch (0.64 m², under region_min_area) in the middle of the floor is a region of
+    that floor, not an island: it was dropped, a hole of 0.5 m² in the navmesh."""
+    side = 0.8
+    assert side * side < PARAMS.region_min_area
+    mesh = bake(AreaVolume(*box(10 - side / 2, 5 - side / 2, 10 + side / 2, 5 + side / 2), area=5, name="Mud"))
+    assert_valid_navmesh(mesh)
+    assert mesh.area_xy() == pytest.approx((20 - 2 * R) * (10 - 2 * R), rel=1e-6)  # no hole
+    assert area_of(mesh, 5) == pytest.approx(side * side, abs=PARAMS.max_edge_error * 4 * side)
+
+
 def test_a_volume_that_is_not_closed_is_an_error_naming_it():
     vertices, triangles = box(5, -1, 9, 11)
     with pytest.raises(NavMeshError, match="'Lid' is not a closed mesh|Lid is not a closed mesh"):
