@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import shapely
 
@@ -17,7 +18,7 @@ from blender_navmesh import AreaVolume, BakeParams, generate
 from blender_navmesh.query import NavMeshQuery
 from levels import Scene
 from tests.navmesh_checks import assert_valid_navmesh
-from tests.oracle import PARAMS, floor_polygons, painted_areas, pillar_rows, random_level
+from tests.oracle import PARAMS, Level, _prism, floor_polygons, painted_areas, pillar_rows, random_level
 
 # How far (m) the boundary may reach into the band, and the least share of the free space covered.
 MAX_INTRUSION = 0.02
@@ -97,6 +98,32 @@ def test_an_area_border_beside_a_wall_s_end_keeps_the_bake_radius_off_the_wall()
         path = query.find_path((23.0, 12.5, 0.0), (20.5, 14.5, 0.0), radius=radius)
         assert path.status == "found"
         assert shapely.LineString(path.points[:, :2]).distance(wall) >= radius - MAX_INTRUSION
+
+
+def test_a_wall_whose_end_pokes_through_another_keeps_the_bake_radius_off_its_end():
+    """Two crossing thin walls (random_level 116's): the end corner of one pokes 8 cm through the
+    other's face, in a column diagonal to the floor beside it, which no link of that floor looked
+    into. The poking piece was missing from the floor's boundary, and the navmesh reached 6.1 cm
+    into its band (r0.6)."""
+    crossed = [(19.958, 8.622), (15.003, 13.639), (14.79, 13.428), (19.744, 8.411)]
+    end = np.array([19.039, 9.030])
+    along = np.array([21.811, 8.535]) - end
+    along /= np.hypot(*along)
+    across = 0.3 * np.array([-along[1], along[0]])
+    poking = [end, end + 2.8 * along, end + 2.8 * along + across, end + across]
+    scene = Scene().floor(0.0, 0.0, 30.0, 30.0)
+    walls = []
+    for ring in (crossed, [tuple(p) for p in poking]):
+        ring = ring if shapely.Polygon(ring).exterior.is_ccw else ring[::-1]
+        _prism(scene, ring, 3.0)
+        walls.append(shapely.Polygon(ring))
+    assert walls[1].difference(walls[0]).geoms[0].area > 0  # the end beyond the crossed wall
+    level = Level(scene, shapely.box(0.0, 0.0, 30.0, 30.0), walls, 3.0)
+    for name in sorted(PARAMS):
+        r0 = PARAMS[name]["agent_radius"]
+        navmesh = floor_polygons(generate(scene.vertices, scene.triangles, BakeParams(**PARAMS[name])), level)
+        for wall in walls:
+            assert navmesh.distance(wall) >= r0 - MAX_INTRUSION, name
 
 
 # Random levels with area volumes painted over them (oracle.painted_areas): regions' borders meet

@@ -18,7 +18,7 @@ from ..errors import NavMeshError
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
-from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _wall_fractions, _walls, weld
+from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _outer_corners, _wall_fractions, _walls, weld
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
 from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
@@ -167,7 +167,7 @@ def build_heightfield(
     )
     progress.at(0.9)
     block[wall], found[wall], blockers = _wall_fractions(
-        (span[wall], d[wall]), x, y, z, (col, lo, hi, label), points, welded, grid, params
+        (span[wall], d[wall]), _outer_corners(links), x, y, z, (col, lo, hi, label), points, welded, grid, params
     )
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.

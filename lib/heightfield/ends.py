@@ -64,10 +64,21 @@ def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray
     return walls
 
 
-def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
+def _outer_corners(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(span, dx, dy) per column diagonal to a floor span whose two columns beside it (towards
+    that diagonal) are both missing links: no link looks into such a column, yet what blocks in it
+    can lie within a cell of the floor (a wall's end poking through another wall's face)."""
+    missing = links < 0
+    span, d = np.nonzero(missing & np.roll(missing, -1, axis=1))
+    turned = (d + 1) % 4
+    return span, DIR_DX[d] + DIR_DX[turned], DIR_DY[d] + DIR_DY[turned]
+
+
+def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
     """(fraction, found) per wall link: where the line from this centre across the neighbour
     column first meets geometry that blocks the agent there; and the blocking segments (as
-    Heightfield.boundary describes them).
+    Heightfield.boundary describes them) of those neighbour columns and of the outer corners'
+    diagonal columns (outer_corners: _outer_corners), within the band of the span looking into each.
 
     Candidates are the triangles rasterised into the neighbour column within the agent's band
     (above climb, below head height). What blocks is the part of each such triangle within the
@@ -82,9 +93,13 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     and bounds nothing (_interior_edges). triangles: the soup's, welded (corners into vertices, one
     vertex per position).
     """
-    span, d = wall
-    out = np.ones(len(span))
-    nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
+    link_span, d = wall
+    corner_span, corner_dx, corner_dy = outer_corners
+    # The spans looking into a column: each wall link's, then each outer corner's.
+    span = np.concatenate([link_span, corner_span])
+    out = np.ones(len(link_span))
+    nx = np.concatenate([x[link_span] + DIR_DX[d], x[corner_span] + corner_dx])
+    ny = np.concatenate([y[link_span] + DIR_DY[d], y[corner_span] + corner_dy])
     inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
     ncol = np.where(inside, ny * grid.width + nx, -1)
     col, lo, hi, label = frags
@@ -94,11 +109,13 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
     count = np.searchsorted(col[near], ncol, "right") - first
     band_lo, band_hi = z[span] + params.agent_max_climb, z[span] + params.agent_height
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
-    reach = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
+    # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
+    reach = np.zeros((len(span), 2))
+    reach[: len(link_span)] = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
     best = np.full(len(span), np.inf)
     k = 0
     active = np.flatnonzero(inside & (count > 0))
-    seen = []  # (wall link, triangle) pairs that block
+    seen = []  # (look, triangle) pairs that block
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
@@ -108,8 +125,8 @@ def _wall_fractions(wall, x, y, z, frags, vertices, triangles, grid: _Grid, para
         seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
         k += 1
         active = active[count[active] > k]
-    found = np.isfinite(best)
-    out[found] = np.maximum(best[found], 0.5)
+    found = np.isfinite(best[: len(link_span)])
+    out[found] = np.maximum(best[: len(link_span)][found], 0.5)
     pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
