@@ -27,6 +27,15 @@ KNOWN_REPRODUCERS: dict[str, str] = {
     " corner of a region's border with another region lies almost on the line from its"
     " neighbour to the vertex the region is fanned from, so the triangle at that corner is a sliver"
     " 0.06 mm wide (open)",
+    "case621363_t_junction": "at radius 0 on a multi-storey level, a vertex lies inside another polygon's edge"
+    " (found fresh at the end of 2026-11-28: it passes before 1107195, which keeps the pieces of floor an"
+    " area border cuts off, and with the floor taken over a steep face (4337d7a) limited to faces rising"
+    " from a floor; open)",
+    "case621428_off_surface": "at radius 0 a slab's rim, a face 0.2 m tall hanging in the air, gives the column"
+    " beyond the slab's corner the slab's top as floor (4337d7a: a column over a steep face takes the floor"
+    " within a climb), and the outline reaches a cell out over the drop, a vertex 0.5 m from any surface"
+    " (found fresh at the end of 2026-11-28; from radius 0.05 m the scene bakes right; open: requiring a"
+    " floor at the face's foot fixed it but cost nav_test 7 polygons and a flight of stairs at cs 0.3)",
 }
 REPRODUCERS = [
     pytest.param(path, id=path.stem, marks=pytest.mark.xfail(strict=True, reason=KNOWN_REPRODUCERS[path.stem]))
