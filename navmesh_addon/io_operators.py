@@ -20,9 +20,9 @@ from . import io_formats, mesh_write
 def find_navmesh_object(context) -> bpy.types.Object:
     """The active object if it is a navmesh object, else the only navmesh object in the scene."""
     active = context.active_object
-    if active is not None and active.get("navmesh_generated"):
+    if active is not None and active.get(mesh_write.TAG):
         return active
-    found = [obj for obj in context.scene.objects if obj.get("navmesh_generated")]
+    found = mesh_write.find_navmesh_objects(context.scene)
     if not found:
         raise lib.NavMeshError("there is no navmesh object in the scene: bake a navmesh first")
     if len(found) > 1:

@@ -168,21 +168,30 @@ def source_digests(depsgraph, scene, owners) -> dict[str, str]:
     change that leaves it as it was (Edit Mode entered and left, Display As) keeps the digest."""
     digests = {owner.name: hashlib.sha1() for owner in owners}
     for obj, owner, matrix in _instances(depsgraph, set(owners), units.meters_per_unit(scene)):
-        co, tris = np.zeros(0), np.zeros(0, dtype=np.int64)
-        mesh = obj.to_mesh()
-        try:
-            if mesh is not None:  # a curve with no points left has no mesh
-                mesh.calc_loop_triangles()
-                co = np.empty(3 * len(mesh.vertices))
-                mesh.vertices.foreach_get("co", co)
-                tris = np.empty(3 * len(mesh.loop_triangles), dtype=np.int64)
-                mesh.loop_triangles.foreach_get("vertices", tris)
-        finally:
-            obj.to_mesh_clear()
         digest = digests[owner.name]
-        for part in (matrix, co, tris):
+        for part in (matrix, *_mesh_arrays(obj)):
             digest.update(np.ascontiguousarray(part).tobytes())
     return {name: digest.hexdigest() for name, digest in digests.items()}
+
+
+def _mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An evaluated object's mesh as arrays: vertex positions (V, 3) in its own space, loop triangles
+    (T, 3) and each triangle's material index (all empty when it has no mesh: a curve with no points
+    left)."""
+    mesh = obj.to_mesh()
+    try:
+        if mesh is None:
+            return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        mesh.calc_loop_triangles()
+        co = np.empty(3 * len(mesh.vertices), dtype=np.float64)
+        mesh.vertices.foreach_get("co", co)
+        tris = np.empty(3 * len(mesh.loop_triangles), dtype=np.int64)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+        mat_index = np.empty(len(mesh.loop_triangles), dtype=np.int64)
+        mesh.loop_triangles.foreach_get("material_index", mat_index)
+    finally:
+        obj.to_mesh_clear()
+    return co.reshape(-1, 3), tris.reshape(-1, 3), mat_index
 
 
 def source_settings(obj) -> list:
@@ -210,27 +219,13 @@ def area_types(settings) -> list:
 
 def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
     """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it has no faces."""
-    mesh = obj.to_mesh()
-    if mesh is None:  # a curve with no points left has no mesh at all
+    co, tris, mat_index = _mesh_arrays(obj)
+    if not len(tris):
         return None
-    try:
-        mesh.calc_loop_triangles()
-        nv, nt = len(mesh.vertices), len(mesh.loop_triangles)
-        if nt == 0:
-            return None
-        co = np.empty(nv * 3, dtype=np.float64)
-        mesh.vertices.foreach_get("co", co)
-        tris = np.empty(nt * 3, dtype=np.int64)
-        mesh.loop_triangles.foreach_get("vertices", tris)
-        mat_index = np.empty(nt, dtype=np.int64)
-        mesh.loop_triangles.foreach_get("material_index", mat_index)
-    finally:
-        obj.to_mesh_clear()
-    co = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
-    tris = tris.reshape(-1, 3)
+    co = co @ matrix[:3, :3].T + matrix[:3, 3]
     if np.linalg.det(matrix[:3, :3]) < 0:
         tris = tris[:, ::-1].copy()
-    return co, tris, np.full(nt, walkable), _triangle_areas(obj, mat_index, costs)
+    return co, tris, np.full(len(tris), walkable), _triangle_areas(obj, mat_index, costs)
 
 
 def _volume(obj, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) -> lib.AreaVolume:
@@ -253,16 +248,10 @@ def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
     as any object's, which the query applies to the link (as Detour does): the link's own cost
     factor stays 1, or the cost would count twice."""
     original = obj.original
-    mesh = obj.to_mesh()
-    try:
-        co = np.empty(3 * len(mesh.vertices) if mesh is not None else 0, dtype=np.float64)
-        if mesh is not None:
-            mesh.vertices.foreach_get("co", co)
-    finally:
-        obj.to_mesh_clear()
-    if len(co) < 6:
+    co = _mesh_arrays(obj)[0]
+    if len(co) < 2:
         raise lib.NavMeshError(f"off-mesh link {original.name!r} needs two points (a two-point curve or an edge)")
-    ends = co.reshape(-1, 3)[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
+    ends = co[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
     _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
     return offmesh.LinkSpec(
         tuple(ends[0].tolist()),
