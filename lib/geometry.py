@@ -36,6 +36,12 @@ NONZERO_DIVISOR = 1e-300
 # A triangle or polygon whose unit normal has a z at most this stands upright: its height is no
 # function of x and y (it has none per column, and no plane to carry a point along).
 UPRIGHT_NZ = 1e-9
+# Heights computed from modelled coordinates (moved to the level's origin) are off the exact value
+# by rounding: a step, riser or headroom within this (m) of its limit meets it. A riser of 0.9 m at
+# agent_max_climb 0.9 measured 0.9000000000000001 and cut a stair; a ceiling exactly agent_height
+# over the floor hid it depending on the slab's thickness; at agent_max_climb 0 the cells of one ramp
+# met with steps of 1e-16 and every ramp fell apart.
+HEIGHT_NOISE = 1e-9
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 SMALL_POLYGON = 32
 

@@ -81,6 +81,33 @@ def test_stairs_connect_only_when_steps_are_within_climb(rise, joined):
     assert connected(mesh, (3, 1.5, 0), (6 + steps * 0.4 + 3, 1.5, top)) is joined
 
 
+@pytest.mark.parametrize("cell", [0.2, 0.3])
+def test_risers_exactly_a_climb_high_are_climbed(cell):
+    """Four 0.9 m steps at agent_max_climb 0.9 (RecastDemo's): the third riser measures
+    2.7 - 1.8 = 0.9000000000000001 in floats, which cut the flight at that step. A step up to the
+    climb is walked, as in Recast; a hair more (1 mm) is not."""
+    params = dataclasses.replace(PARAMS, cell_size=cell, agent_radius=0.6, agent_max_climb=0.9)
+    for extra, joined in ((0.0, True), (0.001, False)):
+        scene = Scene().floor(0, 0, 15, 4)
+        for k in range(4):
+            scene.box((15.6 + 1.2 * k, 2, 0), (1.2, 4, 0.9 * (k + 1) + (extra if k == 2 else 0.0)))
+        scene.box((21.8, 2, 0), (4, 4, 3.6))  # the floor at the top
+        mesh = bake(scene, params)
+        assert connected(mesh, (3, 2, 0), (22, 2, 3.6)) is joined, extra
+
+
+@pytest.mark.parametrize("bottom", [-0.1, -0.25, -0.3, -0.5, -1.0])
+def test_headroom_of_exactly_the_agent_height_is_walkable_however_thick_the_slabs(bottom):
+    """A ceiling exactly agent_height over the floor: walkable, as Recast's walkableHeight is a
+    minimum. The floor slab's thickness moves the level's origin, and at -0.3 the headroom measured
+    1.9999999999999998 and the floor under the ceiling was gone."""
+    scene = Scene().box((6, 3, bottom), (12, 6, -bottom))
+    scene.box((6, 3, PARAMS.agent_height), (4, 6, 0.3))  # the ceiling, its underside at agent_height
+    mesh = bake(scene)
+    assert polygon_at(mesh, 6, 3, 0) is not None
+    assert connected(mesh, (1, 3, 0), (11, 3, 0))
+
+
 @pytest.mark.parametrize("cell", [0.1, 0.3, 0.5])
 def test_a_ramp_rising_more_than_a_climb_step_per_cell_is_one_floor(cell):
     """A 27° ramp rises 0.05-0.25 m per cell, more than the 0.04 m climb at the coarser cells:

@@ -253,6 +253,20 @@ def test_surface_met_on_a_diagonal_counts_once():
     assert floors_at(hf, soup, 3.25, 3.25) == [0.0, 3.3]
 
 
+@pytest.mark.parametrize("edge", [4.25, 4.5, 4.0])
+def test_solids_side_by_side_meeting_over_a_column_centre_count_once_each(edge):
+    """Two boxes side by side over a floor (stair steps, a flight on the storey above): where they
+    meet, their bottoms share a plane and their tops differ in height. A column centre on that
+    edge (4.25 here) is under both or neither, never under one box's bottom and both tops, which
+    put the floor inside a solid: a strip of floor across the level gone, its two sides cut apart."""
+    scene = Scene().floor(0, 0, 8, 8)
+    scene.box(((1 + edge) / 2, 4, 3.0), (edge - 1, 6, 0.5))
+    scene.box(((edge + 7) / 2, 4, 3.0), (7 - edge, 6, 0.8))
+    hf, soup = bake(scene)
+    for x in (edge - 0.3, edge, edge + 0.3):
+        assert floors_at(hf, soup, x, 4.1)[0] == 0.0, x
+
+
 def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
     # An obstacle with faces at x = 4.63 and 5.63 and a walkable platform from x = 7.87 to 8.87,
     # on a floor whose columns are 0.5 m wide. The platform's sides are ledges seen from its top

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..components import index_dtype
 from ..errors import NavMeshError
+from ..geometry import HEIGHT_NOISE
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
@@ -121,7 +122,7 @@ def build_heightfield(
         grid,
         params,
     )
-    keep = span_walk & (ceiling - span_top >= params.agent_height)
+    keep = span_walk & (ceiling - span_top >= params.agent_height - HEIGHT_NOISE)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
     shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]

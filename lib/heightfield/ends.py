@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import partners
-from ..geometry import COLLINEAR, cross_vectors
+from ..geometry import COLLINEAR, HEIGHT_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
 from .rasterise import _Grid
@@ -51,7 +51,7 @@ def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray
         nx, ny = x[miss] + DIR_DX[d], y[miss] + DIR_DY[d]
         inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
         miss, ncol = miss[inside], (ny * grid.width + nx)[inside]
-        lo, hi = z[miss] + params.agent_max_climb, z[miss] + params.agent_height
+        lo, hi = z[miss] + params.agent_max_climb + HEIGHT_NOISE, z[miss] + params.agent_height - HEIGHT_NOISE
         wall = np.zeros(len(miss), dtype=bool)
         k = 0
         active = np.flatnonzero(counts[ncol] > 0)
@@ -107,7 +107,7 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     near = near[np.argsort(col[near], kind="stable")]
     first = np.searchsorted(col[near], ncol, "left")
     count = np.searchsorted(col[near], ncol, "right") - first
-    band_lo, band_hi = z[span] + params.agent_max_climb, z[span] + params.agent_height
+    band_lo, band_hi = z[span] + params.agent_max_climb + HEIGHT_NOISE, z[span] + params.agent_height - HEIGHT_NOISE
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
     reach = np.zeros((len(span), 2))

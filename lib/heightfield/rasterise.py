@@ -84,15 +84,17 @@ def _line_span(tri: np.ndarray, y: np.ndarray):
     return lo, hi
 
 
-def _sample_centres(p: np.ndarray, labels: np.ndarray, grid: _Grid, rows: range | None = None):
+def _sample_centres(
+    p: np.ndarray, labels: np.ndarray, grid: _Grid, rows: range | None = None, tol_cells: float = _INSIDE_TOL
+):
     """Fragments [z, z] at every column centre inside a non-vertical triangle, with its label
     (the area id of a floor triangle, or anything else per triangle); in the given rows only, or all.
 
     Scanline: per (triangle, row) the triangle's x-interval on the row's centre line gives the
-    covered centres directly, with a small inclusive tolerance for centres on shared edges.
+    covered centres directly, with a small inclusive tolerance (tol_cells) for centres on shared edges.
     """
     cs, (bx, by) = grid.cs, grid.bmin
-    tol = _INSIDE_TOL * cs
+    tol = tol_cells * cs
     lo_y, hi_y = p[:, :, 1].min(axis=1), p[:, :, 1].max(axis=1)
     j0 = np.maximum(np.ceil((lo_y - tol - by) / cs - 0.5), 0).astype(np.int64)
     j1 = np.minimum(np.floor((hi_y + tol - by) / cs - 0.5), grid.height - 1).astype(np.int64)

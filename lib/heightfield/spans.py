@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import index_dtype
-from ..geometry import UPRIGHT_NZ
+from ..geometry import HEIGHT_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .ends import _plane_reach
@@ -15,18 +15,17 @@ from .rasterise import _Grid, _rasterise_conservative, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
 _MERGE_GAP = 1e-5
-# Surfaces closer than this (m) along a column are one surface to the inside-solid test.
+# A surface this little (m) above a floor's top is the floor's own to the inside-solid test.
 _SAME_SURFACE = 1e-4
+# The inside-solid test samples the shells this far (in cells, x and y) off each column centre:
+# not a round number, so no modelled edge passes through the point it samples.
+_SOLID_PROBE_SHIFT = (1.37e-6, 2.91e-6)
 # Fragments merged into spans at a time (whole columns: a run ends at a column's end).
 _MERGE_CHUNK = 1 << 20
 # The inside-solid test samples the shells over bands of rows of about this many columns.
 _SOLID_BAND_COLUMNS = 1 << 17
 # Spans linked at a time (bounds the temporaries of the neighbour search).
 _LINK_CHUNK = 1 << 16
-# A step up to this (m) beyond agent_max_climb is float noise, not a step: neighbouring cells of one
-# ramp meet with a step of zero between them, computed as 1e-16 or so (at agent_max_climb 0 every
-# ramp fell apart into cells).
-_STEP_NOISE = 1e-9
 
 
 def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -77,7 +76,7 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
         starts = np.flatnonzero(start[a:b])
         sid = np.cumsum(start[a:b]) - 1
         top = np.maximum.reduceat(hi[a:b], starts)
-        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb)
+        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb - HEIGHT_NOISE)
         span_walk[out] = np.add.reduceat(near_top.astype(np.int64), starts) > 0
         score = np.where(near_top, hi[a:b], -np.inf)
         best = np.maximum.reduceat(score, starts)
@@ -112,7 +111,7 @@ def _floors_off_centre(
     span_col, bottom, top, ceiling = spans
     walk, floor_top, label = (a.copy() for a in floor)
     # Only a span at most two climbs tall can hold a floor within a climb of its top and bottom.
-    bare = ~walk & (ceiling - top >= params.agent_height) & (top - bottom <= 2 * params.agent_max_climb)
+    bare = ~walk & (ceiling - top >= params.agent_height - HEIGHT_NOISE) & (top - bottom <= 2 * params.agent_max_climb)
     if not bare.any() or not len(floor_corners):
         return walk, floor_top, label
     columns = np.zeros(grid.width * grid.height, dtype=bool)
@@ -134,10 +133,10 @@ def _floors_off_centre(
     stride = max(float(top.max()), float(hi.max(initial=-np.inf))) - zbase + 1.0
     at = np.searchsorted(span_col * stride + (bottom - zbase), col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
     at = np.maximum(at, 0)
-    climb = params.agent_max_climb
+    climb = params.agent_max_climb + HEIGHT_NOISE
     meets = (span_col[at] == col) & bare[at] & (lo <= top[at] + _MERGE_GAP) & (hi >= top[at] - climb)
     meets &= hi - bottom[at] <= climb
-    meets &= ceiling[at] - np.maximum(top[at], hi) >= params.agent_height
+    meets &= ceiling[at] - np.maximum(top[at], hi) >= params.agent_height - HEIGHT_NOISE
     at, hi, tri = at[meets], hi[meets], near[row[meets]]
     # The highest piece per span.
     order = np.lexsort((hi, at))
@@ -159,8 +158,11 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     it faces down)?
 
     A crate's top faces up with nothing below it inside the crate, so the ground enclosed by the
-    crate is inside; a slab above a floor adds -1 + 1 and a room shell seen from inside -1. One
-    surface met twice (a centre on an edge shared by two of its triangles) counts once.
+    crate is inside; a slab above a floor adds -1 + 1 and a room shell seen from inside -1. The
+    shells are sampled a hair off the centre (_SOLID_PROBE_SHIFT), on no modelled edge: at a
+    centre on an edge, the surfaces met there would each count once or twice depending on how many
+    of their triangles share the edge (stair steps as boxes side by side, the bottoms of two meeting
+    at a centre while their tops differ in height), and the count would be wrong.
 
     The shells are sampled a band of rows at a time: their samples at every column centre are as
     many as the fragments, and the level's largest arrays while held all at once.
@@ -172,6 +174,8 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     if len(shells) == 0 or len(span_col) == 0:
         return inside
     facing = np.where(normal[tilted, 2] > 0, 1, -1).astype(np.int32)
+    shells = shells.copy()
+    shells[:, :, :2] -= np.array(_SOLID_PROBE_SHIFT) * grid.cs  # the same as moving the centres by it
     zbase = min(float(shells[:, :, 2].min()), float(span_top.min()))
     stride = max(float(shells[:, :, 2].max()), float(span_top.max())) - zbase + 1.0
     low_row = np.floor((shells[:, :, 1].min(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) - 1
@@ -183,17 +187,15 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
         if lo == hi:
             continue
         near = (high_row >= rows.start) & (low_row < rows.stop)
-        col, z, _, _, sign = _sample_centres(shells[near], facing[near], grid, rows)
+        col, z, _, _, sign = _sample_centres(shells[near], facing[near], grid, rows, tol_cells=0.0)
         if len(col) == 0:
             continue
         # Columns counted from the band's first: smaller keys, finer float steps between heights.
         base = rows.start * grid.width
         key = (col - base) * stride + (z - zbase)
         order = np.argsort(key, kind="stable")
-        key, sign, col = key[order], sign[order], col[order]
-        repeat = np.zeros(len(key), dtype=bool)
-        repeat[1:] = (col[1:] == col[:-1]) & (np.diff(key) < _SAME_SURFACE) & (sign[1:] == sign[:-1])
-        winding = np.concatenate([[0], np.cumsum(np.where(repeat, 0, sign))])
+        key, sign = key[order], sign[order]
+        winding = np.concatenate([[0], np.cumsum(sign)])
         here = span_col[lo:hi] - base
         above = np.searchsorted(key, here * stride + (span_top[lo:hi] - zbase) + _SAME_SURFACE, side="right")
         column_end = np.searchsorted(key, (here + 1) * stride - 0.5, side="left")
@@ -281,7 +283,7 @@ def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane
         free = (links[a, d] < 0) & (links[b, (d + 2) % 4] < 0)
         a, b = a[free], b[free]
         steps = _overlap_steps(a, b, d, x, y, z, grid, floor, plane)
-        ok = steps <= climb + _STEP_NOISE
+        ok = steps <= climb + HEIGHT_NOISE
         # Each span's least step: sorted by step, the first pair of each a and of each b.
         order = np.flatnonzero(ok)[np.argsort(steps[ok], kind="stable")]
         a, b = a[order], b[order]
@@ -322,11 +324,11 @@ def _best_neighbours(
 
     Appends to `near` the candidates (a, b, d) with the headroom whose step is too high at the
     border but whose floors' planes come within agent_max_climb between the centres."""
-    climb = params.agent_max_climb + _STEP_NOISE
+    climb = params.agent_max_climb + HEIGHT_NOISE
     triangle, slope, _ = floor
 
     def note_near(a, b, dz, room):
-        far = np.flatnonzero((dz > climb) & (room >= params.agent_height))
+        far = np.flatnonzero((dz > climb) & (room >= params.agent_height - HEIGHT_NOISE))
         g0, g1 = _plane_gaps(a[far], b[far], d, z, slope, triangle, grid.cs)
         far = far[_closest(g0, g1) <= climb]
         if far.size:
@@ -342,7 +344,7 @@ def _best_neighbours(
     cand = np.where(cnt > 0, base, 0)
     dz = np.abs(there[cand] - here)
     room = np.minimum(cp, ceiling[cand]) - np.maximum(here, there[cand])
-    ok = (cnt > 0) & (dz <= climb) & (room >= params.agent_height)
+    ok = (cnt > 0) & (dz <= climb) & (room >= params.agent_height - HEIGHT_NOISE)
     note_near(part[cnt > 0], cand[cnt > 0], dz[cnt > 0], room[cnt > 0])
     best = np.where(ok, cand, -1)
     best_dz = np.where(ok, dz, np.inf)
@@ -352,7 +354,7 @@ def _best_neighbours(
         cand = base[active] + k
         dz = np.abs(there[cand] - here[active])
         room = np.minimum(cp[active], ceiling[cand]) - np.maximum(here[active], there[cand])
-        ok = (dz <= climb) & (room >= params.agent_height) & (dz < best_dz[active])
+        ok = (dz <= climb) & (room >= params.agent_height - HEIGHT_NOISE) & (dz < best_dz[active])
         note_near(part[active], cand, dz, room)
         best[active[ok]] = cand[ok]
         best_dz[active[ok]] = dz[ok]
