@@ -6,10 +6,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from shapely.geometry import LineString, Point, Polygon, box
+from shapely.ops import unary_union
 
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.errors import NavMeshError
 from blender_navmesh.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
+from levels import Scene
 from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, two_floors, visibility_shortest
 
 DOOR_WALLS = [(4.8, 0.0, 5.2, 4.4), (4.8, 5.6, 5.2, 10.0)]  # a 1.2 m doorway at x = 5
@@ -121,6 +123,59 @@ def test_unreachable_goal_gives_a_partial_path_to_the_closest_reachable_point():
     # It ends in front of the doorway where the agent's 0.65 m clear the door jambs (4.8, 4.4 and 5.6).
     assert res.status == "partial" and res.points[-1][1] == pytest.approx(5.0)
     assert 4.8 - 0.65 <= res.points[-1][0] <= 4.8 - np.sqrt(0.65**2 - 0.6**2) + 1e-6
+
+
+def _door_level(width: float, angle: float):
+    """A 20 m floor cut by a 0.3 m thick wall through (10, 10) turned by `angle` (radians), with a
+    door `width` wide in its middle; (start, goal) 5 m either side of the door."""
+    c, s = math.cos(angle), math.sin(angle)
+    scene = Scene().floor(0, 0, 20, 20)
+    for side in (-1.0, 1.0):
+        along = side * (width / 2 + 6.0)  # the wall's middle, along the wall from the door's centre
+        scene.box((10 - s * along, 10 + c * along, 0.0), (0.3, 12.0, 2.5), math.degrees(angle))
+    mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3, cell_size=0.1))
+    return mesh, [10 - 5 * c, 10 - 5 * s, 0.0], [10 + 5 * c, 10 + 5 * s, 0.0]
+
+
+@pytest.mark.parametrize("angle", [0.0, 0.37])
+def test_an_agent_too_wide_for_a_door_gets_a_partial_path_on_its_own_side(angle):
+    """Radii around the widest that fits a 1.8 m door: never 'unreachable' for a start and goal in
+    open floor. The nearest point keeping the radius off the walls could lie beyond the door, in the
+    goal's piece, and the search can run out of ways where a crossing inside a polygon is too narrow
+    though the pieces (portals only) join: both gave 'unreachable' with no path (radius 0.8-0.85)."""
+    mesh, start, goal = _door_level(1.8, angle)
+    query = NavMeshQuery(mesh)
+    normal = np.array([math.cos(angle), math.sin(angle)])
+    statuses = set()
+    for radius in np.arange(0.6, 1.0, 0.01):
+        res = query.find_path(start, goal, radius=radius)
+        statuses.add(res.status)
+        assert res.status in ("found", "partial"), (radius, res.reason)
+        if res.status == "partial":  # it ends on the start's side of the wall
+            assert (res.points[-1][:2] - [10.0, 10.0]) @ normal < 0.0, radius
+    assert statuses == {"found", "partial"}
+
+
+def test_a_goal_in_a_costly_area_does_not_open_cheaper_costly_areas_to_the_path():
+    """A band of cost 3 between start and goal, open at one end; the goal stands in an area of its
+    own. The search goes round the band; drawing the path allowed every area no costlier than the
+    corridor's costliest, the goal's own included, so at a goal cost of 3 or 5 the path cut
+    straight through the band (cost 31.95 against 30.03 round it)."""
+    scene = Scene()
+    for i in range(20):
+        for j in range(10):
+            scene.floor(i, j, i + 1, j + 1)
+    centre = scene.vertices[scene.triangles].mean(axis=1)
+    areas = np.zeros(len(scene.triangles), dtype=np.int64)
+    areas[(centre[:, 0] > 8) & (centre[:, 0] < 12) & (centre[:, 1] < 7)] = 3  # the band, open above y = 7
+    areas[centre[:, 0] > 16] = 4  # the goal's area
+    mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3), areas=areas)
+    band = unary_union([Polygon(mesh.vertices[mesh.polygon(p)][:, :2]) for p in np.flatnonzero(mesh.areas == 3)])
+    band = band.buffer(-1e-6)
+    for goal_cost in (1.0, 3.0, 5.0):
+        res = find_path(mesh, [2.0, 2.0, 0.0], [18.0, 2.0, 0.0], filter=QueryFilter(area_cost={3: 3.0, 4: goal_cost}))
+        assert res.status == "found"
+        assert LineString(res.points[:, :2]).intersection(band).length < 1e-6, goal_cost
 
 
 def test_radius_below_bake_radius_is_refused():

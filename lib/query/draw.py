@@ -72,22 +72,46 @@ class PathDrawing:
         mesh and keeps d from the walls. known: (length, end) of the search's own polyline through
         its crossing points, which the path ends in a straight line from; at the bake radius with
         uniform costs that lies on the corridor, so it bounds the shortest path. crossings: the
-        search's nodes after the start (portal edge slots)."""
-        goal, goal_poly = plan.goal, plan.goal_poly
-        if partial and corridor[-1] != plan.goal_poly:
-            goal_poly = corridor[-1]
-            q = self.index.closest_point(goal_poly, plan.goal)
-            cleared = self._clear(goal_poly, tuple(q.tolist()), plan.d, math.inf, plan.passable)
-            if cleared is None:
-                goal_poly, goal = plan.start_poly, plan.start
+        search's nodes after the start (portal edge slots).
+
+        A partial path ends at the point of its last polygon nearest the goal, cleared of the walls;
+        where no path reaches that point (the clear point lies beyond a crossing too narrow for the
+        agent, which the connected pieces do not see), at the search's own last crossing point, and
+        failing that at the start."""
+        ends = [(plan.goal_poly, plan.goal)]
+        if partial:
+            ends = [(corridor[-1], known[1]), (plan.start_poly, plan.start)]
+            if corridor[-1] != plan.goal_poly:
+                q = self.index.closest_point(corridor[-1], plan.goal)
+                cleared = self._clear(corridor[-1], tuple(q.tolist()), plan.d, math.inf, plan.reach or plan.passable)
+                ends[:0] = [] if cleared is None else [cleared]
             else:
-                goal_poly, goal = cleared
-        if partial and math.dist(goal, plan.start) <= SAME_POINT:
-            return result(
-                PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan, PARTIAL_REASON
-            )
-        if jumps:
-            return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
+                ends[:0] = [(plan.goal_poly, plan.goal)]
+        for goal_poly, goal in ends:
+            if partial and math.dist(goal, plan.start) <= SAME_POINT:
+                return result(
+                    PARTIAL, [plan.start], [plan.start_poly], nodes_expanded, tuple(corridor), plan, PARTIAL_REASON
+                )
+            if jumps:
+                return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
+            drawn = self._draw_to(plan, corridor, partial, nodes_expanded, known, crossings, goal, goal_poly)
+            if drawn is not None:
+                return drawn
+        return unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded)
+
+    def _draw_to(
+        self,
+        plan: PathPlan,
+        corridor: list[int],
+        partial: bool,
+        nodes_expanded: int,
+        known: tuple[float, tuple],
+        crossings: list[int],
+        goal: tuple,
+        goal_poly: int,
+    ) -> PathResult | None:
+        """The path along the corridor to goal (on goal_poly), as `_draw` describes; None when no
+        chain keeps clear of the walls."""
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         bound = known[0] + math.dist(known[1], goal) if plan.d == 0.0 and plan.uniform else math.inf
         walk = self._walker(plan.passable)
@@ -107,9 +131,7 @@ class PathDrawing:
         if drawn is None:
             drawn = self._chain(plan, corridor, goal, goal_poly, bound)
         if drawn is None:
-            return unreachable(
-                f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded
-            )
+            return None
         points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.climb)
         return result(status, points, polys, nodes_expanded, tuple(corridor), plan, reason)
 
@@ -220,11 +242,16 @@ class PathDrawing:
             border = self._border(plan)
             mask = None if border is None else border[0]
         else:
-            # No costlier polygon than the corridor crossed: the path does not cut through an area
-            # the search paid to avoid.
+            # No costlier polygon than the corridor crossed between its ends: the path does not cut
+            # through an area the search paid to avoid. The ends' own polygons are where the path
+            # must start and end whatever they cost; counted, a goal in a costly area let the path
+            # cut through every cheaper one (a band of cost 3 crossed for a goal of cost 5).
             areas, costs = self.graph.areas_l, plan.costs
-            top = max(costs[areas[p]] for p in corridor)
-            allowed = [ok and costs[a] <= top for ok, a in zip(plan.passable, areas)]
+            ends = (plan.start_poly, goal_poly)
+            top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
+            allowed = [
+                ok and (costs[a] <= top or p in ends) for p, (ok, a) in enumerate(zip(plan.passable, areas))
+            ]
             mask = refine.border_mask(self.mesh, self.graph, allowed)
         walk = self._walker(allowed)
         seen: dict[tuple, bool] = {}  # links tested in this query, by their ends

@@ -249,10 +249,14 @@ class NavMeshQuery(PathDrawing):
         goal_poly, goal_xyz = ends[1].polygon, tuple(ends[1].point.tolist())
         plan.partial = piece[goal_poly] != piece[start[0]]
         if plan.partial:
-            # The goal lies in another connected piece: head for the closest point that can be reached.
-            goal_poly, _, q = self.index.nearest(goal_xyz, self._piece_polygons(r, f, passable)[int(piece[start[0]])])
+            # The goal lies in another connected piece: head for the closest point that can be reached,
+            # cleared of the walls within the start's piece (the nearest clear point may lie beyond a
+            # door too narrow for the agent, in the goal's piece).
+            label = int(piece[start[0]])
+            goal_poly, _, q = self.index.nearest(goal_xyz, self._piece_polygons(r, f, passable)[label])
             goal_xyz = tuple(q.tolist())
-        goal = self._clear(goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, passable)
+            plan.reach = self._cached(("piece", r, label, self._state(f)), lambda: (piece == label).tolist())
+        goal = self._clear(goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, plan.reach or passable)
         if goal is None:
             plan.result = unreachable(
                 f"no point within {across + d:g} m of the goal keeps an agent of radius {r:g} m off the navmesh's edge"

@@ -60,6 +60,8 @@ class PathPlan:
     link_costs: list = field(default_factory=list)
     # The polygons holding each path end, by (polygon, point): found once per query.
     holders: dict = field(default_factory=dict)
+    # For a partial path: the polygons of the start's connected piece, where its end may be placed.
+    reach: list | None = None
 
 
 def path_length(points) -> float:
