@@ -249,9 +249,7 @@ class PathDrawing:
             areas, costs = self.graph.areas_l, plan.costs
             ends = (plan.start_poly, goal_poly)
             top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
-            allowed = [
-                ok and (costs[a] <= top or p in ends) for p, (ok, a) in enumerate(zip(plan.passable, areas))
-            ]
+            allowed = [ok and (costs[a] <= top or p in ends) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
             mask = refine.border_mask(self.mesh, self.graph, allowed)
         walk = self._walker(allowed)
         seen: dict[tuple, bool] = {}  # links tested in this query, by their ends
