@@ -23,7 +23,7 @@ from .corners import _vertices_on_floor
 from .edges import _edge_points
 from .fan import _barycentric, _fan, _fan_fits, fan_apexes
 from .refine import _refine
-from .samples import FloorSamples, column_starts, floor_samples, layer_tolerance
+from .samples import FloorSamples, column_starts, floor_samples, layer_tolerance, sample_heights
 
 __all__ = ["FloorSamples", "build_detail", "floor_samples", "surface_height"]
 
@@ -61,6 +61,10 @@ def build_detail(
         mesh, sample_poly, points, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )
     mesh = replace(mesh, vertices=vertices)
+    # The surface is measured against the floor at each sample's column centre: the span's own
+    # height (as the corners above take it, with its triangle's slope), unless its floor triangle
+    # misses the centre and a linked span's holds it (a column along a floor's edge, floor_at).
+    sample_heights(hf, samples.span, points)
     progress.at(0.25)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
