@@ -7,14 +7,13 @@ import numpy as np
 from ..geometry import closest_on_triangles
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
+from .samples import ON_TRIANGLE
 
 # A polygon vertex's height is checked against its region's floor samples this many cells around it.
 _VERTEX_REACH = 2
 # A corner whose floor came from a sample whose triangle does not hold it looks for one that does
 # in the columns this many cells around its own (its own column can be a wall's, fuzz case 448748).
 _LOOSE_REACH = 1
-# A point this close (m, seen from above) to a floor triangle lies on it (float noise on shared edges).
-_ON_TRIANGLE = 1e-6
 
 
 def _vertices_on_floor(
@@ -279,8 +278,8 @@ def _floor_near(
     bounds = hf.surface_range_at(span)
     if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
         z = np.clip(z, bounds[:, 0], bounds[:, 1])
-    usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & ((off <= _ON_TRIANGLE) | (not holding))
-    slot, z, dist, held = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable] <= _ON_TRIANGLE
+    usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & ((off <= ON_TRIANGLE) | (not holding))
+    slot, z, dist, held = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable] <= ON_TRIANGLE
     if by_height:
         best = np.lexsort((dist, np.abs(z - xyz[slot, 2]), slot))
     else:

@@ -34,7 +34,7 @@ _PAIRS_PER_CHUNK = 1 << 17
 # edge, relative to the edge's length): rounding, counted inside.
 _ON_EDGE = 1e-6
 # A point this close (m, seen from above) to a floor triangle lies on it (float noise on shared edges).
-_ON_TRIANGLE = 1e-6
+ON_TRIANGLE = 1e-6
 # Sample heights found at once by `sample_heights` (bounds floor_at's temporaries).
 _HEIGHTS_PER_CHUNK = 1 << 16
 
@@ -82,7 +82,7 @@ def floor_at(hf: Heightfield, span: np.ndarray, xy: np.ndarray) -> np.ndarray:
     corners = hf.triangle_at(span)
     if corners is None or not len(span):
         return on_slope
-    off = np.flatnonzero(distance_to_triangles(xy, corners) > _ON_TRIANGLE)
+    off = np.flatnonzero(distance_to_triangles(xy, corners) > ON_TRIANGLE)
     if not len(off):
         return on_slope
     linked = hf.links[span[off]].astype(np.int64)
@@ -97,7 +97,7 @@ def floor_at(hf: Heightfield, span: np.ndarray, xy: np.ndarray) -> np.ndarray:
     at = xy[off[row]]
     around_corners = hf.triangle_at(other)
     assert around_corners is not None  # recorded for every span, as for these
-    holds = np.flatnonzero(distance_to_triangles(at, around_corners) <= _ON_TRIANGLE)
+    holds = np.flatnonzero(distance_to_triangles(at, around_corners) <= ON_TRIANGLE)
     row, other, at = row[holds], other[holds], at[holds]
     z = _on_slope(hf, other, at)
     order = np.lexsort((np.abs(z - on_slope[off[row]]), row))
