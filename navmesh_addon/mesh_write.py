@@ -297,6 +297,30 @@ def check_not_edited(scene) -> None:
             )
 
 
+def collection_for_new_objects(context) -> bpy.types.Collection:
+    """Where an operator adds an object, as Blender's own Add menu does: the active collection,
+    else (linked from a library file or overridden, where an object added is lost on reload) its
+    nearest editable parent, else the scene collection."""
+
+    def editable(collection) -> bool:
+        return collection.library is None and collection.override_library is None
+
+    def chain(layer, target) -> list:  # the layer collections from the view layer's root down to target
+        if layer == target:
+            return [layer]
+        for child in layer.children:
+            found = chain(child, target)
+            if found:
+                return [layer, *found]
+        return []
+
+    active = context.view_layer.active_layer_collection
+    for layer in reversed(chain(context.view_layer.layer_collection, active)):
+        if editable(layer.collection):
+            return layer.collection
+    return context.scene.collection
+
+
 def poll_navmesh(operator_class, context, message: str, find=find_navmesh_objects) -> bool:
     """An operator's poll that needs a navmesh object in the scene (as `find` finds them); `message`
     says what to do."""
