@@ -215,7 +215,9 @@ class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         settings = context.scene.navmesh
+        layout.prop(settings, "show_overlay")
         layout.row(align=True).prop(settings, "color_by", expand=True)
+        layout.prop(settings, "navmesh_color")
         row = layout.row(align=True)
         row.prop(settings, "show_boundary", toggle=True)
         row.prop(settings, "show_portals", toggle=True)
