@@ -59,6 +59,26 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
     return replace(edited, links=relocated(edited, baked.links))
 
 
+def moved(mesh: NavMesh, angle: float, offset) -> NavMesh:
+    """The navmesh turned by `angle` radians about the Z axis through the origin, then moved by
+    `offset` (m): a rigid motion along the floor, which keeps every slope, clearance, polygon winding
+    and adjacency (a tilt or a scale would not). The navmesh itself when it is no motion."""
+    shift = np.asarray(offset, dtype=np.float64).reshape(3)
+    if angle == 0.0 and not shift.any():
+        return mesh
+    c, s = np.cos(angle), np.sin(angle)
+    turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+    def place(points) -> np.ndarray:
+        return np.asarray(points, dtype=np.float64).reshape(-1, 3) @ turn.T + shift
+
+    links = tuple(
+        replace(link, start=tuple(place(link.start)[0].tolist()), end=tuple(place(link.end)[0].tolist()))
+        for link in mesh.links
+    )
+    return replace(mesh, vertices=place(mesh.vertices), detail_vertices=place(mesh.detail_vertices), links=links)
+
+
 def _overlapping_pair(mesh: PolyMesh, climb: float) -> tuple[int, int] | None:
     """Two polygons whose insides overlap seen from above by more than OVERLAP_DEPTH, with heights
     within a climb step of each other (floors above one another may overlap), or None. Separating

@@ -72,18 +72,42 @@ class NAVMESH_OT_area_type_pick(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if context.active_object is not None:
-            return True
-        cls.poll_message_set("select the object to give an area type")
-        return False
+        obj = context.active_object
+        if obj is None:
+            cls.poll_message_set("select the object to give an area type")
+            return False
+        refusal = not_editable(obj)
+        if refusal and (obj.active_material is None or not_editable(obj.active_material)):
+            cls.poll_message_set(refusal)
+            return False
+        return True
 
     def execute(self, context):
         target = context.active_object.active_material if self.material else context.active_object
         if target is None:
             self.report({"ERROR"}, "the active object has no active material")
             return {"CANCELLED"}
+        refusal = not_editable(target)
+        if refusal:
+            self.report({"ERROR"}, refusal)
+            return {"CANCELLED"}
         target.navmesh_area = self.area_id
         return {"FINISHED"}
+
+
+def not_editable(block) -> str | None:
+    """Why an object or material cannot be given an area type (Blender would not save it), or None:
+    it is linked from a library file, or a library override (area types are not overridable)."""
+    kind = "object" if isinstance(block, bpy.types.Object) else "material"
+    if block.library is not None:
+        where = bpy.path.basename(block.library.filepath)
+        return f"{kind} {block.name!r} is linked from {where}: make it local (Object > Relations > Make Local) first"
+    if block.override_library is not None:
+        return (
+            f"{kind} {block.name!r} is a library override, which keeps no area type: "
+            "make it local (Object > Relations > Make Local) first"
+        )
+    return None
 
 
 class NAVMESH_MT_area_types(bpy.types.Menu):

@@ -59,7 +59,7 @@ def write_navmesh_file(
     fmt = fmt.lower().lstrip(".")
     if fmt not in FORMATS:
         raise lib.NavMeshError(f"unknown navmesh export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    path = Path(path)
+    path = blend_relative(path)
     if not path.parent.is_dir():
         raise lib.NavMeshError(f"cannot write {str(path)!r}: the folder {str(path.parent)!r} does not exist")
     name = name or path.stem or "navmesh"
@@ -75,7 +75,7 @@ def write_navmesh_file(
             godot.write_tres(mesh, path)
         elif fmt == "glb":
             with lib.files.replacing(path) as temp:
-                _write_gltf(mesh, temp, fmt, _suffixed(name, godot_suffix), context)
+                _write_glb(mesh, temp, _suffixed(name, godot_suffix), context)
         else:
             _write_gltf_pair(mesh, path, _suffixed(name, godot_suffix), context)
     except OSError as exc:
@@ -83,9 +83,27 @@ def write_navmesh_file(
     return path
 
 
+def blend_relative(path) -> Path:
+    """The path, a Blender-relative one ("//nav.json", as Blender's file fields give) made absolute
+    against the folder of the saved .blend file; NavMeshError when the .blend file is not saved."""
+    text = os.fspath(path)
+    if not text.startswith("//"):
+        return Path(path)
+    try:
+        import bpy
+    except ImportError:
+        raise lib.NavMeshError(f"{text!r} is relative to a .blend file: give a path without the leading //") from None
+    if not bpy.data.filepath:
+        raise lib.NavMeshError(
+            f"{text!r} is relative to the .blend file, which is not saved yet: "
+            "save it first, or choose an absolute path"
+        )
+    return Path(bpy.path.abspath(text))
+
+
 def read_navmesh_file(path) -> lib.NavMesh:
     """Read a navmesh JSON file (Z-up or Y-up) back into a Z-up NavMesh; other formats are export-only."""
-    path = Path(path)
+    path = blend_relative(path)
     if path.suffix.lower() != ".json":
         raise lib.NavMeshError(
             f"{path.name!r} is not a .json navmesh file: .dae, .glb, .bin and .tres exports cannot be read back, "
@@ -163,12 +181,28 @@ def _write_gltf_pair(mesh: lib.NavMesh, path: Path, name: str, context) -> None:
     folder = path.with_name(f".{path.stem}.{os.getpid()}.partial")
     try:
         folder.mkdir()
-        _write_gltf(mesh, folder / path.name, "gltf", name, context)
-        for written in (buffer, path):  # the buffer first: the .gltf needs it
-            if written is path or (folder / written.name).exists():  # an empty navmesh has no buffer
-                lib.files.move_into_place(folder / written.name, written)
+        # Named <stem>.gltf in the folder, which the exporter keeps (it adds ".gltf" to any other
+        # name) and whose buffer it names <stem>.bin; moved to `path` whatever its name ends with.
+        exported = folder / f"{path.stem}.gltf"
+        _write_gltf(mesh, exported, "gltf", name, context)
+        if (folder / buffer.name).exists():  # the buffer first: the .gltf needs it (an empty navmesh has none)
+            lib.files.move_into_place(folder / buffer.name, buffer)
+        lib.files.move_into_place(exported, path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write_glb(mesh: lib.NavMesh, path: Path, name: str, context) -> None:
+    """A .glb at exactly `path`, whatever its name ends with: Blender's exporter adds ".glb" to a
+    path that does not end with it, so it writes to such a path beside it, then renamed to `path`."""
+    exported = path if path.name.endswith(".glb") else path.with_name(f"{path.name}.glb")
+    try:
+        _write_gltf(mesh, exported, "glb", name, context)
+        if exported != path:
+            os.replace(exported, path)
+    finally:
+        if exported != path:
+            exported.unlink(missing_ok=True)
 
 
 def _starts_with_detour_magic(path: Path) -> bool:

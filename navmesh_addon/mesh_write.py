@@ -28,6 +28,9 @@ NAVMESH_ALPHA = 0.5
 # faces do not flicker against the floor they lie on. The stored data stay exact; the overlay draws
 # the detail surface over steps, where the flat polygons dip into them.
 DISPLAY_LIFT = 0.02
+# Blender units (and radians) by which a navmesh object's transform may differ from the one it was
+# written with and still count as not moved (the transform is stored at single precision).
+MOTION_TOLERANCE = 1e-5
 # What ties our objects and collections to the scene they were baked for: the scene's key (with the
 # scene name it was last given under), and on each of ours the key of its scene. A navmesh appended
 # from another file, or seen through a scene's Linked Copy, carries another scene's key: it is read
@@ -171,14 +174,15 @@ def read_navmesh_object(obj) -> lib.NavMesh:
     if obj is None or obj.type != "MESH" or JSON_KEY not in obj.data:
         name = getattr(obj, "name", None)
         raise lib.NavMeshError(f"object {name!r} carries no navmesh data: bake a navmesh or import a navmesh JSON file")
+    angle, offset = object_motion(obj)
     baked = lib.NavMesh.from_json(obj.data[JSON_KEY])
     if not edited_by_hand(obj):
-        return baked
+        return edit.moved(baked, angle, offset)
     data = obj.data
     co, corners, starts = _faces(data)
     polygons = [part.tolist() for part in np.split(corners, starts[1:])] if len(starts) else []
     try:
-        return edit.from_edited_polygons(
+        edited = edit.from_edited_polygons(
             baked,
             co.reshape(-1, 3).astype(np.float64) * data.get(METERS_KEY, 1.0),
             polygons,
@@ -187,11 +191,66 @@ def read_navmesh_object(obj) -> lib.NavMesh:
         )
     except lib.NavMeshError as exc:
         raise lib.NavMeshError(f"navmesh {obj.name!r} was edited by hand: {exc}") from None
+    return edit.moved(edited, angle, offset)
+
+
+def written_matrix(obj) -> Matrix:
+    """The world transform the navmesh object was written with (its faces lifted for display)."""
+    return Matrix.Translation((0.0, 0.0, DISPLAY_LIFT / obj.data.get(METERS_KEY, 1.0)))
+
+
+def object_motion(obj) -> tuple[float, np.ndarray]:
+    """How the navmesh object was moved in Object Mode since it was written (its world transform,
+    parents included, against `written_matrix`): (turn about Z in radians, offset in meters), applied
+    to the navmesh wherever it is read, as a hand edit of its faces is; (0, zeros) when it was not
+    moved. A navmesh can only be moved along the floor: NavMeshError naming the transform, and how to
+    clear it, when it is tilted, scaled, mirrored or sheared (its slopes, clearances and agent sizes
+    would no longer hold)."""
+    relative = np.array(obj.matrix_world, dtype=np.float64) @ np.array(written_matrix(obj).inverted(), dtype=np.float64)
+    turn, shift = relative[:3, :3], relative[:3, 3]
+    angle = float(np.arctan2(turn[1, 0], turn[0, 0]))
+    c, s = np.cos(angle), np.sin(angle)
+    if not np.allclose(turn, [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]], rtol=0.0, atol=MOTION_TOLERANCE):
+        raise lib.NavMeshError(
+            f"navmesh {obj.name!r} is {_transform_words(obj)} in Object Mode: a navmesh can only be moved or "
+            "turned about Z (tilting or scaling it would change its slopes and agent sizes); "
+            "clear its rotation (Alt+R) and scale (Alt+S), or bake again"
+        )
+    if abs(angle) < MOTION_TOLERANCE:
+        angle = 0.0
+    if np.abs(shift).max() < MOTION_TOLERANCE:
+        shift = np.zeros(3)
+    return angle, shift * obj.data.get(METERS_KEY, 1.0)
+
+
+def moved_by_hand(obj) -> bool:
+    """Was the navmesh object moved or turned in Object Mode since it was written (`object_motion`)?
+    True too when it was tilted or scaled, which reading it refuses."""
+    try:
+        angle, offset = object_motion(obj)
+    except lib.NavMeshError:
+        return True
+    return angle != 0.0 or bool(offset.any())
+
+
+def _transform_words(obj) -> str:
+    """What the object's world transform does besides moving and turning about Z, in words."""
+    axes = np.array(obj.matrix_world, dtype=np.float64)[:3, :3]
+    lengths = np.linalg.norm(axes, axis=0)
+    words = []
+    if np.abs(axes[2, :2]).max() > MOTION_TOLERANCE * lengths[:2].max() or axes[2, 2] < 0.0:
+        words.append("tilted (rotated about X or Y)")
+    if np.linalg.det(axes) < 0.0:
+        words.append("mirrored (a negative scale)")
+    elif np.abs(lengths - 1.0).max() > MOTION_TOLERANCE:
+        words.append(f"scaled ({', '.join(f'{k:.3g}' for k in lengths)})")
+    return " and ".join(words) or "sheared (by a parent's scale)"
 
 
 def revision(obj) -> tuple:
-    """What caches of a navmesh object's NavMesh are keyed by: the write and the faces now."""
-    return obj.data.get(REVISION_KEY), faces_fingerprint(obj.data)
+    """What caches of a navmesh object's NavMesh are keyed by: the write, the faces and the object's
+    world transform now."""
+    return obj.data.get(REVISION_KEY), faces_fingerprint(obj.data), tuple(map(tuple, obj.matrix_world))
 
 
 def edited_by_hand(obj) -> bool:
@@ -236,6 +295,30 @@ def check_not_edited(scene) -> None:
             raise lib.NavMeshError(
                 f"navmesh {obj.name!r} is in Edit Mode: leave Edit Mode (Tab) first, as baking replaces its faces"
             )
+
+
+def collection_for_new_objects(context) -> bpy.types.Collection:
+    """Where an operator adds an object, as Blender's own Add menu does: the active collection,
+    else (linked from a library file or overridden, where an object added is lost on reload) its
+    nearest editable parent, else the scene collection."""
+
+    def editable(collection) -> bool:
+        return collection.library is None and collection.override_library is None
+
+    def chain(layer, target) -> list:  # the layer collections from the view layer's root down to target
+        if layer == target:
+            return [layer]
+        for child in layer.children:
+            found = chain(child, target)
+            if found:
+                return [layer, *found]
+        return []
+
+    active = context.view_layer.active_layer_collection
+    for layer in reversed(chain(context.view_layer.layer_collection, active)):
+        if editable(layer.collection):
+            return layer.collection
+    return context.scene.collection
 
 
 def poll_navmesh(operator_class, context, message: str, find=find_navmesh_objects) -> bool:

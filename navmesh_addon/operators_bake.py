@@ -387,7 +387,7 @@ class NAVMESH_OT_add_seed(bpy.types.Operator):
         obj.empty_display_size = 0.5
         obj.hide_render = True
         obj.location = context.scene.cursor.location
-        context.collection.objects.link(obj)
+        mesh_write.collection_for_new_objects(context).objects.link(obj)
         self.report({"INFO"}, "Walkable seed added: the next bake keeps only the islands seeds stand on")
         return {"FINISHED"}
 

@@ -206,7 +206,7 @@ class NAVMESH_OT_path_to_curve(bpy.types.Operator):
         spline.points.add(len(points) - 1)
         spline.points.foreach_set("co", np.hstack([points, np.ones((len(points), 1))]).ravel())
         obj = bpy.data.objects.new("Navmesh Path", curve)
-        context.collection.objects.link(obj)
+        mesh_write.collection_for_new_objects(context).objects.link(obj)
         self.report({"INFO"}, f"Path curve with {len(points)} points")
         return {"FINISHED"}
 

@@ -36,6 +36,8 @@ LINK_COLOR = (1.0, 0.55, 0.0, 1.0)  # orange: off-mesh links, always drawn
 BLOCKED_COLOR = (0.55, 0.08, 0.06, 0.45)  # dark red: navmesh the active agent type is too wide for
 LIFT = 0.05  # lines sit this far above the navmesh polygons so they are not hidden in them
 SURFACE_ALPHA = 0.7  # opaque enough to read the same with or without the object beneath, the floor still shows
+# The surface's default colour (the scene's Navmesh Color can change it, for floors of a similar colour).
+SURFACE_COLOR = (*mesh_write.NAVMESH_COLOR[:3], SURFACE_ALPHA)
 SURFACE_PULL = 0.02  # fraction of the eye distance the surface is drawn closer (see the module docstring)
 LINE_PULL = 0.03  # lines are pulled a little further, so they sit on the surface
 ORTHO_EYE_DISTANCE = 15.0  # orthographic views pull as an eye this far away would (0.3 m for the surface)
@@ -68,15 +70,19 @@ def distinct_colors(ids: np.ndarray) -> np.ndarray:
     return np.hstack([rgb, np.ones((len(ids), 1))])
 
 
-def polygon_colors(mesh: lib.NavMesh, mode: str, area_colors: dict | None = None) -> np.ndarray:
-    """(P, 4) fill colour per polygon for a Color By mode (properties.COLOR_BY): the navmesh colour, or
-    distinct colours per area, region or polygon. Area 0 (ground) keeps the navmesh colour so only
-    special areas stand out; area_colors ({area id: RGB}, the scene's area types) colour their areas."""
+def polygon_colors(
+    mesh: lib.NavMesh, mode: str, area_colors: dict | None = None, color=mesh_write.NAVMESH_COLOR
+) -> np.ndarray:
+    """(P, 4) fill colour per polygon for a Color By mode (properties.COLOR_BY): the navmesh colour
+    (`color`, the scene's Navmesh Color: RGB, alpha 1), or distinct colours per area, region or
+    polygon. Area 0 (ground) keeps the navmesh colour so only special areas stand out; area_colors
+    ({area id: RGB}, the scene's area types) colour their areas."""
+    navmesh = (*tuple(color)[:3], 1.0)
     if mode == "NAVMESH":
-        return np.tile(mesh_write.NAVMESH_COLOR, (mesh.polygon_count, 1))
+        return np.tile(navmesh, (mesh.polygon_count, 1))
     if mode == "AREA":
         colors = distinct_colors(mesh.areas)
-        colors[mesh.areas == 0] = mesh_write.NAVMESH_COLOR
+        colors[mesh.areas == 0] = navmesh
         for area, rgb in (area_colors or {}).items():
             colors[mesh.areas == area] = (*rgb, 1.0)
         return colors
@@ -98,14 +104,15 @@ def surface_triangles(mesh: lib.NavMesh) -> tuple[np.ndarray, np.ndarray]:
 
 
 def surface_fill(
-    mesh: lib.NavMesh, mode: str = "NAVMESH", area_colors: dict | None = None
+    mesh: lib.NavMesh, mode: str = "NAVMESH", area_colors: dict | None = None, color=SURFACE_COLOR
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Triangle batch of the navmesh surface: coords (3T, 3) and colours (3T, 4), semi-transparent."""
+    """Triangle batch of the navmesh surface: coords (3T, 3) and colours (3T, 4), semi-transparent:
+    `color` (the scene's Navmesh Color) gives the navmesh's RGB and every mode's alpha."""
     triangles, owner = surface_triangles(mesh)
     if not len(triangles):
         return _empty()
-    colors = polygon_colors(mesh, mode, area_colors)[owner].astype(np.float32)
-    colors[:, 3] = SURFACE_ALPHA
+    colors = polygon_colors(mesh, mode, area_colors, color)[owner].astype(np.float32)
+    colors[:, 3] = tuple(color)[3]
     return triangles.reshape(-1, 3).astype(np.float32), np.repeat(colors, 3, axis=0)
 
 
@@ -192,10 +199,10 @@ def reach_area(mesh: lib.NavMesh, radius: float) -> float:
     return float(0.5 * np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]).sum())
 
 
-def reach_fill(mesh: lib.NavMesh, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Triangle batch of `reach`: the navmesh colour where the agent fits, BLOCKED_COLOR elsewhere."""
+def reach_fill(mesh: lib.NavMesh, radius: float, color=SURFACE_COLOR) -> tuple[np.ndarray, np.ndarray]:
+    """Triangle batch of `reach`: the navmesh colour (`color`) where the agent fits, BLOCKED_COLOR elsewhere."""
     pieces, usable = reach(mesh, radius)
-    colors = np.where(usable[:, None], (*mesh_write.NAVMESH_COLOR[:3], SURFACE_ALPHA), BLOCKED_COLOR)
+    colors = np.where(usable[:, None], tuple(color), BLOCKED_COLOR)
     return pieces.reshape(-1, 3).astype(np.float32), np.repeat(colors.astype(np.float32), 3, axis=0)
 
 
@@ -527,7 +534,10 @@ class _MeshCache:
 
 MESHES = _MeshCache()
 _handles: list = []
-_batches = None  # (inputs key, ViewBatches): rebuilt only when what they show changes
+# (inputs key -> ViewBatches): rebuilt only when what they show changes; a few kept, as viewports in
+# Local View or with their own collections' visibility show different navmesh objects.
+_batches: dict[tuple, ViewBatches] = {}
+_BATCHES_KEPT = 4
 
 
 def shown_agent(scene):
@@ -538,72 +548,123 @@ def shown_agent(scene):
     return None
 
 
-def scene_batches(context) -> ViewBatches | None:
-    """The batches for the scene's navmesh objects (only the shown agent type's, with its reach),
-    display settings and test path (cached)."""
-    global _batches
-    settings = context.scene.navmesh
-    agent = shown_agent(context.scene)
-    objects = [obj for obj in mesh_write.find_navmesh_objects(context.scene) if obj.visible_get()]
+def overlay_shown(scene, space=None) -> bool:
+    """Does the navmesh overlay draw at all: the scene's Show Overlay toggle is on and, in a 3D view
+    (`space`, a SpaceView3D; None off-screen), the viewport's Overlays are on."""
+    if not scene.navmesh.show_overlay:
+        return False
+    overlay = getattr(space, "overlay", None)
+    return overlay is None or bool(overlay.show_overlays)
+
+
+def visible_in(obj, space=None) -> bool:
+    """Is the object shown in the 3D view `space` (its Local View and its own collection visibility
+    included), or, with no space, in the view layer."""
+    return bool(obj.visible_get(viewport=space) if space is not None else obj.visible_get())
+
+
+def shown_objects(scene, space=None) -> list:
+    """The navmesh objects the overlay draws in the 3D view `space`: the visible ones (in Local View
+    only those in it), only the shown agent type's (see `shown_agent`); none when the overlay is off."""
+    if not overlay_shown(scene, space):
+        return []
+    objects = [obj for obj in mesh_write.find_navmesh_objects(scene) if visible_in(obj, space)]
+    agent = shown_agent(scene)
     if agent is not None:
-        nav = operators_bake.agent_navmesh(context.scene, agent)
+        nav = operators_bake.agent_navmesh(scene, agent)
         objects = [obj for obj in objects if obj == nav]
+    return objects
+
+
+def path_shown(scene, space=None) -> bool:
+    """Is the test path drawn: it hides with the navmesh it runs on (hidden, excluded, outside Local
+    View, or the overlay off)."""
+    nav = operators_path.path_target(scene)[0]
+    return (
+        operators_path.STATE.result is not None
+        and nav is not None
+        and overlay_shown(scene, space)
+        and visible_in(nav, space)
+    )
+
+
+def scene_batches(context, space=None) -> ViewBatches | None:
+    """The batches for the scene's navmesh objects shown in the 3D view `space` (`shown_objects`;
+    None: as the view layer shows them), display settings and test path (cached); None when the
+    overlay draws nothing."""
+    scene = context.scene
+    if not overlay_shown(scene, space):
+        return None
+    settings = scene.navmesh
+    agent = shown_agent(scene)
+    objects = shown_objects(scene, space)
     state = operators_path.STATE
+    show_path = path_shown(scene, space)
     area_colors = {entry.area_id: tuple(entry.color) for entry in settings.area_types}
+    color = tuple(settings.navmesh_color)
+    meters = units.meters_per_unit(scene)
     key = (
-        tuple(mesh_write.revision(obj) for obj in objects),
+        tuple((obj.name_full, mesh_write.revision(obj)) for obj in objects),
         settings.color_by,
+        color,
         tuple(sorted(area_colors.items())),
         settings.show_boundary,
         settings.show_portals,
         settings.show_clearance,
         settings.path_show_portals,
-        state.key,
+        state.key if show_path else None,
         None if agent is None else round(agent.radius, 6),
+        meters,
     )
-    meters = units.meters_per_unit(context.scene)
-    key = (*key, meters)
-    if _batches is None or _batches[0] != key:
+    if key not in _batches:
         try:
             meshes = [MESHES.get(obj) for obj in objects]
         except lib.NavMeshError:
             return None
         if agent is None:
-            fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors) for mesh in meshes])
+            fill = _concatenate([surface_fill(mesh, settings.color_by, area_colors, color) for mesh in meshes])
         else:
-            fill = _concatenate([reach_fill(mesh, agent.radius * meters) for mesh in meshes])
-        path_radius = operators_path.path_target(context.scene)[1] * meters
+            fill = _concatenate([reach_fill(mesh, agent.radius * meters, color) for mesh in meshes])
+        path_radius = operators_path.path_target(scene)[1] * meters
+        result = state.result if show_path else None
         lines = scene_lines(
             meshes,
             settings.show_portals,
             settings.show_clearance,
-            state.result,
+            result,
             state.mesh,
             path_radius,
             settings.path_show_portals,
             settings.show_boundary,
         )
-        path_points = None if state.result is None else state.result.points
-        _batches = (key, ViewBatches(fill, lines, path_points, path_radius, 1.0 / meters))
-    return _batches[1]
+        path_points = None if result is None else result.points
+        if len(_batches) >= _BATCHES_KEPT:
+            _batches.clear()
+        _batches[key] = ViewBatches(fill, lines, path_points, path_radius, 1.0 / meters)
+    return _batches[key]
 
 
-def legend_radius(context) -> float | None:
+def legend_radius(context, space=None) -> float | None:
     """The bake radius the clearance legend is drawn for, or None when clearance is not shown."""
     if not context.scene.navmesh.show_clearance:
         return None
-    for obj in mesh_write.find_navmesh_objects(context.scene):
-        if obj.visible_get():
-            try:
-                return MESHES.get(obj).params.agent_radius
-            except lib.NavMeshError:
-                continue
+    for obj in shown_objects(context.scene, space):
+        try:
+            return MESHES.get(obj).params.agent_radius
+        except lib.NavMeshError:
+            continue
     return None
+
+
+def _view_space(context):
+    """The 3D view being drawn (its Overlays toggle and Local View), or None."""
+    space = context.space_data
+    return space if getattr(space, "type", None) == "VIEW_3D" else None
 
 
 def _draw_view_handler() -> None:
     """POST_VIEW callback: the surface, lines and path in the 3D view."""
-    batches = scene_batches(bpy.context)
+    batches = scene_batches(bpy.context, _view_space(bpy.context))
     if batches is not None:
         region = bpy.context.region
         draw_view(batches, (region.width, region.height))
@@ -611,7 +672,7 @@ def _draw_view_handler() -> None:
 
 def _draw_legend_handler() -> None:
     """POST_PIXEL callback: the clearance legend when clearance is shown."""
-    radius = legend_radius(bpy.context)
+    radius = legend_radius(bpy.context, _view_space(bpy.context))
     if radius is not None:
         draw_legend(radius, bpy.context.preferences.system.ui_scale)
 
@@ -625,7 +686,6 @@ def register_draw_handler() -> None:
 
 
 def unregister_draw_handler() -> None:
-    global _batches
-    _batches = None
+    _batches.clear()
     while _handles:
         bpy.types.SpaceView3D.draw_handler_remove(_handles.pop(), "WINDOW")

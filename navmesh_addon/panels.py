@@ -81,6 +81,13 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
                 box.label(text=f"Warnings: {len(info['warnings'])} (see the Info log)", icon="ERROR")
             if mesh_write.edited_by_hand(obj):
                 box.label(text="Edited by hand: the edited faces are used", icon="EDITMODE_HLT")
+            try:
+                angle, offset = mesh_write.object_motion(obj)
+            except lib.NavMeshError:
+                box.label(text="Tilted or scaled: clear with Alt+R, Alt+S", icon="ERROR")
+            else:
+                if angle or offset.any():
+                    box.label(text="Moved in Object Mode: used where it is now", icon="OBJECT_ORIGIN")
             stale = operators_bake.out_of_date(obj, settings)
             if stale:
                 box.label(text=f"Out of date: {stale}", icon="FILE_REFRESH")
@@ -208,7 +215,9 @@ class VIEW3D_PT_navmesh_display(_Sidebar, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         settings = context.scene.navmesh
+        layout.prop(settings, "show_overlay")
         layout.row(align=True).prop(settings, "color_by", expand=True)
+        layout.prop(settings, "navmesh_color")
         row = layout.row(align=True)
         row.prop(settings, "show_boundary", toggle=True)
         row.prop(settings, "show_portals", toggle=True)

@@ -18,7 +18,7 @@ from bpy.props import (
 
 import blender_navmesh as lib
 
-from . import units
+from . import overlay, units
 
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
@@ -198,6 +198,24 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     source: EnumProperty(name="Source", items=SOURCES, default="SELECTED", description="Which objects to bake")
     collection: PointerProperty(
         name="Collection", type=bpy.types.Collection, description="Collection to bake when Source is Collection"
+    )
+    show_overlay: BoolProperty(
+        name="Show Navmesh Overlay",
+        default=True,
+        update=_redraw,
+        description="Draw the navmesh overlay (surface, lines, test path) in the 3D viewports; "
+        "the viewport's Overlays toggle hides it too",
+    )
+    navmesh_color: FloatVectorProperty(
+        name="Navmesh Color",
+        subtype="COLOR",
+        size=4,
+        min=0.0,
+        max=1.0,
+        default=overlay.SURFACE_COLOR,
+        update=_redraw,
+        description="Colour of the navmesh surface the overlay draws; its alpha is the surface's opacity "
+        "in every Color By mode",
     )
     color_by: EnumProperty(
         name="Color By",

@@ -321,3 +321,23 @@ def test_an_object_picks_its_area_type_from_the_table(blender):
     floor.active_material_index = 0
     assert bpy.ops.navmesh.area_type_pick(area_id=1, material=True) == {"FINISHED"}
     assert mud.navmesh_area == 1
+
+
+def test_an_object_linked_from_a_library_cannot_pick_an_area_type(blender, tmp_path):
+    """The Area Type menu changed a linked object, which Blender does not save (lost on reload): the
+    pick is greyed out saying why, and a material linked with it is refused too."""
+    floor = grid_object("LibFloor", 4.0, 4.0)
+    floor.data.materials.append(bpy.data.materials.new("LibMud"))
+    path = str(tmp_path / "floorlib.blend")
+    bpy.data.libraries.write(path, {floor})
+    bpy.data.objects.remove(floor)
+    with bpy.data.libraries.load(path, link=True) as (_, into):
+        into.objects = ["LibFloor"]
+    (linked,) = into.objects
+    blender.scene.collection.objects.link(linked)
+    blender.view_layer.objects.active = linked
+    bpy.ops.navmesh.area_type_add()
+    assert not bpy.ops.navmesh.area_type_pick.poll()
+    with pytest.raises(RuntimeError, match="'LibFloor' is linked from floorlib.blend: make it local"):
+        bpy.ops.navmesh.area_type_pick(area_id=1)
+    assert linked.navmesh_area == 0 and linked.active_material.navmesh_area == -1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import bpy
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import blender_navmesh as lib
+from blender_navmesh.navmesh import OffMeshLink
 from navmesh_addon import mesh_write
 from tests.fixtures.io import navmeshes
 
@@ -178,3 +180,106 @@ def test_in_edit_mode_the_navmesh_is_the_mesh_being_edited_and_a_bake_asks_to_le
         bpy.ops.object.mode_set(mode="OBJECT")
     assert mesh_write.revision(obj) == in_edit_mode
     assert mesh_write.read_navmesh_object(obj).polygon_count == mesh.polygon_count - 1
+
+
+def _turned(points, angle: float, offset) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    return np.asarray(points, dtype=np.float64).reshape(-1, 3) @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]).T + offset
+
+
+@pytest.mark.parametrize("unit_scale", [1.0, 0.01])
+def test_a_navmesh_object_moved_in_object_mode_is_read_where_it_is_drawn(blender, tmp_path, unit_scale):
+    """G/R of the navmesh object (here under a moved parent) moves what Blender draws: reading it
+    (exports, overlay, path test) turns and moves every point, links included, keeping clearances."""
+    from navmesh_addon import operators_path, overlay
+
+    blender.scene.unit_settings.scale_length = unit_scale  # a level modelled in centimetres: units != meters
+    link = OffMeshLink(start=(1.0, 1.0, 0.0), end=(5.5, 1.0, 0.1), start_polygon=0, end_polygon=2, radius=0.5)
+    mesh = replace(navmeshes.mixed(), links=(link,))
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "Mixed")
+    blender.view_layer.objects.active = obj
+    before = mesh_write.revision(obj)
+    assert overlay.MESHES.get(obj).vertices.tolist() == mesh.vertices.tolist()
+    parent = bpy.data.objects.new("Parent", None)
+    blender.scene.collection.objects.link(parent)
+    obj.parent = parent
+    parent.location = (0.0, 0.0, 1.0 / unit_scale)  # the navmesh 1 m higher
+    obj.location.x += 5.0 / unit_scale
+    obj.rotation_euler.z = 0.3
+    blender.view_layer.update()
+    offset = np.array([5.0, 0.0, 1.0])
+    assert mesh_write.moved_by_hand(obj) and not mesh_write.edited_by_hand(obj)
+    assert mesh_write.revision(obj) != before
+    read = mesh_write.read_navmesh_object(obj)
+    np.testing.assert_allclose(read.vertices, _turned(mesh.vertices, 0.3, offset), atol=1e-5)
+    np.testing.assert_allclose(read.detail_vertices, _turned(mesh.detail_vertices, 0.3, offset), atol=1e-5)
+    np.testing.assert_allclose(read.links[0].start, _turned(link.start, 0.3, offset)[0], atol=1e-5)
+    np.testing.assert_allclose(read.links[0].end, _turned(link.end, 0.3, offset)[0], atol=1e-5)
+    np.testing.assert_array_equal(read.edge_clearance, mesh.edge_clearance)
+    np.testing.assert_array_equal(read.poly_vertices, mesh.poly_vertices)
+    # What Blender draws (the object's faces, in world units) is what is read, less the display lift.
+    drawn = np.array([obj.matrix_world @ v.co for v in obj.data.vertices]) * unit_scale
+    drawn[:, 2] -= mesh_write.DISPLAY_LIFT
+    np.testing.assert_allclose(read.vertices, drawn, atol=1e-5)
+    assert overlay.MESHES.get(obj).vertices.tolist() == read.vertices.tolist()
+    assert operators_path.navmesh_query(obj).mesh.vertices.tolist() == read.vertices.tolist()
+    path = tmp_path / "moved.json"
+    assert bpy.ops.export_scene.navmesh_json(filepath=str(path)) == {"FINISHED"}
+    np.testing.assert_allclose(lib.load(path).vertices, read.vertices, atol=1e-12)
+    # Moved back where the bake put it, it reads exactly as stored again.
+    obj.parent = None
+    obj.matrix_world = mesh_write.written_matrix(obj)
+    blender.view_layer.update()
+    assert not mesh_write.moved_by_hand(obj)
+    navmeshes.assert_equal(mesh_write.read_navmesh_object(obj), mesh)
+
+
+def test_a_moved_navmesh_edited_by_hand_is_the_edited_faces_moved(blender):
+    import bmesh
+
+    mesh = navmeshes.l_corridor()
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "L_navmesh")
+    edited = bmesh.new()
+    edited.from_mesh(obj.data)
+    edited.faces.ensure_lookup_table()
+    bmesh.ops.delete(edited, geom=[edited.faces[-1]], context="FACES_ONLY")
+    edited.to_mesh(obj.data)
+    edited.free()
+    obj.location.y -= 3.0
+    obj.rotation_euler.z = -math.pi / 2
+    blender.view_layer.update()
+    read = mesh_write.read_navmesh_object(obj)
+    assert read.polygon_count == mesh.polygon_count - 1
+    np.testing.assert_allclose(
+        read.vertices, _turned(mesh.vertices[: len(read.vertices)], -math.pi / 2, (0.0, -3.0, 0.0)), atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda obj: setattr(obj.rotation_euler, "x", 0.2), "tilted"),
+        (lambda obj: setattr(obj, "scale", (2.0, 2.0, 2.0)), "scaled"),
+        (lambda obj: setattr(obj, "scale", (1.0, -1.0, 1.0)), "mirrored"),
+    ],
+)
+def test_a_tilted_or_scaled_navmesh_object_is_refused_saying_how_to_clear_it(blender, tmp_path, change, words):
+    """Tilting or scaling a navmesh would break its slopes and agent sizes: reading it (export, path
+    test, overlay) is a clear error naming the transform and Alt+R / Alt+S; clearing them restores it."""
+    mesh = navmeshes.l_corridor()
+    obj = mesh_write.write_navmesh_object(blender.scene, mesh, "L_navmesh")
+    blender.view_layer.objects.active = obj
+    obj.location.x += 2.0
+    change(obj)
+    blender.view_layer.update()
+    assert mesh_write.moved_by_hand(obj)
+    with pytest.raises(lib.NavMeshError, match=rf"'L_navmesh' is {words}.*Alt\+R.*Alt\+S"):
+        mesh_write.read_navmesh_object(obj)
+    path = tmp_path / "tilted.json"
+    with pytest.raises(RuntimeError, match="Alt\\+R"):
+        bpy.ops.export_scene.navmesh_json(filepath=str(path))
+    assert not path.exists()
+    obj.rotation_euler = (0.0, 0.0, 0.0)  # Alt+R
+    obj.scale = (1.0, 1.0, 1.0)  # Alt+S
+    blender.view_layer.update()
+    np.testing.assert_allclose(mesh_write.read_navmesh_object(obj).vertices, mesh.vertices + (2.0, 0.0, 0.0))

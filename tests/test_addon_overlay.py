@@ -11,7 +11,7 @@ import shapely
 from hypothesis import given
 from hypothesis import strategies as st
 
-from navmesh_addon import overlay, properties  # imports bpy, which provides mathutils
+from navmesh_addon import mesh_write, overlay, properties  # imports bpy, which provides mathutils
 
 from mathutils import Euler, Matrix, Vector  # noqa: E402  (isort: skip)
 from tests.fixtures.io import navmeshes
@@ -238,3 +238,17 @@ def test_reach_keeps_the_whole_surface_at_the_bake_radius_and_less_for_a_wider_a
     assert len(coords) == 3 * len(pieces) and 0 < overlay.reach_area(mesh, r0 + 0.3) < 0.9 * mesh.area_xy()
     blocked = np.all(np.isclose(colors, overlay.BLOCKED_COLOR), axis=1)
     assert blocked.any() and len(np.unique(colors[~blocked], axis=0)) == 1  # the navmesh colour elsewhere
+
+
+def test_the_navmesh_colour_and_its_alpha_colour_the_fill():
+    mesh = navmeshes.l_corridor()  # areas 0, 0, 3
+    color = (1.0, 0.2, 0.1, 0.4)
+    _, colors = overlay.surface_fill(mesh, "NAVMESH", color=color)
+    np.testing.assert_allclose(colors, np.tile(color, (len(colors), 1)), atol=1e-6)
+    _, colors = overlay.surface_fill(mesh, "AREA", color=color)
+    assert np.all(colors[:, 3] == np.float32(0.4))
+    ground = overlay.polygon_colors(mesh, "AREA", color=color)
+    assert ground[:2].tolist() == [[1.0, 0.2, 0.1, 1.0]] * 2 and ground[2].tolist() != ground[0].tolist()
+    _, colors = overlay.reach_fill(mesh, mesh.params.agent_radius, color)
+    np.testing.assert_allclose(colors, np.tile(color, (len(colors), 1)), atol=1e-6)
+    assert overlay.SURFACE_COLOR == (*mesh_write.NAVMESH_COLOR[:3], overlay.SURFACE_ALPHA)  # the default, as before

@@ -167,3 +167,51 @@ def test_a_scene_deleted_while_its_bake_runs_gets_nothing_and_says_so(blender):
     assert harness.send("TIMER") == {"CANCELLED"}
     assert harness.reports[-1] == ("ERROR", "the scene was deleted while the navmesh baked: nothing was written")
     assert navmeshes(blender.scene) == []
+
+
+def linked_collection(blender, tmp_path, parent=None):
+    """A collection linked from a library file (a 10 x 10 m floor in it), made the active one."""
+    level = bpy.data.collections.new("LevelLib")
+    blender.scene.collection.children.link(level)
+    floor = grid_object("LibFloor", 10.0, 10.0, collection=level)
+    path = str(tmp_path / "levellib.blend")
+    bpy.data.libraries.write(path, {level})
+    bpy.data.collections.remove(level)
+    bpy.data.objects.remove(floor)
+    with bpy.data.libraries.load(path, link=True) as (_, into):
+        into.collections = ["LevelLib"]
+    (linked,) = into.collections
+    (parent or blender.scene.collection).children.link(linked)
+    return linked
+
+
+def layer_of(layer, collection):
+    """The layer collection of `collection` under `layer` (a view layer's root), or None."""
+    if layer.collection == collection:
+        return layer
+    return next((found for child in layer.children if (found := layer_of(child, collection))), None)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_seeds_and_path_curves_added_in_a_linked_active_collection_go_to_an_editable_one(blender, tmp_path, nested):
+    """Add Walkable Seed and Path to Curve linked their object into the active collection: linked from
+    a library, that raised a traceback and left the object orphaned. As Blender's Add menu does, they
+    go to the nearest editable parent (a local collection holding the linked one), else the scene's."""
+    parent = None
+    if nested:
+        parent = bpy.data.collections.new("Local")
+        blender.scene.collection.children.link(parent)
+    linked = linked_collection(blender, tmp_path, parent)
+    blender.view_layer.active_layer_collection = layer_of(blender.view_layer.layer_collection, linked)
+    assert blender.collection == linked and linked.library is not None
+    expected = parent or blender.scene.collection
+    blender.scene.navmesh.source, blender.scene.navmesh.cell_size = "VISIBLE", 0.25
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    before = set(bpy.data.objects)
+    assert bpy.ops.navmesh.add_seed() == {"FINISHED"}
+    assert bpy.ops.navmesh.path_to_curve() == {"FINISHED"}
+    added = set(bpy.data.objects) - before
+    assert sorted(o.name for o in added) == ["Navmesh Path", "Walkable Seed"]
+    assert all(o.users_collection == (expected,) for o in added)
+    assert not [o.name for o in bpy.data.objects if not o.users_collection]

@@ -234,3 +234,73 @@ def test_color_by_area_sets_a_special_area_apart(blender, color_by, mud_stands_o
     assert is_navmesh_colored(floor)
     assert (not is_navmesh_colored(mud)) == mud_stands_out
     assert (np.abs(floor - mud).max() > 0.2) == mud_stands_out
+
+
+def path_pixels(context) -> int:
+    return int(is_path_colored(viewport_image.render(context, TOP, PROJECTION, SIZE)[..., :3]).sum())
+
+
+def test_the_test_path_hides_with_the_navmesh_it_runs_on(level, blender):
+    """The path kept drawing when its navmesh was hidden (H) or its collection excluded."""
+    add_path(blender)
+    (nav,) = mesh_write.find_navmesh_objects(blender.scene)
+    assert path_pixels(blender) > 100
+    nav.hide_set(True)
+    blender.view_layer.update()
+    assert path_pixels(blender) == 0 and not overlay.path_shown(blender.scene)
+    nav.hide_set(False)
+    (layer,) = [c for c in blender.view_layer.layer_collection.children if c.collection in nav.users_collection]
+    layer.exclude = True
+    blender.view_layer.update()
+    assert path_pixels(blender) == 0
+    layer.exclude = False
+    blender.view_layer.update()
+    assert path_pixels(blender) > 100
+
+
+def layout_view(context):
+    """A real 3D view of the file's Layout screen, with its area, its window region and the window."""
+    screen = bpy.data.screens["Layout"]
+    area = next(a for a in screen.areas if a.type == "VIEW_3D")
+    region = next(r for r in area.regions if r.type == "WINDOW")
+    return area.spaces.active, dict(window=context.window_manager.windows[0], screen=screen, area=area, region=region)
+
+
+def test_the_overlay_follows_the_viewports_overlays_toggle_local_view_and_its_own_toggle(level, blender):
+    """The overlay drew with the viewport's Overlays off, and in Local View of other objects; the scene
+    had no switch of its own."""
+    add_path(blender)
+    (nav,) = mesh_write.find_navmesh_objects(blender.scene)
+    space, where = layout_view(blender)
+    space.overlay.show_overlays = True
+    assert overlay.shown_objects(blender.scene, space) == [nav] and overlay.path_shown(blender.scene, space)
+    assert overlay.scene_batches(blender, space) is not None
+    space.overlay.show_overlays = False
+    assert overlay.scene_batches(blender, space) is None and not overlay.shown_objects(blender.scene, space)
+    space.overlay.show_overlays = True
+    settings = blender.scene.navmesh
+    settings.show_overlay = False
+    assert overlay.scene_batches(blender, space) is None and path_pixels(blender) == 0
+    settings.show_overlay = True
+    # Local View (numpad /) of the crate alone: the navmesh and its path are not in it.
+    for obj in blender.view_layer.objects:
+        obj.select_set(obj.name == "Crate")
+    with blender.temp_override(**where):
+        assert bpy.ops.view3d.localview() == {"FINISHED"}
+    assert space.local_view is not None
+    assert overlay.shown_objects(blender.scene, space) == [] and not overlay.path_shown(blender.scene, space)
+    nav.local_view_set(space, True)  # the navmesh added to the Local View
+    assert overlay.shown_objects(blender.scene, space) == [nav] and overlay.path_shown(blender.scene, space)
+    assert overlay.legend_radius(blender, space) is None  # clearance off: no legend either way
+
+
+def test_the_navmesh_colour_is_a_scene_setting(level, blender):
+    """The fill colour was fixed teal, which nearly vanishes on a teal floor."""
+    settings = blender.scene.navmesh
+    assert tuple(settings.navmesh_color) == pytest.approx((*mesh_write.NAVMESH_COLOR[:3], overlay.SURFACE_ALPHA))
+    point = [(2.0, 8.0, 0.0)]  # on the navmesh, in the room
+    teal = pixels_at(viewport_image.render(blender, TOP, PROJECTION, SIZE), point, TOP)[0, 0, :3]
+    assert is_navmesh_colored(teal)
+    settings.navmesh_color = (1.0, 0.5, 0.0, 1.0)  # opaque orange
+    orange = pixels_at(viewport_image.render(blender, TOP, PROJECTION, SIZE), point, TOP)[0, 0, :3]
+    assert orange == pytest.approx((1.0, 0.5, 0.0), abs=0.02)

@@ -159,3 +159,64 @@ def test_a_gltf_exporter_failure_is_one_clear_error(tmp_path, monkeypatch, fmt):
     with pytest.raises(lib.NavMeshError, match=rf"cannot write .*level\.{fmt}.*PermissionError: \[Errno 13\] denied$"):
         io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / f"level.{fmt}", fmt, context=bpy.context)
     assert list(tmp_path.iterdir()) == [] and len(bpy.data.objects) == 0
+
+
+@pytest.mark.parametrize("name", ["level_nav", "level.navmesh"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_writes_exactly_the_path_given(tmp_path, fmt, name):
+    """A .glb to a path not ending in .glb failed with "No such file or directory" and left
+    `.level_nav.<pid>.partial.glb` behind: Blender's glTF exporter adds the extension it expects."""
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    path = tmp_path / name
+    assert io_formats.write_navmesh_file(navmeshes.l_corridor(), path, fmt, context=bpy.context) == path
+    buffer = [path.with_suffix(".bin").name] if fmt == "gltf" else []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, *buffer])
+    if fmt == "glb":
+        assert path.read_bytes()[:4] == b"glTF"
+    if fmt == "gltf":
+        assert json.loads(path.read_text())["buffers"][0]["uri"] == buffer[0]
+    assert len(bpy.data.objects) == 0
+
+
+def test_a_glb_exporter_failure_leaves_nothing_beside_a_path_without_extension(tmp_path, monkeypatch):
+    import bpy
+
+    from navmesh_addon import io_formats
+
+    def fail(_bpy, path, _fmt):
+        with open(path if str(path).endswith(".glb") else f"{path}.glb", "wb") as fh:  # as Blender's exporter names it
+            fh.write(b"glTF half")
+        raise RuntimeError("Error: Python: Traceback (most recent call last):\n  ...\nOSError: disk full")
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    monkeypatch.setattr(io_formats, "_run_gltf_exporter", fail)
+    with pytest.raises(lib.NavMeshError, match=r"cannot write .*level_nav'.*disk full$"):
+        io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / "level_nav", "glb", context=bpy.context)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.filterwarnings("ignore:.*does not support blend relative")  # ExportHelper's filepath says so
+def test_a_blend_relative_path_is_written_next_to_the_saved_blend_file(blender, tmp_path):
+    """`//nav.json` (Blender's relative path) was written at the filesystem root. The folder below
+    is one the root has not, so the test writes nothing outside tmp_path even where the fix is missing."""
+    import bpy
+
+    from navmesh_addon import io_formats, mesh_write
+
+    folder = "navmesh_relative_export_test_8c1f"
+    (tmp_path / folder).mkdir()
+    mesh = navmeshes.l_corridor()
+    with pytest.raises(
+        lib.NavMeshError, match=rf"'//{folder}/nav.json' is relative to the .blend file, which is not saved"
+    ):
+        io_formats.write_navmesh_file(mesh, f"//{folder}/nav.json", "json")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "level.blend"))
+    assert io_formats.write_navmesh_file(mesh, f"//{folder}/nav.json", "json") == tmp_path / folder / "nav.json"
+    assert lib.load(tmp_path / folder / "nav.json").polygon_count == mesh.polygon_count
+    bpy.context.view_layer.objects.active = mesh_write.write_navmesh_object(bpy.context.scene, mesh, "L_navmesh")
+    assert bpy.ops.export_scene.navmesh_glb(filepath=f"//{folder}/nav.glb") == {"FINISHED"}
+    assert sorted(p.name for p in (tmp_path / folder).iterdir()) == ["nav.glb", "nav.json"]

@@ -29,16 +29,21 @@ def extension_tool() -> Path:
     return found[-1]
 
 
+def tracked_files() -> list[str]:
+    """Every file of the repository (git's list, as in the working tree), which the extension tool
+    filters by the manifest's paths_exclude_pattern."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, text=True, check=True)
+    return [name for name in listed.stdout.split("\0") if name and (ROOT / name).is_file()]
+
+
 @pytest.fixture(scope="module")
 def extension_zip(tmp_path_factory) -> Path:
-    """The zip scripts/build_extension.sh makes, run in a copy of the sources (it writes wheels/)."""
+    """The zip scripts/build_extension.sh makes, run in a copy of the repository's files (it writes
+    wheels/): every top-level folder a checkout has is offered to the manifest's exclude patterns."""
     source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
-    skip = shutil.ignore_patterns("__pycache__")
-    for folder in ("lib", "navmesh_addon"):
-        shutil.copytree(ROOT / folder, source / folder, ignore=skip)
-    for name in ("blender_manifest.toml", "__init__.py", "README.md", "pyproject.toml", "scripts/build_extension.sh"):
-        (source / name).parent.mkdir(exist_ok=True)
-        shutil.copy(ROOT / name, source / name)
+    for name in tracked_files():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
     result = subprocess.run(
         ["bash", str(source / "scripts" / "build_extension.sh"), str(out)],
         env={**os.environ, "PYTHON": sys.executable},
@@ -66,6 +71,9 @@ def test_zip_validates_and_holds_only_the_extension(extension_zip):
     names = zipfile.ZipFile(extension_zip).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"blender_manifest.toml", "__init__.py", "README.md", "wheels", "navmesh_addon"}
+    # What ships of the add-on is exactly its tracked files (nothing left out or added by the patterns).
+    addon = {name for name in tracked_files() if name.startswith("navmesh_addon/")}
+    assert {name for name in names if name.startswith("navmesh_addon/") and not name.endswith("/")} == addon
     assert "navmesh_addon/cli.py" in names
     assert not any(name.endswith(".pyc") or "__pycache__" in name for name in names)
     (wheel,) = [name for name in names if name.startswith("wheels/")]
