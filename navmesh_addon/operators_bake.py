@@ -21,7 +21,9 @@ import blender_navmesh as lib
 from . import agents, mesh_write, scene_extract
 from .scene_extract import SceneArrays
 
-# Custom property on a navmesh object: why it no longer matches its sources (set when one changes).
+# Custom property on a navmesh object: the names of its source objects whose evaluated geometry no
+# longer matches the bake's (on_depsgraph_update keeps it; a name leaves it when its source is as it
+# was baked again). A string: the reason an earlier version of the add-on stored.
 STALE_KEY = "navmesh_stale"
 
 
@@ -396,8 +398,11 @@ def out_of_date(obj, settings) -> str | None:
     """Why a navmesh object no longer matches what a bake would give now, or None: a source object's
     geometry changed (on_depsgraph_update), its navmesh role, area or materials' areas changed, it
     was renamed or deleted, the area types changed, or the bake settings differ from the ones it used."""
-    if obj.get(STALE_KEY):
-        return obj[STALE_KEY]
+    stale = obj.get(STALE_KEY)
+    if isinstance(stale, str):
+        return stale  # marked by an earlier version of the add-on
+    if stale:
+        return f"{stale[0]} changed"
     info = obj.get("navmesh", {})
     if "sources" not in info:
         return None  # imported, not baked here: nothing to compare with
@@ -435,26 +440,69 @@ def out_of_date(obj, settings) -> str | None:
 
 @persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
-    """Mark a navmesh out of date when one of its source objects is moved or its geometry edited:
-    when the digest of its evaluated geometry differs from the bake's (an update that leaves it as it
-    was, such as entering and leaving Edit Mode, does not count)."""
-    changed = {
-        update.id.original.name
-        for update in depsgraph.updates
-        if isinstance(update.id, bpy.types.Object) and (update.is_updated_geometry or update.is_updated_transform)
-    }
-    if not changed:
-        return
-    for nav in mesh_write.own_navmesh_objects(scene):
-        info = nav.get("navmesh", {})
-        hit = sorted(changed.intersection(info.get("sources", ())))
-        if not hit or nav.get(STALE_KEY):
+    """Keep each navmesh's list of the source objects whose evaluated geometry differs from the
+    bake's (STALE_KEY) up to date: a source is checked again when it is moved or edited, when an
+    object it instances (a collection instance's, kept in another scene or an excluded collection)
+    is, when a collection it instances changes (an object added or removed), or when its modifiers'
+    inputs move (Blender then re-evaluates the source itself). A source whose digest is the bake's
+    again (entering and leaving Edit Mode, a move cancelled with Esc) leaves the list."""
+    objects, collections = set(), set()
+    for update in depsgraph.updates:
+        if not (update.is_updated_geometry or update.is_updated_transform):
             continue
-        baked = info.get("digests", {})
-        now = scene_extract.source_digests(depsgraph, scene, [bpy.data.objects[name] for name in hit])
-        moved = [name for name in hit if baked.get(name) != now[name]]
-        if moved:
-            nav[STALE_KEY] = f"{moved[0]} changed"
+        if isinstance(update.id, bpy.types.Object):
+            original = update.id.original
+            if original.type in scene_extract.GEOMETRY_TYPES or original.instance_type != "NONE":
+                objects.add(original.name)
+        elif isinstance(update.id, bpy.types.Collection):
+            collections.add(update.id.original.name)
+    if not objects and not collections:
+        return
+    navs = [nav for nav in mesh_write.own_navmesh_objects(scene) if "digests" in nav.get("navmesh", {})]
+    sources = set().union(*(nav["navmesh"]["digests"].keys() for nav in navs))
+    hit = _hit_sources(depsgraph, sources, objects, collections)
+    if not hit:
+        return
+    now = scene_extract.source_digests(depsgraph, scene, [bpy.data.objects[name] for name in hit])
+    for nav in navs:
+        baked = nav["navmesh"]["digests"]
+        mine = hit.intersection(baked.keys())
+        if not mine:
+            continue
+        before = nav.get(STALE_KEY)
+        if isinstance(before, str):
+            continue  # marked by an earlier version, which did not say which source: stays until a bake
+        was = [] if before is None else list(before)
+        stale = sorted((set(was) - mine) | {name for name in mine if baked[name] != now[name]})
+        if stale == was:
+            continue  # written only when it changes: a write is an update of its own
+        if stale:
+            nav[STALE_KEY] = stale
+        else:
+            del nav[STALE_KEY]
+
+
+def _hit_sources(depsgraph, sources: set[str], objects: set[str], collections: set[str]) -> set[str]:
+    """The sources (names) whose evaluated geometry may have changed with the updated objects and
+    collections: updated themselves, instancing an updated object, or instancing an updated
+    collection (or a collection holding it)."""
+    hit = {name for name in sources & objects if name in bpy.data.objects}
+    others = objects - sources
+    if others:
+        for inst in depsgraph.object_instances:
+            if inst.is_instance and inst.object.original.name in others:
+                owner = inst.parent.original.name
+                if owner in sources:
+                    hit.add(owner)
+    if collections:
+        for name in sources - hit:
+            obj = bpy.data.objects.get(name)
+            group = obj.instance_collection if obj is not None and obj.instance_type == "COLLECTION" else None
+            if group is not None and (
+                group.name in collections or any(c.name in collections for c in group.children_recursive)
+            ):
+                hit.add(name)
+    return hit
 
 
 def register_handlers() -> None:

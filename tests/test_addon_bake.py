@@ -291,6 +291,77 @@ def test_updates_that_leave_the_geometry_as_it_was_keep_the_navmesh_current(leve
     assert operators_bake.out_of_date(obj, settings) == "Floor changed"
 
 
+def test_a_move_put_back_as_it_was_leaves_the_navmesh_current(level):
+    """A grab cancelled with Esc evaluates the moved object, then restores its exact values: the
+    navmesh showed "Crate changed" for good."""
+    floor, crate = level
+    settings = bpy.context.scene.navmesh
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    crate_at, floor_at = crate.location.copy(), floor.location.copy()
+    crate.location.x += 0.7
+    floor.location.y += 0.3
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Crate changed"
+    crate.location = crate_at
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Floor changed"  # still moved
+    floor.location = floor_at
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None
+
+
+def test_editing_what_a_collection_instance_shows_makes_the_navmesh_out_of_date(blender):
+    """A level of collection instances of a tile kept in another scene: Blender's update names the
+    tile, never the instancers (the sources), so editing the tile left the navmesh current."""
+    level = blender.scene
+    assets = bpy.data.scenes.new("Assets")
+    tiles = bpy.data.collections.new("Tile")
+    assets.collection.children.link(tiles)
+    tile = grid_object("Tile", 5.0, 5.0, collection=tiles)
+    for k, x in enumerate((0.0, 5.0)):
+        instancer = bpy.data.objects.new(f"TileInstance{k}", None)
+        instancer.instance_type, instancer.instance_collection = "COLLECTION", tiles
+        instancer.location.x = x
+        level.collection.objects.link(instancer)
+    settings = level.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    assert operators_bake.out_of_date(obj, settings) is None
+    for vertex in tile.data.vertices:
+        vertex.co.x *= 0.5
+    tile.data.update()
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "TileInstance0 changed"
+    for vertex in tile.data.vertices:
+        vertex.co.x *= 2.0
+    tile.data.update()
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None  # as baked again
+    extra = grid_object("Step", 1.0, 1.0, location=(1.0, 1.0, 0.3), collection=tiles)
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "TileInstance0 changed"
+    tiles.objects.unlink(extra)
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None
+
+
+def test_moving_a_modifier_input_makes_the_navmesh_out_of_date(blender):
+    floor = grid_object("Floor", 10.0, 10.0)
+    cutter = box_object("Cutter", (4, 4, -1), (6, 6, 1))
+    cutter.navmesh_role = "IGNORE"
+    floor.modifiers.new("Hole", "BOOLEAN").object = cutter
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "SELECTED", 0.25
+    select_only(floor)
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    cutter.location.x += 1.0
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Floor changed"
+
+
 def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
     bpy.ops.navmesh.bake()
     (obj,) = navmesh_objects()
