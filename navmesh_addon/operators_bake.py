@@ -411,7 +411,7 @@ def out_of_date(obj, settings) -> str | None:
         return f"{gone[0]} was renamed or deleted"
     for name, then in json.loads(info.get("settings", "{}")).items():
         source = bpy.data.objects.get(name)
-        if source is not None and scene_extract.source_settings(source) != then:
+        if source is not None and not scene_extract.same_settings(scene_extract.source_settings(source), then):
             return f"{name}'s navmesh role, area or materials changed"
     if "area_types" in info and json.loads(info["area_types"]) != scene_extract.area_types(settings):
         return "the area types changed"

@@ -195,21 +195,36 @@ def _mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def source_settings(obj) -> list:
-    """An object's navmesh settings as a bake reads them: role, area, cost, link options, and its
-    materials' area and cost."""
-    materials = [
-        [slot.material.name, slot.material.navmesh_area, round(slot.material.navmesh_area_cost, 6)]
-        for slot in obj.material_slots
-        if slot.material is not None
-    ]
+    """An object's navmesh settings as a bake reads them: role, area, cost, link options, and per
+    material slot the area and cost of a material that sets one (None for a slot whose faces take the
+    object's area). A material's name, or one with no area (-1), does not change a bake: with no
+    material setting an area the list is empty, as with no material at all."""
+    materials = [_material_area(slot.material) for slot in obj.material_slots]
     return [
         obj.navmesh_role,
         obj.navmesh_area,
         round(obj.navmesh_area_cost, 6),
         obj.navmesh_link_bidirectional,
         round(obj.navmesh_link_radius, 6),
-        materials,
+        materials if any(entry is not None for entry in materials) else [],
     ]
+
+
+def _material_area(material) -> list | None:
+    """[area, cost] of a material that sets an area, else None."""
+    if material is None or material.navmesh_area < 0:
+        return None
+    return [material.navmesh_area, round(material.navmesh_area_cost, 6)]
+
+
+def same_settings(now: list, then: list) -> bool:
+    """Do an object's settings now (source_settings) give the bake its stored settings gave? A bake
+    of an earlier version stored each material as [name, area, cost] (with no slot for an empty
+    one): the name is dropped and an area of -1 reads as None."""
+    if len(then) == 6 and then[5] and all(isinstance(entry, list) and len(entry) == 3 for entry in then[5]):
+        materials = [None if entry[1] < 0 else entry[1:] for entry in then[5]]
+        then = [*then[:5], materials if any(entry is not None for entry in materials) else []]
+    return now == then
 
 
 def area_types(settings) -> list:

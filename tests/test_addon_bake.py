@@ -271,6 +271,35 @@ def test_a_changed_role_area_or_area_type_makes_the_navmesh_out_of_date(level):
     assert operators_bake.out_of_date(obj, settings) == "the area types changed"
 
 
+def test_a_material_that_sets_no_area_keeps_the_navmesh_current(level):
+    """Assigning or renaming a material whose Navmesh Area is -1 cannot change the bake, but showed
+    "Floor's navmesh role, area or materials changed"."""
+    floor, _ = level
+    settings = bpy.context.scene.navmesh
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    concrete = bpy.data.materials.new("Concrete")
+    floor.data.materials.append(concrete)
+    assert operators_bake.out_of_date(obj, settings) is None
+    concrete.name = "Concrete_v2"
+    assert operators_bake.out_of_date(obj, settings) is None
+    concrete.navmesh_area = 2
+    assert operators_bake.out_of_date(obj, settings) == "Floor's navmesh role, area or materials changed"
+    bpy.ops.navmesh.bake()
+    concrete.name = "Concrete_v3"
+    assert operators_bake.out_of_date(obj, settings) is None
+    concrete.navmesh_area_cost = 3.0
+    assert operators_bake.out_of_date(obj, settings) == "Floor's navmesh role, area or materials changed"
+
+
+def test_settings_stored_by_an_earlier_version_compare_without_material_names():
+    earlier = ["WALKABLE", 0, 1.0, True, 0.0, [["Concrete", -1, 1.0]]]
+    assert scene_extract.same_settings(["WALKABLE", 0, 1.0, True, 0.0, []], earlier)
+    earlier = ["WALKABLE", 0, 1.0, True, 0.0, [["Concrete", -1, 1.0], ["Mud", 3, 2.0]]]
+    assert scene_extract.same_settings(["WALKABLE", 0, 1.0, True, 0.0, [None, [3, 2.0]]], earlier)
+    assert not scene_extract.same_settings(["WALKABLE", 0, 1.0, True, 0.0, [None, [3, 4.0]]], earlier)
+
+
 def test_updates_that_leave_the_geometry_as_it_was_keep_the_navmesh_current(level):
     """Tab into Edit Mode and out without editing, or Display As Wire, showed "Floor changed"."""
     floor, _ = level
