@@ -97,19 +97,22 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     meters = units.meters_per_unit(context.scene)
     parts, names, volumes, links = [], [], [], []
     costs, not_walkable = _area_table(context.scene.navmesh)
+    feeding = set(sources)  # the objects whose navmesh settings this bake reads: what they instance too
     for obj, owner, matrix in _instances(depsgraph, sources, meters):
+        feeding.add(obj.original)
+        # An instance takes the stricter of its instancer's role and its object's own.
         role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
         if role == "IGNORE":
             continue
         if role in VOLUME_ROLES:
-            volumes.append(_volume(obj, matrix, role, costs, not_walkable))
+            volumes.append(_volume(obj, owner, matrix, role, costs, not_walkable))
             names.append(owner.name)
             continue
         if role == "OFF_MESH_LINK":
-            links.append(_link(obj, matrix, costs, meters))
+            links.append(_link(obj, owner, matrix, costs, meters))
             names.append(owner.name)
             continue
-        part = _object_triangles(obj, matrix, role == "WALKABLE", costs)
+        part = _object_triangles(obj, matrix, role == "WALKABLE", costs, owner)
         if part is not None:
             parts.append(part)
             names.append(owner.name)
@@ -132,7 +135,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         volumes=volumes,
         links=links,
         digests=source_digests(depsgraph, context.scene, sources),
-        settings={obj.name: source_settings(obj) for obj in sources},
+        settings={obj.name: source_settings(obj) for obj in feeding},
         area_types=area_types(context.scene.navmesh),
     )
     # Faces of an area type the table marks not walkable still block, as Recast's null area does.
@@ -232,18 +235,19 @@ def area_types(settings) -> list:
     return [[entry.area_id, round(entry.cost, 6), entry.walkable] for entry in settings.area_types]
 
 
-def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
-    """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it has no faces."""
+def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict, owner=None):
+    """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it
+    has no faces. owner: the source object showing it (its instancer, for an instance)."""
     co, tris, mat_index = _mesh_arrays(obj)
     if not len(tris):
         return None
     co = co @ matrix[:3, :3].T + matrix[:3, 3]
     if np.linalg.det(matrix[:3, :3]) < 0:
         tris = tris[:, ::-1].copy()
-    return co, tris, np.full(len(tris), walkable), _triangle_areas(obj, mat_index, costs)
+    return co, tris, np.full(len(tris), walkable), _triangle_areas(obj, owner, mat_index, costs)
 
 
-def _volume(obj, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) -> lib.AreaVolume:
+def _volume(obj, owner, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) -> lib.AreaVolume:
     """An area volume object as lib takes it: world triangles, its Area Type or None (no go: also
     an area type the scene's table marks not walkable, as faces of that type are)."""
     part = _object_triangles(obj, matrix, False, {})
@@ -251,13 +255,14 @@ def _volume(obj, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) 
     if part is None:
         raise lib.NavMeshError(f"{name} has no faces: make it a closed mesh (a box) around the floor to mark")
     area = None
-    if role == "AREA_VOLUME" and obj.original.navmesh_area not in not_walkable:
-        area = int(obj.original.navmesh_area)
-        _note_cost(costs, area, obj.original.navmesh_area_cost, f"object {obj.original.name!r}")
+    giver = area_object(obj, owner)
+    if role == "AREA_VOLUME" and giver.navmesh_area not in not_walkable:
+        area = int(giver.navmesh_area)
+        _note_cost(costs, area, giver.navmesh_area_cost, f"object {giver.name!r}")
     return lib.AreaVolume(part[0], part[1], area, name)
 
 
-def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
+def _link(obj, owner, matrix: np.ndarray, costs: dict, meters: float):
     """An off-mesh link object as lib takes it: its first and last points (world, meters), both
     ways or not, its radius (None: the bake radius) and area. Its Area Cost is its area type's cost,
     as any object's, which the query applies to the link (as Detour does): the link's own cost
@@ -267,13 +272,14 @@ def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
     if len(co) < 2:
         raise lib.NavMeshError(f"off-mesh link {original.name!r} needs two points (a two-point curve or an edge)")
     ends = co[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
-    _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
+    giver = area_object(obj, owner)
+    _note_cost(costs, giver.navmesh_area, giver.navmesh_area_cost, f"object {giver.name!r}")
     return offmesh.LinkSpec(
         tuple(ends[0].tolist()),
         tuple(ends[1].tolist()),
         original.navmesh_link_bidirectional,
         original.navmesh_link_radius * meters or None,
-        int(original.navmesh_area),
+        int(giver.navmesh_area),
         1.0,
         original.name,
     )
@@ -309,10 +315,22 @@ def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:
         )
 
 
-def _triangle_areas(obj, mat_index: np.ndarray, costs: dict) -> np.ndarray:
-    """Area id per triangle: its material's area when set (>= 0), else the object's. Each area's
-    cost is noted in costs ({area: (cost, who set it)})."""
+def area_object(obj, owner=None):
+    """The original object whose Area Type (and Area Cost) an evaluated object's faces take where no
+    material sets one: its own; for an instance whose own area is 0 (ground, the default), its
+    instancer's (a collection instance's Empty), as the instancer's role applies to what it
+    instances. So a material's area wins over the object's, and the object's own (not 0) over its
+    instancer's."""
     original = obj.original
+    if owner is not None and owner != original and original.navmesh_area == 0:
+        return owner
+    return original
+
+
+def _triangle_areas(obj, owner, mat_index: np.ndarray, costs: dict) -> np.ndarray:
+    """Area id per triangle: its material's area when set (>= 0), else the object's (area_object).
+    Each area's cost is noted in costs ({area: (cost, who set it)})."""
+    original = area_object(obj, owner)
     lookup, own = [], []
     for slot in obj.material_slots:
         mat = slot.material

@@ -374,6 +374,8 @@ def test_editing_what_a_collection_instance_shows_makes_the_navmesh_out_of_date(
     tiles.objects.unlink(extra)
     bpy.context.view_layer.update()
     assert operators_bake.out_of_date(obj, settings) is None
+    tile.navmesh_area = 4  # what it instances is read for its settings too
+    assert operators_bake.out_of_date(obj, settings) == "Tile's navmesh role, area or materials changed"
 
 
 def test_moving_a_modifier_input_makes_the_navmesh_out_of_date(blender):
