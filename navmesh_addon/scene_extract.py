@@ -60,10 +60,7 @@ def source_objects(context, source: str, collection=None) -> set:
         # is left out alike (Blender does not evaluate the first, and the second was baked).
         picked = {obj for obj in collection.all_objects if obj.visible_get()}
         if not picked:
-            raise lib.NavMeshError(
-                f"collection {collection.name!r} has no visible object: add objects to it, unhide them, "
-                "or pick another collection"
-            )
+            raise lib.NavMeshError(_why_nothing_visible(context, collection))
     elif source == "VISIBLE":
         picked = {obj for obj in context.view_layer.objects if obj.visible_get()}
         if not picked:
@@ -71,6 +68,42 @@ def source_objects(context, source: str, collection=None) -> set:
     else:
         raise lib.NavMeshError(f"unknown source {source!r}; expected SELECTED, COLLECTION or VISIBLE")
     return {obj for obj in picked if not obj.get("navmesh_generated")}
+
+
+def _why_nothing_visible(context, collection) -> str:
+    """Why a source collection shows no object in the view layer, and what to do."""
+    name, scene, view_layer = collection.name, context.scene, context.view_layer
+    if collection != scene.collection and collection not in scene.collection.children_recursive:
+        return (
+            f"collection {name!r} is not in scene {scene.name!r}: link it into this scene (or bake in "
+            "the scene that holds it), or pick another collection"
+        )
+    layers = list(_layer_collections(view_layer.layer_collection, collection))
+    if layers and all(excluded for _, excluded, _ in layers):
+        return (
+            f"collection {name!r} is excluded from view layer {view_layer.name!r}: tick its checkbox "
+            "(or its parent's) in the Outliner, or pick another collection"
+        )
+    if not collection.all_objects:
+        return f"collection {name!r} has no object: add objects to it, or pick another collection"
+    if layers and all(excluded or hidden for _, excluded, hidden in layers):
+        return (
+            f"collection {name!r} is hidden in view layer {view_layer.name!r}: unhide it (its eye icon, "
+            "or its parent's, in the Outliner), or pick another collection"
+        )
+    return f"collection {name!r} has no visible object: unhide its objects, or pick another collection"
+
+
+def _layer_collections(layer, collection, excluded=False, hidden=False):
+    """(layer collection, excluded, hidden) for each place `collection` sits in a view layer's tree,
+    counting its parents' exclude checkbox and eye icon (and the collection's own Disable in
+    Viewports)."""
+    excluded = excluded or layer.exclude
+    hidden = hidden or layer.hide_viewport or layer.collection.hide_viewport
+    if layer.collection == collection:
+        yield layer, excluded, hidden
+    for child in layer.children:
+        yield from _layer_collections(child, collection, excluded, hidden)
 
 
 def seed_points(context, source: str, collection=None) -> tuple[np.ndarray, list[str]]:

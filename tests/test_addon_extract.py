@@ -184,6 +184,32 @@ def test_collection_source_leaves_out_hidden_objects_whichever_eye_hid_them(blen
         extract_scene(blender, "COLLECTION", level)
 
 
+def test_a_source_collection_showing_nothing_names_the_cause(blender):
+    """Excluded from the view layer, or only in another scene, the collection got "add objects to
+    it, unhide them" though it is full and nothing in it is hidden."""
+    arena = bpy.data.collections.new("Arena")
+    blender.scene.collection.children.link(arena)
+    grid_object("ArenaFloor", 4.0, 4.0, collection=arena)
+    layer = blender.view_layer.layer_collection.children["Arena"]
+    layer.exclude = True
+    with pytest.raises(lib.NavMeshError, match="'Arena' is excluded from view layer 'ViewLayer': tick its checkbox"):
+        extract_scene(blender, "COLLECTION", arena)
+    layer.exclude = False
+    layer.hide_viewport = True
+    with pytest.raises(lib.NavMeshError, match="'Arena' is hidden in view layer 'ViewLayer': unhide it"):
+        extract_scene(blender, "COLLECTION", arena)
+    assets = bpy.data.scenes.new("Assets")
+    props = bpy.data.collections.new("Props")
+    assets.collection.children.link(props)
+    grid_object("Crate", 1.0, 1.0, collection=props)
+    with pytest.raises(lib.NavMeshError, match="'Props' is not in scene 'Scene': link it into this scene"):
+        extract_scene(blender, "COLLECTION", props)
+    empty = bpy.data.collections.new("Empty")
+    blender.scene.collection.children.link(empty)
+    with pytest.raises(lib.NavMeshError, match="'Empty' has no object: add objects to it"):
+        extract_scene(blender, "COLLECTION", empty)
+
+
 @pytest.mark.parametrize(
     "setup, source, words",
     [
