@@ -23,7 +23,7 @@ from . import units
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
     ("COLLECTION", "Collection", "Bake every visible object in a chosen collection and its children"),
-    ("VISIBLE", "Visible", "Bake every visible object in the scene"),
+    ("VISIBLE", "Visible", "Bake every visible object in the scene and in its Background Scene (Set)"),
 )
 COLOR_BY = (
     ("NAVMESH", "Navmesh", "One colour for the whole navmesh"),

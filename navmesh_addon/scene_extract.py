@@ -62,12 +62,33 @@ def source_objects(context, source: str, collection=None) -> set:
         if not picked:
             raise lib.NavMeshError(_why_nothing_visible(context, collection))
     elif source == "VISIBLE":
-        picked = {obj for obj in context.view_layer.objects if obj.visible_get()}
+        # What the viewport draws: the view layer's visible objects and its Background Scene's (Set).
+        picked = {obj for obj in context.view_layer.objects if obj.visible_get()} | set_objects(context)
         if not picked:
             raise lib.NavMeshError("no object is visible: unhide the level geometry or choose another source")
     else:
         raise lib.NavMeshError(f"unknown source {source!r}; expected SELECTED, COLLECTION or VISIBLE")
     return {obj for obj in picked if not obj.get("navmesh_generated")}
+
+
+def set_objects(context) -> set:
+    """The original objects the viewport draws from the scene's Background Scene (Set) and its own
+    sets: those its depsgraph evaluates as coming from a set (the set scene's visible ones)."""
+    if context.scene.background_set is None:
+        return set()
+    depsgraph = context.evaluated_depsgraph_get()
+    return {
+        inst.object.original for inst in depsgraph.object_instances if not inst.is_instance and inst.object.is_from_set
+    }
+
+
+def _set_scenes(scene) -> list:
+    """The scene's Background Scene, its background scene, and so on (Blender refuses a cycle)."""
+    found = []
+    while scene.background_set is not None and scene.background_set not in found:
+        scene = scene.background_set
+        found.append(scene)
+    return found
 
 
 def _why_nothing_visible(context, collection) -> str:
@@ -109,15 +130,17 @@ def _layer_collections(layer, collection, excluded=False, hidden=False):
 def seed_points(context, source: str, collection=None) -> tuple[np.ndarray, list[str]]:
     """(K, 3) world positions (meters) and names of the walkable seeds of the bake's sources: the
     selected ones for Source Selected, those in the collection (or its children) for Source
-    Collection, else every one in the view layer; hidden or not, as a hidden seed still marks a
-    place agents must reach (another level's seeds, in another collection, are not this one's)."""
+    Collection, else every one in the view layer or in its Background Scene (Set); hidden or not,
+    as a hidden seed still marks a place agents must reach (another level's seeds, in another
+    collection, are not this one's)."""
     if source == "SELECTED":
         pool = context.selected_objects
     elif source == "COLLECTION" and collection is not None:
         pool = collection.all_objects
     else:
-        pool = context.view_layer.objects
-    seeds = sorted((obj for obj in pool if obj.get(SEED_TAG)), key=lambda obj: obj.name)
+        sets = (obj for scene in _set_scenes(context.scene) for obj in scene.objects)
+        pool = [*context.view_layer.objects, *sets]
+    seeds = sorted({obj for obj in pool if obj.get(SEED_TAG)}, key=lambda obj: obj.name)
     points = np.array([tuple(obj.matrix_world.translation) for obj in seeds], dtype=np.float64).reshape(-1, 3)
     return points * units.meters_per_unit(context.scene), [obj.name for obj in seeds]
 

@@ -407,6 +407,30 @@ def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
     assert operators_bake.out_of_date(obj, settings) is None
 
 
+def test_source_visible_bakes_the_background_scene_the_viewport_draws(blender):
+    """Objects of the scene's Background Scene (Set) are drawn but were not baked, and nothing said so."""
+    grid_object("Floor", 10.0, 10.0)
+    base = bpy.data.scenes.new("BaseLevel")
+    annex = grid_object("Annex", 10.0, 10.0, location=(10.0, 0.0, 0.0), collection=base.collection)
+    hidden = grid_object("Attic", 10.0, 10.0, location=(0.0, 20.0, 0.0), collection=base.collection)
+    hidden.hide_viewport = True  # not drawn: not baked
+    blender.scene.background_set = base
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert sorted(obj["navmesh"]["sources"]) == ["Annex", "Floor"]
+    mesh = mesh_write.read_navmesh_object(obj)
+    assert mesh.vertices[:, 0].max() > 19.0 and mesh.vertices[:, 1].max() < 10.0
+    annex.location.x += 1.0
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Annex changed"
+    settings.source = "SELECTED"  # only what is picked: the set's objects cannot be selected here
+    select_only(bpy.data.objects["Floor"])
+    bpy.ops.navmesh.bake()
+    assert list(obj["navmesh"]["sources"]) == ["Floor"]
+
+
 def test_a_walkable_seed_keeps_only_the_island_it_stands_on(blender):
     """The crate top is an island of its own; a seed on the floor drops it, and the bake says so."""
     grid_object("Floor", 10.0, 10.0)
