@@ -93,6 +93,7 @@ class BakeJob:
         self.stage = "waiting"
         self.fraction = 0.0
         self.results: list[lib.NavMesh] = []
+        self.downward: list[list[str]] = []  # per result, the objects whose floors face down
         self.error: Exception | None = None
         self.cancelled = False
         self.seconds = 0.0
@@ -130,12 +131,23 @@ class BakeJob:
                         links=a.links,
                     )
                 )
+                self.downward.append(self._downward(target.params))
         except lib.BakeCancelled:
             self.cancelled = True
             self.results = []
         except Exception as exc:  # reported to the user by the operator, never lost in the thread
             self.error = exc
         self.seconds = time.perf_counter() - start
+
+    def _downward(self, params: lib.BakeParams) -> list[str]:
+        """arrays.downward_floors, once per slope and region area (agent type groups share them)."""
+        for target, found in zip(self.targets, self.downward):
+            if (target.params.agent_max_slope, target.params.region_min_area) == (
+                params.agent_max_slope,
+                params.region_min_area,
+            ):
+                return found
+        return self.arrays.downward_floors(params)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.run, name="navmesh-bake", daemon=True)
@@ -182,20 +194,28 @@ def finish(job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
         if isinstance(job.error, lib.NavMeshError):
             raise job.error
         raise lib.NavMeshError(f"the bake failed unexpectedly: {type(job.error).__name__}: {job.error}") from job.error
-    for target, mesh in zip(job.targets, job.results):
+    for target, mesh, downward in zip(job.targets, job.results, job.downward):
         if mesh.is_empty:
             who = f" for {', '.join(target.agent_types)}" if target.agent_types else ""
+            if downward:
+                raise lib.NavMeshError(
+                    f"nothing walkable{who}: the floor faces of {_listed(downward)} face down (flipped "
+                    "normals), and only faces facing up are walked on: select them, and in Edit Mode "
+                    "Mesh > Normals > Recalculate Outside (or Flip)"
+                )
             raise lib.NavMeshError(
                 f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
                 "lower Agent Radius or Min Region Area, or raise Max Slope"
             )
     mesh_write.check_not_edited(scene)  # entered while a modal bake ran
     objects = []
-    for target, mesh in zip(job.targets, job.results):
+    for target, mesh, downward in zip(job.targets, job.results, job.downward):
         stats = {
             "bake_time": job.seconds / len(job.targets),
             "sources": job.arrays.object_names,
             "warnings": target.params.warnings(),
+            # Faults of the level geometry that the bake leaves out.
+            "geometry_warnings": [downward_warning(downward)] if downward else [],
             "islands": int(len(np.unique(mesh.islands()))),
             "seeds": len(job.arrays.seeds),
             # What out_of_date and on_depsgraph_update compare a later scene with.
@@ -516,9 +536,27 @@ def unregister_handlers() -> None:
 
 
 def _report_warnings(operator, obj) -> None:
-    """The bake parameters' warnings (settings that make little sense together), in the Info log."""
+    """The bake parameters' warnings (settings that make little sense together) and the level
+    geometry's (floors facing down), in the Info log."""
     for warning in obj["navmesh"].get("warnings", ()):
         operator.report({"WARNING"}, f"Navmesh settings: {warning}")
+    for warning in obj["navmesh"].get("geometry_warnings", ()):
+        operator.report({"WARNING"}, f"Navmesh sources: {warning}")
+
+
+def downward_warning(names: list[str]) -> str:
+    """The warning for floors facing down in a bake that found other floors."""
+    return (
+        f"the floor faces of {_listed(names)} face down (flipped normals?), so they get no navmesh: if "
+        "agents should walk there, select them, and in Edit Mode Mesh > Normals > Recalculate Outside"
+    )
+
+
+def _listed(names: list[str]) -> str:
+    """'A', 'A and B', 'A, B and 2 more'."""
+    if len(names) > 3:
+        return f"{', '.join(names[:2])} and {len(names) - 2} more"
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 CLASSES = (NAVMESH_OT_bake, NAVMESH_OT_clear, NAVMESH_OT_add_seed)

@@ -13,6 +13,7 @@ import numpy as np
 
 import blender_navmesh as lib
 from blender_navmesh import links as offmesh
+from blender_navmesh import soup
 
 from . import units
 
@@ -42,6 +43,18 @@ class SceneArrays:
     digests: dict[str, str] = field(default_factory=dict)
     settings: dict[str, list] = field(default_factory=dict)
     area_types: list = field(default_factory=list)
+    # Per triangle, the evaluated object (instance) it came from, an index into part_names, the
+    # names of those objects (the instanced one for an instance: the mesh to fix).
+    parts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    part_names: list[str] = field(default_factory=list)
+
+    def downward_floors(self, params: lib.BakeParams) -> list[str]:
+        """Names of the objects with floors facing down (flipped normals, lib.soup.downward_floors)
+        that a bake with these parameters would have walked on if they faced up."""
+        found = soup.downward_floors(
+            self.vertices, self.triangles, self.walkable, params.agent_max_slope, self.parts, params.region_min_area
+        )
+        return sorted({self.part_names[k] for k in np.unique(self.parts[found]).tolist()})
 
 
 def source_objects(context, source: str, collection=None) -> set:
@@ -151,7 +164,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
     meters = units.meters_per_unit(context.scene)
-    parts, names, volumes, links = [], [], [], []
+    parts, names, volumes, links, shown = [], [], [], [], []
     costs, not_walkable = _area_table(context.scene.navmesh)
     feeding = set(sources)  # the objects whose navmesh settings this bake reads: what they instance too
     for obj, owner, matrix in _instances(depsgraph, sources, meters):
@@ -172,6 +185,7 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         if part is not None:
             parts.append(part)
             names.append(owner.name)
+            shown.append(obj.original.name)
     if not parts:
         raise lib.NavMeshError(
             "the source objects have no faces to bake (all ignored, volumes, empty or not geometry): "
@@ -193,6 +207,8 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         digests=source_digests(depsgraph, context.scene, sources),
         settings={obj.name: source_settings(obj) for obj in feeding},
         area_types=area_types(context.scene.navmesh),
+        parts=np.repeat(np.arange(len(parts)), [len(p[1]) for p in parts]),
+        part_names=shown,
     )
     # Faces of an area type the table marks not walkable still block, as Recast's null area does.
     arrays.walkable &= ~np.isin(arrays.areas, list(not_walkable))

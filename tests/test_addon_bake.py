@@ -431,6 +431,46 @@ def test_source_visible_bakes_the_background_scene_the_viewport_draws(blender):
     assert list(obj["navmesh"]["sources"]) == ["Floor"]
 
 
+def flip_normals(obj) -> None:
+    obj.data.flip_normals()
+    obj.data.update()
+
+
+def test_floors_facing_down_are_named_with_the_fix(blender):
+    """A floor with flipped normals got "nothing is flat enough ... raise Max Slope", which cannot
+    help; with half the level flipped, that half silently got no navmesh."""
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    floor = grid_object("Floor", 10.0, 10.0)
+    flip_normals(floor)
+    with pytest.raises(RuntimeError, match="the floor faces of Floor face down .*Recalculate Outside"):
+        bpy.ops.navmesh.bake()
+    flip_normals(floor)
+    annex = grid_object("Annex", 10.0, 10.0, location=(10.0, 0.0, 0.0))
+    flip_normals(annex)
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    (warning,) = obj["navmesh"]["geometry_warnings"]
+    assert warning.startswith("the floor faces of Annex face down") and "Recalculate Outside" in warning
+    flip_normals(annex)
+    bpy.ops.navmesh.bake()
+    assert list(obj["navmesh"]["geometry_warnings"]) == []
+
+
+def test_faces_facing_down_on_purpose_are_not_warned_about(blender):
+    """A ceiling plane over the floor and the bottoms of slabs and crates face down legitimately."""
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    grid_object("Floor", 10.0, 10.0)
+    ceiling = grid_object("Ceiling", 10.0, 10.0, location=(0.0, 0.0, 3.0))
+    flip_normals(ceiling)
+    box_object("Slab", (12, 0, 2), (16, 4, 2.3))
+    box_object("Crate", (4, 4, 0), (6, 6, 1.5))
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert list(obj["navmesh"]["geometry_warnings"]) == []
+
+
 def test_a_walkable_seed_keeps_only_the_island_it_stands_on(blender):
     """The crate top is an island of its own; a seed on the floor drops it, and the bake says so."""
     grid_object("Floor", 10.0, 10.0)
