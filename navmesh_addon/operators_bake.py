@@ -472,7 +472,8 @@ def on_depsgraph_update(scene, depsgraph) -> None:
             continue
         if isinstance(update.id, bpy.types.Object):
             original = update.id.original
-            if original.type in scene_extract.GEOMETRY_TYPES or original.instance_type != "NONE":
+            feeds = original.type in scene_extract.GEOMETRY_TYPES or original.instance_type != "NONE"
+            if feeds and not original.get("navmesh_generated"):  # a navmesh is never a source
                 objects.add(original.name)
         elif isinstance(update.id, bpy.types.Collection):
             collections.add(update.id.original.name)
