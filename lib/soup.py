@@ -227,3 +227,84 @@ def _round_edge(points: np.ndarray, t: np.ndarray, slots: np.ndarray, lo: np.nda
     binned = np.where(binned >= full, binned - full, binned)
     ahead = np.cross(axis, out)
     return binned, np.einsum("ij,ij->i", normal, ahead) > 0.0
+
+
+def downward_floors(
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    walkable: np.ndarray,
+    max_slope: float,
+    parts: np.ndarray | None = None,
+    min_area: float = 0.0,
+) -> np.ndarray:
+    """Per triangle: does it look like a floor whose normals were flipped? A walkable triangle facing
+    down, within max_slope (degrees) of straight down, so a floor were it turned over, unless it
+    faces down on purpose: part of a closed shell (a slab's bottom, a closed room's ceiling), or of a
+    group of such faces (joined at their corners) over an upward walkable face (a ceiling plane over
+    a floor, an overhang), or of a group smaller than min_area (m²). parts (each triangle's object,
+    if known) limits the search for shells to the objects with such faces. The bake never walks on
+    these faces; a level whose floors all face down gets no navmesh."""
+    vertices = np.asarray(vertices, dtype=np.float64)
+    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    walkable = np.asarray(walkable, dtype=bool).reshape(-1)
+    found = np.zeros(len(triangles), dtype=bool)
+    if not len(triangles):
+        return found
+    corner = vertices[triangles]
+    normal = np.cross(corner[:, 1] - corner[:, 0], corner[:, 2] - corner[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    upright = normal[:, 2] / np.maximum(length, NONZERO_DIVISOR)
+    cos_slope = np.cos(np.radians(max_slope))
+    down = walkable & (upright < 0.0) & (upright <= -cos_slope)
+    if not down.any():
+        return found
+    suspects = np.ones(len(triangles), dtype=bool) if parts is None else np.isin(parts, np.asarray(parts)[down])
+    searched = np.flatnonzero(suspects)
+    used, local = np.unique(triangles[searched], return_inverse=True)
+    down[searched[closed_shells(vertices[used], local.reshape(-1, 3))]] = False
+    candidates = np.flatnonzero(down)
+    if not len(candidates):
+        return found
+    # Group the candidates joined at a corner (vertices welded by position).
+    points, ids = np.unique(corner[candidates].reshape(-1, 3), axis=0, return_inverse=True)
+    ids = ids.reshape(-1, 3)
+    label = connected_components(len(points), np.concatenate([ids[:, 0], ids[:, 0]]), np.concatenate(ids[:, 1:].T))
+    group = np.unique(label[ids[:, 0]], return_inverse=True)[1].reshape(-1)
+    areas = 0.5 * length[candidates]
+    up = corner[walkable & (upright > 0.0) & (upright >= cos_slope)]
+    up_lo, up_hi = up.min(axis=1), up.max(axis=1)
+    for g in range(int(group.max()) + 1):
+        members = candidates[group == g]
+        if areas[group == g].sum() < min_area:
+            continue
+        if not _over_a_floor(corner[members], up, up_lo, up_hi):
+            found[members] = True
+    return found
+
+
+# Sample points of a group of downward faces tested for a floor under them.
+_SAMPLES = 16
+
+
+def _over_a_floor(faces: np.ndarray, up: np.ndarray, up_lo: np.ndarray, up_hi: np.ndarray) -> bool:
+    """Does an upward face (corners `up`, bounds up_lo / up_hi) lie under one of the centres of the
+    largest of `faces` (at most _SAMPLES), seen from above?"""
+    lo, hi = faces.reshape(-1, 3).min(axis=0), faces.reshape(-1, 3).max(axis=0)
+    near = (up_lo[:, 0] <= hi[0]) & (up_hi[:, 0] >= lo[0]) & (up_lo[:, 1] <= hi[1]) & (up_hi[:, 1] >= lo[1])
+    near &= up_lo[:, 2] < hi[2]
+    if not near.any():
+        return False
+    size = np.linalg.norm(np.cross(faces[:, 1] - faces[:, 0], faces[:, 2] - faces[:, 0]), axis=1)
+    centres = faces[np.argsort(-size)[:_SAMPLES]].mean(axis=1)
+    a, b, c = (up[near][:, k, None, :] for k in range(3))  # (U, 1, 3) against (S, 3)
+    q = centres[None, :, :]
+
+    def side(p0, p1):
+        return (p1[..., 0] - p0[..., 0]) * (q[..., 1] - p0[..., 1]) - (p1[..., 1] - p0[..., 1]) * (
+            q[..., 0] - p0[..., 0]
+        )
+
+    s1, s2, s3 = side(a, b), side(b, c), side(c, a)
+    inside = ((s1 >= 0) & (s2 >= 0) & (s3 >= 0)) | ((s1 <= 0) & (s2 <= 0) & (s3 <= 0))
+    lowest = np.minimum(np.minimum(a[..., 2], b[..., 2]), c[..., 2])
+    return bool((inside & (lowest < q[..., 2])).any())

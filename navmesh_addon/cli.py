@@ -262,6 +262,8 @@ def bake_command(args: argparse.Namespace) -> int:
         mesh = mesh_write.read_navmesh_object(obj)
         served = obj["navmesh"].get("agent_types", ())
         print(island_report(mesh, obj["navmesh"].get("seeds", 0)), file=sys.stderr)
+        for warning in obj["navmesh"].get("geometry_warnings", ()):
+            print(f"navmesh: warning: {warning}", file=sys.stderr)
         for fmt, path in outputs:
             if len(objects) > 1 and fmt != "blend":  # a file per navmesh, named for its first agent type
                 path = path.with_name(f"{path.stem}_{_file_part(served[0])}{path.suffix}")

@@ -21,7 +21,9 @@ import blender_navmesh as lib
 from . import agents, mesh_write, scene_extract
 from .scene_extract import SceneArrays
 
-# Custom property on a navmesh object: why it no longer matches its sources (set when one changes).
+# Custom property on a navmesh object: the names of its source objects whose evaluated geometry no
+# longer matches the bake's (on_depsgraph_update keeps it; a name leaves it when its source is as it
+# was baked again). A string: the reason an earlier version of the add-on stored.
 STALE_KEY = "navmesh_stale"
 
 
@@ -91,6 +93,7 @@ class BakeJob:
         self.stage = "waiting"
         self.fraction = 0.0
         self.results: list[lib.NavMesh] = []
+        self.downward: list[list[str]] = []  # per result, the objects whose floors face down
         self.error: Exception | None = None
         self.cancelled = False
         self.seconds = 0.0
@@ -128,12 +131,23 @@ class BakeJob:
                         links=a.links,
                     )
                 )
+                self.downward.append(self._downward(target.params))
         except lib.BakeCancelled:
             self.cancelled = True
             self.results = []
         except Exception as exc:  # reported to the user by the operator, never lost in the thread
             self.error = exc
         self.seconds = time.perf_counter() - start
+
+    def _downward(self, params: lib.BakeParams) -> list[str]:
+        """arrays.downward_floors, once per slope and region area (agent type groups share them)."""
+        for target, found in zip(self.targets, self.downward):
+            if (target.params.agent_max_slope, target.params.region_min_area) == (
+                params.agent_max_slope,
+                params.region_min_area,
+            ):
+                return found
+        return self.arrays.downward_floors(params)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.run, name="navmesh-bake", daemon=True)
@@ -180,20 +194,28 @@ def finish(job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
         if isinstance(job.error, lib.NavMeshError):
             raise job.error
         raise lib.NavMeshError(f"the bake failed unexpectedly: {type(job.error).__name__}: {job.error}") from job.error
-    for target, mesh in zip(job.targets, job.results):
+    for target, mesh, downward in zip(job.targets, job.results, job.downward):
         if mesh.is_empty:
             who = f" for {', '.join(target.agent_types)}" if target.agent_types else ""
+            if downward:
+                raise lib.NavMeshError(
+                    f"nothing walkable{who}: the floor faces of {_listed(downward)} face down (flipped "
+                    "normals), and only faces facing up are walked on: select them, and in Edit Mode "
+                    "Mesh > Normals > Recalculate Outside (or Flip)"
+                )
             raise lib.NavMeshError(
                 f"nothing walkable{who}: {mesh.empty_reason}. Check the objects' Navmesh role, "
                 "lower Agent Radius or Min Region Area, or raise Max Slope"
             )
     mesh_write.check_not_edited(scene)  # entered while a modal bake ran
     objects = []
-    for target, mesh in zip(job.targets, job.results):
+    for target, mesh, downward in zip(job.targets, job.results, job.downward):
         stats = {
             "bake_time": job.seconds / len(job.targets),
             "sources": job.arrays.object_names,
             "warnings": target.params.warnings(),
+            # Faults of the level geometry that the bake leaves out.
+            "geometry_warnings": [downward_warning(downward)] if downward else [],
             "islands": int(len(np.unique(mesh.islands()))),
             "seeds": len(job.arrays.seeds),
             # What out_of_date and on_depsgraph_update compare a later scene with.
@@ -396,8 +418,11 @@ def out_of_date(obj, settings) -> str | None:
     """Why a navmesh object no longer matches what a bake would give now, or None: a source object's
     geometry changed (on_depsgraph_update), its navmesh role, area or materials' areas changed, it
     was renamed or deleted, the area types changed, or the bake settings differ from the ones it used."""
-    if obj.get(STALE_KEY):
-        return obj[STALE_KEY]
+    stale = obj.get(STALE_KEY)
+    if isinstance(stale, str):
+        return stale  # marked by an earlier version of the add-on
+    if stale:
+        return f"{stale[0]} changed"
     info = obj.get("navmesh", {})
     if "sources" not in info:
         return None  # imported, not baked here: nothing to compare with
@@ -406,7 +431,7 @@ def out_of_date(obj, settings) -> str | None:
         return f"{gone[0]} was renamed or deleted"
     for name, then in json.loads(info.get("settings", "{}")).items():
         source = bpy.data.objects.get(name)
-        if source is not None and scene_extract.source_settings(source) != then:
+        if source is not None and not scene_extract.same_settings(scene_extract.source_settings(source), then):
             return f"{name}'s navmesh role, area or materials changed"
     if "area_types" in info and json.loads(info["area_types"]) != scene_extract.area_types(settings):
         return "the area types changed"
@@ -435,26 +460,70 @@ def out_of_date(obj, settings) -> str | None:
 
 @persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
-    """Mark a navmesh out of date when one of its source objects is moved or its geometry edited:
-    when the digest of its evaluated geometry differs from the bake's (an update that leaves it as it
-    was, such as entering and leaving Edit Mode, does not count)."""
-    changed = {
-        update.id.original.name
-        for update in depsgraph.updates
-        if isinstance(update.id, bpy.types.Object) and (update.is_updated_geometry or update.is_updated_transform)
-    }
-    if not changed:
-        return
-    for nav in mesh_write.own_navmesh_objects(scene):
-        info = nav.get("navmesh", {})
-        hit = sorted(changed.intersection(info.get("sources", ())))
-        if not hit or nav.get(STALE_KEY):
+    """Keep each navmesh's list of the source objects whose evaluated geometry differs from the
+    bake's (STALE_KEY) up to date: a source is checked again when it is moved or edited, when an
+    object it instances (a collection instance's, kept in another scene or an excluded collection)
+    is, when a collection it instances changes (an object added or removed), or when its modifiers'
+    inputs move (Blender then re-evaluates the source itself). A source whose digest is the bake's
+    again (entering and leaving Edit Mode, a move cancelled with Esc) leaves the list."""
+    objects, collections = set(), set()
+    for update in depsgraph.updates:
+        if not (update.is_updated_geometry or update.is_updated_transform):
             continue
-        baked = info.get("digests", {})
-        now = scene_extract.source_digests(depsgraph, scene, [bpy.data.objects[name] for name in hit])
-        moved = [name for name in hit if baked.get(name) != now[name]]
-        if moved:
-            nav[STALE_KEY] = f"{moved[0]} changed"
+        if isinstance(update.id, bpy.types.Object):
+            original = update.id.original
+            feeds = original.type in scene_extract.GEOMETRY_TYPES or original.instance_type != "NONE"
+            if feeds and not original.get("navmesh_generated"):  # a navmesh is never a source
+                objects.add(original.name)
+        elif isinstance(update.id, bpy.types.Collection):
+            collections.add(update.id.original.name)
+    if not objects and not collections:
+        return
+    navs = [nav for nav in mesh_write.own_navmesh_objects(scene) if "digests" in nav.get("navmesh", {})]
+    sources = set().union(*(nav["navmesh"]["digests"].keys() for nav in navs))
+    hit = _hit_sources(depsgraph, sources, objects, collections)
+    if not hit:
+        return
+    now = scene_extract.source_digests(depsgraph, scene, [bpy.data.objects[name] for name in hit])
+    for nav in navs:
+        baked = nav["navmesh"]["digests"]
+        mine = hit.intersection(baked.keys())
+        if not mine:
+            continue
+        before = nav.get(STALE_KEY)
+        if isinstance(before, str):
+            continue  # marked by an earlier version, which did not say which source: stays until a bake
+        was = [] if before is None else list(before)
+        stale = sorted((set(was) - mine) | {name for name in mine if baked[name] != now[name]})
+        if stale == was:
+            continue  # written only when it changes: a write is an update of its own
+        if stale:
+            nav[STALE_KEY] = stale
+        else:
+            del nav[STALE_KEY]
+
+
+def _hit_sources(depsgraph, sources: set[str], objects: set[str], collections: set[str]) -> set[str]:
+    """The sources (names) whose evaluated geometry may have changed with the updated objects and
+    collections: updated themselves, instancing an updated object, or instancing an updated
+    collection (or a collection holding it)."""
+    hit = {name for name in sources & objects if name in bpy.data.objects}
+    others = objects - sources
+    if others:
+        for inst in depsgraph.object_instances:
+            if inst.is_instance and inst.object.original.name in others:
+                owner = inst.parent.original.name
+                if owner in sources:
+                    hit.add(owner)
+    if collections:
+        for name in sources - hit:
+            obj = bpy.data.objects.get(name)
+            group = obj.instance_collection if obj is not None and obj.instance_type == "COLLECTION" else None
+            if group is not None and (
+                group.name in collections or any(c.name in collections for c in group.children_recursive)
+            ):
+                hit.add(name)
+    return hit
 
 
 def register_handlers() -> None:
@@ -468,9 +537,27 @@ def unregister_handlers() -> None:
 
 
 def _report_warnings(operator, obj) -> None:
-    """The bake parameters' warnings (settings that make little sense together), in the Info log."""
+    """The bake parameters' warnings (settings that make little sense together) and the level
+    geometry's (floors facing down), in the Info log."""
     for warning in obj["navmesh"].get("warnings", ()):
         operator.report({"WARNING"}, f"Navmesh settings: {warning}")
+    for warning in obj["navmesh"].get("geometry_warnings", ()):
+        operator.report({"WARNING"}, f"Navmesh sources: {warning}")
+
+
+def downward_warning(names: list[str]) -> str:
+    """The warning for floors facing down in a bake that found other floors."""
+    return (
+        f"the floor faces of {_listed(names)} face down (flipped normals?), so they get no navmesh: if "
+        "agents should walk there, select them, and in Edit Mode Mesh > Normals > Recalculate Outside"
+    )
+
+
+def _listed(names: list[str]) -> str:
+    """'A', 'A and B', 'A, B and 2 more'."""
+    if len(names) > 3:
+        return f"{', '.join(names[:2])} and {len(names) - 2} more"
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 CLASSES = (NAVMESH_OT_bake, NAVMESH_OT_clear, NAVMESH_OT_add_seed)

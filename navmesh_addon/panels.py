@@ -77,8 +77,9 @@ class VIEW3D_PT_navmesh(_Sidebar, bpy.types.Panel):
                 box.label(text=f"Islands: {info['islands']}")
             if "bake_time" in info:
                 box.label(text=f"Bake time: {info['bake_time']:.2f} s")
-            if info.get("warnings"):
-                box.label(text=f"Warnings: {len(info['warnings'])} (see the Info log)", icon="ERROR")
+            count = len(info.get("warnings", ())) + len(info.get("geometry_warnings", ()))
+            if count:
+                box.label(text=f"Warnings: {count} (see the Info log)", icon="ERROR")
             if mesh_write.edited_by_hand(obj):
                 box.label(text="Edited by hand: the edited faces are used", icon="EDITMODE_HLT")
             try:

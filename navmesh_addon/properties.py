@@ -23,7 +23,7 @@ from . import overlay, units
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
     ("COLLECTION", "Collection", "Bake every visible object in a chosen collection and its children"),
-    ("VISIBLE", "Visible", "Bake every visible object in the scene"),
+    ("VISIBLE", "Visible", "Bake every visible object in the scene and in its Background Scene (Set)"),
 )
 COLOR_BY = (
     ("NAVMESH", "Navmesh", "One colour for the whole navmesh"),
@@ -334,10 +334,19 @@ CLASSES = (NavmeshAreaType, NavmeshAgentType, NavmeshSettings)
 def register_properties() -> None:
     bpy.types.Scene.navmesh = PointerProperty(type=NavmeshSettings)
     bpy.types.Object.navmesh_role = EnumProperty(
-        name="Navmesh Role", items=ROLES, default="WALKABLE", description="How this object takes part in navmesh bakes"
+        name="Navmesh Role",
+        items=ROLES,
+        default="WALKABLE",
+        description="How this object takes part in navmesh bakes; on a collection instance, also what it "
+        "instances (the stricter of its role and each instanced object's own)",
     )
     bpy.types.Object.navmesh_area = IntProperty(
-        name="Area Type", default=0, min=0, max=63, description="Area id of this object's faces (0 = ground)"
+        name="Area Type",
+        default=0,
+        min=0,
+        max=63,
+        description="Area id of this object's faces (0 = ground); on a collection instance, of the faces it "
+        "instances whose object's own Area Type is 0. A material's area wins over both",
     )
     bpy.types.Object.navmesh_area_cost = FloatProperty(
         name="Area Cost", default=1.0, min=0.01, soft_max=10.0, description="Travel cost factor of this area type"

@@ -13,6 +13,7 @@ import numpy as np
 
 import blender_navmesh as lib
 from blender_navmesh import links as offmesh
+from blender_navmesh import soup
 
 from . import units
 
@@ -42,6 +43,18 @@ class SceneArrays:
     digests: dict[str, str] = field(default_factory=dict)
     settings: dict[str, list] = field(default_factory=dict)
     area_types: list = field(default_factory=list)
+    # Per triangle, the evaluated object (instance) it came from, an index into part_names, the
+    # names of those objects (the instanced one for an instance: the mesh to fix).
+    parts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    part_names: list[str] = field(default_factory=list)
+
+    def downward_floors(self, params: lib.BakeParams) -> list[str]:
+        """Names of the objects with floors facing down (flipped normals, lib.soup.downward_floors)
+        that a bake with these parameters would have walked on if they faced up."""
+        found = soup.downward_floors(
+            self.vertices, self.triangles, self.walkable, params.agent_max_slope, self.parts, params.region_min_area
+        )
+        return sorted({self.part_names[k] for k in np.unique(self.parts[found]).tolist()})
 
 
 def source_objects(context, source: str, collection=None) -> set:
@@ -60,12 +73,10 @@ def source_objects(context, source: str, collection=None) -> set:
         # is left out alike (Blender does not evaluate the first, and the second was baked).
         picked = {obj for obj in collection.all_objects if obj.visible_get()}
         if not picked:
-            raise lib.NavMeshError(
-                f"collection {collection.name!r} has no visible object: add objects to it, unhide them, "
-                "or pick another collection"
-            )
+            raise lib.NavMeshError(_why_nothing_visible(context, collection))
     elif source == "VISIBLE":
-        picked = {obj for obj in context.view_layer.objects if obj.visible_get()}
+        # What the viewport draws: the view layer's visible objects and its Background Scene's (Set).
+        picked = {obj for obj in context.view_layer.objects if obj.visible_get()} | set_objects(context)
         if not picked:
             raise lib.NavMeshError("no object is visible: unhide the level geometry or choose another source")
     else:
@@ -73,18 +84,76 @@ def source_objects(context, source: str, collection=None) -> set:
     return {obj for obj in picked if not obj.get("navmesh_generated")}
 
 
+def set_objects(context) -> set:
+    """The original objects the viewport draws from the scene's Background Scene (Set) and its own
+    sets: those its depsgraph evaluates as coming from a set (the set scene's visible ones)."""
+    if context.scene.background_set is None:
+        return set()
+    depsgraph = context.evaluated_depsgraph_get()
+    return {
+        inst.object.original for inst in depsgraph.object_instances if not inst.is_instance and inst.object.is_from_set
+    }
+
+
+def _set_scenes(scene) -> list:
+    """The scene's Background Scene, its background scene, and so on (Blender refuses a cycle)."""
+    found = []
+    while scene.background_set is not None and scene.background_set not in found:
+        scene = scene.background_set
+        found.append(scene)
+    return found
+
+
+def _why_nothing_visible(context, collection) -> str:
+    """Why a source collection shows no object in the view layer, and what to do."""
+    name, scene, view_layer = collection.name, context.scene, context.view_layer
+    if collection != scene.collection and collection not in scene.collection.children_recursive:
+        return (
+            f"collection {name!r} is not in scene {scene.name!r}: link it into this scene (or bake in "
+            "the scene that holds it), or pick another collection"
+        )
+    layers = list(_layer_collections(view_layer.layer_collection, collection))
+    if layers and all(excluded for _, excluded, _ in layers):
+        return (
+            f"collection {name!r} is excluded from view layer {view_layer.name!r}: tick its checkbox "
+            "(or its parent's) in the Outliner, or pick another collection"
+        )
+    if not collection.all_objects:
+        return f"collection {name!r} has no object: add objects to it, or pick another collection"
+    if layers and all(excluded or hidden for _, excluded, hidden in layers):
+        return (
+            f"collection {name!r} is hidden in view layer {view_layer.name!r}: unhide it (its eye icon, "
+            "or its parent's, in the Outliner), or pick another collection"
+        )
+    return f"collection {name!r} has no visible object: unhide its objects, or pick another collection"
+
+
+def _layer_collections(layer, collection, excluded=False, hidden=False):
+    """(layer collection, excluded, hidden) for each place `collection` sits in a view layer's tree,
+    counting its parents' exclude checkbox and eye icon (and the collection's own Disable in
+    Viewports)."""
+    excluded = excluded or layer.exclude
+    hidden = hidden or layer.hide_viewport or layer.collection.hide_viewport
+    if layer.collection == collection:
+        yield layer, excluded, hidden
+    for child in layer.children:
+        yield from _layer_collections(child, collection, excluded, hidden)
+
+
 def seed_points(context, source: str, collection=None) -> tuple[np.ndarray, list[str]]:
     """(K, 3) world positions (meters) and names of the walkable seeds of the bake's sources: the
     selected ones for Source Selected, those in the collection (or its children) for Source
-    Collection, else every one in the view layer; hidden or not, as a hidden seed still marks a
-    place agents must reach (another level's seeds, in another collection, are not this one's)."""
+    Collection, else every one in the view layer or in its Background Scene (Set); hidden or not,
+    as a hidden seed still marks a place agents must reach (another level's seeds, in another
+    collection, are not this one's)."""
     if source == "SELECTED":
         pool = context.selected_objects
     elif source == "COLLECTION" and collection is not None:
         pool = collection.all_objects
     else:
-        pool = context.view_layer.objects
-    seeds = sorted((obj for obj in pool if obj.get(SEED_TAG)), key=lambda obj: obj.name)
+        sets = (obj for scene in _set_scenes(context.scene) for obj in scene.objects)
+        pool = [*context.view_layer.objects, *sets]
+    seeds = sorted({obj for obj in pool if obj.get(SEED_TAG)}, key=lambda obj: obj.name)
     points = np.array([tuple(obj.matrix_world.translation) for obj in seeds], dtype=np.float64).reshape(-1, 3)
     return points * units.meters_per_unit(context.scene), [obj.name for obj in seeds]
 
@@ -95,24 +164,28 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
     sources = source_objects(context, source, collection)
     depsgraph = context.evaluated_depsgraph_get()
     meters = units.meters_per_unit(context.scene)
-    parts, names, volumes, links = [], [], [], []
+    parts, names, volumes, links, shown = [], [], [], [], []
     costs, not_walkable = _area_table(context.scene.navmesh)
+    feeding = set(sources)  # the objects whose navmesh settings this bake reads: what they instance too
     for obj, owner, matrix in _instances(depsgraph, sources, meters):
+        feeding.add(obj.original)
+        # An instance takes the stricter of its instancer's role and its object's own.
         role = max(owner.navmesh_role, obj.original.navmesh_role, key=ROLE_RANK.get)
         if role == "IGNORE":
             continue
         if role in VOLUME_ROLES:
-            volumes.append(_volume(obj, matrix, role, costs, not_walkable))
+            volumes.append(_volume(obj, owner, matrix, role, costs, not_walkable))
             names.append(owner.name)
             continue
         if role == "OFF_MESH_LINK":
-            links.append(_link(obj, matrix, costs, meters))
+            links.append(_link(obj, owner, matrix, costs, meters))
             names.append(owner.name)
             continue
-        part = _object_triangles(obj, matrix, role == "WALKABLE", costs)
+        part = _object_triangles(obj, matrix, role == "WALKABLE", costs, owner)
         if part is not None:
             parts.append(part)
             names.append(owner.name)
+            shown.append(obj.original.name)
     if not parts:
         raise lib.NavMeshError(
             "the source objects have no faces to bake (all ignored, volumes, empty or not geometry): "
@@ -132,8 +205,10 @@ def extract_scene(context, source: str, collection=None) -> SceneArrays:
         volumes=volumes,
         links=links,
         digests=source_digests(depsgraph, context.scene, sources),
-        settings={obj.name: source_settings(obj) for obj in sources},
+        settings={obj.name: source_settings(obj) for obj in feeding},
         area_types=area_types(context.scene.navmesh),
+        parts=np.repeat(np.arange(len(parts)), [len(p[1]) for p in parts]),
+        part_names=shown,
     )
     # Faces of an area type the table marks not walkable still block, as Recast's null area does.
     arrays.walkable &= ~np.isin(arrays.areas, list(not_walkable))
@@ -195,21 +270,36 @@ def _mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def source_settings(obj) -> list:
-    """An object's navmesh settings as a bake reads them: role, area, cost, link options, and its
-    materials' area and cost."""
-    materials = [
-        [slot.material.name, slot.material.navmesh_area, round(slot.material.navmesh_area_cost, 6)]
-        for slot in obj.material_slots
-        if slot.material is not None
-    ]
+    """An object's navmesh settings as a bake reads them: role, area, cost, link options, and per
+    material slot the area and cost of a material that sets one (None for a slot whose faces take the
+    object's area). A material's name, or one with no area (-1), does not change a bake: with no
+    material setting an area the list is empty, as with no material at all."""
+    materials = [_material_area(slot.material) for slot in obj.material_slots]
     return [
         obj.navmesh_role,
         obj.navmesh_area,
         round(obj.navmesh_area_cost, 6),
         obj.navmesh_link_bidirectional,
         round(obj.navmesh_link_radius, 6),
-        materials,
+        materials if any(entry is not None for entry in materials) else [],
     ]
+
+
+def _material_area(material) -> list | None:
+    """[area, cost] of a material that sets an area, else None."""
+    if material is None or material.navmesh_area < 0:
+        return None
+    return [material.navmesh_area, round(material.navmesh_area_cost, 6)]
+
+
+def same_settings(now: list, then: list) -> bool:
+    """Do an object's settings now (source_settings) give the bake its stored settings gave? A bake
+    of an earlier version stored each material as [name, area, cost] (with no slot for an empty
+    one): the name is dropped and an area of -1 reads as None."""
+    if len(then) == 6 and then[5] and all(isinstance(entry, list) and len(entry) == 3 for entry in then[5]):
+        materials = [None if entry[1] < 0 else entry[1:] for entry in then[5]]
+        then = [*then[:5], materials if any(entry is not None for entry in materials) else []]
+    return now == then
 
 
 def area_types(settings) -> list:
@@ -217,18 +307,19 @@ def area_types(settings) -> list:
     return [[entry.area_id, round(entry.cost, 6), entry.walkable] for entry in settings.area_types]
 
 
-def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict):
-    """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it has no faces."""
+def _object_triangles(obj, matrix: np.ndarray, walkable: bool, costs: dict, owner=None):
+    """(vertices, triangles, walkable, areas) of one evaluated object in world space, or None if it
+    has no faces. owner: the source object showing it (its instancer, for an instance)."""
     co, tris, mat_index = _mesh_arrays(obj)
     if not len(tris):
         return None
     co = co @ matrix[:3, :3].T + matrix[:3, 3]
     if np.linalg.det(matrix[:3, :3]) < 0:
         tris = tris[:, ::-1].copy()
-    return co, tris, np.full(len(tris), walkable), _triangle_areas(obj, mat_index, costs)
+    return co, tris, np.full(len(tris), walkable), _triangle_areas(obj, owner, mat_index, costs)
 
 
-def _volume(obj, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) -> lib.AreaVolume:
+def _volume(obj, owner, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) -> lib.AreaVolume:
     """An area volume object as lib takes it: world triangles, its Area Type or None (no go: also
     an area type the scene's table marks not walkable, as faces of that type are)."""
     part = _object_triangles(obj, matrix, False, {})
@@ -236,13 +327,14 @@ def _volume(obj, matrix: np.ndarray, role: str, costs: dict, not_walkable: set) 
     if part is None:
         raise lib.NavMeshError(f"{name} has no faces: make it a closed mesh (a box) around the floor to mark")
     area = None
-    if role == "AREA_VOLUME" and obj.original.navmesh_area not in not_walkable:
-        area = int(obj.original.navmesh_area)
-        _note_cost(costs, area, obj.original.navmesh_area_cost, f"object {obj.original.name!r}")
+    giver = area_object(obj, owner)
+    if role == "AREA_VOLUME" and giver.navmesh_area not in not_walkable:
+        area = int(giver.navmesh_area)
+        _note_cost(costs, area, giver.navmesh_area_cost, f"object {giver.name!r}")
     return lib.AreaVolume(part[0], part[1], area, name)
 
 
-def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
+def _link(obj, owner, matrix: np.ndarray, costs: dict, meters: float):
     """An off-mesh link object as lib takes it: its first and last points (world, meters), both
     ways or not, its radius (None: the bake radius) and area. Its Area Cost is its area type's cost,
     as any object's, which the query applies to the link (as Detour does): the link's own cost
@@ -252,13 +344,14 @@ def _link(obj, matrix: np.ndarray, costs: dict, meters: float):
     if len(co) < 2:
         raise lib.NavMeshError(f"off-mesh link {original.name!r} needs two points (a two-point curve or an edge)")
     ends = co[[0, -1]] @ matrix[:3, :3].T + matrix[:3, 3]
-    _note_cost(costs, original.navmesh_area, original.navmesh_area_cost, f"object {original.name!r}")
+    giver = area_object(obj, owner)
+    _note_cost(costs, giver.navmesh_area, giver.navmesh_area_cost, f"object {giver.name!r}")
     return offmesh.LinkSpec(
         tuple(ends[0].tolist()),
         tuple(ends[1].tolist()),
         original.navmesh_link_bidirectional,
         original.navmesh_link_radius * meters or None,
-        int(original.navmesh_area),
+        int(giver.navmesh_area),
         1.0,
         original.name,
     )
@@ -294,10 +387,22 @@ def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:
         )
 
 
-def _triangle_areas(obj, mat_index: np.ndarray, costs: dict) -> np.ndarray:
-    """Area id per triangle: its material's area when set (>= 0), else the object's. Each area's
-    cost is noted in costs ({area: (cost, who set it)})."""
+def area_object(obj, owner=None):
+    """The original object whose Area Type (and Area Cost) an evaluated object's faces take where no
+    material sets one: its own; for an instance whose own area is 0 (ground, the default), its
+    instancer's (a collection instance's Empty), as the instancer's role applies to what it
+    instances. So a material's area wins over the object's, and the object's own (not 0) over its
+    instancer's."""
     original = obj.original
+    if owner is not None and owner != original and original.navmesh_area == 0:
+        return owner
+    return original
+
+
+def _triangle_areas(obj, owner, mat_index: np.ndarray, costs: dict) -> np.ndarray:
+    """Area id per triangle: its material's area when set (>= 0), else the object's (area_object).
+    Each area's cost is noted in costs ({area: (cost, who set it)})."""
+    original = area_object(obj, owner)
     lookup, own = [], []
     for slot in obj.material_slots:
         mat = slot.material

@@ -271,6 +271,35 @@ def test_a_changed_role_area_or_area_type_makes_the_navmesh_out_of_date(level):
     assert operators_bake.out_of_date(obj, settings) == "the area types changed"
 
 
+def test_a_material_that_sets_no_area_keeps_the_navmesh_current(level):
+    """Assigning or renaming a material whose Navmesh Area is -1 cannot change the bake, but showed
+    "Floor's navmesh role, area or materials changed"."""
+    floor, _ = level
+    settings = bpy.context.scene.navmesh
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    concrete = bpy.data.materials.new("Concrete")
+    floor.data.materials.append(concrete)
+    assert operators_bake.out_of_date(obj, settings) is None
+    concrete.name = "Concrete_v2"
+    assert operators_bake.out_of_date(obj, settings) is None
+    concrete.navmesh_area = 2
+    assert operators_bake.out_of_date(obj, settings) == "Floor's navmesh role, area or materials changed"
+    bpy.ops.navmesh.bake()
+    concrete.name = "Concrete_v3"
+    assert operators_bake.out_of_date(obj, settings) is None
+    concrete.navmesh_area_cost = 3.0
+    assert operators_bake.out_of_date(obj, settings) == "Floor's navmesh role, area or materials changed"
+
+
+def test_settings_stored_by_an_earlier_version_compare_without_material_names():
+    earlier = ["WALKABLE", 0, 1.0, True, 0.0, [["Concrete", -1, 1.0]]]
+    assert scene_extract.same_settings(["WALKABLE", 0, 1.0, True, 0.0, []], earlier)
+    earlier = ["WALKABLE", 0, 1.0, True, 0.0, [["Concrete", -1, 1.0], ["Mud", 3, 2.0]]]
+    assert scene_extract.same_settings(["WALKABLE", 0, 1.0, True, 0.0, [None, [3, 2.0]]], earlier)
+    assert not scene_extract.same_settings(["WALKABLE", 0, 1.0, True, 0.0, [None, [3, 4.0]]], earlier)
+
+
 def test_updates_that_leave_the_geometry_as_it_was_keep_the_navmesh_current(level):
     """Tab into Edit Mode and out without editing, or Display As Wire, showed "Floor changed"."""
     floor, _ = level
@@ -291,6 +320,79 @@ def test_updates_that_leave_the_geometry_as_it_was_keep_the_navmesh_current(leve
     assert operators_bake.out_of_date(obj, settings) == "Floor changed"
 
 
+def test_a_move_put_back_as_it_was_leaves_the_navmesh_current(level):
+    """A grab cancelled with Esc evaluates the moved object, then restores its exact values: the
+    navmesh showed "Crate changed" for good."""
+    floor, crate = level
+    settings = bpy.context.scene.navmesh
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    crate_at, floor_at = crate.location.copy(), floor.location.copy()
+    crate.location.x += 0.7
+    floor.location.y += 0.3
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Crate changed"
+    crate.location = crate_at
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Floor changed"  # still moved
+    floor.location = floor_at
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None
+
+
+def test_editing_what_a_collection_instance_shows_makes_the_navmesh_out_of_date(blender):
+    """A level of collection instances of a tile kept in another scene: Blender's update names the
+    tile, never the instancers (the sources), so editing the tile left the navmesh current."""
+    level = blender.scene
+    assets = bpy.data.scenes.new("Assets")
+    tiles = bpy.data.collections.new("Tile")
+    assets.collection.children.link(tiles)
+    tile = grid_object("Tile", 5.0, 5.0, collection=tiles)
+    for k, x in enumerate((0.0, 5.0)):
+        instancer = bpy.data.objects.new(f"TileInstance{k}", None)
+        instancer.instance_type, instancer.instance_collection = "COLLECTION", tiles
+        instancer.location.x = x
+        level.collection.objects.link(instancer)
+    settings = level.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    assert operators_bake.out_of_date(obj, settings) is None
+    for vertex in tile.data.vertices:
+        vertex.co.x *= 0.5
+    tile.data.update()
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "TileInstance0 changed"
+    for vertex in tile.data.vertices:
+        vertex.co.x *= 2.0
+    tile.data.update()
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None  # as baked again
+    extra = grid_object("Step", 1.0, 1.0, location=(1.0, 1.0, 0.3), collection=tiles)
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "TileInstance0 changed"
+    tiles.objects.unlink(extra)
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) is None
+    tile.navmesh_area = 4  # what it instances is read for its settings too
+    assert operators_bake.out_of_date(obj, settings) == "Tile's navmesh role, area or materials changed"
+
+
+def test_moving_a_modifier_input_makes_the_navmesh_out_of_date(blender):
+    floor = grid_object("Floor", 10.0, 10.0)
+    cutter = box_object("Cutter", (4, 4, -1), (6, 6, 1))
+    cutter.navmesh_role = "IGNORE"
+    floor.modifiers.new("Hole", "BOOLEAN").object = cutter
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "SELECTED", 0.25
+    select_only(floor)
+    bpy.ops.navmesh.bake()
+    (obj,) = navmesh_objects()
+    cutter.location.x += 1.0
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Floor changed"
+
+
 def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
     bpy.ops.navmesh.bake()
     (obj,) = navmesh_objects()
@@ -303,6 +405,70 @@ def test_moving_the_navmesh_or_an_unrelated_object_keeps_it_current(level):
     obj.location.z += 0.1
     bpy.context.view_layer.update()
     assert operators_bake.out_of_date(obj, settings) is None
+
+
+def test_source_visible_bakes_the_background_scene_the_viewport_draws(blender):
+    """Objects of the scene's Background Scene (Set) are drawn but were not baked, and nothing said so."""
+    grid_object("Floor", 10.0, 10.0)
+    base = bpy.data.scenes.new("BaseLevel")
+    annex = grid_object("Annex", 10.0, 10.0, location=(10.0, 0.0, 0.0), collection=base.collection)
+    hidden = grid_object("Attic", 10.0, 10.0, location=(0.0, 20.0, 0.0), collection=base.collection)
+    hidden.hide_viewport = True  # not drawn: not baked
+    blender.scene.background_set = base
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert sorted(obj["navmesh"]["sources"]) == ["Annex", "Floor"]
+    mesh = mesh_write.read_navmesh_object(obj)
+    assert mesh.vertices[:, 0].max() > 19.0 and mesh.vertices[:, 1].max() < 10.0
+    annex.location.x += 1.0
+    bpy.context.view_layer.update()
+    assert operators_bake.out_of_date(obj, settings) == "Annex changed"
+    settings.source = "SELECTED"  # only what is picked: the set's objects cannot be selected here
+    select_only(bpy.data.objects["Floor"])
+    bpy.ops.navmesh.bake()
+    assert list(obj["navmesh"]["sources"]) == ["Floor"]
+
+
+def flip_normals(obj) -> None:
+    obj.data.flip_normals()
+    obj.data.update()
+
+
+def test_floors_facing_down_are_named_with_the_fix(blender):
+    """A floor with flipped normals got "nothing is flat enough ... raise Max Slope", which cannot
+    help; with half the level flipped, that half silently got no navmesh."""
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    floor = grid_object("Floor", 10.0, 10.0)
+    flip_normals(floor)
+    with pytest.raises(RuntimeError, match="the floor faces of Floor face down .*Recalculate Outside"):
+        bpy.ops.navmesh.bake()
+    flip_normals(floor)
+    annex = grid_object("Annex", 10.0, 10.0, location=(10.0, 0.0, 0.0))
+    flip_normals(annex)
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    (warning,) = obj["navmesh"]["geometry_warnings"]
+    assert warning.startswith("the floor faces of Annex face down") and "Recalculate Outside" in warning
+    flip_normals(annex)
+    bpy.ops.navmesh.bake()
+    assert list(obj["navmesh"]["geometry_warnings"]) == []
+
+
+def test_faces_facing_down_on_purpose_are_not_warned_about(blender):
+    """A ceiling plane over the floor and the bottoms of slabs and crates face down legitimately."""
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size = "VISIBLE", 0.25
+    grid_object("Floor", 10.0, 10.0)
+    ceiling = grid_object("Ceiling", 10.0, 10.0, location=(0.0, 0.0, 3.0))
+    flip_normals(ceiling)
+    box_object("Slab", (12, 0, 2), (16, 4, 2.3))
+    box_object("Crate", (4, 4, 0), (6, 6, 1.5))
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert list(obj["navmesh"]["geometry_warnings"]) == []
 
 
 def test_a_walkable_seed_keeps_only_the_island_it_stands_on(blender):

@@ -125,6 +125,36 @@ def test_area_from_object_and_material(blender):
     assert arrays.area_costs[7] == 3.0
 
 
+def test_a_collection_instancers_area_applies_to_what_it_instances(blender):
+    """The instancer's Role applied to its instances, its Area Type and Area Cost (in the same box)
+    did not: a water tile placed by an Empty got area 0. An instanced object's own area (not 0)
+    and a material's still win, as a material's wins over its object's."""
+    tile = bpy.data.collections.new("Tile")
+    blender.scene.collection.children.link(tile)
+    blender.view_layer.layer_collection.children["Tile"].exclude = True
+    grid_object("Water", 4.0, 4.0, collection=tile)
+    paved = grid_object("Paved", 4.0, 4.0, location=(0.0, 4.0, 0.0), collection=tile)
+    paved.navmesh_area = 2
+    mud = bpy.data.materials.new("Mud")
+    mud.navmesh_area, mud.navmesh_area_cost = 7, 2.0
+    muddy = grid_object("Muddy", 4.0, 4.0, location=(0.0, 8.0, 0.0), collection=tile)
+    muddy.data.materials.append(mud)
+    instancer = bpy.data.objects.new("WaterInstance", None)
+    instancer.instance_type, instancer.instance_collection = "COLLECTION", tile
+    instancer.navmesh_area, instancer.navmesh_area_cost = 3, 5.0
+    blender.scene.collection.objects.link(instancer)
+    grid_object("Ground", 4.0, 12.0, location=(4.0, 0.0, 0.0))
+    arrays = extract_scene(blender, "VISIBLE")
+    centres = arrays.vertices[arrays.triangles].mean(axis=1)
+    on_tile = centres[:, 0] < 4
+    np.testing.assert_array_equal(arrays.areas[on_tile & (centres[:, 1] < 4)], 3)
+    np.testing.assert_array_equal(arrays.areas[on_tile & (centres[:, 1] > 4) & (centres[:, 1] < 8)], 2)
+    np.testing.assert_array_equal(arrays.areas[on_tile & (centres[:, 1] > 8)], 7)
+    np.testing.assert_array_equal(arrays.areas[~on_tile], 0)
+    assert arrays.area_costs == {0: 1.0, 2: 1.0, 3: 5.0, 7: 2.0}
+    assert set(arrays.settings) == {"WaterInstance", "Ground", "Water", "Paved", "Muddy"}
+
+
 def test_collection_source_reads_nested_collections(blender):
     level = bpy.data.collections.new("Level")
     blender.scene.collection.children.link(level)
@@ -152,6 +182,32 @@ def test_collection_source_leaves_out_hidden_objects_whichever_eye_hid_them(blen
     blender.view_layer.objects["A"].hide_set(True)
     with pytest.raises(lib.NavMeshError, match="'Level' has no visible object"):
         extract_scene(blender, "COLLECTION", level)
+
+
+def test_a_source_collection_showing_nothing_names_the_cause(blender):
+    """Excluded from the view layer, or only in another scene, the collection got "add objects to
+    it, unhide them" though it is full and nothing in it is hidden."""
+    arena = bpy.data.collections.new("Arena")
+    blender.scene.collection.children.link(arena)
+    grid_object("ArenaFloor", 4.0, 4.0, collection=arena)
+    layer = blender.view_layer.layer_collection.children["Arena"]
+    layer.exclude = True
+    with pytest.raises(lib.NavMeshError, match="'Arena' is excluded from view layer 'ViewLayer': tick its checkbox"):
+        extract_scene(blender, "COLLECTION", arena)
+    layer.exclude = False
+    layer.hide_viewport = True
+    with pytest.raises(lib.NavMeshError, match="'Arena' is hidden in view layer 'ViewLayer': unhide it"):
+        extract_scene(blender, "COLLECTION", arena)
+    assets = bpy.data.scenes.new("Assets")
+    props = bpy.data.collections.new("Props")
+    assets.collection.children.link(props)
+    grid_object("Crate", 1.0, 1.0, collection=props)
+    with pytest.raises(lib.NavMeshError, match="'Props' is not in scene 'Scene': link it into this scene"):
+        extract_scene(blender, "COLLECTION", props)
+    empty = bpy.data.collections.new("Empty")
+    blender.scene.collection.children.link(empty)
+    with pytest.raises(lib.NavMeshError, match="'Empty' has no object: add objects to it"):
+        extract_scene(blender, "COLLECTION", empty)
 
 
 @pytest.mark.parametrize(

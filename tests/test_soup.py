@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from blender_navmesh.soup import closed_shells, prepare_soup
+from blender_navmesh.soup import closed_shells, downward_floors, prepare_soup
 from levels import Scene
 
 
@@ -130,3 +130,28 @@ def test_a_crate_snapped_to_the_floor_is_solid_and_the_floor_open(layout, yaw):
         assert not (abs(x) < 1.9 and abs(y) < 1.9 and z < 0.5), (
             f"floor polygon {p} inside the crate at ({x:.2f}, {y:.2f})"
         )
+
+
+def flipped(scene: Scene, first: int, last: int) -> Scene:
+    """The scene with triangles first..last-1 turned over (their normals flipped)."""
+    scene.triangles[first:last] = scene.triangles[first:last, ::-1]
+    return scene
+
+
+def test_a_floor_facing_down_is_found_but_a_ceiling_over_a_floor_or_a_slab_bottom_is_not():
+    """A floor with flipped normals is never walked on; faces that face down on purpose (the bottom
+    of a closed slab or crate, a ceiling plane over a floor, an overhang) are not named."""
+    half = flipped(Scene().floor(0, 0, 10, 10).floor(10, 0, 20, 10), 2, 4)
+    walk = np.ones(4, dtype=bool)
+    assert downward_floors(half.vertices, half.triangles, walk, 45.0).tolist() == [False, False, True, True]
+    alone = flipped(Scene().floor(0, 0, 10, 10), 0, 2)
+    assert downward_floors(alone.vertices, alone.triangles, np.ones(2, dtype=bool), 45.0).all()
+    assert not downward_floors(alone.vertices, alone.triangles, np.zeros(2, dtype=bool), 45.0).any()  # obstacles
+    assert not downward_floors(alone.vertices, alone.triangles, np.ones(2, dtype=bool), 45.0, min_area=200.0).any()
+    ceiling = flipped(Scene().floor(0, 0, 10, 10).floor(0, 0, 10, 10, z=3.0), 2, 4)
+    assert not downward_floors(ceiling.vertices, ceiling.triangles, walk, 45.0).any()
+    slab = Scene().box((0, 0, 2), (4, 4, 0.3))
+    assert not downward_floors(slab.vertices, slab.triangles, np.ones(12, dtype=bool), 45.0).any()
+    steep = flipped(Scene().quad((0, 0, 0), (10, 0, 8), (10, 10, 8), (0, 10, 0)), 0, 2)  # 38.7 degrees
+    assert downward_floors(steep.vertices, steep.triangles, np.ones(2, dtype=bool), 45.0).all()
+    assert not downward_floors(steep.vertices, steep.triangles, np.ones(2, dtype=bool), 30.0).any()
