@@ -99,6 +99,16 @@ def _with(**changes) -> str:
     return json.dumps(doc)
 
 
+def _with_params(**changes) -> str:
+    doc = _doc()
+    for key, value in changes.items():
+        if value is KeyError:
+            del doc["params"][key]
+        else:
+            doc["params"][key] = value
+    return json.dumps(doc)
+
+
 BAD_FILES = {
     "corrupt JSON": ('{"format": "navmesh", "version": 1, "vert', "not valid JSON"),
     "top level list": ("[1, 2, 3]", "object at the top level"),
@@ -150,6 +160,28 @@ BAD_FILES = {
     "vertex coordinates as text": (_with(vertices=[["1", "0", "0"]] * 11), "'vertices' has entries of the wrong type"),
     "polygon area id out of range": (_with(areas=[0, 10**9, 1]), "area ids must be 0..63, the file has 0..1000000000"),
     "negative clearance": (_with(edge_clearance=[[0, -1.0, 0, 0], [0, 0, 0], [0] * 6]), "-1.0 for polygon 0"),
+    "missing agent radius": (_with_params(agent_radius=KeyError), "params is missing 'agent_radius'"),
+    "missing max height error": (_with_params(max_height_error=KeyError), "params is missing 'max_height_error'"),
+    "missing detail": (_with(detail=KeyError), "missing the field 'detail'"),
+    "detail without triangles": (_with(detail={"vertices": [], "polygons": []}), "'detail' must be an object with"),
+    "missing edge clearance": (_with(edge_clearance=KeyError), "missing the field 'edge_clearance'"),
+    "missing cross clearance": (_with(cross_clearance=KeyError), "missing the field 'cross_clearance'"),
+    "missing links": (_with(links=KeyError), "missing the field 'links'"),
+    "links null": (_with(links=None), "'links' must be a list"),
+    "missing units": (_with(units=KeyError), "missing the field 'units'"),
+    "missing up axis": (_with(up_axis=KeyError), "missing the field 'up_axis'"),
+    "wall edge naming a polygon that does not share it": (
+        _with(neighbors=[[-1, 1, -1, 2], [-1, -1, 0], [-1] * 6]),
+        "polygon 0 edge 3 \\(vertices 3-0\\) names polygon 2, which has no edge 0-3",
+    ),
+    "portal on one side only": (
+        _with(neighbors=[[-1, 1, -1, -1], [-1, -1, -1], [-1] * 6]),
+        "polygon 0 edge 1 \\(vertices 1-2\\) names polygon 1, which has no edge 2-1 naming polygon 0 back",
+    ),
+    "polygon its own neighbour": (
+        _with(neighbors=[[-1, 1, -1, 0], [-1, -1, 0], [-1] * 6]),
+        "polygon 0 edge 3 \\(vertices 3-0\\) names the polygon itself",
+    ),
 }
 
 
@@ -174,8 +206,32 @@ def test_area_costs_round_trip_and_costs_of_one_are_left_out(tmp_path):
     navmeshes.assert_equal(lib.load(path), mesh)
 
 
+def test_a_version_1_file_from_before_later_parameters_and_area_costs_loads_with_their_defaults(tmp_path):
+    """Within version 1, max_edge_len, the jump_* parameters and area_costs came later: a file
+    without them (and with the cell_height older writers wrote) loads, and the schema accepts it."""
+    doc = _doc()
+    for key in ("max_edge_len", "jump_max_distance", "jump_max_up", "jump_max_drop", "jump_step"):
+        del doc["params"][key]
+    doc["params"]["cell_height"] = 0.1
+    del doc["area_costs"]
+    validate(doc)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    navmeshes.assert_equal(lib.load(path), navmeshes.mixed())
+
+
 def test_schema_rejects_what_the_reader_rejects():
     for name in (
+        "missing agent radius",
+        "missing max height error",
+        "missing detail",
+        "detail without triangles",
+        "missing edge clearance",
+        "missing cross clearance",
+        "missing links",
+        "links null",
+        "missing units",
+        "missing up axis",
         "newer version",
         "other format",
         "missing polygons",

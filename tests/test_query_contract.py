@@ -153,6 +153,38 @@ def test_bad_filters_flags_and_rngs_are_clear_errors(query):
         query.random_point("five")
 
 
+def test_area_costs_must_be_real_numbers_named_when_not(query):
+    """A cost float() would parse ("2") or a bool (True) is refused where the filter is validated,
+    naming area_cost and the value, not a TypeError from inside the search."""
+    for bad in ("2", True, None, 1j):
+        with pytest.raises(NavMeshError, match=f"area_cost .*{bad!r}"):
+            QueryFilter(area_cost={0: bad})
+        edited = QueryFilter()
+        edited.area_cost[0] = bad  # edited after it was made
+        for method, args in (
+            (query.find_path, (START, [9.0, 9.0, 0.0])),
+            (query.search, (START, [9.0, 9.0, 0.0])),
+            (query.reachable, (START,)),
+        ):
+            with pytest.raises(NavMeshError, match="area_cost"):
+                method(*args, filter=edited)
+    for good in (2, 2.5, np.float32(2.0), np.int64(3)):
+        assert query.find_path(START, [9.0, 9.0, 0.0], filter=QueryFilter(area_cost={0: good})).status == "found"
+
+
+def test_flags_that_do_not_fit_sixteen_bits_are_refused_not_truncated(query):
+    """Detour's polygon flags are 16 bits: a wider value is a NavMeshError naming it, never stored cut."""
+    for bad in (1 << 16, -1, 0x1FFFF):
+        with pytest.raises(NavMeshError, match=f"flags must be a 16-bit mask .*{bad!r}"):
+            query.set_poly_flags(0, bad)
+        for name in ("include_flags", "exclude_flags"):
+            with pytest.raises(NavMeshError, match=f"{name} must be a 16-bit mask"):
+                QueryFilter(**{name: bad})
+    assert query.poly_flags(0) == 1
+    query.set_poly_flags(0, 0x8001)
+    assert query.poly_flags(0) == 0x8001
+
+
 def test_unpickled_and_copied_navmeshes_and_returned_paths_stay_read_only(baked, query):
     """pickle and deepcopy hand back writeable arrays; a navmesh is read-only again after both, and
     a path's arrays (the path cache hands the same ones out again) cannot be made writeable."""

@@ -31,6 +31,8 @@ from .reading import (
     _read_header,
     _read_polygons,
     check_convex,
+    check_neighbors,
+    check_required_params,
 )
 
 # Y-up files (for engines) store Blender's (x, y, z) as (x, z, -y): a rotation, so lengths and
@@ -425,20 +427,22 @@ class NavMesh(PolyMesh):
         """Rebuild from `to_dict` output (Z-up or Y-up); every inconsistency is a NavMeshError naming it."""
         up_axis = _read_header(data)
         params = BakeParams.from_dict(data["params"])
+        check_required_params(data["params"])
         vertices = _points(data["vertices"], "vertices")
         polys = _read_polygons(data, len(vertices))
         detail_vertices, detail_triangles, detail_polygons = _read_detail(data, len(polys.sizes))
         edge_clearance, cross_clearance = _read_clearance(data, polys.sizes)
-        links = data.get("links") or []
+        links = data["links"]
         if not isinstance(links, list):
             raise NavMeshError("field 'links' must be a list")
         links = [OffMeshLink.from_dict(link, k, up_axis == "Y", len(polys.sizes)) for k, link in enumerate(links)]
-        costs = data.get("area_costs") or {}
+        costs = data.get("area_costs", {})  # absent from files older than area costs
         if not isinstance(costs, dict):
             raise NavMeshError("field 'area_costs' must be an object of area id -> cost")
         if up_axis == "Y":
             vertices, detail_vertices = from_y_up(vertices), from_y_up(detail_vertices)
         check_convex(vertices, polys.offsets, polys.vertices)
+        check_neighbors(polys.offsets, polys.vertices, polys.neighbors)
         return cls(
             vertices=vertices,
             poly_offsets=polys.offsets,

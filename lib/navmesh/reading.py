@@ -20,6 +20,38 @@ FORMAT_VERSION = 1
 # Area ids run from 0 to this (Recast's RC_WALKABLE_AREA is 63).
 MAX_AREA = 63
 
+# The fields every version-1 file has had since the format's first writer (schema/navmesh.schema.json
+# lists them as required). area_costs and empty_reason may be absent: area_costs came later within
+# version 1, empty_reason is written only for an empty navmesh.
+REQUIRED_FIELDS = (
+    "units",
+    "up_axis",
+    "params",
+    "vertices",
+    "polygons",
+    "neighbors",
+    "regions",
+    "areas",
+    "detail",
+    "edge_clearance",
+    "cross_clearance",
+    "links",
+)
+# The bake parameters every version-1 file has had. max_edge_len and the jump_* parameters came later
+# within version 1, so an older file lacks them and gets their defaults; cell_height, which older
+# files hold, is ignored (BakeParams.from_dict).
+REQUIRED_PARAMS = (
+    "cell_size",
+    "agent_radius",
+    "agent_height",
+    "agent_max_climb",
+    "agent_max_slope",
+    "region_min_area",
+    "max_verts_per_poly",
+    "max_edge_error",
+    "max_height_error",
+)
+
 
 def _read_header(data) -> str:
     """Check what makes a dict a navmesh of this format (format, version, units, the required
@@ -30,17 +62,27 @@ def _read_header(data) -> str:
         raise NavMeshError(f"not a navmesh file: format is {data.get('format')!r}, expected {FORMAT_NAME!r}")
     if data.get("version") != FORMAT_VERSION:
         raise NavMeshError(f"unsupported navmesh version {data.get('version')!r}; this reader knows {FORMAT_VERSION}")
-    up_axis = data.get("up_axis", "Z")
-    if up_axis not in ("Z", "Y"):
-        raise NavMeshError(f"navmesh has up_axis {up_axis!r}; expected 'Z' or 'Y'")
-    if data.get("units", "meter") != "meter":
-        raise NavMeshError(f"navmesh has units {data.get('units')!r}; only 'meter' is supported")
-    for key in ("params", "vertices", "polygons", "neighbors", "regions", "areas"):
+    for key in REQUIRED_FIELDS:
         if key not in data:
             raise NavMeshError(f"navmesh JSON is missing the field {key!r}")
+    up_axis = data["up_axis"]
+    if up_axis not in ("Z", "Y"):
+        raise NavMeshError(f"navmesh has up_axis {up_axis!r}; expected 'Z' or 'Y'")
+    if data["units"] != "meter":
+        raise NavMeshError(f"navmesh has units {data['units']!r}; only 'meter' is supported")
     if not isinstance(data["params"], dict):
         raise NavMeshError("field 'params' must be an object of bake parameters")
+    if "empty_reason" in data and not isinstance(data["empty_reason"], str):
+        raise NavMeshError(f"field 'empty_reason' must be text, got {data['empty_reason']!r}")
     return up_axis
+
+
+def check_required_params(params: dict) -> None:
+    """A NavMeshError naming the first bake parameter every version-1 file has that this one lacks
+    (after the values it has are checked, so a typo is named as unknown rather than as missing)."""
+    for key in REQUIRED_PARAMS:
+        if key not in params:
+            raise NavMeshError(f"navmesh JSON params is missing {key!r}; every navmesh file has it")
 
 
 class _Polygons(NamedTuple):
@@ -80,15 +122,15 @@ def _read_polygons(data: dict, vertex_count: int) -> _Polygons:
 
 def _read_detail(data: dict, polygon_count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The detail surface: (vertices, triangles, owning polygon per triangle), indices checked."""
-    detail = data.get("detail") or {}
-    if not isinstance(detail, dict):
+    detail = data["detail"]
+    if not isinstance(detail, dict) or not all(key in detail for key in ("vertices", "triangles", "polygons")):
         raise NavMeshError("field 'detail' must be an object with vertices, triangles and polygons")
-    detail_vertices = _points(detail.get("vertices", []), "detail.vertices")
-    detail_triangles = _array(detail.get("triangles", []), np.int64, "detail.triangles")
+    detail_vertices = _points(detail["vertices"], "detail.vertices")
+    detail_triangles = _array(detail["triangles"], np.int64, "detail.triangles")
     if detail_triangles.size % 3:
         raise NavMeshError("field 'detail.triangles' must hold triples of vertex indices")
     detail_triangles = detail_triangles.reshape(-1, 3)
-    detail_polygons = _array(detail.get("polygons", []), np.int64, "detail.polygons")
+    detail_polygons = _array(detail["polygons"], np.int64, "detail.polygons")
     if len(detail_triangles) != len(detail_polygons):
         raise NavMeshError("detail.polygons needs one entry per detail triangle")
     if len(detail_polygons) and (detail_polygons.min() < 0 or detail_polygons.max() >= polygon_count):
@@ -132,6 +174,41 @@ def _area_costs(costs) -> tuple:
         if float(cost) != 1.0:
             out[int(area)] = float(cost)
     return tuple(sorted(out.items()))
+
+
+def check_neighbors(offsets: np.ndarray, poly_vertices: np.ndarray, neighbors: np.ndarray) -> None:
+    """Every portal fits together: the polygon an edge names has the same edge the other way round
+    (its two vertices reversed) naming this polygon back, and no polygon names itself. A NavMeshError
+    names the first polygon and edge that do not (a wall edge edited to name a polygon that does not
+    share it, a portal on one side only), which would let a walk through a wall or answer
+    differently in the two directions."""
+    portal = np.flatnonzero(neighbors >= 0)
+    if not len(portal):
+        return
+    sizes = np.diff(offsets)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    nxt = np.arange(1, len(poly_vertices) + 1)
+    nxt[offsets[1:] - 1] = offsets[:-1]
+    p, q = owner[portal], neighbors[portal]
+    a, b = poly_vertices[portal], poly_vertices[nxt[portal]]
+    back = q != p
+    # Each portal against every edge slot of the polygon it names, one slot position at a time.
+    for m in range(int(sizes.max())):
+        j = offsets[q] + m
+        slot = np.minimum(j, len(poly_vertices) - 1)
+        back_here = (m < sizes[q]) & (poly_vertices[slot] == b) & (poly_vertices[nxt[slot]] == a)
+        back &= ~(back_here & (neighbors[slot] == p))
+    bad = np.flatnonzero((q == p) | back)
+    if len(bad):
+        k = int(portal[bad[0]])
+        pk, qk, edge = int(owner[k]), int(neighbors[k]), k - int(offsets[owner[k]])
+        va, vb = int(poly_vertices[k]), int(poly_vertices[nxt[k]])
+        if qk == pk:
+            raise NavMeshError(f"neighbors: polygon {pk} edge {edge} (vertices {va}-{vb}) names the polygon itself")
+        raise NavMeshError(
+            f"neighbors: polygon {pk} edge {edge} (vertices {va}-{vb}) names polygon {qk}, which has no edge "
+            f"{vb}-{va} naming polygon {pk} back; a portal's two polygons share the edge and name each other"
+        )
 
 
 # A polygon corner may turn right by at most this much (sine of the angle) and still count as straight.

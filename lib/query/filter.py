@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from dataclasses import dataclass, field
 
@@ -32,9 +33,16 @@ class QueryFilter:
         """The filter's current state as a hashable value (what cached answers are keyed by);
         NavMeshError naming what is not a valid setting."""
         try:
-            costs = {operator.index(a): float(c) for a, c in self.area_cost.items()}
+            costs = {operator.index(a): c for a, c in self.area_cost.items()}
         except (AttributeError, TypeError, ValueError):
             raise NavMeshError(f"area_cost must map area ids to numbers, got {self.area_cost!r}") from None
+        for area, cost in costs.items():
+            # A real number, not a string float() would parse nor a bool (True is no cost of 1).
+            if not isinstance(cost, numbers.Real) or isinstance(cost, bool):
+                raise NavMeshError(
+                    f"area_cost must map area ids to numbers, got {cost!r} for area {area} in {self.area_cost!r}"
+                )
+        costs = {a: float(c) for a, c in costs.items()}
         for area, cost in costs.items():
             if not (math.isfinite(cost) and cost > 0):
                 raise NavMeshError(f"area {area} has cost {cost}; costs must be finite and > 0")
@@ -61,11 +69,15 @@ class QueryFilter:
 
 
 def check_flags(value, name: str) -> int:
-    """Polygon flags as an int of ALL_FLAGS' bits; NavMeshError naming `name` for a non-integer."""
+    """Polygon flags as an int of ALL_FLAGS' bits (Detour's 16-bit flags); NavMeshError naming
+    `name` and the value for a non-integer or one that does not fit them (never silently truncated)."""
     try:
-        return operator.index(value) & ALL_FLAGS
+        flags = operator.index(value)
     except TypeError:
         raise NavMeshError(f"{name} must be an integer bit mask, got {value!r}") from None
+    if not 0 <= flags <= ALL_FLAGS:
+        raise NavMeshError(f"{name} must be a 16-bit mask (0 to 0x{ALL_FLAGS:X}), got {value!r}")
+    return flags
 
 
 def checked_filter(value) -> QueryFilter:

@@ -82,6 +82,8 @@ class MeshIndex:
     """Per-mesh query data: polygon bboxes in a uniform XY grid, planes, detail triangles per polygon."""
 
     def __init__(self, mesh: NavMesh):
+        if not isinstance(mesh, NavMesh):
+            raise NavMeshError(f"a navmesh query needs a NavMesh, got {type(mesh).__name__}")
         if mesh.is_empty:
             raise NavMeshError(f"cannot query an empty navmesh ({mesh.empty_reason or 'no polygons'})")
         self.mesh = mesh

@@ -41,6 +41,7 @@ def raycast(query, start, end, filter: QueryFilter | None = None) -> RaycastHit:
         xy = e3[:2]
         return RaycastHit(math.inf, np.array([xy[0], xy[1], query.index.height(visited[-1], xy)]), np.zeros(3), visited)
     s = loc.point
+    t = min(max(t, 0.0), 1.0)  # a hit at the start computed a rounding error before it is at t = 0
     xy = s[:2] + t * (e3[:2] - s[:2])
     w = query.index.edge_b[edge, :2] - query.index.edge_a[edge, :2]
     n = np.array([-w[1], w[0], 0.0]) / max(float(np.linalg.norm(w)), NONZERO_DIVISOR)
@@ -72,9 +73,9 @@ def move_along_surface(query, start, target, filter: QueryFilter | None = None) 
             if q < 0 or not passable[q]:
                 dist, wx, wy = point_segment_xy(tgt[0], tgt[1], ax, ay, ux, uy)
                 if dist < best_d:
-                    a, b = query.index.edge_a[e], query.index.edge_b[e]
-                    along = math.hypot(wx - ax, wy - ay) / max(math.hypot(ux, uy), NONZERO_DIVISOR)
-                    best_pt, best_d, best_poly = np.array([wx, wy, a[2] + along * (b[2] - a[2])]), dist, p
+                    # The surface's height there, not the edge's: the detail surface leaves the
+                    # straight line between its corners where the polygon joins a ramp and a floor.
+                    best_pt, best_d, best_poly = np.array([wx, wy, query.index.height(p, (wx, wy))]), dist, p
             elif q not in parent and point_segment_xy(cx, cy, ax, ay, ux, uy)[0] <= reach:
                 parent[q] = p
                 queue.append(q)

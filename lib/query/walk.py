@@ -4,89 +4,127 @@ from __future__ import annotations
 
 import math
 
-from ..geometry import NONZERO_DIVISOR
 from .index import MeshIndex
 
-# Exit points this close (m) count as the same point when a walk leaves through a vertex.
+# A point this close (m) to an edge's line lies on it; a segment whose end lies within this of an
+# edge's line, beyond it, runs along the edge and does not leave by it.
 WALK_TOL = 1e-9
-# A walk along a polygon's edge that turns out of it by less than this (sine of the angle) runs along it.
+# A walk from a point on a polygon's edge that turns out of it by less than this (sine of the angle)
+# runs along it.
 HEADING_TOL = 1e-12
-# An edge whose cross product with the walk's direction is at most this (m^2) is parallel to the
-# walk or faces away from it: the walk cannot leave through it.
-PARALLEL_TOL = 1e-15
 
 
-def _heads_inside(edges, x: float, y: float, dx: float, dy: float) -> bool:
-    """Does direction (dx, dy) from boundary point (x, y) of a convex polygon run into it or along
-    its edge? Only the edges whose lines pass through the point decide."""
+def _exit(edges, sx: float, sy: float, ex: float, ey: float, t0: float) -> tuple[float, int]:
+    """(t, i): where the segment s->e, inside the convex polygon with these edges at fraction t0,
+    leaves it (inf if it does not before e), and by which of its edges (index in `edges`, -1 for
+    none). An edge whose line passes through the point at t0 is left at t0 if the segment heads out
+    across it (an exit through a corner or from a point on the edge), and is not left by at all if
+    the segment runs along it. An edge the point lies beyond (a start a rounding error outside its
+    polygon) is passed over."""
+    dx, dy = ex - sx, ey - sy
     norm = math.hypot(dx, dy)
-    for ax, ay, ux, uy in edges:
+    best, arg = math.inf, -1
+    for i, (ax, ay, ux, uy) in enumerate(edges):
         length = math.hypot(ux, uy)
-        if length <= 0.0 or abs(ux * (y - ay) - uy * (x - ax)) > WALK_TOL * length:
+        band = WALK_TOL * length  # WALK_TOL as a cross product with the edge
+        off_e = ux * (ey - ay) - uy * (ex - ax)  # > 0: the end lies inside the edge's line
+        if off_e >= -band:
+            continue  # the end is inside or on the line: the segment never leaves by this edge
+        off_s = ux * (sy - ay) - uy * (sx - ax)
+        den = off_s - off_e
+        off_t = off_s - t0 * den
+        if off_t > band:
+            t = off_s / den  # a clean crossing ahead
+        elif off_t >= -band:
+            # The point lies on the edge's line: it heads out across it now, or runs along it and
+            # leaves where it is more than WALK_TOL out (a very long, almost parallel segment).
+            if den > HEADING_TOL * length * norm:
+                return t0, i
+            t = (off_s + band) / den
+        else:
             continue
-        if ux * dy - uy * dx < -HEADING_TOL * length * norm:
-            return False
-    return True
+        if t < best:
+            best, arg = t, i
+    return best, arg
+
+
+def _holds(edge, x: float, y: float) -> bool:
+    """Does the edge (ax, ay, ux, uy) hold the point (x, y), within WALK_TOL?"""
+    ax, ay, ux, uy = edge
+    length2 = ux * ux + uy * uy
+    length = math.sqrt(length2)
+    if abs(ux * (y - ay) - uy * (x - ax)) > 2.0 * WALK_TOL * length:
+        return False
+    slack = WALK_TOL / max(length, WALK_TOL)
+    return -slack <= ((x - ax) * ux + (y - ay) * uy) / max(length2, WALK_TOL * WALK_TOL) <= 1.0 + slack
 
 
 def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list | None = None):
     """Walk s->e (XY) through the polygon graph from polygon p, which holds s.
 
     Returns (t, edge, visited): t = inf and edge = -1 when the walk reaches e, else the fraction where
-    it leaves through a wall edge slot (or an edge into an impassable or already visited polygon).
-    The exit edge is one that holds the exit point, so where two edges of a polygon are collinear the
-    walk leaves by the one the line really crosses; through a vertex it takes an edge that leads on.
+    it leaves the polygons it can walk (walls, polygons the filter excludes) and the edge slot of the
+    last polygon it leaves by: a wall or an edge into an impassable or already visited polygon where
+    one holds the exit point, else the edge the segment crosses. Where the segment leaves a polygon
+    at a point (on an edge, along an edge to its end, through a vertex), every polygon holding that
+    point and joined to this one through portals that hold it is a candidate to go on in: the walk
+    goes on in the one (passable, not visited) it stays in the longest, passing over those it only
+    touches there (a corner shared by several polygons). visited: the polygons it walks, in order.
     crossings, when given, gets the fraction at which the walk enters each polygon after the first.
     Plain Python floats over lists cached on the index: a walk touches few edges, so numpy's per-call
     overhead would dominate.
     """
     offs, nb, ex = index.walk_lists()
     sx, sy = float(s[0]), float(s[1])
-    dx, dy = float(e[0]) - sx, float(e[1]) - sy
-    tie = WALK_TOL / max(math.hypot(dx, dy), WALK_TOL)
+    exx, eyy = float(e[0]), float(e[1])
+    tie = WALK_TOL / max(math.hypot(exx - sx, eyy - sy), WALK_TOL)
     visited = [p]
     seen = {p}
-    t_enter = 0.0
+    t, arg = _exit(ex[offs[p] : offs[p + 1]], sx, sy, exx, eyy, 0.0)
     while True:
-        a0, a1 = offs[p], offs[p + 1]
-        ts = []
-        for ax, ay, ux, uy in ex[a0:a1]:
-            den = uy * dx - ux * dy
-            t = (uy * (ax - sx) - ux * (ay - sy)) / den if den > PARALLEL_TOL else math.inf
-            if t < 1.0 and (den * (1.0 - t)) ** 2 <= WALK_TOL * WALK_TOL * (ux * ux + uy * uy):
-                # The end lies within WALK_TOL of the edge's line: the segment runs along the edge
-                # (a noisy crossing of a line it is parallel to), it does not leave by it.
-                t = math.inf
-            ts.append(t if t >= t_enter - tie else math.inf)
-        best = min(ts)
-        if best <= t_enter + tie and _heads_inside(ex[a0:a1], sx + best * dx, sy + best * dy, dx, dy):
-            # The line only touches this polygon's corner from inside or runs along its edge: no exit yet.
-            ts = [t if t > t_enter + tie else math.inf for t in ts]
-            best = min(ts)
-        if best >= 1.0 - tie:  # an end on the polygon's edge is on the polygon
+        if t >= 1.0 - tie:  # an end on the polygon's edge is on the polygon
             return math.inf, -1, visited
-        x, y = sx + best * dx, sy + best * dy
-        exit_edge, wall = -1, -1
-        for c in range(a0, a1):
-            if ts[c - a0] > best + tie:
-                continue
-            ax, ay, ux, uy = ex[c]
-            length2 = ux * ux + uy * uy
-            along = ((x - ax) * ux + (y - ay) * uy) / max(length2, NONZERO_DIVISOR)
-            slack = WALK_TOL / max(math.sqrt(length2), WALK_TOL)
-            if not -slack <= along <= 1.0 + slack:
-                continue  # collinear with the exit edge but not holding the exit point
-            q = nb[c]
-            if q >= 0 and q not in seen and (passable is None or passable(q)):
-                exit_edge = c
-                break
-            if wall < 0:
-                wall = c
-        if exit_edge < 0:
-            return best, (wall if wall >= 0 else a0 + ts.index(best)), visited
-        p = nb[exit_edge]
+        x, y = sx + t * (exx - sx), sy + t * (eyy - sy)
+        # The polygons that hold the exit point, through portals that hold it: go on in the one the
+        # segment stays in the longest.
+        best_q, best_t, best_arg = -1, t + tie, -1
+        explored = {p}
+        stack = [p]
+        while stack:
+            c = stack.pop()
+            for k in range(offs[c], offs[c + 1]):
+                q = nb[k]
+                if q < 0 or q in explored or (passable is not None and not passable(q)) or not _holds(ex[k], x, y):
+                    continue
+                explored.add(q)
+                stack.append(q)
+                if q in seen:
+                    continue
+                tq, aq = _exit(ex[offs[q] : offs[q + 1]], sx, sy, exx, eyy, t)
+                if tq > best_t:
+                    best_q, best_t, best_arg = q, tq, aq
+        if best_q < 0:
+            return t, _wall(index, p, x, y, exx - sx, eyy - sy, seen, passable, offs[p] + arg), visited
+        if crossings is not None:
+            crossings.append(t)
+        p, t, arg = best_q, best_t, best_arg
         visited.append(p)
         seen.add(p)
-        t_enter = best
-        if crossings is not None:
-            crossings.append(best)
+
+
+def _wall(index: MeshIndex, p: int, x: float, y: float, dx: float, dy: float, seen, passable, fallback: int) -> int:
+    """The edge slot of polygon p a walk leaving it at (x, y) along (dx, dy) stops at: one holding
+    the point that the segment heads out across and that leads nowhere it may go (a wall, an
+    impassable or visited polygon), else one holding the point it heads out across, else fallback."""
+    offs, nb, ex = index.walk_lists()
+    out = -1
+    for k in range(offs[p], offs[p + 1]):
+        ax, ay, ux, uy = ex[k]
+        if uy * dx - ux * dy <= 0.0 or not _holds(ex[k], x, y):
+            continue
+        q = nb[k]
+        if q < 0 or q in seen or (passable is not None and not passable(q)):
+            return k
+        if out < 0:
+            out = k
+    return out if out >= 0 else fallback
