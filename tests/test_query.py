@@ -178,6 +178,31 @@ def test_a_goal_in_a_costly_area_does_not_open_cheaper_costly_areas_to_the_path(
         assert LineString(res.points[:, :2]).intersection(band).length < 1e-6, goal_cost
 
 
+def test_a_partial_path_ends_at_the_reachable_point_nearest_the_goal():
+    """An agent of radius 1.3 on a level of boxes, thin walls and pillars whose goal it cannot reach:
+    the path ends where the clear space it reaches comes nearest the goal. It ended at the clear
+    point nearest the mesh's point nearest the goal instead, 0.36 m farther (15.950 against 15.592)."""
+    rng = np.random.default_rng(7)
+    scene = Scene().floor(0, 0, 20, 20)
+    for _ in range(16):
+        kind = rng.integers(3)
+        cx, cy = rng.uniform(2, 18, 2)
+        if kind == 0:
+            sx, sy = rng.uniform(0.5, 4, 2)
+        elif kind == 1:
+            sx, sy = rng.uniform(3, 8), rng.uniform(0.1, 0.25)
+        else:
+            sx = sy = rng.uniform(0.3, 0.8)
+        scene.box((cx, cy, -0.1), (sx, sy, 2.5), math.degrees(rng.uniform(0, math.pi)))
+    mesh = generate(scene.vertices, scene.triangles, BakeParams(agent_radius=0.3))
+    query = NavMeshQuery(mesh)
+    start, goal = [18.364, 12.232, 0.0], [1.341, 11.372, 0.0]
+    res = query.find_path(start, goal, radius=1.3)
+    assert res.status == "partial"
+    assert query.find_path(start, [16.83, 9.587, 0.0], radius=1.3).status == "found"
+    assert math.dist(res.points[-1][:2], goal[:2]) <= math.dist([16.83, 9.587], goal[:2]) + 0.01
+
+
 def test_radius_below_bake_radius_is_refused():
     mesh = grid_mesh(ROOM, [], r0=0.3)
     with pytest.raises(NavMeshError, match="bake radius"):

@@ -50,7 +50,9 @@ class PathDrawing:
 
         def _walker(self, passable: list[bool] | None) -> Callable: ...
 
-        def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None: ...
+        def _clear(
+            self, poly: int, xyz: tuple, d: float, limit: float, passable, toward: tuple | None = None
+        ) -> tuple[int, tuple] | None: ...
 
         def _cached(self, key: tuple, make: Callable) -> Any: ...
 
@@ -83,7 +85,8 @@ class PathDrawing:
             ends = [(corridor[-1], known[1]), (plan.start_poly, plan.start)]
             if corridor[-1] != plan.goal_poly:
                 q = self.index.closest_point(corridor[-1], plan.goal)
-                cleared = self._clear(corridor[-1], tuple(q.tolist()), plan.d, math.inf, plan.reach or plan.passable)
+                reach = plan.reach or plan.passable
+                cleared = self._clear(corridor[-1], tuple(q.tolist()), plan.d, math.inf, reach, plan.goal)
                 ends[:0] = [] if cleared is None else [cleared]
             else:
                 ends[:0] = [(plan.goal_poly, plan.goal)]

@@ -256,7 +256,10 @@ class NavMeshQuery(PathDrawing):
             goal_poly, _, q = self.index.nearest(goal_xyz, self._piece_polygons(r, f, passable)[label])
             goal_xyz = tuple(q.tolist())
             plan.reach = self._cached(("piece", r, label, self._state(f)), lambda: (piece == label).tolist())
-        goal = self._clear(goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, plan.reach or passable)
+        toward = tuple(ends[1].point.tolist()) if plan.partial else None
+        goal = self._clear(
+            goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, plan.reach or passable, toward
+        )
         if goal is None:
             plan.result = unreachable(
                 f"no point within {across + d:g} m of the goal keeps an agent of radius {r:g} m off the navmesh's edge"
@@ -404,9 +407,12 @@ class NavMeshQuery(PathDrawing):
             for link in self.mesh.links
         ]
 
-    def _clear(self, poly: int, xyz: tuple, d: float, limit: float, passable) -> tuple[int, tuple] | None:
-        """(polygon, point) nearest xyz that keeps d from every wall, within `limit` across."""
-        got = refine.clear_point(self.index, self._walker(passable), poly, xyz, d, limit)
+    def _clear(
+        self, poly: int, xyz: tuple, d: float, limit: float, passable, toward: tuple | None = None
+    ) -> tuple[int, tuple] | None:
+        """(polygon, point) nearest xyz (or `toward`) that keeps d from every wall, within `limit`
+        across of xyz (refine.clear_point)."""
+        got = refine.clear_point(self.index, self._walker(passable), poly, xyz, d, limit, toward)
         if got is None:
             return None
         p, q = got

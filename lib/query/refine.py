@@ -103,16 +103,18 @@ def _walls_within(index, polys, measure, d: float):
                 stack.append(q)
 
 
-def clear_point(index, walk, poly: int, x: tuple, d: float, limit: float):
+def clear_point(index, walk, poly: int, x: tuple, d: float, limit: float, toward: tuple | None = None):
     """(polygon, point) nearest x, within `limit` (XY), that keeps d from every wall of x's floor and
     is reached from x in a straight line over the mesh: x itself when it keeps d; else the nearest
     such point of the edge of the space that does. That edge is made of the walls' lines moved d
     out and circles of radius d round the walls' ends, so its nearest point to x is x's foot on one
     of them or a point where two meet; each of those, nearest first, is tested until one keeps d.
-    None if none within `limit` does."""
+    None if none within `limit` does. toward: find the such point nearest this point instead (XY;
+    a partial path's end nearest the goal, x being the nearest point of the mesh the agent reaches)."""
     if d <= 0.0 or nearest_wall(index, poly, x, d - CLEARANCE_TOL) is None:
         return poly, x
     px, py = x[0], x[1]
+    tx, ty = (px, py) if toward is None else (toward[0], toward[1])
     _, _, ex = index.walk_lists()
     walls = [
         ex[c] for c, _ in _walls_within(index, [poly], lambda c: point_segment_distance_xy(px, py, *ex[c]), limit + d)
@@ -143,21 +145,21 @@ def clear_point(index, walk, poly: int, x: tuple, d: float, limit: float):
                 return dist, got
         return beyond, None
 
-    feet = [point_segment_xy(px, py, *line) for line in lines]
+    feet = [point_segment_xy(tx, ty, *line) for line in lines]
     for cx, cy in ends:
-        rho = math.hypot(px - cx, py - cy)
+        rho = math.hypot(tx - cx, ty - cy)
         if rho > 0.0:
-            feet.append((abs(rho - off), cx + (px - cx) / rho * off, cy + (py - cy) / rho * off))
-    best_dist, best = first_clear(feet, limit * (1.0 + ARC_MARGIN))
+            feet.append((abs(rho - off), cx + (tx - cx) / rho * off, cy + (ty - cy) / rho * off))
+    best_dist, best = first_clear(feet, limit * (1.0 + ARC_MARGIN) if toward is None else math.inf)
     # Where two of them meet nearer than that: the nearest clear point is a corner of the edge.
-    near_lines = [line for line in lines if point_segment_distance_xy(px, py, *line) < best_dist]
-    near_ends = [c for c in ends if abs(math.hypot(px - c[0], py - c[1]) - off) < best_dist]
+    near_lines = [line for line in lines if point_segment_distance_xy(tx, ty, *line) < best_dist]
+    near_ends = [c for c in ends if abs(math.hypot(tx - c[0], ty - c[1]) - off) < best_dist]
     meets = [
         *(q for i, a in enumerate(near_lines) for b in near_lines[i + 1 :] for q in _lines_meet(a, b)),
         *(q for line in near_lines for c in near_ends for q in _line_meets_circle(line, c, off)),
         *(q for i, a in enumerate(near_ends) for b in near_ends[i + 1 :] for q in _circles_meet(a, b, off)),
     ]
-    _, corner = first_clear([(math.hypot(qx - px, qy - py), qx, qy) for qx, qy in meets], best_dist)
+    _, corner = first_clear([(math.hypot(qx - tx, qy - ty), qx, qy) for qx, qy in meets], best_dist)
     return corner if corner is not None else best
 
 
