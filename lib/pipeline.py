@@ -11,7 +11,7 @@ from . import links as offmesh
 from .navmesh import NavMesh
 from .params import BakeParams
 from .progress import Progress, ProgressCallback
-from .soup import prepare_soup
+from .soup import TriangleSoup, downward_floors, prepare_soup
 
 # Rounds of cutting rough polygons in two: each halves them, so 8 take a polygon to a 256th.
 ROUGH_ROUNDS = 8
@@ -57,16 +57,18 @@ def generate(
     report("heightfield", 0.05)
     hf = heightfield.build_heightfield(soup, params, Progress(progress, "heightfield", 0.05, 0.35), tuple(volumes))
     if hf.span_count == 0:
-        return NavMesh.empty(params, "no walkable surface: nothing is flat enough with enough headroom")
+        return NavMesh.empty(
+            params, "no walkable surface: nothing is flat enough with enough headroom" + _flipped(soup, params)
+        )
     report("regions", 0.35)
     region_map = regions.build_regions(hf, params, Progress(progress, "regions", 0.35, 0.5))
     no_area = "no walkable area is left after eroding by the agent radius and dropping small islands"
     if region_map.region_count == 0:
-        return NavMesh.empty(params, no_area)
+        return NavMesh.empty(params, no_area + _flipped(soup, params))
     report("contours", 0.5)
     region_map, outlines = _outlines(hf, region_map, params, Progress(progress, "contours", 0.5, 0.65))
     if not outlines:
-        return NavMesh.empty(params, no_area)
+        return NavMesh.empty(params, no_area + _flipped(soup, params))
     report("polygons", 0.65)
     polys = polygons.build_polygons(outlines, params, Progress(progress, "polygons", 0.65, 0.8))
     if polys.is_empty:
@@ -126,3 +128,17 @@ def _outlines(
         if sum(len(o.unpushed) for o in again) < sum(len(o.unpushed) for o in outlines):
             return closed_map, again
     return region_map, outlines
+
+
+def _flipped(soup: TriangleSoup, params: BakeParams) -> str:
+    """For an empty navmesh's reason: the triangles that would be floors but face down (flipped
+    normals, which the bake never walks on), with the fix; empty when there are none."""
+    down = downward_floors(
+        soup.vertices, soup.triangles, soup.walkable, params.agent_max_slope, min_area=params.region_min_area
+    )
+    if not down.any():
+        return ""
+    return (
+        f"; {int(down.sum())} triangles that would be floors face down (flipped normals): turn them over "
+        "(in Blender: Mesh > Normals > Recalculate Outside)"
+    )

@@ -101,7 +101,14 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
     tris = tris_raw.astype(np.int64)
     m = len(tris)
 
-    walk = np.ones(m, dtype=bool) if walkable is None else np.asarray(walkable, dtype=bool).reshape(-1)
+    if walkable is None:
+        walk = np.ones(m, dtype=bool)
+    else:
+        walk_raw = np.asarray(walkable).reshape(-1)
+        if walk_raw.size and walk_raw.dtype.kind not in "biu":
+            # np.asarray(["no"], dtype=bool) is True: only booleans or 0/1 say what they mean.
+            raise NavMeshError(f"walkable flags must be booleans (or 0/1), got dtype {walk_raw.dtype}")
+        walk = walk_raw.astype(bool)
     area = np.zeros(m, dtype=np.int32) if areas is None else np.asarray(areas).reshape(-1)
     if len(walk) != m:
         raise NavMeshError(f"walkable flags: expected one per triangle ({m}), got {len(walk)}")
@@ -111,32 +118,41 @@ def prepare_soup(vertices, triangles, walkable=None, areas=None) -> TriangleSoup
         raise NavMeshError(f"area ids must be integers from 0 to {MAX_AREA}")
     area = area.astype(np.int32)
 
-    bad = ~np.isfinite(verts).all(axis=1)
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise NavMeshError(f"{int(bad.sum())} vertices have NaN or infinite coordinates (first: vertex {first})")
     if m and (tris.min() < 0 or tris.max() >= len(verts)):
         bad_tri = int(np.flatnonzero((tris < 0).any(axis=1) | (tris >= len(verts)).any(axis=1))[0])
         raise NavMeshError(
             f"triangle {bad_tri} has vertex index {tris[bad_tri].tolist()} out of range for {len(verts)} vertices"
         )
+    bad = ~np.isfinite(verts[np.unique(tris)]).all(axis=1)  # a vertex no triangle uses is ignored
+    if bad.any():
+        first = int(np.unique(tris)[np.flatnonzero(bad)[0]])
+        raise NavMeshError(f"{int(bad.sum())} vertices have NaN or infinite coordinates (first: vertex {first})")
 
-    origin = verts.min(axis=0) if len(verts) else np.zeros(3)
-    local = verts - origin
     empty = np.zeros((0, 3), dtype=np.int64)
     if m == 0:
-        return TriangleSoup(local, empty, walk[:0], area[:0], origin, walk[:0], "the input has no triangles")
-
+        return TriangleSoup(verts[:0], empty, walk[:0], area[:0], np.zeros(3), walk[:0], "the input has no triangles")
+    origin = verts[np.unique(tris)].min(axis=0)
+    local = verts - origin
     p0, p1, p2 = local[tris[:, 0]], local[tris[:, 1]], local[tris[:, 2]]
-    doubled_area = np.linalg.norm(np.cross(p1 - p0, p2 - p0), axis=1)
-    longest_sq = np.maximum.reduce([((p1 - p0) ** 2).sum(1), ((p2 - p1) ** 2).sum(1), ((p0 - p2) ** 2).sum(1)])
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is named below
+        doubled_area = np.linalg.norm(np.cross(p1 - p0, p2 - p0), axis=1)
+        longest_sq = np.maximum.reduce([((p1 - p0) ** 2).sum(1), ((p2 - p1) ** 2).sum(1), ((p0 - p2) ** 2).sum(1)])
+    if not (np.isfinite(doubled_area).all() and np.isfinite(longest_sq).all()):
+        raise NavMeshError(
+            f"vertex coordinates up to {float(np.abs(verts[np.unique(tris)]).max()):.3g} are too large to measure "
+            "triangles in meters"
+        )
     keep = doubled_area > _DEGENERATE_RATIO * np.maximum(longest_sq, NONZERO_DIVISOR)
     keep &= longest_sq > 0
     if not keep.any():
         return TriangleSoup(
-            local, empty, walk[:0], area[:0], origin, walk[:0], f"all {m} triangles are degenerate (zero area)"
+            local[:0], empty, walk[:0], area[:0], origin, walk[:0], f"all {m} triangles are degenerate (zero area)"
         )
-    tris = tris[keep]
+    # Only the vertices the kept triangles use: a stray vertex far away would set the grid's size
+    # (1 km off: 1.6 s and 0.34 GB for a 14-triangle level; 10 km off: a 120 GB refusal).
+    used, tris = np.unique(tris[keep], return_inverse=True)
+    tris = tris.reshape(-1, 3)
+    local = local[used]
     return TriangleSoup(local, tris, walk[keep], area[keep], origin, closed_shells(local, tris))
 
 

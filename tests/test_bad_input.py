@@ -64,6 +64,38 @@ def test_a_floor_smaller_than_the_agent_gives_an_empty_mesh_with_a_reason():
     assert mesh.is_empty and "radius" in mesh.empty_reason
 
 
+def test_a_floor_facing_down_is_named_as_the_reason_for_an_empty_navmesh():
+    """Flipped normals (a floor facing down is never walked on) named with the fix, not blamed on
+    the slope, the headroom or the agent radius."""
+    for scene in (FLOOR, Scene().floor(0, 0, 12, 12).box((6, 6, 0), (2, 2, 1))):
+        flipped = scene.triangles.copy()
+        flipped[:2] = flipped[:2, ::-1]  # the floor's two triangles
+        mesh = generate(scene.vertices, flipped)
+        assert mesh.is_empty and "2 triangles that would be floors face down" in mesh.empty_reason
+        assert "Recalculate Outside" in mesh.empty_reason
+
+
+def test_vertices_no_triangle_uses_are_ignored():
+    """A stray vertex 3 km away set the grid's size (29 s and 2.7 GB for a 2-triangle floor; at
+    10 km a refusal naming 120 GB); one with NaN coordinates was an error."""
+    base = generate(FLOOR.vertices, FLOOR.triangles)
+    for stray in ([3000.0, 3000.0, 0.0], [1e7, -1e7, 5.0], [np.nan, 0.0, 0.0]):
+        mesh = generate(np.vstack([FLOOR.vertices, [stray]]), FLOOR.triangles)
+        assert np.array_equal(mesh.vertices, base.vertices) and mesh.polygon_count == base.polygon_count
+
+
+def test_walkable_flags_that_are_not_booleans_are_refused():
+    """numpy reads the string "no" as True: strings would all mean walkable."""
+    with pytest.raises(NavMeshError, match="walkable flags must be booleans"):
+        generate(FLOOR.vertices, FLOOR.triangles, walkable=["no", "no"])
+    assert generate(FLOOR.vertices, FLOOR.triangles, walkable=[0, 0]).is_empty
+
+
+def test_coordinates_too_large_to_measure_are_named():
+    with pytest.raises(NavMeshError, match="too large"):
+        generate(FLOOR.vertices * 1e300, FLOOR.triangles)
+
+
 def test_mismatched_flags_are_named():
     with pytest.raises(NavMeshError, match="walkable flags"):
         generate(FLOOR.vertices, FLOOR.triangles, walkable=[True])
