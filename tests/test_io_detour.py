@@ -753,6 +753,70 @@ def test_links_of_a_radius_0_bake_attach_in_detour(tmp_path, tile_size):
     assert list(radii.values()) == pytest.approx([detour_format.MIN_LINK_RADIUS] * len(radii))
 
 
+# A U-shaped floor, 2 m arms 6 m apart joined at the far end (our path round it: 39.3 m), and two
+# spots at the arms' starts a 6 m link joins.
+U_FLOOR = Scene().floor(0, 0, 20, 2).floor(0, 6, 20, 8).floor(18, 2, 20, 6)
+U_PARAMS = lib.BakeParams(agent_radius=0.3, cell_size=0.1)
+U_SOUTH, U_NORTH = (1.0, 1.0, 0.0), (1.0, 7.0, 0.0)
+
+
+def test_a_link_no_agent_of_the_navmesh_fits_is_left_out_and_named(tmp_path):
+    """A link of radius 0.1 m on a navmesh baked for 0.3 m agents is closed to every agent of it in
+    our query; Detour's rad is only where its ends attach, so written it let Detour take the 6 m
+    shortcut. It is left out (a door 2 m along, for the bake radius, is written, its userId still
+    its index), the export warns naming it, and Detour goes through the door as we do. Left out, a
+    link reaching beyond the tiles around its start no longer refuses the export either."""
+    specs = [
+        LinkSpec(U_SOUTH, U_NORTH, radius=0.1, name="cat_flap"),
+        LinkSpec((3, 1, 0), (3, 7, 0), radius=0.3, name="door"),
+        LinkSpec((1.5, 1, 0), (19, 7, 0), radius=0.2, name="far_flap"),
+    ]
+    mesh = lib.generate(U_FLOOR.vertices, U_FLOOR.triangles, U_PARAMS, links=specs)
+    assert detour.closed_links(mesh) == [0, 2]
+    ours = NavMeshQuery(mesh).find_path(U_SOUTH, U_NORTH)
+    assert ours.status == "found" and ours.links == (1,) and ours.length == pytest.approx(10.0, abs=0.1)
+    path = tmp_path / "flap.bin"
+    detour.write_detour(mesh, path, tile_size=4.0)
+    found = detour_queries(path, [[*U_SOUTH, *U_NORTH]])
+    assert [con["userId"] for con in found["offMeshConnections"]] == [1]
+    (route,) = found["paths"]
+    assert route["found"] and not route["partial"] and route["links"] == [1]
+    assert route["length"] == pytest.approx(ours.length, rel=LENGTH_TOLERANCE)
+    (closed,) = detour.export_warnings(mesh)
+    assert closed.startswith("off-mesh links 'cat_flap' and 'far_flap' are for agents narrower than the bake radius ")
+    assert "0.3 m (link radius 0.1, 0.2 m)" in closed and "left out of the .bin" in closed
+
+
+def test_a_link_cost_factor_detour_cannot_price_is_named_with_the_area_cost_that_keeps_it(tmp_path):
+    """Detour prices an off-mesh connection by its area's cost alone: a link costing 20 times its
+    length, in area 0 with the floor, is the 6 m shortcut for Detour while our query walks round.
+    The export warns naming it and the way to keep the cost; given an area of its own (5) whose cost
+    is set to 20 in Detour's filter, as the warning says, Detour walks round too."""
+    ladder = LinkSpec(U_SOUTH, U_NORTH, cost=20.0, name="expensive_ladder")
+    mesh = lib.generate(U_FLOOR.vertices, U_FLOOR.triangles, U_PARAMS, links=[ladder])
+    ours = NavMeshQuery(mesh).find_path(U_SOUTH, U_NORTH)
+    assert ours.status == "found" and not ours.links
+    (warning,) = detour.export_warnings(mesh)
+    assert warning == (
+        "off-mesh link 'expensive_ladder' costs 20 times its length, but Detour prices an off-mesh connection by its "
+        "area's cost alone: in the .bin it costs 1 per meter (area 0's cost) instead of 20; to keep the cost, give it "
+        "an area of its own and set that area's cost to 20 in the game's dtQueryFilter (setAreaCost)"
+    )
+    path = tmp_path / "ladder.bin"
+    detour.write_detour(mesh, path)
+    assert detour_queries(path, [[*U_SOUTH, *U_NORTH]])["paths"][0]["links"] == [0], "Detour takes it"
+    own = lib.generate(U_FLOOR.vertices, U_FLOOR.triangles, U_PARAMS, links=[replace(ladder, area=5)])
+    (warning,) = detour.export_warnings(own)
+    assert warning.endswith("to keep the cost, set area 5's cost to 20 in the game's dtQueryFilter (setAreaCost)")
+    detour.write_detour(own, path)
+    (route,) = detour_queries(path, [[*U_SOUTH, *U_NORTH]], area_costs={5: 20.0})["paths"]
+    assert route["found"] and route["links"] == [] and route["length"] == pytest.approx(ours.length, rel=0.02)
+    costly = replace(own, area_costs=((5, 2.0),))
+    assert "costs 2 per meter (area 5's cost) instead of 40;" in detour.export_warnings(costly)[0]
+    plain = lib.generate(U_FLOOR.vertices, U_FLOOR.triangles, U_PARAMS, links=[replace(ladder, cost=1.0)])
+    assert detour.export_warnings(plain) == []
+
+
 def test_a_link_longer_than_the_tiles_a_crowded_level_needs_is_refused_with_the_reason():
     """Without tile_size the export picks tiles small enough for Detour's per-tile limits: cut into
     6 cm pieces, two 60 m floors need 15 m tiles, which a 48 m zipline between them overreaches."""
