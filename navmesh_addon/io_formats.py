@@ -26,8 +26,12 @@ GODOT_FORMATS = ("dae", "glb", "gltf", "tres")
 
 
 def export_warnings(mesh: lib.NavMesh, fmt: str) -> list[str]:
-    """What an engine loading `mesh` as `fmt` gets wrong without saying so (the file is still written)."""
-    warning = godot.range_warning(mesh) if fmt.lower().lstrip(".") in GODOT_FORMATS else None
+    """What an engine loading `mesh` as `fmt` gets wrong without saying so, or what the file leaves
+    out (it is still written): Godot 3's reach, Detour's off-mesh links (`detour.export_warnings`)."""
+    fmt = fmt.lower().lstrip(".")
+    if fmt == "bin":
+        return detour.export_warnings(mesh)
+    warning = godot.range_warning(mesh) if fmt in GODOT_FORMATS else None
     return [warning] if warning else []
 
 

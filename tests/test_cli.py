@@ -281,6 +281,36 @@ def test_exports_godot_cannot_path_on_are_warned_of(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} >= {"far.json", "far.tres", "far.glb"}
 
 
+def test_a_detour_export_warns_of_the_links_it_leaves_out(blender, tmp_path):
+    """A .blend whose off-mesh link is for agents narrower than the bake radius: the .bin is written
+    without it and stderr names it; the JSON keeps it without a warning."""
+    import bpy
+
+    from tests.blender_scenes import grid_object
+
+    grid_object("West", 8.0, 8.0)
+    grid_object("East", 8.0, 8.0, location=(10.0, 0.0, 1.0))
+    curve = bpy.data.curves.new("Flap", "CURVE")
+    curve.dimensions = "3D"
+    spline = curve.splines.new("POLY")
+    spline.points.add(1)
+    spline.points.foreach_set("co", [7.5, 4.0, 0.0, 1.0, 10.5, 4.0, 1.0, 1.0])
+    flap = bpy.data.objects.new("Flap", curve)
+    bpy.context.scene.collection.objects.link(flap)
+    flap.navmesh_role, flap.navmesh_link_radius = "OFF_MESH_LINK", 0.1
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.25, 0.3
+    path = tmp_path / "flap.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    result = run_cli("bake", path, "--output", tmp_path / "flap.json", "--format", "json,bin")
+    assert result.returncode == 0, result.stderr[-3000:]
+    warned = [line for line in result.stderr.splitlines() if "off-mesh link" in line]
+    assert len(warned) == 1 and warned[0].startswith("navmesh: warning: flap.bin: off-mesh link 'Flap' is for agents")
+    assert "left out of the .bin" in warned[0]
+    assert [link.name for link in lib.load(tmp_path / "flap.json").links] == ["Flap"]
+    assert read_tile_set((tmp_path / "flap.bin").read_bytes())["tiles"][0]["header"]["off_mesh_con_count"] == 0
+
+
 def _bad_obj(tmp_path) -> Path:
     """A level with only a wall: nothing to stand on."""
     path = tmp_path / "wall.obj"

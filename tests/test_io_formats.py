@@ -58,6 +58,26 @@ def test_detour_export_goes_through_lib_with_its_tile_and_piece_sizes(tmp_path):
     assert path.read_bytes() != detour.to_detour_bytes(navmeshes.l_corridor())
 
 
+def test_detour_export_warnings_are_lib_s_for_bin_only():
+    """File > Export and the command line report `export_warnings`: for .bin the Detour export's
+    (a link no agent fits, left out; a cost factor Detour cannot price), for no other format."""
+    from dataclasses import replace
+
+    from blender_navmesh.navmesh import OffMeshLink
+
+    mesh = navmeshes.l_corridor()
+    r0 = float(mesh.params.agent_radius)
+    links = (
+        OffMeshLink((1, 1, 0.5), (9, 9, 0.5), 0, 0, radius=r0 / 2, name="flap"),
+        OffMeshLink((1, 1, 0.5), (8, 2, 0.5), 0, 0, radius=r0, cost=3.0, name="ladder"),
+    )
+    mesh = replace(mesh, links=links)
+    warnings = io_formats.export_warnings(mesh, ".BIN")
+    assert warnings == detour.export_warnings(mesh) and len(warnings) == 2
+    assert "'flap'" in warnings[0] and "left out" in warnings[0] and "'ladder' costs 3 times" in warnings[1]
+    assert all(io_formats.export_warnings(mesh, fmt) == [] for fmt in ("json", "dae", "glb", "tres"))
+
+
 def test_godot_export_goes_through_lib(tmp_path):
     path = io_formats.write_navmesh_file(navmeshes.l_corridor(), tmp_path / "level.tres", "TRES")
     assert path.read_text() == godot.to_tres(navmeshes.l_corridor())

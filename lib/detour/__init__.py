@@ -11,7 +11,9 @@ cut each other's neighbours, so that Detour's search finds paths near ours.
 Off-mesh links are dtOffMeshConnections in the tile of their start, their userId the link's index in
 mesh.links, their radius the link's (at least format.MIN_LINK_RADIUS: Detour attaches the ends within
 it); Detour attaches an end only in the start's tile or the 8 around it, so a link reaching farther is
-refused.
+refused. A link no agent of the navmesh fits (its radius below the bake radius: our query closes it
+to every agent, Detour's rad carries no agent width) is left out, and `export_warnings` says so, as
+it says which links' cost factors Detour cannot price (it costs a connection by its area alone).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .. import files
 from ..errors import NavMeshError
 from ..navmesh import MAX_AREA, NavMesh
 from ..params import BakeParams
+from ..query.graph import FITS_TOL
 from .binary import _pack
 from .format import (
     EXT_LINK,
@@ -43,7 +46,9 @@ __all__ = [
     "SET_MAGIC",
     "WALK_FLAG",
     "check_options",
+    "closed_links",
     "default_piece_size",
+    "export_warnings",
     "to_detour_bytes",
     "write_detour",
 ]
@@ -88,7 +93,8 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
 
     NavMeshError when the tiles do not fit Detour: too many polygons or vertices for one, or an
     off-mesh link whose end lies beyond the tiles around its start's (the message names it and,
-    given tile_size, the tile size that holds every link)."""
+    given tile_size, the tile size that holds every link). Off-mesh links no agent of the navmesh
+    fits (`closed_links`) are left out; `export_warnings` names them."""
     _check_mesh(mesh)
     _check_tile_size(mesh.params, tile_size)
     if tile_size is not None:
@@ -127,21 +133,100 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
                         f"cannot cut the level into tiles Detour can hold: {_overflow(tiles, level.quant)}"
                     )
             size /= 2
+    closed = closed_links(mesh)
     placed = _place_links(tiles, level, size)
-    if placed.far:
-        raise NavMeshError(_far_links(mesh, placed.far, size, tile_size is None))
-    return _pack(tiles, level, size, placed)
+    far = [k for k in placed.far if k not in closed]
+    if far:
+        raise NavMeshError(_far_links(mesh, far, size, tile_size is None, closed))
+    return _pack(tiles, level, size, placed, closed)
 
 
-def _far_links(mesh: NavMesh, far: list[int], size: float, chosen: bool) -> str:
+def closed_links(mesh: NavMesh) -> list[int]:
+    """The off-mesh links (indices in mesh.links) no agent of this navmesh fits: their radius is
+    below the bake radius, and agents are at least that wide, so our query never takes them. The
+    Detour export leaves them out: a dtOffMeshConnection's rad is only how near the floor its ends
+    attach, and Detour lets every agent cross it."""
+    r0 = float(mesh.params.agent_radius)
+    return [k for k, link in enumerate(mesh.links) if r0 > float(link.radius) + FITS_TOL]
+
+
+# Links named in one export warning; more are counted.
+WARNING_NAMES = 5
+
+
+def export_warnings(mesh: NavMesh) -> list[str]:
+    """What a game loading this navmesh's Detour file gets otherwise than our query, though the file
+    is written: off-mesh links left out because no agent of the navmesh fits them (`closed_links`),
+    and links whose cost factor Detour cannot price (it costs an off-mesh connection as it does a
+    polygon, by its area's cost in the dtQueryFilter alone), a warning per area and factor naming
+    them and the area cost that keeps their price."""
+    closed = closed_links(mesh)
+    warnings = []
+    if closed:
+        radii = sorted({float(mesh.links[k].radius) for k in closed})
+        one = len(closed) == 1
+        them, them_are = ("it", "it is") if one else ("them", "they are")
+        warnings.append(
+            f"{_link_names(mesh, closed)} {'is' if one else 'are'} for agents narrower than the bake "
+            f"radius {float(mesh.params.agent_radius):g} m (link radius {', '.join(f'{r:g}' for r in radii)} m): no "
+            f"agent of this navmesh fits, so our query never takes {them}, and Detour would let every agent cross "
+            f"{them} (a connection's rad is only how near the floor its ends attach), so {them_are} left out of the "
+            ".bin; for smaller agents bake a navmesh with their radius"
+        )
+    skip = set(closed)
+    costs = dict(mesh.area_costs)
+    groups: dict[tuple[int, float], list[int]] = {}
+    for k, link in enumerate(mesh.links):
+        if k not in skip and float(link.cost) != 1.0:
+            groups.setdefault((int(link.area), float(link.cost)), []).append(k)
+    floor_areas = set(np.unique(mesh.areas).tolist())
+    for (area, factor), ks in sorted(groups.items()):
+        area_cost = float(costs.get(area, 1.0))
+        one = len(ks) == 1
+        # The area is the links' own when no polygon and no link of another factor has it.
+        own = area not in floor_areas and all(
+            float(link.cost) == factor for k, link in enumerate(mesh.links) if link.area == area and k not in skip
+        )
+        keep = (
+            f"set area {area}'s cost to {area_cost * factor:g}"
+            if own
+            else f"give {'it an area of its' if one else 'them an area of their'} own and set that area's cost to "
+            f"{area_cost * factor:g}"
+        )
+        warnings.append(
+            f"{_link_names(mesh, ks)} {'costs' if one else 'cost'} {factor:g} times {'its' if one else 'their'} "
+            f"length, but Detour prices an off-mesh connection by its area's cost alone: in the .bin "
+            f"{'it costs' if one else 'they cost'} {area_cost:g} per meter (area {area}'s cost) instead of "
+            f"{area_cost * factor:g}; to keep the cost, {keep} in the game's dtQueryFilter (setAreaCost)"
+        )
+    return warnings
+
+
+def _link_names(mesh: NavMesh, ks: list[int]) -> str:
+    """'off-mesh link 'x'' or 'off-mesh links 'x', 'y' and 3 others' for these links."""
+    labels = [_link_label(mesh, k) for k in ks[:WARNING_NAMES]]
+    if len(ks) > WARNING_NAMES:
+        labels.append(f"{len(ks) - WARNING_NAMES} other{'s' if len(ks) - WARNING_NAMES > 1 else ''}")
+    listed = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+    return f"off-mesh link{'' if len(ks) == 1 else 's'} {listed}"
+
+
+def _link_label(mesh: NavMesh, k: int) -> str:
+    """A link as messages name it: its name, with its number when another link has that name too,
+    or its number when it has none."""
+    names = [link.name for link in mesh.links]
+    if not names[k]:
+        return str(k)
+    return f"{names[k]!r} (link {k})" if names.count(names[k]) > 1 else repr(names[k])
+
+
+def _far_links(mesh: NavMesh, far: list[int], size: float, chosen: bool, closed: list[int]) -> str:
     """Why these off-mesh links (indices in mesh.links) do not fit tiles of `size` (the tile size
-    given, or `chosen` by the export to fit Detour's per-tile limits), and what to do."""
+    given, or `chosen` by the export to fit Detour's per-tile limits), and what to do (the links
+    `closed` are not written)."""
     spans = [float(np.abs(np.subtract(link.end, link.start)[:2]).max()) for link in mesh.links]
     k = max(far, key=lambda i: spans[i])
-    names = [link.name for link in mesh.links]
-    label = f"off-mesh link {names[k]!r}" if names[k] else f"off-mesh link {k}"
-    if names[k] and names.count(names[k]) > 1:
-        label += f" (link {k})"
+    label = f"off-mesh link {_link_label(mesh, k)}"
     label += f" spans {spans[k]:.3g} m along x or y and ends more than a tile from its start's tile"
     if len(far) > 1:
         label += f" (as do {len(far) - 1} other link{'s' if len(far) > 2 else ''})"
@@ -151,8 +236,9 @@ def _far_links(mesh: NavMesh, far: list[int], size: float, chosen: bool) -> str:
             f"cannot cut the level into tiles Detour can hold: its polygons need tiles of {size:g} m, and "
             f"{label}; {rule}: shorten the link, or put fewer polygons in a tile with a larger piece_size (or 0)"
         )
-    step = 10.0 ** (math.floor(math.log10(max(spans))) - 2)  # three significant digits, rounded up
-    need = math.ceil(max(spans) / step - 1e-9) * step
+    longest = max(span for i, span in enumerate(spans) if i not in closed)
+    step = 10.0 ** (math.floor(math.log10(longest)) - 2)  # three significant digits, rounded up
+    need = math.ceil(longest / step - 1e-9) * step
     return (
         f"tile_size {size:g} m does not fit Detour: {label}; {rule}: use tile_size >= {need:g} m (the longest "
         f"link's span)"

@@ -43,15 +43,19 @@ from .tiles import _Level, _LinkTiles, _Tile
 _TRIANGLES_PER_CHUNK = 1 << 13
 
 
-def _pack(tiles: list[_Tile], level: _Level, size: float, placed: _LinkTiles) -> bytes:
+def _pack(tiles: list[_Tile], level: _Level, size: float, placed: _LinkTiles, left_out: list[int]) -> bytes:
     """The MSET file: set header with dtNavMeshParams, then per tile its reference, size and data.
-    Each off-mesh link goes to the tile `placed` gives its start."""
+    Each off-mesh link goes to the tile `placed` gives its start, but those `left_out` (indices in
+    mesh.links)."""
     links = level.mesh.links
+    written = np.ones(len(links), dtype=bool)
+    written[left_out] = False
     own: list[list[int]] = [[] for _ in tiles]
-    for k, t in enumerate(placed.start.tolist()):
-        own[t].append(k)
+    for k in np.flatnonzero(written).tolist():
+        own[int(placed.start[k])].append(k)
     # Ends landing from another tile: Detour links each back to its connection in the landing tile.
-    landing = np.bincount(placed.end[placed.end != placed.start], minlength=len(tiles))
+    away = written & (placed.end != placed.start)
+    landing = np.bincount(placed.end[away], minlength=len(tiles))
     max_polygons = max(t.polygon_count + len(k) for t, k in zip(tiles, own))
     tile_bits, poly_bits = _bits(len(tiles)), _bits(max_polygons)
     origin = level.origin

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..components import run_positions
-from ..geometry import signed_area
+from ..geometry import NONZERO_DIVISOR, signed_area
 from .format import VERTS_PER_POLYGON
 
 # Points closer than this (m) are one point; detail edges this close to a polygon edge lie on it.
@@ -95,6 +95,40 @@ def clip_to_boxes(
         else:
             out.append((cut[r, :n], cut_labels[r, :n].tolist()) if n >= 3 else None)
     return out
+
+
+def cuts_along_own_edges(
+    points: np.ndarray, counts: np.ndarray, labels: np.ndarray, cut: list[tuple[np.ndarray, list[int]] | None]
+) -> None:
+    """Give back to each edge `clip_to_boxes` cut along a box side its polygon's own edge lying
+    there: a cut edge of cut[r] (its label negative) whose two ends lie within WELD of edge k of
+    polygon r (points[r][: counts[r]], labels[r]) seen from above is that edge and gets labels[r][k],
+    in place. A box side through a polygon's edge (to rounding: a wall 1e-15 m outside the box) cuts
+    off nothing but that edge, so there is nothing across it the cut's label would link to (a tile
+    border cut is a portal, an inner cut the neighbour of the polygon's piece beyond)."""
+    rows, slots, ends = [], [], []
+    for r, one in enumerate(cut):
+        if one is None:
+            continue
+        corners, edge_labels = one
+        for k, label in enumerate(edge_labels):
+            if label < 0:
+                rows.append(r)
+                slots.append(k)
+                ends.append((corners[k], corners[(k + 1) % len(corners)]))
+    if not rows:
+        return
+    row = np.array(rows)
+    ab = np.array(ends)[..., [0, 2]]  # (E, 2 ends, 2)
+    ring = points[row][..., [0, 2]]
+    used, edge, _ = ring_edges(ring, counts[row])
+    rel = ab[:, :, None, :] - ring[:, None, :, :]  # (E, 2 ends, M edges, 2)
+    length2 = np.maximum((edge**2).sum(axis=-1), NONZERO_DIVISOR)[:, None, :]
+    along = np.clip((rel * edge[:, None]).sum(axis=-1) / length2, 0.0, 1.0)
+    gap = np.hypot(*(rel - along[..., None] * edge[:, None]).transpose(3, 0, 1, 2))
+    on = np.all(gap < WELD, axis=1) & used
+    for e in np.flatnonzero(on.any(axis=1)).tolist():
+        cut[rows[e]][1][slots[e]] = int(labels[rows[e], int(np.argmax(on[e]))])
 
 
 def _clip_to_box(points: np.ndarray, labels: np.ndarray, box: np.ndarray, sides: np.ndarray):

@@ -27,6 +27,7 @@ from .clip import (
     _surface_heights,
     clip_to_boxes,
     clip_to_pieces,
+    cuts_along_own_edges,
     ring_edges,
 )
 from .format import (
@@ -237,10 +238,13 @@ class _Level:
         """Each polygon polys[k] cut to boxes[k] (x0, z0, x1, z1): its pieces (corners (6, 3), count,
         polygon, labels (6,)) of at most six corners, their corners on its detail surface
         (`piece_detail` gives their detail triangles); sides[k]: the labels of the edges cut along
-        the box's x0, x1, z0 and z1 sides. All at once (`clip_to_boxes`), then the heights of the
-        pieces of each polygon together."""
+        the box's x0, x1, z0 and z1 sides, but where a side runs along the polygon's own edge (to
+        rounding), which keeps its label (`cuts_along_own_edges`: a wall stays a wall, a shared edge
+        finds its neighbour). All at once (`clip_to_boxes`), then the heights of the pieces of each
+        polygon together."""
         labels = np.where(self.slots[polys] >= 0, self.slots[polys], _NO_EDGE)
         cut = clip_to_boxes(self.corners[polys], self.sizes[polys], labels, boxes, sides)
+        cuts_along_own_edges(self.corners[polys], self.sizes[polys], labels, cut)
         kept = [(k, one) for k, one in enumerate(cut) if one is not None and _area_xz(one[0]) >= MIN_PIECE_AREA]
         out: list[list[tuple]] = [[] for _ in range(len(polys))]
         for p, same_polygon in itertools.groupby(kept, key=lambda item: int(polys[item[0]])):

@@ -1,12 +1,13 @@
 // Loads a Detour .bin navmesh (MSET tile set) with recast-navigation-js and answers queries on it.
 // Usage: node detour.mjs mesh.bin queries.json   (Detour coordinates: +Y up)
-// queries.json: {"halfExtents": [x, y, z], "pairs": [[sx, sy, sz, gx, gy, gz], ...], "points": [[x, y, z], ...]}
+// queries.json: {"halfExtents": [x, y, z], "pairs": [[sx, sy, sz, gx, gy, gz], ...], "points": [[x, y, z], ...],
+//                "areaCosts": {"area id": cost, ...} (optional: a dtQueryFilter with these costs for the pairs)}
 // Prints JSON: tile and polygon counts, portal edges Detour left unlinked, per off-mesh connection
 // its tile, userId, radius, ends and whether Detour attached each end to a polygon on loading, per
 // pair the straight path (findNearestPoly + findPath + findStraightPath) and the userIds of the
 // off-mesh connections its corridor crosses, per point the nearest polygon's height.
 import { readFileSync } from 'node:fs';
-import { init, importNavMesh, NavMeshQuery } from '@recast-navigation/core';
+import { init, importNavMesh, NavMeshQuery, QueryFilter } from '@recast-navigation/core';
 
 const EXT_LINK = 0x8000;
 const NULL_LINK = 0xffffffff;
@@ -20,6 +21,14 @@ const { navMesh } = importNavMesh(new Uint8Array(readFileSync(file)));
 const query = new NavMeshQuery(navMesh, { maxNodes: 65535 });
 const vec = ([x, y, z]) => ({ x, y, z });
 const halfExtents = vec(queries.halfExtents);
+// Detour's default filter (every flag, every area cost 1) unless area costs are given.
+let filter;
+if (queries.areaCosts) {
+  filter = new QueryFilter();
+  filter.includeFlags = 0xffff;
+  for (const [area, cost] of Object.entries(queries.areaCosts)) filter.setAreaCost(Number(area), cost);
+}
+const withFilter = (options) => (filter ? { ...options, filter } : options);
 
 const OFF_MESH_CONNECTION = 1;
 
@@ -68,7 +77,7 @@ for (let i = 0; i < navMesh.getMaxTiles(); i++) {
 }
 
 function nearest(point) {
-  const found = query.findNearestPoly(vec(point), { halfExtents });
+  const found = query.findNearestPoly(vec(point), withFilter({ halfExtents }));
   return found.success && found.nearestRef ? found : null;
 }
 
@@ -77,7 +86,7 @@ const paths = (queries.pairs || []).map((pair) => {
   const goal = nearest(pair.slice(3));
   if (!start || !goal) return { found: false, reason: 'off the navmesh' };
   const corridor = query.findPath(start.nearestRef, goal.nearestRef, start.nearestPoint, goal.nearestPoint,
-    { maxPathPolys: 4096 });
+    withFilter({ maxPathPolys: 4096 }));
   if (!corridor.success || corridor.polys.size === 0) return { found: false, reason: 'no corridor' };
   const polys = Array.from({ length: corridor.polys.size }, (_, i) => corridor.polys.get(i));
   const links = polys
