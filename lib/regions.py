@@ -100,7 +100,7 @@ def build_regions(
     inside[bridges] = True
     progress.at(0.75)
     u, v = _edges(hf, inside)
-    label = connected_components(s, u, v)
+    label = connected_components(s, u, v, narrow=True)  # int32 per span while ids fit
     progress.at(0.8)
     column = (hf.y.astype(np.int64) * hf.width + hf.x).astype(index_dtype(hf.width * hf.height))
     apart = _self_borders(hf, label, column, inside, params.agent_max_climb, progress.span(0.8, 0.85))
@@ -113,7 +113,7 @@ def build_regions(
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
     progress.at(0.95)
-    island = connected_components(s, *_edges(hf, inside, same_area=False))
+    island = connected_components(s, *_edges(hf, inside, same_area=False), narrow=True)
     region, region_area = _finish(label, island, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
@@ -529,15 +529,22 @@ def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np
     if len(idx) == 0:
         return region, np.zeros(0, np.int64)
     # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
-    # stage's largest temporaries).
+    # stage's largest temporaries). A label's spans lie in one island (the islands join more).
+    # Each per-span temporary is dropped as soon as it is used: this is the stage's peak.
     lab = label[idx]
-    counts = np.bincount(lab)
-    island_size = np.zeros(len(counts), dtype=np.int64)
-    island_size[lab] = np.bincount(island[idx])[island[idx]]
-    big = (counts > 0) & (island_size * cs * cs >= min_area)
-    new_id = np.cumsum(big) - 1
+    isl = island[idx]
+    island_size = np.bincount(isl)
+    big_island = island_size * cs * cs >= min_area
+    del island_size
+    big = np.zeros(len(label), dtype=bool)
+    big[lab] = big_island[isl]
+    del isl, big_island
+    new_id = np.cumsum(big, dtype=index_dtype(len(label))) - 1
     region[idx] = np.where(big[lab], new_id[lab], -1)
-    first = np.full(len(counts), len(label))
-    np.minimum.at(first, lab, idx)
-    region_area = area[first[big]].astype(np.int64)
+    del new_id, lab
+    # The first span of each kept region; the spans dropped (-1) go to the extra last entry.
+    count = int(big.sum())
+    first = np.full(count + 1, len(label))
+    np.minimum.at(first, region[idx], idx)
+    region_area = area[first[:count]].astype(np.int64)
     return region, region_area
