@@ -56,9 +56,10 @@ def build_detail(
     layer_tol = layer_tolerance(params)
     if samples is None:
         samples = floor_samples(mesh, hf, params, span_region, progress.span(0.0, 0.2))
-    sample_poly, points = samples.polygon, samples.points(hf)
+    # The samples' points are found where they are needed (samples.points), never all at once.
+    sample_poly = samples.polygon
     vertices = _vertices_on_floor(
-        mesh, sample_poly, points, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
+        mesh, sample_poly, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )
     mesh = replace(mesh, vertices=vertices)
     progress.at(0.25)
@@ -70,10 +71,19 @@ def build_detail(
     if kept is not None:
         built[list(kept)] = False
     if kept is None:
-        fits = _fan_fits(mesh, apex, sample_poly, points, max_error, progress.span(0.25, 0.4))
+        fits = _fan_fits(
+            mesh, apex, sample_poly, lambda rows: samples.points(hf, rows), max_error, progress.span(0.25, 0.4)
+        )
     else:  # the samples of the polygons built only (a copy, but of few)
-        measured = built[sample_poly]
-        fits = _fan_fits(mesh, apex, sample_poly[measured], points[measured], max_error, progress.span(0.25, 0.4))
+        measured = np.flatnonzero(built[sample_poly])
+        fits = _fan_fits(
+            mesh,
+            apex,
+            sample_poly[measured],
+            lambda rows: samples.points(hf, measured[rows]),
+            max_error,
+            progress.span(0.25, 0.4),
+        )
         del measured
     # Found again rather than passed from the sampling: held through it, they raised the 6 x 6
     # level's peak by 54 MB.
@@ -92,7 +102,9 @@ def build_detail(
         elif fits[p] and not any(pts is not None for pts in on_edges):
             verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
-            verts, tris, off = _refine(poly, int(apex[p]), points[cuts[p] : cuts[p + 1]], max_error, on_edges)
+            verts, tris, off = _refine(
+                poly, int(apex[p]), samples.points(hf, slice(cuts[p], cuts[p + 1])), max_error, on_edges
+            )
             if off:
                 rough.append(p)
         surfaces.append((verts, tris))

@@ -38,19 +38,17 @@ _ON_EDGE = 1e-6
 class FloorSamples:
     """Floor samples of a polygon mesh: one span per column centre strictly inside each polygon (top
     view), on the polygon's floor. polygon: (S,) the polygon of each, sorted (each polygon's in the
-    order `floor_samples` finds them); span: (S,) its span. Ids only (8 bytes a sample), as they are
-    kept through the cuts of rough polygons; `points` gives the column centres at floor height."""
+    order `floor_samples` finds them); span: (S,) its span. Ids only, int32 while they fit (8 bytes a
+    sample), as they are kept through the cuts of rough polygons; `points` gives the column centres
+    at floor height."""
 
     polygon: np.ndarray
     span: np.ndarray
 
-    def points(self, hf: Heightfield) -> np.ndarray:
-        """(S, 3) the samples' column centres at their floor's height."""
-        xyz = np.empty((len(self.span), 3))
-        xyz[:, 0] = hf.bmin[0] + (hf.x[self.span] + 0.5) * hf.cell_size
-        xyz[:, 1] = hf.bmin[1] + (hf.y[self.span] + 0.5) * hf.cell_size
-        xyz[:, 2] = hf.z[self.span]
-        return xyz
+    def points(self, hf: Heightfield, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """(S, 3) the samples' column centres at their floor's height, or those of `rows` only: the
+        detail stage finds them where it needs them, never all at once (24 bytes a sample)."""
+        return span_points(hf, self.span if rows is None else self.span[rows])
 
     def replaced(self, polygons: np.ndarray, new: FloorSamples) -> FloorSamples:
         """These samples with those of `polygons` (sorted ids) replaced by `new` (the samples of
@@ -60,6 +58,15 @@ class FloorSamples:
         polygon = np.concatenate([self.polygon[keep], new.polygon.astype(self.polygon.dtype)])
         order = np.argsort(polygon, kind="stable")
         return FloorSamples(polygon[order], np.concatenate([self.span[keep], new.span])[order])
+
+
+def span_points(hf: Heightfield, span: np.ndarray) -> np.ndarray:
+    """(K, 3) the column centres of the spans at their floor's height."""
+    xyz = np.empty((len(span), 3))
+    xyz[:, 0] = hf.bmin[0] + (hf.x[span] + 0.5) * hf.cell_size
+    xyz[:, 1] = hf.bmin[1] + (hf.y[span] + 0.5) * hf.cell_size
+    xyz[:, 2] = hf.z[span]
+    return xyz
 
 
 def layer_tolerance(params: BakeParams) -> float:
@@ -100,6 +107,7 @@ def floor_samples(
     pairs = np.where((width[ids] > 0) & (height[ids] > 0), width[ids] * height[ids], 0)
     plane = None if span_region is not None else _planes(corner, offs)
     out_poly, out_span = [], []
+    poly_dtype, span_dtype = index_dtype(mesh.polygon_count), index_dtype(hf.span_count)
     first = 0
     ends = np.cumsum(pairs)
     while first < len(ids):
@@ -133,13 +141,15 @@ def floor_samples(
             best = order[np.concatenate([[True], pair[order][1:] != pair[order][:-1]])]
             best = best[dz[best] <= layer_tol]
             pick, pair = span[best], pair[best]
-        out_poly.append(owner[pair])
-        out_span.append(pick)
+        # Narrowed per chunk: the samples are the detail stage's largest arrays.
+        out_poly.append(owner[pair].astype(poly_dtype))
+        out_span.append(pick.astype(span_dtype))
         first = last
     del count, start
-    span = np.concatenate(out_span) if out_span else np.zeros(0, dtype=np.int64)
-    polygon = np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=np.int64)
-    return FloorSamples(polygon.astype(index_dtype(mesh.polygon_count)), span)
+    polygon = np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=poly_dtype)
+    del out_poly
+    span = np.concatenate(out_span) if out_span else np.zeros(0, dtype=span_dtype)
+    return FloorSamples(polygon, span)
 
 
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:
