@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import partners
+from ..components import index_dtype, partners
 from ..geometry import COLLINEAR, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -21,6 +21,8 @@ _LEDGE_CLIP = 2.0
 # A trace step whose cross product with a boundary edge is at most this share of the edge's size
 # runs parallel to it: it does not cross it.
 _PARALLEL = 1e-12
+# Columns whose first solid span _column_starts finds at once (bounds its temporaries).
+_COLUMNS_PER_CHUNK = 1 << 18
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
 _COPLANAR_SLOPE = 1e-9
 
@@ -44,24 +46,37 @@ def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray
     solid_col, solid_bottom, solid_top = solid
     walls = np.zeros((len(z), 4), dtype=bool)
     # Solid spans are sorted by (column, bottom): per column a contiguous run.
-    counts = np.bincount(solid_col, minlength=grid.width * grid.height)
-    first = np.cumsum(counts) - counts
+    start = _column_starts(solid_col, grid.width * grid.height)
     for d in range(4):
         miss = np.flatnonzero(links[:, d] < 0)
         nx, ny = x[miss] + DIR_DX[d], y[miss] + DIR_DY[d]
         inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
         miss, ncol = miss[inside], (ny * grid.width + nx)[inside]
         lo, hi = z[miss] + params.agent_max_climb, z[miss] + params.agent_height
+        first = start[ncol]
+        count = start[ncol + 1] - first
+        del ncol
         wall = np.zeros(len(miss), dtype=bool)
         k = 0
-        active = np.flatnonzero(counts[ncol] > 0)
+        active = np.flatnonzero(count > 0)
         while active.size:
-            c = first[ncol[active]] + k
+            c = first[active] + k
             wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
             k += 1
-            active = active[counts[ncol[active]] > k]
+            active = active[count[active] > k]
         walls[miss[wall], d] = True
     return walls
+
+
+def _column_starts(col: np.ndarray, columns: int) -> np.ndarray:
+    """(columns + 1,) column c's entries of `col` (ascending column ids) are start[c]:start[c + 1];
+    int32 while they fit, found in chunks of columns (the grid's size: counts and their sums in
+    int64 were the stage's peak)."""
+    start = np.empty(columns + 1, dtype=index_dtype(len(col) + 1))
+    for first in range(0, columns + 1, _COLUMNS_PER_CHUNK):
+        last = min(first + _COLUMNS_PER_CHUNK, columns + 1)
+        start[first:last] = np.searchsorted(col, np.arange(first, last, dtype=col.dtype))
+    return start
 
 
 def _outer_corners(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -104,13 +104,14 @@ def _floors_off_centre(
     the platform, beside the wall.
 
     spans: (column, bottom, top, ceiling) of every span, in _column_order. floor: (walkable flag,
-    floor top, label) of each, as _merge_spans gives them; returned with such spans made floors.
+    floor top, label) of each, as _merge_spans gives them: such spans are made floors in these
+    arrays, in place (copies would be the stage's peak), and they are returned.
     Their floor is that triangle's plane at the column centre, within the triangle's heights (as
     _link_spans carries a floor to a column border). floor_corners: (F, 3, 3) the floor triangles,
     soup triangles floor_ids (F,).
     """
     span_col, bottom, top, ceiling = spans
-    walk, floor_top, label = (a.copy() for a in floor)
+    walk, floor_top, label = floor
     # Only a span at most two climbs tall can hold a floor within a climb of its top and bottom.
     bare = ~walk & (ceiling - top >= params.agent_height) & (top - bottom <= 2 * params.agent_max_climb)
     if not bare.any() or not len(floor_corners):
@@ -119,8 +120,9 @@ def _floors_off_centre(
     columns[span_col[bare]] = True
     # Only the floor triangles whose box of columns holds such a column (a table of sums per box);
     # a triangle starting on a column border touches the closed square before it too.
-    table = np.zeros((grid.height + 1, grid.width + 1), dtype=np.int64)
-    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0).cumsum(1)
+    small = index_dtype(grid.width * grid.height + 1)  # counts of columns: int32 while they fit
+    table = np.zeros((grid.height + 1, grid.width + 1), dtype=small)
+    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0, dtype=small).cumsum(1, dtype=small)
     lo_cell = np.floor((floor_corners[:, :, :2].min(axis=1) - grid.bmin) / grid.cs).astype(np.int64) - 1
     hi_cell = np.floor((floor_corners[:, :, :2].max(axis=1) - grid.bmin) / grid.cs).astype(np.int64) + 1
     (i0, j0), (i1, j1) = (
@@ -132,7 +134,11 @@ def _floors_off_centre(
     # Each piece of floor with the span of its column it touches: the last starting below its top.
     zbase = min(float(bottom.min()), float(lo.min(initial=np.inf)))
     stride = max(float(top.max()), float(hi.max(initial=-np.inf))) - zbase + 1.0
-    at = np.searchsorted(span_col * stride + (bottom - zbase), col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
+    # The spans' key (column * stride + (bottom - zbase)) built in one array.
+    key = bottom - zbase
+    key += span_col * stride
+    at = np.searchsorted(key, col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
+    del key
     at = np.maximum(at, 0)
     climb = params.agent_max_climb
     meets = (span_col[at] == col) & bare[at] & (lo <= top[at] + _MERGE_GAP) & (hi >= top[at] - climb)
