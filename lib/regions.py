@@ -372,14 +372,19 @@ def _edges(hf: Heightfield, inside: np.ndarray, same_area: bool = True) -> tuple
 
 
 def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> np.ndarray:
-    """Bool per span: its component holds two spans of one column (stacked floors joined by a ramp)."""
-    idx = np.flatnonzero(inside)
-    order = np.lexsort((column[idx], label[idx]))
-    lab, col = label[idx][order], column[idx][order]
-    dup = (lab[1:] == lab[:-1]) & (col[1:] == col[:-1])
+    """Bool per span: its component holds two spans of one column (stacked floors joined by a ramp).
+    Spans are sorted by column, so each column's spans are one run: every pair of them is `step`
+    apart for some step below the longest run (no sort of the spans: flags per span only)."""
     bad = np.zeros(len(label), dtype=bool)
-    bad[np.unique(lab[1:][dup])] = True
-    return inside & bad[label]
+    step = 1
+    while True:
+        pair = column[step:] == column[:-step]
+        if not pair.any():
+            return inside & bad[label]
+        pair &= inside[step:] & inside[:-step]
+        pair &= label[step:] == label[:-step]
+        bad[label[step:][pair]] = True
+        step += 1
 
 
 def _self_borders(
