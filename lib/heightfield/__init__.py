@@ -133,6 +133,10 @@ def build_heightfield(
     del floor_top, span_walk, keep
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
+    # Solid in each neighbour column within the agent's band, before linking: then the solid spans
+    # (every one's, not only the floors') are not held through it.
+    walls = _walls(x, y, z, solid, grid, params)
+    del solid, span_bottom, span_top
     progress.at(0.6)
     # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0), and the
     # heights that triangle spans: per triangle, with each span's row.
@@ -146,8 +150,7 @@ def build_heightfield(
     floor = (floor_triangle, floor_slope, floor_range)
     links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
-    walls = _walls(links, x, y, z, solid, grid, params)
-    del solid, span_bottom, span_top  # every solid span's, not only the floors'
+    walls &= links < 0  # a wall where the link is missing
     progress.at(0.8)
     points, welded = weld(soup.vertices, tris)
     floor_mesh = _floor_mesh(points, welded, floor_ids)

@@ -21,6 +21,8 @@ _LEDGE_CLIP = 2.0
 # A trace step whose cross product with a boundary edge is at most this share of the edge's size
 # runs parallel to it: it does not cross it.
 _PARALLEL = 1e-12
+# Spans whose neighbour columns _walls tests at once (bounds its temporaries).
+_WALL_CHUNK = 1 << 18
 # Columns whose first solid span _column_starts finds at once (bounds its temporaries).
 _COLUMNS_PER_CHUNK = 1 << 18
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
@@ -36,9 +38,11 @@ def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndar
     return np.column_stack([mid - half, mid + half, hf.z[span]])
 
 
-def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
-    """(S, 4) bool: whether each missing link is a wall, its neighbour column holding solid inside
-    the agent's band (above climb, below head height). That solid was rasterised conservatively,
+def _walls(x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """(S, 4) bool: whether each span's neighbour column in each direction holds solid inside the
+    agent's band (above climb, below head height): where that link is missing, it is a wall. Found
+    for every span before the spans are linked (the caller keeps the missing links' entries), so
+    the solid spans are not held through the linking. That solid was rasterised conservatively,
     so the true blocking geometry lies uniformly anywhere in the neighbour column: a wall's floor
     ends at the neighbour's centre on average (1.0 of the step) until _wall_fractions finds it.
     Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre samples,
@@ -48,23 +52,24 @@ def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray
     # Solid spans are sorted by (column, bottom): per column a contiguous run.
     start = _column_starts(solid_col, grid.width * grid.height)
     for d in range(4):
-        miss = np.flatnonzero(links[:, d] < 0)
-        nx, ny = x[miss] + DIR_DX[d], y[miss] + DIR_DY[d]
-        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
-        miss, ncol = miss[inside], (ny * grid.width + nx)[inside]
-        lo, hi = z[miss] + params.agent_max_climb, z[miss] + params.agent_height
-        first = start[ncol]
-        count = start[ncol + 1] - first
-        del ncol
-        wall = np.zeros(len(miss), dtype=bool)
-        k = 0
-        active = np.flatnonzero(count > 0)
-        while active.size:
-            c = first[active] + k
-            wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
-            k += 1
-            active = active[count[active] > k]
-        walls[miss[wall], d] = True
+        for chunk in range(0, len(z), _WALL_CHUNK):  # bounds the temporaries
+            span = np.arange(chunk, min(chunk + _WALL_CHUNK, len(z)))
+            nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
+            inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+            span, ncol = span[inside], (ny * grid.width + nx)[inside]
+            lo, hi = z[span] + params.agent_max_climb, z[span] + params.agent_height
+            first = start[ncol]
+            count = start[ncol + 1] - first
+            del ncol
+            wall = np.zeros(len(span), dtype=bool)
+            k = 0
+            active = np.flatnonzero(count > 0)
+            while active.size:
+                c = first[active] + k
+                wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
+                k += 1
+                active = active[count[active] > k]
+            walls[span[wall], d] = True
     return walls
 
 
