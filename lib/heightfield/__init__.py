@@ -18,7 +18,16 @@ from ..errors import NavMeshError
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
-from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _outer_corners, _wall_fractions, _walls, weld
+from .ends import (
+    _floor_mesh,
+    _fragments_seen,
+    _ledge_fractions,
+    _ledge_segments,
+    _outer_corners,
+    _wall_fractions,
+    _walls,
+    weld,
+)
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
 from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
@@ -162,6 +171,10 @@ def build_heightfield(
     span, d = key // 4, key % 4
     wall = walls.ravel()[key]
     del walls
+    # Of the fragments, only those in the columns the walls look into are read again.
+    outer = _outer_corners(links)
+    wall_frags = _fragments_seen((span[wall], d[wall]), outer, x, y, (col, lo, hi, label), grid)
+    del col, lo, hi, label
     block = np.where(wall, 1.0, 0.5)
     found = np.zeros(len(key), dtype=bool)
     ledge = ~wall
@@ -170,7 +183,7 @@ def build_heightfield(
     )
     progress.at(0.9)
     block[wall], found[wall], blockers = _wall_fractions(
-        (span[wall], d[wall]), _outer_corners(links), x, y, z, (col, lo, hi, label), points, welded, grid, params
+        (span[wall], d[wall]), outer, x, y, z, wall_frags, points, welded, grid, params
     )
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
@@ -180,7 +193,7 @@ def build_heightfield(
     short = wall_link[earlier]
     block[short], found[short] = at[earlier], True
     short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
-    del col, lo, hi, label, floor_mesh, points, welded
+    del wall_frags, floor_mesh, points, welded
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:

@@ -114,14 +114,8 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     vertex per position).
     """
     link_span, d = wall
-    corner_span, corner_dx, corner_dy = outer_corners
-    # The spans looking into a column: each wall link's, then each outer corner's.
-    span = np.concatenate([link_span, corner_span])
+    span, nx, ny, inside, ncol = _looks(wall, outer_corners, x, y, grid)
     out = np.ones(len(link_span))
-    nx = np.concatenate([x[link_span] + DIR_DX[d], x[corner_span] + corner_dx])
-    ny = np.concatenate([y[link_span] + DIR_DY[d], y[corner_span] + corner_dy])
-    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
-    ncol = np.where(inside, ny * grid.width + nx, -1)
     col, lo, hi, label = frags
     near = np.flatnonzero(np.isin(col, ncol[inside]))
     near = near[np.argsort(col[near], kind="stable")]
@@ -160,6 +154,26 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
         outline = (source[:, e] < 0) | ~np.take_along_axis(interior, np.maximum(source[:, e : e + 1], 0), axis=1)[:, 0]
         segs.append(np.column_stack([p, q, z[span[link]]])[ok & outline & (p != q).any(axis=1)])
     return out, found, np.unique(np.concatenate(segs), axis=0)
+
+
+def _looks(wall, outer_corners, x, y, grid: _Grid):
+    """(span, nx, ny, inside, column) of each look into a neighbour column of _wall_fractions: each
+    wall link's (span, d), then each outer corner's; the column is -1 off the grid."""
+    link_span, d = wall
+    corner_span, corner_dx, corner_dy = outer_corners
+    span = np.concatenate([link_span, corner_span])
+    nx = np.concatenate([x[link_span] + DIR_DX[d], x[corner_span] + corner_dx])
+    ny = np.concatenate([y[link_span] + DIR_DY[d], y[corner_span] + corner_dy])
+    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+    return span, nx, ny, inside, np.where(inside, ny * grid.width + nx, -1)
+
+
+def _fragments_seen(wall, outer_corners, x, y, frags: tuple, grid: _Grid) -> tuple:
+    """The fragments (col, lo, hi, label) in the columns _wall_fractions looks into, in their order:
+    all it reads of them (the rest, the heightfield's largest arrays, need not be held)."""
+    _, _, _, inside, ncol = _looks(wall, outer_corners, x, y, grid)
+    keep = np.isin(frags[0], ncol[inside])
+    return tuple(f[keep] for f in frags)
 
 
 def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
