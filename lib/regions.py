@@ -62,6 +62,8 @@ _BRIDGE_MARGIN = 0.1
 _CLOSER = 1e-12
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
 _SWEEP_CHUNK = 1 << 14
+# Spans whose regions _finish reads at once to find each region's first span.
+_FIRST_CHUNK = 1 << 18
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16
 # The neighbouring columns _self_borders pairs, each pair once: (dx, dy, how a span reaches the
@@ -530,26 +532,31 @@ def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np
     (the inside spans linked whatever their area ids and storeys) is smaller than min_area: a piece
     split off by an area border or a storey is a region of a larger floor, not an island."""
     region = np.full(len(label), -1, dtype=np.int64)
-    idx = np.flatnonzero(inside)
-    if len(idx) == 0:
+    if not inside.any():
         return region, np.zeros(0, np.int64)
     # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
     # stage's largest temporaries). A label's spans lie in one island (the islands join more).
     # Each per-span temporary is dropped as soon as it is used: this is the stage's peak.
-    lab = label[idx]
-    isl = island[idx]
+    lab = label[inside]
+    isl = island[inside]
     island_size = np.bincount(isl)
-    big_island = island_size * cs * cs >= min_area
+    island_area = island_size * cs  # (size * cs) * cs in one array
     del island_size
+    island_area *= cs
+    big_island = island_area >= min_area
+    del island_area
     big = np.zeros(len(label), dtype=bool)
     big[lab] = big_island[isl]
     del isl, big_island
     new_id = np.cumsum(big, dtype=index_dtype(len(label))) - 1
-    region[idx] = np.where(big[lab], new_id[lab], -1)
+    region[inside] = np.where(big[lab], new_id[lab], -1)
     del new_id, lab
-    # The first span of each kept region; the spans dropped (-1) go to the extra last entry.
+    # The first span of each kept region, in chunks of spans; those dropped (-1) go to the extra
+    # last entry.
     count = int(big.sum())
     first = np.full(count + 1, len(label))
-    np.minimum.at(first, region[idx], idx)
+    for start in range(0, len(label), _FIRST_CHUNK):
+        part = region[start : start + _FIRST_CHUNK]
+        np.minimum.at(first, part, np.arange(start, start + len(part)))
     region_area = area[first[:count]].astype(np.int64)
     return region, region_area
