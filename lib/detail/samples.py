@@ -55,9 +55,22 @@ class FloorSamples:
         those polygons as they are now): what sampling every polygon again would give, as each
         polygon's samples depend on it alone."""
         keep = ~np.isin(self.polygon, polygons)
-        polygon = np.concatenate([self.polygon[keep], new.polygon.astype(self.polygon.dtype)])
-        order = np.argsort(polygon, kind="stable")
-        return FloorSamples(polygon[order], np.concatenate([self.span[keep], new.span])[order])
+        kept = self.polygon[keep]
+        new_polygon, new_span = new.polygon.astype(self.polygon.dtype), new.span
+        if np.any(new_polygon[1:] < new_polygon[:-1]):  # floor_samples gives them sorted
+            order = np.argsort(new_polygon, kind="stable")
+            new_polygon, new_span = new_polygon[order], new_span[order]
+        # Merged as a stable sort of the kept then the new would order them, without its order
+        # array (the samples' size in int64): each new sample after the kept ones of its polygon.
+        at = np.searchsorted(kept, new_polygon, side="right") + np.arange(len(new_polygon))
+        is_new = np.zeros(len(kept) + len(new_polygon), dtype=bool)
+        is_new[at] = True
+        polygon = np.empty(len(is_new), dtype=self.polygon.dtype)
+        polygon[at], polygon[~is_new] = new_polygon, kept
+        del kept
+        span = np.empty(len(is_new), dtype=np.result_type(self.span, new_span))
+        span[at], span[~is_new] = new_span, self.span[keep]
+        return FloorSamples(polygon, span)
 
 
 def span_points(hf: Heightfield, span: np.ndarray) -> np.ndarray:
