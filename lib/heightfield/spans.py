@@ -9,7 +9,7 @@ from ..components import index_dtype
 from ..geometry import UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
-from .ends import _plane_reach
+from .ends import _column_starts, _plane_reach
 from .field import DIR_DX, DIR_DY
 from .rasterise import _Grid, _rasterise_conservative, _sample_centres
 
@@ -222,9 +222,8 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     floors' planes come within a climb step of each other between the centres, for
     _link_overlaps."""
     s = len(z)
-    # int32 while span ids fit: half the memory
-    counts = np.bincount(col, minlength=grid.width * grid.height).astype(index_dtype(s))
-    first = np.cumsum(counts, dtype=counts.dtype) - counts
+    # Column c's spans are col_start[c]:col_start[c + 1]; int32 while span ids fit, one entry per column.
+    col_start = _column_starts(col, grid.width * grid.height)
     links = np.full((s, 4), -1, dtype=index_dtype(s))
     half = 0.5 * grid.cs
     triangle, slope, bounds = floor
@@ -244,7 +243,7 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
             tri = triangle[part]
             here = np.clip(z[part] + rise[tri], bounds[tri, 0], bounds[tri, 1])
             links[part, d] = _best_neighbours(
-                part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor, near
+                part, d, here, there, x, y, z, ceiling, col_start, grid, params, floor, near
             )
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
@@ -320,7 +319,7 @@ def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) ->
 
 
 def _best_neighbours(
-    part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams, floor: tuple, near: list
+    part, d, here, there, x, y, z, ceiling, col_start, grid: _Grid, params: BakeParams, floor: tuple, near: list
 ):
     """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
     none): the step within agent_max_climb (here: each span's floor at that border; there: every
@@ -341,8 +340,8 @@ def _best_neighbours(
     nx, ny = x[part] + DIR_DX[d], y[part] + DIR_DY[d]
     inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
     ncol = np.where(inside, ny * grid.width + nx, 0)
-    cnt = np.where(inside, counts[ncol], 0)
-    base = first[ncol]
+    base = col_start[ncol]
+    cnt = np.where(inside, col_start[ncol + 1] - base, 0)
     cp = ceiling[part]
     # First candidate of every neighbour column in one pass (most columns hold one span).
     cand = np.where(cnt > 0, base, 0)
