@@ -29,32 +29,44 @@ def box_cells(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return box, first[box, 0] + k % width[box], first[box, 1] + k // width[box]
 
 
-def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+def connected_components(n: int, u: np.ndarray, v: np.ndarray, narrow: bool = False) -> np.ndarray:
     """Label of each node = smallest node id in its component (hook to smaller root, pointer jumping).
 
     Labels only ever join, so an edge whose ends share a label is done and dropped; int32 while the
-    ids fit (this runs on every span of a level)."""
+    ids fit (this runs on every span of a level). The labels come back as int64, or with narrow in
+    that int32 while they fit (per-span labels of a large level: half the memory)."""
     small = index_dtype(n)
     label = np.arange(n, dtype=small)
     u, v = np.asarray(u, dtype=small), np.asarray(v, dtype=small)
     while True:
-        # Few edge-sized arrays alive at once: on a large level the first passes hold every link.
-        diff = label[u] != label[v]
+        # Edge-sized temporaries a chunk of edges at a time: on a large level the first passes hold
+        # every link. The labels found are the same however the hooking is split (each component's
+        # smallest node), as every label is a node of its component and the smallest keeps its own.
+        diff = np.empty(len(u), dtype=bool)
+        for start in range(0, len(u), _EDGE_CHUNK):
+            part = slice(start, start + _EDGE_CHUNK)
+            diff[part] = label[u[part]] != label[v[part]]
         if not diff.any():
-            return label.astype(np.int64)
-        u, v = u[diff], v[diff]
+            return label if narrow else label.astype(np.int64)
+        if not diff.all():  # the first pass keeps every edge: no copy of them
+            u, v = u[diff], v[diff]
         del diff
-        lu, lv = label[u], label[v]
-        high = np.maximum(lu, lv)
-        np.minimum(lu, lv, out=lu)
-        del lv
-        np.minimum.at(label, high, lu)
-        del lu, high
+        for start in range(0, len(u), _EDGE_CHUNK):
+            part = slice(start, start + _EDGE_CHUNK)
+            # Each edge's two labels, the smaller in lu and the larger in lv: hook lv to lu.
+            lu, lv = label[u[part]], label[v[part]]
+            high = np.maximum(lu, lv)
+            np.minimum(lu, lv, out=lu)
+            np.minimum.at(label, high, lu)
         while True:
             jumped = label[label]
             if np.array_equal(jumped, label):
                 break
             label = jumped
+
+
+# Edges connected_components hooks at once (bounds its temporaries).
+_EDGE_CHUNK = 1 << 18
 
 
 def find_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -62,6 +62,8 @@ _BRIDGE_MARGIN = 0.1
 _CLOSER = 1e-12
 # Active spans of a distance-field sweep measured at a time (bounds its (A, 8) temporaries).
 _SWEEP_CHUNK = 1 << 14
+# Spans whose regions _finish reads at once to find each region's first span.
+_FIRST_CHUNK = 1 << 18
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16
 # The neighbouring columns _self_borders pairs, each pair once: (dx, dy, how a span reaches the
@@ -100,7 +102,7 @@ def build_regions(
     inside[bridges] = True
     progress.at(0.75)
     u, v = _edges(hf, inside)
-    label = connected_components(s, u, v)
+    label = connected_components(s, u, v, narrow=True)  # int32 per span while ids fit
     progress.at(0.8)
     column = (hf.y.astype(np.int64) * hf.width + hf.x).astype(index_dtype(hf.width * hf.height))
     apart = _self_borders(hf, label, column, inside, params.agent_max_climb + HEIGHT_NOISE, progress.span(0.8, 0.85))
@@ -113,7 +115,7 @@ def build_regions(
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
     progress.at(0.95)
-    island = connected_components(s, *_edges(hf, inside, same_area=False))
+    island = connected_components(s, *_edges(hf, inside, same_area=False), narrow=True)
     region, region_area = _finish(label, island, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
@@ -372,14 +374,19 @@ def _edges(hf: Heightfield, inside: np.ndarray, same_area: bool = True) -> tuple
 
 
 def _conflicting(label: np.ndarray, column: np.ndarray, inside: np.ndarray) -> np.ndarray:
-    """Bool per span: its component holds two spans of one column (stacked floors joined by a ramp)."""
-    idx = np.flatnonzero(inside)
-    order = np.lexsort((column[idx], label[idx]))
-    lab, col = label[idx][order], column[idx][order]
-    dup = (lab[1:] == lab[:-1]) & (col[1:] == col[:-1])
+    """Bool per span: its component holds two spans of one column (stacked floors joined by a ramp).
+    Spans are sorted by column, so each column's spans are one run: every pair of them is `step`
+    apart for some step below the longest run (no sort of the spans: flags per span only)."""
     bad = np.zeros(len(label), dtype=bool)
-    bad[np.unique(lab[1:][dup])] = True
-    return inside & bad[label]
+    step = 1
+    while True:
+        pair = column[step:] == column[:-step]
+        if not pair.any():
+            return inside & bad[label]
+        pair &= inside[step:] & inside[:-step]
+        pair &= label[step:] == label[:-step]
+        bad[label[step:][pair]] = True
+        step += 1
 
 
 def _self_borders(
@@ -525,19 +532,31 @@ def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np
     (the inside spans linked whatever their area ids and storeys) is smaller than min_area: a piece
     split off by an area border or a storey is a region of a larger floor, not an island."""
     region = np.full(len(label), -1, dtype=np.int64)
-    idx = np.flatnonzero(inside)
-    if len(idx) == 0:
+    if not inside.any():
         return region, np.zeros(0, np.int64)
     # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
-    # stage's largest temporaries).
-    lab = label[idx]
-    counts = np.bincount(lab)
-    island_size = np.zeros(len(counts), dtype=np.int64)
-    island_size[lab] = np.bincount(island[idx])[island[idx]]
-    big = (counts > 0) & (island_size * cs * cs >= min_area)
-    new_id = np.cumsum(big) - 1
-    region[idx] = np.where(big[lab], new_id[lab], -1)
-    first = np.full(len(counts), len(label))
-    np.minimum.at(first, lab, idx)
-    region_area = area[first[big]].astype(np.int64)
+    # stage's largest temporaries). A label's spans lie in one island (the islands join more).
+    # Each per-span temporary is dropped as soon as it is used: this is the stage's peak.
+    lab = label[inside]
+    isl = island[inside]
+    island_size = np.bincount(isl)
+    island_area = island_size * cs  # (size * cs) * cs in one array
+    del island_size
+    island_area *= cs
+    big_island = island_area >= min_area
+    del island_area
+    big = np.zeros(len(label), dtype=bool)
+    big[lab] = big_island[isl]
+    del isl, big_island
+    new_id = np.cumsum(big, dtype=index_dtype(len(label))) - 1
+    region[inside] = np.where(big[lab], new_id[lab], -1)
+    del new_id, lab
+    # The first span of each kept region, in chunks of spans; those dropped (-1) go to the extra
+    # last entry.
+    count = int(big.sum())
+    first = np.full(count + 1, len(label))
+    for start in range(0, len(label), _FIRST_CHUNK):
+        part = region[start : start + _FIRST_CHUNK]
+        np.minimum.at(first, part, np.arange(start, start + len(part)))
+    region_area = area[first[:count]].astype(np.int64)
     return region, region_area

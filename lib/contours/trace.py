@@ -28,6 +28,8 @@ OFF_WALL = 0.01
 _STOREY_GAP = 1e-3
 # An edge to a squared corner this near (m) a boundary segment meets it: the corner lies across a wall.
 _MEETS_WALL = 1e-9
+# Spans whose boundary edges _boundary_edges finds at once (bounds its temporaries).
+_EDGE_CHUNK = 1 << 18
 
 
 @dataclass
@@ -47,9 +49,11 @@ class _Edges:
 def _boundary_edges(hf: Heightfield, region: np.ndarray) -> _Edges:
     """The cell edges of every region's spans that have no span of the same region across."""
     boundary = np.zeros((hf.span_count, 4), dtype=bool)
-    for way in range(4):  # a direction at a time: the temporaries are per span, not per link
-        across = hf.links[:, way]
-        boundary[:, way] = (region >= 0) & ((across < 0) | (region[np.maximum(across, 0)] != region))
+    for way in range(4):  # a direction and a chunk of spans at a time: bounded temporaries
+        for start in range(0, hf.span_count, _EDGE_CHUNK):
+            part = slice(start, start + _EDGE_CHUNK)
+            across, own = hf.links[part, way], region[part]
+            boundary[part, way] = (own >= 0) & ((across < 0) | (region[np.maximum(across, 0)] != own))
     span, d = (k.astype(np.int64) for k in np.nonzero(boundary))
     return _Edges(span, d, span * 4 + d)
 

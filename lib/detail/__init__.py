@@ -56,15 +56,23 @@ def build_detail(
     layer_tol = layer_tolerance(params)
     if samples is None:
         samples = floor_samples(mesh, hf, params, span_region, progress.span(0.0, 0.2))
-    sample_poly, points = samples.polygon, samples.points(hf)
+    sample_poly = samples.polygon
     vertices = _vertices_on_floor(
-        mesh, sample_poly, points, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
+        mesh, sample_poly, samples.span, hf, layer_tol, 0.5 * float(params.max_height_error), span_region
     )
     mesh = replace(mesh, vertices=vertices)
     # The surface is measured against the floor at each sample's column centre: the span's own
     # height (as the corners above take it, with its triangle's slope), unless its floor triangle
     # misses the centre and a linked span's holds it (a column along a floor's edge, floor_at).
-    sample_heights(hf, samples.span, points)
+    # The samples' points are found where they are needed, never all at once (24 bytes a sample;
+    # the heights are 8).
+    heights = sample_heights(hf, samples.span)
+
+    def points(rows) -> np.ndarray:
+        xyz = samples.points(hf, rows)
+        xyz[:, 2] = heights[rows]
+        return xyz
+
     progress.at(0.25)
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
@@ -76,8 +84,15 @@ def build_detail(
     if kept is None:
         fits = _fan_fits(mesh, apex, sample_poly, points, max_error, progress.span(0.25, 0.4))
     else:  # the samples of the polygons built only (a copy, but of few)
-        measured = built[sample_poly]
-        fits = _fan_fits(mesh, apex, sample_poly[measured], points[measured], max_error, progress.span(0.25, 0.4))
+        measured = np.flatnonzero(built[sample_poly])
+        fits = _fan_fits(
+            mesh,
+            apex,
+            sample_poly[measured],
+            lambda rows: points(measured[rows]),
+            max_error,
+            progress.span(0.25, 0.4),
+        )
         del measured
     # Found again rather than passed from the sampling: held through it, they raised the 6 x 6
     # level's peak by 54 MB.
@@ -96,7 +111,7 @@ def build_detail(
         elif fits[p] and not any(pts is not None for pts in on_edges):
             verts, tris = poly, np.array(_fan(len(poly), int(apex[p])), dtype=np.int64)
         else:
-            verts, tris, off = _refine(poly, int(apex[p]), points[cuts[p] : cuts[p + 1]], max_error, on_edges)
+            verts, tris, off = _refine(poly, int(apex[p]), points(slice(cuts[p], cuts[p + 1])), max_error, on_edges)
             if off:
                 rough.append(p)
         surfaces.append((verts, tris))

@@ -7,19 +7,20 @@ import numpy as np
 from ..geometry import closest_on_triangles
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
-from .samples import ON_TRIANGLE
+from .samples import ON_TRIANGLE, span_points
 
 # A polygon vertex's height is checked against its region's floor samples this many cells around it.
 _VERTEX_REACH = 2
 # A corner whose floor came from a sample whose triangle does not hold it looks for one that does
 # in the columns this many cells around its own (its own column can be a wall's, fuzz case 448748).
 _LOOSE_REACH = 1
+# Floor samples whose columns _floor_near looks up at once (bounds its temporaries).
+_POINTS_PER_CHUNK = 1 << 18
 
 
 def _vertices_on_floor(
     mesh: PolyMesh,
     sample_poly: np.ndarray,
-    samples: np.ndarray,
     sample_span: np.ndarray,
     hf: Heightfield,
     layer_tol: float,
@@ -55,15 +56,15 @@ def _vertices_on_floor(
     poly = mesh.edge_polygon
     xyz = mesh.vertices[vertex]
     # Keyed by polygon, _floor_near takes only the vertex's own polygon's samples, at any height.
-    floor, away, held = _floor_near(hf, xyz, poly, samples, sample_poly, sample_span, np.inf)
+    floor, away, held = _floor_near(hf, xyz, poly, sample_poly, sample_span, np.inf)
     missing = np.flatnonzero(np.isnan(floor))
     if len(missing):
         if span_region is not None:
-            points, point_region, span = _region_spans(hf, span_region, xyz[missing])
+            point_region, span = _region_spans(hf, span_region, xyz[missing])
         else:
-            points, point_region, span = samples, mesh.regions[sample_poly], sample_span
+            point_region, span = mesh.regions[sample_poly], sample_span
         floor[missing], away[missing], held[missing] = _floor_near(
-            hf, xyz[missing], mesh.regions[poly[missing]], points, point_region, span, layer_tol
+            hf, xyz[missing], mesh.regions[poly[missing]], point_region, span, layer_tol
         )
         # A vertex the push off the walls moved far along a ramp can be more than layer_tol off
         # every span of its region near it, and have no polygon sample near: the span nearest its
@@ -72,7 +73,7 @@ def _vertices_on_floor(
         lost = missing[_floorless(vertex, floor)[missing]]
         if len(lost):
             floor[lost], away[lost], held[lost] = _floor_near(
-                hf, xyz[lost], mesh.regions[poly[lost]], points, point_region, span, np.inf, by_height=True
+                hf, xyz[lost], mesh.regions[poly[lost]], point_region, span, np.inf, by_height=True
             )
     _floor_of_far_corners(
         hf,
@@ -82,7 +83,6 @@ def _vertices_on_floor(
         mesh.regions[poly],
         sample_poly,
         mesh.regions[sample_poly],
-        samples,
         sample_span,
         (floor, away, held),
     )
@@ -90,10 +90,10 @@ def _vertices_on_floor(
         # Where the column under the vertex holds a span of its region near that floor, the
         # floor is that span's: a polygon's nearest sample can lie a step away on a stair whose
         # steps are a few cells deep, under a thin polygon crossing several.
-        points, point_region, span = _region_spans(hf, span_region, xyz, reach=0)
+        point_region, span = _region_spans(hf, span_region, xyz, reach=0)
         near = np.column_stack([xyz[:, :2], np.where(np.isnan(floor), xyz[:, 2], floor)])
         own, own_away, own_held = _floor_near(
-            hf, near, mesh.regions[poly], points, point_region, span, layer_tol, by_height=True, reach=0, holding=True
+            hf, near, mesh.regions[poly], point_region, span, layer_tol, by_height=True, reach=0, holding=True
         )
         none = np.isnan(own)
         floor, away, held = np.where(none, floor, own), np.where(none, away, own_away), np.where(none, held, own_held)
@@ -124,12 +124,12 @@ def _floor_under_loose_corners(
     if len(loose) == 0:
         return
     one_region = np.zeros(hf.span_count, dtype=np.int32)  # every span, whatever its region
-    points, point_region, span = _region_spans(hf, one_region, xyz[loose], reach=_LOOSE_REACH)
+    point_region, span = _region_spans(hf, one_region, xyz[loose], reach=_LOOSE_REACH)
     near = np.column_stack([xyz[loose, :2], floor[loose]])
     key = np.zeros(len(loose), dtype=np.int64)
-    under = _floor_near(
-        hf, near, key, points, point_region, span, layer_tol, by_height=True, reach=_LOOSE_REACH, holding=True
-    )[0]
+    under = _floor_near(hf, near, key, point_region, span, layer_tol, by_height=True, reach=_LOOSE_REACH, holding=True)[
+        0
+    ]
     found = ~np.isnan(under)
     floor[loose[found]] = under[found]
     away[loose[found]] = 0.0
@@ -144,7 +144,6 @@ def _floor_under_loose_corners(
             hf,
             near[~found],
             key[~found],
-            points,
             point_region,
             span,
             layer_tol,
@@ -171,7 +170,6 @@ def _floor_of_far_corners(
     corner_region: np.ndarray,
     sample_poly: np.ndarray,
     sample_region: np.ndarray,
-    samples: np.ndarray,
     sample_span: np.ndarray,
     found_floor: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
@@ -186,26 +184,24 @@ def _floor_of_far_corners(
         own = np.arange(lo, hi) if lo < hi else np.flatnonzero(sample_region == corner_region[k])
         if len(own) == 0:
             continue
-        reach = int(np.ceil(np.hypot(*(samples[own, :2] - xyz[k, :2]).T).min() / hf.cell_size)) + 1
-        one_key = np.zeros(len(own), dtype=np.int64)
-        nearest = _floor_near(
-            hf, xyz[k : k + 1], one_key[:1], samples[own], one_key, sample_span[own], np.inf, reach=reach
+        reach = (
+            int(np.ceil(np.hypot(*(span_points(hf, sample_span[own])[:, :2] - xyz[k, :2]).T).min() / hf.cell_size)) + 1
         )
+        one_key = np.zeros(len(own), dtype=np.int64)
+        nearest = _floor_near(hf, xyz[k : k + 1], one_key[:1], one_key, sample_span[own], np.inf, reach=reach)
         floor[k], away[k], held[k] = nearest[0][0], nearest[1][0], nearest[2][0]
 
 
 def _region_spans(
     hf: Heightfield, span_region: np.ndarray, xyz: np.ndarray, reach: int = _VERTEX_REACH
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(points (K, 3) at column centres, their regions, their span ids) of the spans in a region
-    within `reach` cells of any of the points: the only ones _floor_near looks at (so the spans
-    handed to it stay few on a large level)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(their regions, their span ids) of the spans in a region within `reach` cells of any of the
+    points: the only ones _floor_near looks at (so the spans handed to it stay few on a large level)."""
     near = np.zeros((hf.height, hf.width), dtype=bool)
     _, i, j, inside = _window(hf, xyz, reach)
     near[j[inside], i[inside]] = True
     span = np.flatnonzero((span_region >= 0) & near[hf.y, hf.x])
-    centre = hf.bmin[:2] + (np.column_stack([hf.x[span], hf.y[span]]) + 0.5) * hf.cell_size
-    return np.column_stack([centre, hf.z[span]]), span_region[span], span
+    return span_region[span], span
 
 
 def _window(
@@ -225,7 +221,6 @@ def _floor_near(
     hf: Heightfield,
     xyz: np.ndarray,
     region: np.ndarray,
-    points: np.ndarray,
     point_region: np.ndarray,
     point_span: np.ndarray,
     layer_tol: float,
@@ -234,8 +229,9 @@ def _floor_near(
     holding: bool = False,
     nearest_point: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(N,) the floor height under each of xyz (N, 3) from the nearest of `points` (floor samples at
-    column centres, at most one per column and key) with the same key (`region`, `point_region`:
+    """(N,) the floor height under each of xyz (N, 3) from the nearest of the spans `point_span`
+    (floor samples: their column centres at their floor's height, lib.detail.samples.span_points,
+    at most one per column and key) with the same key (`region`, `point_region`:
     a region or a polygon) within `reach` cells, carried along its span's slope but not past its
     triangle's lowest or highest point; NaN where none is that near. A point farther than
     layer_tol from the height of xyz is on another floor and skipped. Nearest is seen from above,
@@ -252,29 +248,32 @@ def _floor_near(
     _, wide_i, wide_j, on_grid = _window(hf, xyz, reach + 1)
     wanted = np.zeros((hf.height, hf.width), dtype=bool)
     wanted[wide_j[on_grid], wide_i[on_grid]] = True
-    near = np.flatnonzero(wanted[hf.y[point_span], hf.x[point_span]])
-    del wide_i, wide_j, on_grid, wanted
+    # In chunks of points: their columns for all at once would be as large as the samples.
+    found = [np.zeros(0, dtype=np.int64)]
+    for start in range(0, len(point_span), _POINTS_PER_CHUNK):
+        part = point_span[start : start + _POINTS_PER_CHUNK]
+        found.append(start + np.flatnonzero(wanted[hf.y[part], hf.x[part]]))
+    near = np.concatenate(found)
+    del wide_i, wide_j, on_grid, wanted, found
     # Keyed by (key, row, column).
-    near_points = points[near]
+    near_points = span_points(hf, point_span[near])
     key = point_region[near] * hf.height + np.floor((near_points[:, 1] - hf.bmin[1]) / cs).astype(np.int64)
     key = key * hf.width + np.floor((near_points[:, 0] - hf.bmin[0]) / cs).astype(np.int64)
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key, kind="stable")  # rows of near
     key = key[order]
-    order = near[order]
     query = (region[slot] * hf.height + j) * hf.width + i
     at = np.minimum(np.searchsorted(key, query), max(len(key) - 1, 0))
     hit &= (key[at] == query) if len(key) else False
     slot, point = slot[hit], order[at[hit]]
-    rel = xyz[slot, :2] - points[point, :2]
-    span = point_span[point]
+    taken = near_points[point]
+    span = point_span[near[point]]
+    rel = xyz[slot, :2] - taken[:, :2]
     # A sample whose triangle holds the point, seen from above, gives the floor there exactly;
     # another's slope carried past its triangle's side can pass over a lower floor.
     corners = hf.triangle_at(span)
     on = xyz[slot, :2] if corners is None else closest_on_triangles(xyz[slot, :2], corners)
     off = np.hypot(*(xyz[slot, :2] - on).T)
-    z = points[point, 2] + (((on if nearest_point else xyz[slot, :2]) - points[point, :2]) * hf.gradient_at(span)).sum(
-        axis=1
-    )
+    z = taken[:, 2] + (((on if nearest_point else xyz[slot, :2]) - taken[:, :2]) * hf.gradient_at(span)).sum(axis=1)
     bounds = hf.surface_range_at(span)
     if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
         z = np.clip(z, bounds[:, 0], bounds[:, 1])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..geometry import NONZERO_DIVISOR, cross_vectors
@@ -48,20 +50,23 @@ def _fan_fits(
     mesh: PolyMesh,
     apex: np.ndarray,
     sample_poly: np.ndarray,
-    samples: np.ndarray,
+    points: Callable[[slice], np.ndarray],
     max_error: float,
     progress: Progress = SILENT,
 ) -> np.ndarray:
     """Bool per polygon: its fan triangulation (from `apex`) is already within max_error of every
     sample (with a hair to spare), so refinement would insert nothing. All polygons at once, the
-    samples _SAMPLES_PER_CHUNK at a time (each sample is measured on its own)."""
+    samples _SAMPLES_PER_CHUNK at a time (each sample is measured on its own). points(rows): the
+    (K, 3) points of those rows of the samples (found per chunk: all at once they are as large as
+    the heightfield's heights)."""
     corner = mesh.vertices[mesh.poly_vertices]
     worst = np.zeros(mesh.polygon_count)
-    for start in range(0, len(samples), _SAMPLES_PER_CHUNK):
-        progress.at(start / len(samples))
+    for start in range(0, len(sample_poly), _SAMPLES_PER_CHUNK):
+        progress.at(start / len(sample_poly))
         part = slice(start, start + _SAMPLES_PER_CHUNK)
-        z = _fan_heights(mesh, corner, apex, sample_poly[part], samples[part])
-        np.maximum.at(worst, sample_poly[part], np.abs(z - samples[part, 2]))
+        samples = points(part)
+        z = _fan_heights(mesh, corner, apex, sample_poly[part], samples)
+        np.maximum.at(worst, sample_poly[part], np.abs(z - samples[:, 2]))
     return worst <= max_error - _FIT_MARGIN
 
 

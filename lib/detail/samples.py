@@ -43,28 +43,48 @@ _HEIGHTS_PER_CHUNK = 1 << 16
 class FloorSamples:
     """Floor samples of a polygon mesh: one span per column centre strictly inside each polygon (top
     view), on the polygon's floor. polygon: (S,) the polygon of each, sorted (each polygon's in the
-    order `floor_samples` finds them); span: (S,) its span. Ids only (8 bytes a sample), as they are
-    kept through the cuts of rough polygons; `points` gives the column centres at floor height."""
+    order `floor_samples` finds them); span: (S,) its span. Ids only, int32 while they fit (8 bytes a
+    sample), as they are kept through the cuts of rough polygons; `points` gives the column centres
+    at floor height."""
 
     polygon: np.ndarray
     span: np.ndarray
 
-    def points(self, hf: Heightfield) -> np.ndarray:
-        """(S, 3) the samples' column centres at their floor's height."""
-        xyz = np.empty((len(self.span), 3))
-        xyz[:, 0] = hf.bmin[0] + (hf.x[self.span] + 0.5) * hf.cell_size
-        xyz[:, 1] = hf.bmin[1] + (hf.y[self.span] + 0.5) * hf.cell_size
-        xyz[:, 2] = hf.z[self.span]
-        return xyz
+    def points(self, hf: Heightfield, rows: slice | np.ndarray | None = None) -> np.ndarray:
+        """(S, 3) the samples' column centres at their floor's height, or those of `rows` only: the
+        detail stage finds them where it needs them, never all at once (24 bytes a sample)."""
+        return span_points(hf, self.span if rows is None else self.span[rows])
 
     def replaced(self, polygons: np.ndarray, new: FloorSamples) -> FloorSamples:
         """These samples with those of `polygons` (sorted ids) replaced by `new` (the samples of
         those polygons as they are now): what sampling every polygon again would give, as each
         polygon's samples depend on it alone."""
         keep = ~np.isin(self.polygon, polygons)
-        polygon = np.concatenate([self.polygon[keep], new.polygon.astype(self.polygon.dtype)])
-        order = np.argsort(polygon, kind="stable")
-        return FloorSamples(polygon[order], np.concatenate([self.span[keep], new.span])[order])
+        kept = self.polygon[keep]
+        new_polygon, new_span = new.polygon.astype(self.polygon.dtype), new.span
+        if np.any(new_polygon[1:] < new_polygon[:-1]):  # floor_samples gives them sorted
+            order = np.argsort(new_polygon, kind="stable")
+            new_polygon, new_span = new_polygon[order], new_span[order]
+        # Merged as a stable sort of the kept then the new would order them, without its order
+        # array (the samples' size in int64): each new sample after the kept ones of its polygon.
+        at = np.searchsorted(kept, new_polygon, side="right") + np.arange(len(new_polygon))
+        is_new = np.zeros(len(kept) + len(new_polygon), dtype=bool)
+        is_new[at] = True
+        polygon = np.empty(len(is_new), dtype=self.polygon.dtype)
+        polygon[at], polygon[~is_new] = new_polygon, kept
+        del kept
+        span = np.empty(len(is_new), dtype=np.result_type(self.span, new_span))
+        span[at], span[~is_new] = new_span, self.span[keep]
+        return FloorSamples(polygon, span)
+
+
+def span_points(hf: Heightfield, span: np.ndarray) -> np.ndarray:
+    """(K, 3) the column centres of the spans at their floor's height."""
+    xyz = np.empty((len(span), 3))
+    xyz[:, 0] = hf.bmin[0] + (hf.x[span] + 0.5) * hf.cell_size
+    xyz[:, 1] = hf.bmin[1] + (hf.y[span] + 0.5) * hf.cell_size
+    xyz[:, 2] = hf.z[span]
+    return xyz
 
 
 def floor_at(hf: Heightfield, span: np.ndarray, xy: np.ndarray) -> np.ndarray:
@@ -115,14 +135,15 @@ def _on_slope(hf: Heightfield, span: np.ndarray, xy: np.ndarray) -> np.ndarray:
     return on_slope if bounds is None else np.clip(on_slope, bounds[:, 0], bounds[:, 1])
 
 
-def sample_heights(hf: Heightfield, span: np.ndarray, points: np.ndarray) -> None:
-    """Sets the height of each floor sample (points (S, 3), as FloorSamples.points gives them, of
-    the spans `span`) to the floor at its column centre (floor_at): the span's own height, unless
-    its floor triangle does not hold the centre (the column along a floor's edge). In chunks of
-    _HEIGHTS_PER_CHUNK samples."""
+def sample_heights(hf: Heightfield, span: np.ndarray) -> np.ndarray:
+    """(S,) the floor at the column centre of each of the spans `span` (floor_at): the span's own
+    height, unless its floor triangle does not hold the centre (the column along a floor's edge).
+    In chunks of _HEIGHTS_PER_CHUNK samples."""
+    heights = np.empty(len(span))
     for first in range(0, len(span), _HEIGHTS_PER_CHUNK):
         part = slice(first, first + _HEIGHTS_PER_CHUNK)
-        points[part, 2] = floor_at(hf, span[part], points[part, :2])
+        heights[part] = floor_at(hf, span[part], span_points(hf, span[part])[:, :2])
+    return heights
 
 
 def layer_tolerance(params: BakeParams) -> float:
@@ -163,6 +184,7 @@ def floor_samples(
     pairs = np.where((width[ids] > 0) & (height[ids] > 0), width[ids] * height[ids], 0)
     plane = None if span_region is not None else _planes(corner, offs)
     out_poly, out_span = [], []
+    poly_dtype, span_dtype = index_dtype(mesh.polygon_count), index_dtype(hf.span_count)
     first = 0
     ends = np.cumsum(pairs)
     while first < len(ids):
@@ -196,13 +218,15 @@ def floor_samples(
             best = order[np.concatenate([[True], pair[order][1:] != pair[order][:-1]])]
             best = best[dz[best] <= layer_tol]
             pick, pair = span[best], pair[best]
-        out_poly.append(owner[pair])
-        out_span.append(pick)
+        # Narrowed per chunk: the samples are the detail stage's largest arrays.
+        out_poly.append(owner[pair].astype(poly_dtype))
+        out_span.append(pick.astype(span_dtype))
         first = last
     del count, start
-    span = np.concatenate(out_span) if out_span else np.zeros(0, dtype=np.int64)
-    polygon = np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=np.int64)
-    return FloorSamples(polygon.astype(index_dtype(mesh.polygon_count)), span)
+    polygon = np.concatenate(out_poly) if out_poly else np.zeros(0, dtype=poly_dtype)
+    del out_poly
+    span = np.concatenate(out_span) if out_span else np.zeros(0, dtype=span_dtype)
+    return FloorSamples(polygon, span)
 
 
 def _planes(corner: np.ndarray, offs: np.ndarray) -> np.ndarray:

@@ -19,7 +19,16 @@ from ..geometry import HEIGHT_NOISE
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
-from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _outer_corners, _wall_fractions, _walls, weld
+from .ends import (
+    _floor_mesh,
+    _fragments_seen,
+    _ledge_fractions,
+    _ledge_segments,
+    _outer_corners,
+    _wall_fractions,
+    _walls,
+    weld,
+)
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
 from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
@@ -134,6 +143,10 @@ def build_heightfield(
     del floor_top, span_walk, keep
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
+    # Solid in each neighbour column within the agent's band, before linking: then the solid spans
+    # (every one's, not only the floors') are not held through it.
+    walls = _walls(x, y, z, solid, grid, params)
+    del solid, span_bottom, span_top
     progress.at(0.6)
     # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0), and the
     # heights that triangle spans: per triangle, with each span's row.
@@ -147,8 +160,7 @@ def build_heightfield(
     floor = (floor_triangle, floor_slope, floor_range)
     links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
     progress.at(0.7)
-    walls = _walls(links, x, y, z, solid, grid, params)
-    del solid, span_bottom, span_top  # every solid span's, not only the floors'
+    walls &= links < 0  # a wall where the link is missing
     progress.at(0.8)
     points, welded = weld(soup.vertices, tris)
     floor_mesh = _floor_mesh(points, welded, floor_ids)
@@ -160,6 +172,10 @@ def build_heightfield(
     span, d = key // 4, key % 4
     wall = walls.ravel()[key]
     del walls
+    # Of the fragments, only those in the columns the walls look into are read again.
+    outer = _outer_corners(links)
+    wall_frags = _fragments_seen((span[wall], d[wall]), outer, x, y, (col, lo, hi, label), grid)
+    del col, lo, hi, label
     block = np.where(wall, 1.0, 0.5)
     found = np.zeros(len(key), dtype=bool)
     ledge = ~wall
@@ -168,7 +184,7 @@ def build_heightfield(
     )
     progress.at(0.9)
     block[wall], found[wall], blockers = _wall_fractions(
-        (span[wall], d[wall]), _outer_corners(links), x, y, z, (col, lo, hi, label), points, welded, grid, params
+        (span[wall], d[wall]), outer, x, y, z, wall_frags, points, welded, grid, params
     )
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
@@ -178,7 +194,7 @@ def build_heightfield(
     short = wall_link[earlier]
     block[short], found[short] = at[earlier], True
     short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
-    del col, lo, hi, label, floor_mesh, points, welded
+    del wall_frags, floor_mesh, points, welded
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
         if volume_area is not None:

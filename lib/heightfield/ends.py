@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import partners
+from ..components import index_dtype, partners
 from ..geometry import COLLINEAR, HEIGHT_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -21,6 +21,10 @@ _LEDGE_CLIP = 2.0
 # A trace step whose cross product with a boundary edge is at most this share of the edge's size
 # runs parallel to it: it does not cross it.
 _PARALLEL = 1e-12
+# Spans whose neighbour columns _walls tests at once (bounds its temporaries).
+_WALL_CHUNK = 1 << 18
+# Columns whose first solid span _column_starts finds at once (bounds its temporaries).
+_COLUMNS_PER_CHUNK = 1 << 18
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
 _COPLANAR_SLOPE = 1e-9
 
@@ -34,9 +38,11 @@ def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndar
     return np.column_stack([mid - half, mid + half, hf.z[span]])
 
 
-def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
-    """(S, 4) bool: whether each missing link is a wall, its neighbour column holding solid inside
-    the agent's band (above climb, below head height). That solid was rasterised conservatively,
+def _walls(x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
+    """(S, 4) bool: whether each span's neighbour column in each direction holds solid inside the
+    agent's band (above climb, below head height): where that link is missing, it is a wall. Found
+    for every span before the spans are linked (the caller keeps the missing links' entries), so
+    the solid spans are not held through the linking. That solid was rasterised conservatively,
     so the true blocking geometry lies uniformly anywhere in the neighbour column: a wall's floor
     ends at the neighbour's centre on average (1.0 of the step) until _wall_fractions finds it.
     Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre samples,
@@ -44,24 +50,38 @@ def _walls(links, x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray
     solid_col, solid_bottom, solid_top = solid
     walls = np.zeros((len(z), 4), dtype=bool)
     # Solid spans are sorted by (column, bottom): per column a contiguous run.
-    counts = np.bincount(solid_col, minlength=grid.width * grid.height)
-    first = np.cumsum(counts) - counts
+    start = _column_starts(solid_col, grid.width * grid.height)
     for d in range(4):
-        miss = np.flatnonzero(links[:, d] < 0)
-        nx, ny = x[miss] + DIR_DX[d], y[miss] + DIR_DY[d]
-        inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
-        miss, ncol = miss[inside], (ny * grid.width + nx)[inside]
-        lo, hi = z[miss] + params.agent_max_climb + HEIGHT_NOISE, z[miss] + params.agent_height - HEIGHT_NOISE
-        wall = np.zeros(len(miss), dtype=bool)
-        k = 0
-        active = np.flatnonzero(counts[ncol] > 0)
-        while active.size:
-            c = first[ncol[active]] + k
-            wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
-            k += 1
-            active = active[counts[ncol[active]] > k]
-        walls[miss[wall], d] = True
+        for chunk in range(0, len(z), _WALL_CHUNK):  # bounds the temporaries
+            span = np.arange(chunk, min(chunk + _WALL_CHUNK, len(z)))
+            nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
+            inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+            span, ncol = span[inside], (ny * grid.width + nx)[inside]
+            lo, hi = z[span] + params.agent_max_climb + HEIGHT_NOISE, z[span] + params.agent_height - HEIGHT_NOISE
+            first = start[ncol]
+            count = start[ncol + 1] - first
+            del ncol
+            wall = np.zeros(len(span), dtype=bool)
+            k = 0
+            active = np.flatnonzero(count > 0)
+            while active.size:
+                c = first[active] + k
+                wall[active] |= (solid_top[c] > lo[active]) & (solid_bottom[c] < hi[active])
+                k += 1
+                active = active[count[active] > k]
+            walls[span[wall], d] = True
     return walls
+
+
+def _column_starts(col: np.ndarray, columns: int) -> np.ndarray:
+    """(columns + 1,) column c's entries of `col` (ascending column ids) are start[c]:start[c + 1];
+    int32 while they fit, found in chunks of columns (the grid's size: counts and their sums in
+    int64 were the stage's peak)."""
+    start = np.empty(columns + 1, dtype=index_dtype(len(col) + 1))
+    for first in range(0, columns + 1, _COLUMNS_PER_CHUNK):
+        last = min(first + _COLUMNS_PER_CHUNK, columns + 1)
+        start[first:last] = np.searchsorted(col, np.arange(first, last, dtype=col.dtype))
+    return start
 
 
 def _outer_corners(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -94,14 +114,8 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     vertex per position).
     """
     link_span, d = wall
-    corner_span, corner_dx, corner_dy = outer_corners
-    # The spans looking into a column: each wall link's, then each outer corner's.
-    span = np.concatenate([link_span, corner_span])
+    span, nx, ny, inside, ncol = _looks(wall, outer_corners, x, y, grid)
     out = np.ones(len(link_span))
-    nx = np.concatenate([x[link_span] + DIR_DX[d], x[corner_span] + corner_dx])
-    ny = np.concatenate([y[link_span] + DIR_DY[d], y[corner_span] + corner_dy])
-    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
-    ncol = np.where(inside, ny * grid.width + nx, -1)
     col, lo, hi, label = frags
     near = np.flatnonzero(np.isin(col, ncol[inside]))
     near = near[np.argsort(col[near], kind="stable")]
@@ -140,6 +154,26 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
         outline = (source[:, e] < 0) | ~np.take_along_axis(interior, np.maximum(source[:, e : e + 1], 0), axis=1)[:, 0]
         segs.append(np.column_stack([p, q, z[span[link]]])[ok & outline & (p != q).any(axis=1)])
     return out, found, np.unique(np.concatenate(segs), axis=0)
+
+
+def _looks(wall, outer_corners, x, y, grid: _Grid):
+    """(span, nx, ny, inside, column) of each look into a neighbour column of _wall_fractions: each
+    wall link's (span, d), then each outer corner's; the column is -1 off the grid."""
+    link_span, d = wall
+    corner_span, corner_dx, corner_dy = outer_corners
+    span = np.concatenate([link_span, corner_span])
+    nx = np.concatenate([x[link_span] + DIR_DX[d], x[corner_span] + corner_dx])
+    ny = np.concatenate([y[link_span] + DIR_DY[d], y[corner_span] + corner_dy])
+    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+    return span, nx, ny, inside, np.where(inside, ny * grid.width + nx, -1)
+
+
+def _fragments_seen(wall, outer_corners, x, y, frags: tuple, grid: _Grid) -> tuple:
+    """The fragments (col, lo, hi, label) in the columns _wall_fractions looks into, in their order:
+    all it reads of them (the rest, the heightfield's largest arrays, need not be held)."""
+    _, _, _, inside, ncol = _looks(wall, outer_corners, x, y, grid)
+    keep = np.isin(frags[0], ncol[inside])
+    return tuple(f[keep] for f in frags)
 
 
 def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:

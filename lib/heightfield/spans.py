@@ -9,7 +9,7 @@ from ..components import index_dtype
 from ..geometry import HEIGHT_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
-from .ends import _plane_reach
+from .ends import _column_starts, _plane_reach
 from .field import DIR_DX, DIR_DY
 from .rasterise import _Grid, _rasterise_conservative, _sample_centres
 
@@ -103,13 +103,14 @@ def _floors_off_centre(
     the platform, beside the wall.
 
     spans: (column, bottom, top, ceiling) of every span, in _column_order. floor: (walkable flag,
-    floor top, label) of each, as _merge_spans gives them; returned with such spans made floors.
+    floor top, label) of each, as _merge_spans gives them: such spans are made floors in these
+    arrays, in place (copies would be the stage's peak), and they are returned.
     Their floor is that triangle's plane at the column centre, within the triangle's heights (as
     _link_spans carries a floor to a column border). floor_corners: (F, 3, 3) the floor triangles,
     soup triangles floor_ids (F,).
     """
     span_col, bottom, top, ceiling = spans
-    walk, floor_top, label = (a.copy() for a in floor)
+    walk, floor_top, label = floor
     # Only a span at most two climbs tall can hold a floor within a climb of its top and bottom.
     bare = ~walk & (ceiling - top >= params.agent_height - HEIGHT_NOISE) & (top - bottom <= 2 * params.agent_max_climb)
     if not bare.any() or not len(floor_corners):
@@ -118,8 +119,9 @@ def _floors_off_centre(
     columns[span_col[bare]] = True
     # Only the floor triangles whose box of columns holds such a column (a table of sums per box);
     # a triangle starting on a column border touches the closed square before it too.
-    table = np.zeros((grid.height + 1, grid.width + 1), dtype=np.int64)
-    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0).cumsum(1)
+    small = index_dtype(grid.width * grid.height + 1)  # counts of columns: int32 while they fit
+    table = np.zeros((grid.height + 1, grid.width + 1), dtype=small)
+    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0, dtype=small).cumsum(1, dtype=small)
     lo_cell = np.floor((floor_corners[:, :, :2].min(axis=1) - grid.bmin) / grid.cs).astype(np.int64) - 1
     hi_cell = np.floor((floor_corners[:, :, :2].max(axis=1) - grid.bmin) / grid.cs).astype(np.int64) + 1
     (i0, j0), (i1, j1) = (
@@ -131,7 +133,11 @@ def _floors_off_centre(
     # Each piece of floor with the span of its column it touches: the last starting below its top.
     zbase = min(float(bottom.min()), float(lo.min(initial=np.inf)))
     stride = max(float(top.max()), float(hi.max(initial=-np.inf))) - zbase + 1.0
-    at = np.searchsorted(span_col * stride + (bottom - zbase), col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
+    # The spans' key (column * stride + (bottom - zbase)) built in one array.
+    key = bottom - zbase
+    key += span_col * stride
+    at = np.searchsorted(key, col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
+    del key
     at = np.maximum(at, 0)
     climb = params.agent_max_climb + HEIGHT_NOISE
     meets = (span_col[at] == col) & bare[at] & (lo <= top[at] + _MERGE_GAP) & (hi >= top[at] - climb)
@@ -218,9 +224,8 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     floors' planes come within a climb step of each other between the centres, for
     _link_overlaps."""
     s = len(z)
-    # int32 while span ids fit: half the memory
-    counts = np.bincount(col, minlength=grid.width * grid.height).astype(index_dtype(s))
-    first = np.cumsum(counts, dtype=counts.dtype) - counts
+    # Column c's spans are col_start[c]:col_start[c + 1]; int32 while span ids fit, one entry per column.
+    col_start = _column_starts(col, grid.width * grid.height)
     links = np.full((s, 4), -1, dtype=index_dtype(s))
     half = 0.5 * grid.cs
     triangle, slope, bounds = floor
@@ -240,7 +245,7 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
             tri = triangle[part]
             here = np.clip(z[part] + rise[tri], bounds[tri, 0], bounds[tri, 1])
             links[part, d] = _best_neighbours(
-                part, d, here, there, x, y, z, ceiling, counts, first, grid, params, floor, near
+                part, d, here, there, x, y, z, ceiling, col_start, grid, params, floor, near
             )
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
@@ -316,7 +321,7 @@ def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) ->
 
 
 def _best_neighbours(
-    part, d, here, there, x, y, z, ceiling, counts, first, grid: _Grid, params: BakeParams, floor: tuple, near: list
+    part, d, here, there, x, y, z, ceiling, col_start, grid: _Grid, params: BakeParams, floor: tuple, near: list
 ):
     """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
     none): the step within agent_max_climb (here: each span's floor at that border; there: every
@@ -337,8 +342,8 @@ def _best_neighbours(
     nx, ny = x[part] + DIR_DX[d], y[part] + DIR_DY[d]
     inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
     ncol = np.where(inside, ny * grid.width + nx, 0)
-    cnt = np.where(inside, counts[ncol], 0)
-    base = first[ncol]
+    base = col_start[ncol]
+    cnt = np.where(inside, col_start[ncol + 1] - base, 0)
     cp = ceiling[part]
     # First candidate of every neighbour column in one pass (most columns hold one span).
     cand = np.where(cnt > 0, base, 0)
