@@ -34,7 +34,8 @@ class RegionMap:
     region_area: np.ndarray
     # Bridge spans: spans whose centre lies within agent_radius of the boundary, kept because a
     # point of their cell (bridge_xy, (B, 2)) lies farther, and they hold a passage open between
-    # inside spans that are apart otherwise (sorted span ids).
+    # inside spans that are apart otherwise, or are an island's floor that holds no inside span
+    # (sorted span ids).
     bridges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     bridge_xy: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
@@ -148,11 +149,15 @@ def _bridges(
     point lies in a strip of free floor: a cell's step from it both ways along one axis (x, y or a
     diagonal) comes within the radius. Linked bridges that touch inside spans in two or more places
     apart are kept, a passage between them (tested first on all candidates, which costs no
-    measuring, and again at the end)."""
+    measuring, and again at the end); so are those of a group of candidates that touches no inside
+    span at all: free floor no cell centre of which is farther than the radius, an island of its
+    own (a catwalk 2r + cs / 2 wide), which would otherwise have no navmesh."""
     radius, cs = params.agent_radius, hf.cell_size
     none = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
     cand = _near_radius(hf, distance, inside, boundary, radius - _BRIDGE_REACH * cs, radius, progress.span(0.0, 0.2))
-    cand = cand[_between_two_pieces(hf, cand, inside)]
+    pieces = _pieces_touched(hf, cand, inside)
+    alone = cand[pieces == 0]  # an island's candidates (sorted, as cand is)
+    cand = cand[(pieces >= 2) | (pieces == 0)]
     if len(cand) == 0:
         return none
     offsets = np.array([(dx, dy) for dx in _BRIDGE_OFFSETS for dy in _BRIDGE_OFFSETS if dx or dy]) * cs
@@ -178,7 +183,9 @@ def _bridges(
     order = np.lexsort((-far, owner))
     first = order[np.concatenate([[True], owner[order[1:]] != owner[order[:-1]]])] if len(order) else order
     cand, points = cand[owner[first]], points[first]
-    keep = _between_two_pieces(hf, cand, inside)
+    # A group of an island's bridges touches no inside span either; a piece of a passage's group cut
+    # off from the inside spans by cells with no point in a strip is a sliver, not an island: dropped.
+    keep = (_pieces_touched(hf, cand, inside) >= 2) | np.isin(cand, alone)
     order = np.argsort(cand[keep])
     return cand[keep][order], points[keep][order]
 
@@ -205,14 +212,14 @@ def _near_radius(
     return maybe[centre > low]
 
 
-def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -> np.ndarray:
-    """Per candidate span: does its group (candidates linked to each other) touch inside spans in two
-    or more pieces? The inside spans a group touches are joined to their 8 neighbours among those
-    the same group touches, the diagonal ones through an inside span: a diagonal wall's staircase
+def _pieces_touched(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """Per candidate span: in how many pieces its group (candidates linked to each other) touches
+    inside spans (0 if it touches none). The inside spans a group touches are joined to their 8
+    neighbours among those the same group touches, the diagonal ones through an inside span: a diagonal wall's staircase
     of cells is one piece, not one per step. Per group: the spans other groups touch along the
     band's edge would join the two sides of a door in a wall whose far end is free."""
     if len(cand) == 0:
-        return np.zeros(0, dtype=bool)
+        return np.zeros(0, dtype=np.int64)
     is_cand = np.zeros(hf.span_count, dtype=bool)
     is_cand[cand] = True
     group = connected_components(hf.span_count, *_edges(hf, is_cand))
@@ -240,8 +247,10 @@ def _between_two_pieces(hf: Heightfield, cand: np.ndarray, inside: np.ndarray) -
             pairs_v.append(at[hit])
     piece = connected_components(len(node), np.concatenate(pairs_u), np.concatenate(pairs_v))
     pieces = np.unique(np.stack([node_group, piece], axis=1), axis=0)
+    per_group = np.zeros(hf.span_count, dtype=np.int64)
     groups, count = np.unique(pieces[:, 0], return_counts=True)
-    return np.isin(group[cand], groups[count >= 2])
+    per_group[groups] = count
+    return per_group[group[cand]]
 
 
 def bridges_near(hf: Heightfield, region_map: RegionMap, rings: list[tuple[int, tuple]]) -> np.ndarray:

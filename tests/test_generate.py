@@ -740,3 +740,24 @@ def polygon_shapes(mesh: NavMesh) -> list:
 
 def polygon_heights(mesh: NavMesh) -> list[float]:
     return [float(mesh.vertices[mesh.polygon(p)][:, 2].mean()) for p in range(mesh.polygon_count)]
+
+
+@pytest.mark.parametrize("yaw", [0.0, 45.0, 90.0])
+def test_a_catwalk_2r_plus_a_cell_wide_on_the_grid_keeps_its_navmesh(yaw):
+    """A free-standing catwalk 20 m long, 2r + cs wide, its own island, laid on round coordinates
+    so that its ledges fall on cell centres along the grid: no cell centre lies farther than r from
+    both, and only bridge spans hold the 0.2 m strip of free floor. The navmesh is that strip,
+    19 x (w - 2r) m2 (to 2%), and stays out of the agent's band along the ledges (to 2 cm); it was
+    empty along the grid ("no walkable area is left")."""
+    params = BakeParams()
+    r, cs = params.agent_radius, params.cell_size
+    width = 2 * r + cs
+    c, s = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
+    scene = Scene().floor(0.0, 0.0, 20.0, width)
+    vertices = scene.vertices.copy()
+    vertices[:, :2] = vertices[:, :2] @ np.array([[c, s], [-s, c]])
+    mesh = generate(vertices, scene.triangles, params)
+    assert mesh.polygon_count, mesh.empty_reason
+    assert mesh.area_xy() == pytest.approx(19.0 * (width - 2 * r), rel=0.02)
+    across = mesh.vertices[:, :2] @ np.array([-s, c])
+    assert across.min() >= r - 0.02 and across.max() <= width - r + 0.02
