@@ -19,6 +19,7 @@ from ..geometry import (
 )
 from ..progress import SILENT, Progress
 from .rings import _box, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
+from .swept import walls_swept
 from .trace import OFF_WALL
 
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
@@ -280,11 +281,14 @@ def _still_fixed(pushed: np.ndarray, ring: np.ndarray, fixed: np.ndarray) -> np.
 
 def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, reach: float):
     """(ring, neighbours) without the free points between two wall edges whose neighbours can be
-    joined directly: the shortcut stays `reach` from the floor's boundary and passes within
-    _PRUNE_OFFSET cells of the point. Settling splits edges on straight runs too, and its nearly
-    collinear points would leave slivers between the polygons; a fine outline pushed off the walls
-    rounds each corner of the band with a point per cell, a few centimetres apart, which would
-    leave needles (and a convex polygon per point where the corner bulges into the floor)."""
+    joined directly: the shortcut stays `reach` from the floor's boundary, passes within
+    _PRUNE_OFFSET cells of the point and adds no floor a wall lies in (swept.walls_swept: below
+    _SETTLE_DEPTH cells of radius `reach` is negative, and shortcuts across the tip of a sliver
+    round a wall of no thickness put the wall's end inside the floor). Settling splits edges on
+    straight runs too, and its nearly collinear points would leave slivers between the polygons; a
+    fine outline pushed off the walls rounds each corner of the band with a point per cell, a few
+    centimetres apart, which would leave needles (and a convex polygon per point where the corner
+    bulges into the floor)."""
     while len(ring) > 3:
         xy, z = ring[:, :2], ring[:, 2]
         prev, nxt = ring_prev(xy), ring_next(xy)
@@ -293,6 +297,10 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
         if cand.size:
             dist = boundary.distance(prev[cand], nxt[cand], ring_prev(z)[cand], ring_next(z)[cand])[0]
             cand = cand[dist >= reach]
+        if cand.size:
+            corner = np.stack([ring_prev(ring)[cand], ring[cand], ring_next(ring)[cand]], axis=1).reshape(-1, 3)
+            ends = 3 * np.arange(len(cand))
+            cand = cand[~walls_swept(corner, ends, ends + 2, boundary, across_chord=True)]
         # Points apart from each other's edges: the first of each run of neighbours.
         drop = [int(i) for k, i in enumerate(cand) if k == 0 or cand[k - 1] != i - 1][: len(ring) - 3]
         if drop and drop[-1] == len(ring) - 1 and drop[0] == 0:
