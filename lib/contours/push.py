@@ -229,21 +229,31 @@ def _settle(
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
     away from the nearest wall to agent_radius, but never farther than that from where it was
-    first (_away_from_walls). The chords of the band's arcs shrink fourfold per round, so a few
-    rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a shortcut can then
-    skip are dropped (_prune)."""
+    first (_away_from_walls). An edge a wall crosses (_wall_gap) is split where the wall reaches
+    deepest past it, however little, and the new point first moved past the wall's end. The chords
+    of the band's arcs shrink fourfold per round, so a few rounds leave no edge deeper than a small
+    fraction of _BAND_SLACK. Points a shortcut can then skip are dropped (_prune)."""
     xy, z = ring[:, :2], ring[:, 2]
     origin = xy  # where each point was before it moved (a new point: where it split its edge)
     reach = _reach(boundary)
     for _ in range(_SETTLE_ROUNDS):
         wall = nb < 0
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = boundary.distance(xy[wall], ring_next(xy)[wall], z[wall], ring_next(z)[wall])
-        split = np.flatnonzero(dist < reach)
+        dist[wall], t[wall] = _wall_gap(xy[wall], ring_next(xy)[wall], z[wall], ring_next(z)[wall], boundary)
+        # An edge a wall crosses (dist < 0) is split however little the wall reaches past it: below
+        # _SETTLE_DEPTH cells of radius, `reach` is negative.
+        split = np.flatnonzero((dist < reach) | (dist < 0))
         if not split.size:
             break
+        edge = ring_next(xy)[split] - xy[split]
+        left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
         before = origin
         xy, z, nb, fixed, added = _split_edges(xy, z, nb, fixed, split, t[split])
+        # A point splitting an edge that a wall crosses moves past the wall's end first: from the
+        # wall's line its distance has no direction to move it along (a traced edge can cut
+        # across the end of a wall of no thickness, and no push of a sliver around it cleared).
+        crossed = dist[split] < 0
+        xy[np.flatnonzero(added)[crossed]] -= dist[split][crossed, None] * left[crossed]
         origin = xy.copy()
         origin[~added] = before
         xy = _away_from_walls(xy, z, ~fixed, boundary, origin)
