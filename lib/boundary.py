@@ -192,13 +192,18 @@ class FloorBoundary:
         depth[edge[first]], where[edge[first]] = reach[first], np.clip(at[first], 0.0, 1.0)
         return depth, where
 
-    def _segments_near(self, p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def segments_near(self, p: np.ndarray, q: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
+        """(edge, segment) pairs, grouped by edge: a superset of the segments (rows of self.seg)
+        that come within `reach` (m) of each edge p-q (E, 2), whatever their storey."""
+        return self._segments_near(p, q, reach)
+
+    def _segments_near(self, p: np.ndarray, q: np.ndarray, reach: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(edge, segment) pairs, grouped by edge in edge order and in segment order within an edge:
-        a superset of the segments whose midpoint lies within agent_radius plus the longest half
-        segment of each edge p-q (E, 2). Segments are binned by the cell of their midpoint, so per
-        row of bins the candidates are the bins the edge passes near in that row, one run of
-        self.seg, without looking at each bin."""
-        near = self.radius + self.longest_half + _NEAR_SLACK
+        a superset of the segments whose midpoint lies within `reach` (agent_radius if None) plus the
+        longest half segment of each edge p-q (E, 2). Segments are binned by the cell of their
+        midpoint, so per row of bins the candidates are the bins the edge passes near in that row,
+        one run of self.seg, without looking at each bin."""
+        near = (self.radius if reach is None else reach) + self.longest_half + _NEAR_SLACK
         lo, hi = self._cell(np.minimum(p, q) - near), self._cell(np.maximum(p, q) + near)
         rows = hi[:, 1] - lo[:, 1] + 1
         edge = np.repeat(np.arange(len(p)), rows)

@@ -241,12 +241,6 @@ class BakeParams:
                 f"narrower than about 3 cells ({3 * cs:.3g} m) may close; a cell a third of the narrowest "
                 "passage that must stay open keeps it"
             )
-        if r < cs / 4:
-            out.append(
-                f"agent_radius {r:g} m is below a quarter of cell_size {cs:g} m: a wall of zero thickness (one "
-                "plane) may not keep the floor on its two sides apart, so paths can cross it; give such walls "
-                f"thickness, or bake with agent_radius >= {cs / 4:.3g} m"
-            )
         if self.agent_height < self.agent_max_climb:
             out.append(
                 f"agent_height {self.agent_height:g} m is below agent_max_climb {self.agent_max_climb:g} m: "

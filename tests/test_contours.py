@@ -8,12 +8,13 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shapely import affinity
-from shapely.geometry import LinearRing, Point, Polygon, box
+from shapely.geometry import LinearRing, LineString, Point, Polygon, box
 
 from blender_navmesh.contours import build_contours
 from blender_navmesh.contours.pinches import widen_pinches
 from blender_navmesh.contours.push import _prune
 from blender_navmesh.contours.rings import _cut_necks, _merge_rings
+from blender_navmesh.contours.swept import walls_swept
 from blender_navmesh.contours.trace import OFF_WALL
 from blender_navmesh.geometry import segment_distance, segments_meet_matrix, signed_area
 from blender_navmesh.heightfield import LinkEnds, build_heightfield
@@ -540,6 +541,11 @@ class _Walls:
 
     def __init__(self, walls, radius: float, cs: float):
         self.walls, self.radius, self.cs = np.asarray(walls, dtype=float), radius, cs
+        self.seg = np.column_stack([self.walls, np.zeros(len(self.walls))])
+        self.storey = np.inf
+
+    def segments_near(self, p, q, reach):
+        return np.repeat(np.arange(len(p)), len(self.walls)), np.tile(np.arange(len(self.walls)), len(p))
 
     def distance(self, p, q, zp, zq):
         a, b = self.walls[:, :2], self.walls[:, 2:]
@@ -633,6 +639,55 @@ def test_pruning_a_tiny_hole_never_turns_it_inside_out():
     walls = _Walls([(-10, -10, 10, -10)], radius=0.5, cs=0.2)
     pruned, _ = _prune(arrow, np.full(4, -1), np.zeros(4, dtype=bool), walls, walls.radius)
     assert signed_area(pruned) < 0
+
+
+# The tip of a hole round a wall of no thickness along y = 0 ending at x = 1: clockwise, the floor
+# on the left, 1 cm off the wall on its sides and 2 cm beyond its end.
+_SLIVER_TIP = np.array([(0.5, 0.01, 0), (1.0, 0.01, 0), (1.02, 0.0, 0), (1.0, -0.01, 0), (0.5, -0.01, 0)], dtype=float)
+_ONE_CHAIN = (np.array([0]), np.array([4]))
+
+
+@pytest.mark.parametrize("across_chord", [False, True])
+def test_a_chord_across_a_slivers_tip_sweeps_over_the_wall_inside(across_chord):
+    """The chord from the first point of _SLIVER_TIP to its last cuts the tip off: the piece of
+    wall beyond it, x = 0.6 to 1, would lie in the floor, crossing neither the chord nor the traced
+    points, seen by no distance to the chord at radius 0. The chain walked the other way (the floor
+    inside the sliver) gives floor up instead; a chord 5 mm beyond the wall's end adds floor but no
+    wall; and a wall that the traced points cross is left to the push."""
+    wall = _Walls([(0.0, 0.0, 0.6, 0.0), (0.6, 0.0, 1.0, 0.0)], radius=0.0, cs=0.2)
+    assert walls_swept(_SLIVER_TIP, *_ONE_CHAIN, wall, across_chord).tolist() == [True]
+    assert walls_swept(_SLIVER_TIP[::-1].copy(), *_ONE_CHAIN, wall, across_chord).tolist() == [False]
+    beyond_end = _SLIVER_TIP.copy()
+    beyond_end[[0, 4], 0] = 1.005
+    assert walls_swept(beyond_end, *_ONE_CHAIN, wall, across_chord).tolist() == [False]
+    through_tip = _Walls([(0.6, 0.0, 1.1, 0.0)], radius=0.0, cs=0.2)
+    assert walls_swept(_SLIVER_TIP, *_ONE_CHAIN, through_tip, across_chord).tolist() == [False]
+
+
+def test_a_wall_across_the_chord_is_left_to_the_push_before_it_and_counts_after():
+    """A wall piece the chord across _SLIVER_TIP crosses, reaching 0.5 m past it: Ramer-Douglas-
+    Peucker leaves it to the push, which moves the edge past it; pruning, after the push, must not
+    make such a chord."""
+    wall = _Walls([(0.0, 0.0, 1.0, 0.0)], radius=0.0, cs=0.2)
+    assert walls_swept(_SLIVER_TIP, *_ONE_CHAIN, wall, across_chord=True).tolist() == [True]
+    assert walls_swept(_SLIVER_TIP, *_ONE_CHAIN, wall, across_chord=False).tolist() == [False]
+
+
+def test_pruning_at_radius_0_keeps_the_tip_of_a_hole_round_a_wall_of_no_thickness():
+    """At radius 0 the shortcut of a pruned point needs no distance from the walls (its reach is
+    negative): the tip of a sliver round a wall, 1 cm beyond the wall's end and within a quarter
+    cell of its neighbours' line, went, and the wall's end with it (paths crossed the wall, 2 m
+    from its end at 1 degree off the grid's axis). The tip stays, and the hole holds the wall; round
+    a shorter wall it goes."""
+    ring = np.array(
+        [(0, 0.01, 0), (1, 0.01, 0), (1.02, 0.001, 0), (1, -0.01, 0), (0, -0.01, 0), (-0.02, -0.001, 0)], dtype=float
+    )
+    walls_only, free = np.full(len(ring), -1), np.zeros(len(ring), dtype=bool)
+    for end in (1.01, 0.5):
+        wall = _Walls([(0.0, 0.0, end, 0.0)], radius=0.0, cs=0.2)
+        pruned, _ = _prune(ring, walls_only, free, wall, -0.04 * wall.cs)
+        assert Polygon(pruned[:, :2]).buffer(1e-9).contains(LineString([(0, 0), (end, 0)]))
+        assert ((pruned == ring[2]).all(axis=1).any()) == (end > 1)
 
 
 def test_a_loop_an_outer_trace_holds_twice_is_dropped_and_an_island_in_its_hole_is_kept():

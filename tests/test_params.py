@@ -158,8 +158,6 @@ def test_sensible_settings_have_no_warnings(values):
         ({"cell_size": 0.2, "max_edge_error": 0.05}, "max_edge_error", "0.22 to 0.3 m"),
         ({"jump_max_distance": 2.0}, "jump_max_distance", "makes no links"),
         ({"cell_size": 0.2, "agent_radius": 0.0}, "cell_size", "about 3 cells (0.6 m)"),
-        ({"cell_size": 0.2, "agent_radius": 0.0}, "agent_radius", "zero thickness (one plane)"),
-        ({"cell_size": 0.2, "agent_radius": 0.02}, "agent_radius", "agent_radius >= 0.05 m"),
     ],
 )
 def test_settings_that_make_little_sense_are_warned_about_by_name(values, parameter, hint):

@@ -19,6 +19,7 @@ from ..geometry import (
 )
 from ..progress import SILENT, Progress
 from .rings import _box, _crossing_edges, _crossing_pairs, _crossing_rings, _merge_rings, _split_at_crossings
+from .swept import walls_swept
 from .trace import OFF_WALL
 
 # Wall edges closer than agent_radius less this (m, float noise) to the floor's boundary are pushed
@@ -228,21 +229,31 @@ def _settle(
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
     away from the nearest wall to agent_radius, but never farther than that from where it was
-    first (_away_from_walls). The chords of the band's arcs shrink fourfold per round, so a few
-    rounds leave no edge deeper than a small fraction of _BAND_SLACK. Points a shortcut can then
-    skip are dropped (_prune)."""
+    first (_away_from_walls). An edge a wall crosses (_wall_gap) is split where the wall reaches
+    deepest past it, however little, and the new point first moved past the wall's end. The chords
+    of the band's arcs shrink fourfold per round, so a few rounds leave no edge deeper than a small
+    fraction of _BAND_SLACK. Points a shortcut can then skip are dropped (_prune)."""
     xy, z = ring[:, :2], ring[:, 2]
     origin = xy  # where each point was before it moved (a new point: where it split its edge)
     reach = _reach(boundary)
     for _ in range(_SETTLE_ROUNDS):
         wall = nb < 0
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = boundary.distance(xy[wall], ring_next(xy)[wall], z[wall], ring_next(z)[wall])
-        split = np.flatnonzero(dist < reach)
+        dist[wall], t[wall] = _wall_gap(xy[wall], ring_next(xy)[wall], z[wall], ring_next(z)[wall], boundary)
+        # An edge a wall crosses (dist < 0) is split however little the wall reaches past it: below
+        # _SETTLE_DEPTH cells of radius, `reach` is negative.
+        split = np.flatnonzero((dist < reach) | (dist < 0))
         if not split.size:
             break
+        edge = ring_next(xy)[split] - xy[split]
+        left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
         before = origin
         xy, z, nb, fixed, added = _split_edges(xy, z, nb, fixed, split, t[split])
+        # A point splitting an edge that a wall crosses moves past the wall's end first: from the
+        # wall's line its distance has no direction to move it along (a traced edge can cut
+        # across the end of a wall of no thickness, and no push of a sliver around it cleared).
+        crossed = dist[split] < 0
+        xy[np.flatnonzero(added)[crossed]] -= dist[split][crossed, None] * left[crossed]
         origin = xy.copy()
         origin[~added] = before
         xy = _away_from_walls(xy, z, ~fixed, boundary, origin)
@@ -280,11 +291,14 @@ def _still_fixed(pushed: np.ndarray, ring: np.ndarray, fixed: np.ndarray) -> np.
 
 def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, reach: float):
     """(ring, neighbours) without the free points between two wall edges whose neighbours can be
-    joined directly: the shortcut stays `reach` from the floor's boundary and passes within
-    _PRUNE_OFFSET cells of the point. Settling splits edges on straight runs too, and its nearly
-    collinear points would leave slivers between the polygons; a fine outline pushed off the walls
-    rounds each corner of the band with a point per cell, a few centimetres apart, which would
-    leave needles (and a convex polygon per point where the corner bulges into the floor)."""
+    joined directly: the shortcut stays `reach` from the floor's boundary, passes within
+    _PRUNE_OFFSET cells of the point and adds no floor a wall lies in (swept.walls_swept: below
+    _SETTLE_DEPTH cells of radius `reach` is negative, and shortcuts across the tip of a sliver
+    round a wall of no thickness put the wall's end inside the floor). Settling splits edges on
+    straight runs too, and its nearly collinear points would leave slivers between the polygons; a
+    fine outline pushed off the walls rounds each corner of the band with a point per cell, a few
+    centimetres apart, which would leave needles (and a convex polygon per point where the corner
+    bulges into the floor)."""
     while len(ring) > 3:
         xy, z = ring[:, :2], ring[:, 2]
         prev, nxt = ring_prev(xy), ring_next(xy)
@@ -293,6 +307,10 @@ def _prune(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorB
         if cand.size:
             dist = boundary.distance(prev[cand], nxt[cand], ring_prev(z)[cand], ring_next(z)[cand])[0]
             cand = cand[dist >= reach]
+        if cand.size:
+            corner = np.stack([ring_prev(ring)[cand], ring[cand], ring_next(ring)[cand]], axis=1).reshape(-1, 3)
+            ends = 3 * np.arange(len(cand))
+            cand = cand[~walls_swept(corner, ends, ends + 2, boundary, across_chord=True)]
         # Points apart from each other's edges: the first of each run of neighbours.
         drop = [int(i) for k, i in enumerate(cand) if k == 0 or cand[k - 1] != i - 1][: len(ring) - 3]
         if drop and drop[-1] == len(ring) - 1 and drop[0] == 0:

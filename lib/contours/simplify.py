@@ -8,6 +8,7 @@ import numpy as np
 from ..boundary import FloorBoundary
 from ..geometry import cross_vectors, distances_to_segment, ring_next, ring_prev, signed_area
 from .rings import _crossing_edges, _dedupe
+from .swept import walls_swept
 
 # Passes of the self-intersection repair before the unsimplified section is restored.
 _REPAIR_PASSES = 8
@@ -190,7 +191,11 @@ def _rdp(
     `outside_share` of it right of it (1: symmetric, for borders between regions). With a boundary,
     a chord that comes closer to it than agent_radius by more than _MAX_PUSH_OPEN * tolerance (a
     chord across an arc of the eroded boundary), or by more than _MAX_PUSH * tolerance in front of
-    a passage, is split as well, so the later push onto the walkable side stays short.
+    a passage, is split as well, so the later push onto the walkable side stays short; and so is a
+    chord that would add floor a wall lies in wholly, crossing neither the chord nor the traced
+    points (swept.walls_swept), which the distance to the chord misses beyond the agent radius (at
+    radius 0, everywhere): the tip of a sliver of hole round a wall of no thickness, or a chord laid
+    beyond a wall's face and crossing it at neither end.
     Chords of all the runs are split a generation at a time, so the boundary is measured for a
     whole generation in one vectorised call, not once per run."""
     if not runs:
@@ -223,6 +228,9 @@ def _rdp(
             doubt = np.flatnonzero(~cut & (push > _MAX_PUSH * tolerance))
             if doubt.size:
                 cut[doubt] = boundary.faces_passage(a[doubt], b[doubt], za[doubt], zb[doubt], _PASSAGE_REACH)
+            # Walls the chord crosses are left to the push, which moves the edge past them.
+            rest = np.flatnonzero(~cut)
+            cut[rest] = walls_swept(points, chord_ends[rest, 0], chord_ends[rest, 1], boundary, across_chord=False)
             split[np.flatnonzero(close)] = cut
         next_chords = []
         for (a, b), m, cut in zip(chords, farthest, split.tolist()):
