@@ -77,6 +77,22 @@ class Scene:
         return self.quad((x0, y0, z0), (x1, y0, z1), (x1, y1, z1), (x0, y1, z0))
 
 
+def random_solids(scene: Scene, rng: np.random.Generator, count: int, low: float = 2.0, high: float = 18.0) -> Scene:
+    """Adds `count` solids 2.6 m tall, centred in [low, high]² and turned at random: boxes 0.5-4 m,
+    thin walls 3-8 m long and 0.1-0.25 m thick, and square pillars 0.3-0.8 m, a third of each."""
+    for _ in range(count):
+        kind = rng.integers(3)
+        cx, cy = rng.uniform(low, high, 2)
+        if kind == 0:
+            sx, sy = rng.uniform(0.5, 4, 2)
+        elif kind == 1:
+            sx, sy = rng.uniform(3, 8), rng.uniform(0.1, 0.25)
+        else:
+            sx = sy = rng.uniform(0.3, 0.8)
+        scene.box((cx, cy, -0.1), (sx, sy, 2.5), math.degrees(rng.uniform(0, math.pi)))
+    return scene
+
+
 def rotated_boxes_scene(seed: int, count: int = 8, extent: float = 20.0):
     """A square floor with boxes at random rotations, and the exact free space as a shapely geometry.
 

@@ -119,10 +119,21 @@ def test_a_users_object_and_collection_of_our_names_are_left_alone(blender):
     assert mesh_write.find_navmesh_objects(blender.scene) == [ours]
 
 
+def _delete_last_face(obj) -> None:
+    """Deletes the navmesh object's last face, as a hand edit in Object Mode (bmesh) would."""
+    import bmesh
+
+    edited = bmesh.new()
+    edited.from_mesh(obj.data)
+    edited.faces.ensure_lookup_table()
+    bmesh.ops.delete(edited, geom=[edited.faces[-1]], context="FACES_ONLY")
+    edited.to_mesh(obj.data)
+    edited.free()
+
+
 def test_faces_deleted_by_hand_are_the_navmesh_from_then_on(blender, tmp_path):
     """Delete faces of the baked object (as in Edit Mode): reading it, the path test and export
     use the edited faces; the stored navmesh is the fallback only while the faces are untouched."""
-    import bmesh
 
     from navmesh_addon import io_formats, operators_path
     from tests.fixtures.io import navmeshes
@@ -130,12 +141,7 @@ def test_faces_deleted_by_hand_are_the_navmesh_from_then_on(blender, tmp_path):
     mesh = navmeshes.l_corridor()
     obj = mesh_write.write_navmesh_object(blender.scene, mesh, "L_navmesh")
     assert not mesh_write.edited_by_hand(obj)
-    edited = bmesh.new()
-    edited.from_mesh(obj.data)
-    edited.faces.ensure_lookup_table()
-    bmesh.ops.delete(edited, geom=[edited.faces[-1]], context="FACES_ONLY")
-    edited.to_mesh(obj.data)
-    edited.free()
+    _delete_last_face(obj)
     assert mesh_write.edited_by_hand(obj)
     read = mesh_write.read_navmesh_object(obj)
     assert read.polygon_count == mesh.polygon_count - 1
@@ -235,16 +241,10 @@ def test_a_navmesh_object_moved_in_object_mode_is_read_where_it_is_drawn(blender
 
 
 def test_a_moved_navmesh_edited_by_hand_is_the_edited_faces_moved(blender):
-    import bmesh
 
     mesh = navmeshes.l_corridor()
     obj = mesh_write.write_navmesh_object(blender.scene, mesh, "L_navmesh")
-    edited = bmesh.new()
-    edited.from_mesh(obj.data)
-    edited.faces.ensure_lookup_table()
-    bmesh.ops.delete(edited, geom=[edited.faces[-1]], context="FACES_ONLY")
-    edited.to_mesh(obj.data)
-    edited.free()
+    _delete_last_face(obj)
     obj.location.y -= 3.0
     obj.rotation_euler.z = -math.pi / 2
     blender.view_layer.update()

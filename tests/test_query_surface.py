@@ -11,26 +11,14 @@ import pytest
 from blender_navmesh import BakeParams, generate
 from blender_navmesh.errors import NavMeshError
 from blender_navmesh.query import NavMeshQuery
-from levels import Scene
+from levels import Scene, random_solids
 
 
 def _thin_walls_level(seed: int) -> Scene:
     """A 20 m floor (a 10 x 10 grid of squares) with 8 random boxes, thin walls and pillars turned at
     random: many polygons meeting at vertices, edges at every angle."""
     xs = np.linspace(0.0, 20.0, 11)
-    scene = Scene().terrain(xs, xs, lambda x, y: 0.0 * x)
-    rng = np.random.default_rng(seed)
-    for _ in range(8):
-        kind = rng.integers(3)
-        cx, cy = rng.uniform(2, 18, 2)
-        if kind == 0:
-            sx, sy = rng.uniform(0.5, 4, 2)
-        elif kind == 1:
-            sx, sy = rng.uniform(3, 8), rng.uniform(0.1, 0.25)
-        else:
-            sx = sy = rng.uniform(0.3, 0.8)
-        scene.box((cx, cy, -0.1), (sx, sy, 2.5), math.degrees(rng.uniform(0, math.pi)))
-    return scene
+    return random_solids(Scene().terrain(xs, xs, lambda x, y: 0.0 * x), np.random.default_rng(seed), 8)
 
 
 @pytest.fixture(scope="module")
