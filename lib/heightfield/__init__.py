@@ -164,7 +164,7 @@ def build_heightfield(
     found = np.zeros(len(key), dtype=bool)
     ledge = ~wall
     block[ledge], found[ledge], ledge_edges = _ledge_fractions(
-        (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid
+        (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
     )
     progress.at(0.9)
     block[wall], found[wall], blockers = _wall_fractions(
@@ -173,11 +173,15 @@ def build_heightfield(
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
     wall_link = np.flatnonzero(wall)
-    at, ends, _ = _ledge_fractions((span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid)
+    at, ends, _ = _ledge_fractions(
+        (span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
+    )
     earlier = ends & (at < block[wall_link])
     short = wall_link[earlier]
     block[short], found[short] = at[earlier], True
-    short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
+    short_ledges = _ledge_fractions(
+        (span[short], d[short]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
+    )[2]
     del col, lo, hi, label, floor_mesh, points, welded
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones

@@ -9,7 +9,7 @@ from ..components import index_dtype
 from ..geometry import HEIGHT_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
-from .ends import _plane_reach
+from .ends import _plane_reach, _touching_boxes
 from .field import DIR_DX, DIR_DY
 from .rasterise import _Grid, _rasterise_conservative, _sample_centres
 
@@ -116,17 +116,7 @@ def _floors_off_centre(
         return walk, floor_top, label
     columns = np.zeros(grid.width * grid.height, dtype=bool)
     columns[span_col[bare]] = True
-    # Only the floor triangles whose box of columns holds such a column (a table of sums per box);
-    # a triangle starting on a column border touches the closed square before it too.
-    table = np.zeros((grid.height + 1, grid.width + 1), dtype=np.int64)
-    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0).cumsum(1)
-    lo_cell = np.floor((floor_corners[:, :, :2].min(axis=1) - grid.bmin) / grid.cs).astype(np.int64) - 1
-    hi_cell = np.floor((floor_corners[:, :, :2].max(axis=1) - grid.bmin) / grid.cs).astype(np.int64) + 1
-    (i0, j0), (i1, j1) = (
-        np.clip(lo_cell, 0, [grid.width, grid.height]).T,
-        np.clip(hi_cell, 0, [grid.width, grid.height]).T,
-    )
-    near = np.flatnonzero(table[j1, i1] - table[j0, i1] - table[j1, i0] + table[j0, i0] > 0)
+    near = _touching_boxes(columns, floor_corners[:, :, :2], grid)
     col, lo, hi, _, row = _rasterise_conservative(floor_corners[near], grid, columns=columns, closed=True)
     # Each piece of floor with the span of its column it touches: the last starting below its top.
     zbase = min(float(bottom.min()), float(lo.min(initial=np.inf)))
