@@ -22,7 +22,15 @@ from ..soup import TriangleSoup, volume_triangles
 from .ends import _floor_mesh, _ledge_fractions, _ledge_segments, _outer_corners, _wall_fractions, _walls, weld
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
-from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
+from .spans import (
+    _column_order,
+    _floors_off_centre,
+    _inside_solids,
+    _link_overlaps,
+    _link_spans,
+    _merge_spans,
+    _sample_cracks,
+)
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
 
@@ -87,7 +95,10 @@ def build_heightfield(
     floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - _SLOPE_NOISE)
 
     floor_ids = np.flatnonzero(floor_tri)
-    frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
+    centres = _sample_centres(p[floor_tri], floor_ids, grid)
+    cracks = _sample_cracks(p[floor_tri], floor_ids, grid, centres, params.agent_max_climb)
+    frags = [tuple(np.concatenate([a, b]) for a, b in zip(centres, cracks))]
+    del centres, cracks
     progress.at(0.2)
     frags.append(_rasterise_conservative(p[~floor_tri], grid, progress.span(0.2, 0.35)))
     # Column and label ids in int32 while they fit: fragments are the stage's largest arrays.
