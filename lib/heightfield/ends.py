@@ -264,11 +264,18 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, poly: np.ndarray) -> np
 def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarray) -> tuple:
     """The floor triangles as the traces walk them: (row of each soup triangle among them or -1,
     the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2), their
-    heights (F, 3)). vertices, triangles: the soup, welded (weld)."""
+    heights (F, 3), whether each edge (F, 3) is open: no other triangle of the soup has it, the
+    surface ends there, where floor beyond can only be another piece's). vertices, triangles: the
+    soup, welded (weld)."""
     local = np.full(len(triangles), -1, dtype=np.int64)
     local[floor_ids] = np.arange(len(floor_ids))
     corners = vertices[triangles[floor_ids]]
-    return local, _edge_neighbours(triangles[floor_ids]), corners[..., :2], corners[..., 2]
+    a, b = triangles.ravel(), np.roll(triangles, -1, axis=1).ravel()
+    _, edge, count = np.unique(
+        np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0, return_inverse=True, return_counts=True
+    )
+    open_edge = (count[edge.reshape(-1)] == 1).reshape(-1, 3)[floor_ids]
+    return local, _edge_neighbours(triangles[floor_ids]), corners[..., :2], corners[..., 2], open_edge
 
 
 def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, climb: float):
@@ -276,9 +283,11 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
 
     The step is traced through the floor triangles, starting in the one the span was sampled
     from. Where it leaves a triangle it goes on in the floor beyond: the floor triangle across the
-    exit edge (triangles joined by edges between vertices at the same position), or else the one
-    _floor_beyond finds, which need share no vertex with it (a plank snapped to a platform's edge,
-    modular tiles with float noise between them, a T-junction). The floor ends where the trace
+    exit edge (triangles joined by edges between vertices at the same position), or else, where
+    the edge is open (the surface ends there: no triangle of the soup shares it, not even a steep
+    one), the one _floor_beyond finds, which need share no vertex with it (a plank snapped to a
+    platform's edge, modular tiles with float noise between them, a T-junction); only open ledge
+    edges are cut to their part with no floor beside it (_ledge_piece). The floor ends where the trace
     leaves with no floor beyond. Steps the trace cannot settle (the floor runs past the neighbour
     centre) keep the cell edge, 0.5.
 
@@ -292,7 +301,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
     found = np.zeros(len(span), dtype=bool)
     if not len(span):
         return out, found, np.zeros((0, 5))
-    local, across, xy, _ = floor_mesh  # xy: counter-clockwise seen from above
+    local, across, xy, _, open_edge = floor_mesh  # xy: counter-clockwise seen from above
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
     nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
@@ -306,7 +315,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
     tri = local[span_tri[span]]
     entry = np.zeros(len(span))
     active = np.flatnonzero(tri >= 0)
-    exits = []  # (link, edge start, edge end, triangle) where a trace leaves the floor
+    exits = []  # (link, edge start, edge end, triangle, edge open) where a trace leaves the floor
     for _ in range(_LEDGE_TRACE_STEPS):
         if not active.size:
             break
@@ -314,7 +323,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
         exit_edge, t = _leave_triangle(corners, start[active], step[active], entry[active])
         beyond = across[tri[active], exit_edge]
         enter = t.copy()
-        seam = np.flatnonzero((t < 1.0) & (beyond < 0))
+        seam = np.flatnonzero((t < 1.0) & (beyond < 0) & open_edge[tri[active], exit_edge])
         beyond[seam], enter[seam] = _floor_beyond(
             active[seam], tri[active[seam]], t[seam], (start, step), floor_mesh, near, climb
         )
@@ -323,7 +332,15 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
         found[active[ends]] = True
         k = exit_edge[ends]
         rows = np.arange(len(active))[ends]
-        exits.append((active[ends], corners[rows, k], corners[rows, (k + 1) % 3], tri[active[ends]]))
+        exits.append(
+            (
+                active[ends],
+                corners[rows, k],
+                corners[rows, (k + 1) % 3],
+                tri[active[ends]],
+                open_edge[tri[active[ends]], k],
+            )
+        )
         go_on = (t < 1.0) & (beyond >= 0)
         entry[active[go_on]] = enter[go_on]
         tri[active[go_on]] = beyond[go_on]
@@ -334,7 +351,8 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
     a, b = np.concatenate([e[1] for e in exits]), np.concatenate([e[2] for e in exits])
     at = start[link] + out[link, None] * step[link]
     ending = np.concatenate([e[3] for e in exits])
-    a, b = _ledge_piece(a, b, at, ending, floor_mesh, grid, climb)
+    seam = np.concatenate([e[4] for e in exits])
+    a[seam], b[seam] = _ledge_piece(a[seam], b[seam], at[seam], ending[seam], floor_mesh, grid, climb)
     a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
     edges = np.column_stack([a, b, z[span[link]]])[ok]
     return out, found, np.unique(edges, axis=0)
@@ -360,7 +378,7 @@ def _ledge_piece(a, b, at, ending, floor_mesh: tuple, grid: _Grid, climb: float)
     which, row = _pairs_of(np.arange(n), near)
     keep = row != ending[which]
     which, row = which[keep], row[keep]
-    _, _, xy, heights = floor_mesh
+    _, _, xy, heights, _ = floor_mesh
     edge = b - a
     along = edge / (edge * edge).sum(axis=1, keepdims=True)  # u = (p - a) . along: 0 at a, 1 at b
     out = np.column_stack([edge[:, 1], -edge[:, 0]]) / np.linalg.norm(edge, axis=1, keepdims=True)
@@ -413,7 +431,7 @@ def _touching_boxes(columns: np.ndarray, corners_xy: np.ndarray, grid: _Grid) ->
 def _floor_near(link: np.ndarray, col: np.ndarray, floor_mesh: tuple, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
     """(link, row) pairs sorted by link: the floor triangles (rows of floor_mesh) touching the
     closed square of the columns col (C,) given for each link (C,)."""
-    _, _, xy, heights = floor_mesh
+    _, _, xy, heights, _ = floor_mesh
     columns = np.zeros(grid.width * grid.height, dtype=bool)
     columns[col] = True
     near = _touching_boxes(columns, xy, grid)
@@ -449,7 +467,7 @@ def _floor_beyond(links, current, t_exit, steps: tuple, floor_mesh: tuple, near:
     than the rest of the step. Of those, the one entered first, and of those entered at one point,
     the one the trace stays in longest. links: rows of steps ((start, step) per link)."""
     start, step = steps
-    _, _, xy, heights = floor_mesh
+    _, _, xy, heights, _ = floor_mesh
     beyond, enter = np.full(len(links), -1, dtype=np.int64), t_exit.copy()
     which, row = _pairs_of(links, near)
     if not len(row):
@@ -488,7 +506,7 @@ def _inside_interval(corners: np.ndarray, start: np.ndarray, step: np.ndarray) -
 
 def _plane_height(rows: np.ndarray, floor_mesh: tuple, point: np.ndarray) -> np.ndarray:
     """(N,) the height of the plane of floor triangles rows (of floor_mesh) at points (N, 2)."""
-    _, _, xy, heights = floor_mesh
+    _, _, xy, heights, _ = floor_mesh
     p = np.concatenate([xy[rows], heights[rows, :, None]], axis=2)
     normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     return p[:, 0, 2] - ((point - p[:, 0, :2]) * normal[:, :2]).sum(axis=1) / normal[:, 2]
@@ -514,7 +532,7 @@ def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_me
     edges into triangles of the same slope (a quad's two halves, a flat floor's fan) and stops at
     the first other one, where the plane no longer gives the floor's height.
     corners_of: rows -> (K, 3, 3) those floor triangles' corners."""
-    _, across, xy, _ = floor_mesh
+    _, across, xy, _, _ = floor_mesh
 
     def slope(row):
         p = corners_of(row)
