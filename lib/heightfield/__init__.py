@@ -31,7 +31,15 @@ from .ends import (
 )
 from .field import DIR_DX, DIR_DY, Heightfield, LinkEnds
 from .rasterise import _empty, _Grid, _rasterise_conservative, _sample_centres
-from .spans import _column_order, _floors_off_centre, _inside_solids, _link_overlaps, _link_spans, _merge_spans
+from .spans import (
+    _column_order,
+    _floors_off_centre,
+    _inside_solids,
+    _link_overlaps,
+    _link_spans,
+    _merge_spans,
+    _sample_cracks,
+)
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
 
@@ -96,7 +104,10 @@ def build_heightfield(
     floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - _SLOPE_NOISE)
 
     floor_ids = np.flatnonzero(floor_tri)
-    frags = [_sample_centres(p[floor_tri], floor_ids, grid)]
+    centres = _sample_centres(p[floor_tri], floor_ids, grid)
+    cracks = _sample_cracks(p[floor_tri], floor_ids, grid, centres, params.agent_max_climb)
+    frags = [tuple(np.concatenate([a, b]) for a, b in zip(centres, cracks))]
+    del centres, cracks
     progress.at(0.2)
     frags.append(_rasterise_conservative(p[~floor_tri], grid, progress.span(0.2, 0.35)))
     # Column and label ids in int32 while they fit: fragments are the stage's largest arrays.
@@ -180,7 +191,7 @@ def build_heightfield(
     found = np.zeros(len(key), dtype=bool)
     ledge = ~wall
     block[ledge], found[ledge], ledge_edges = _ledge_fractions(
-        (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid
+        (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
     )
     progress.at(0.9)
     block[wall], found[wall], blockers = _wall_fractions(
@@ -189,11 +200,15 @@ def build_heightfield(
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
     wall_link = np.flatnonzero(wall)
-    at, ends, _ = _ledge_fractions((span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid)
+    at, ends, _ = _ledge_fractions(
+        (span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
+    )
     earlier = ends & (at < block[wall_link])
     short = wall_link[earlier]
     block[short], found[short] = at[earlier], True
-    short_ledges = _ledge_fractions((span[short], d[short]), span_tri, x, y, z, floor_mesh, grid)[2]
+    short_ledges = _ledge_fractions(
+        (span[short], d[short]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
+    )[2]
     del wall_frags, floor_mesh, points, welded
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones

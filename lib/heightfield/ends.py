@@ -9,7 +9,7 @@ from ..components import index_dtype, partners
 from ..geometry import COLLINEAR, HEIGHT_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
-from .rasterise import _Grid
+from .rasterise import _Grid, _rasterise_conservative
 
 # The far side of the neighbour column, in centre-to-centre steps.
 _NEIGHBOUR_FAR_SIDE = 1.5
@@ -27,6 +27,14 @@ _WALL_CHUNK = 1 << 18
 _COLUMNS_PER_CHUNK = 1 << 18
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
 _COPLANAR_SLOPE = 1e-9
+# Floor within this many cells beyond a ledge edge, within a climb of its height, continues the
+# floor along the part of the edge it lies beside (another object's floor touching or overlapping
+# the edge, float noise or a hairline crack between modular tiles): no ledge there.
+_SEAM_GAP = 0.1
+# Floor pieces a ledge trace enters within this share of a step of the earliest are entered at the
+# same point to _floor_beyond (rounding of where the trace meets their edges), which takes the one
+# it stays in longest.
+_SEAM_NOISE = 1e-9
 
 
 def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -289,52 +297,86 @@ def _first_crossing(start: np.ndarray, step: np.ndarray, poly: np.ndarray) -> np
 
 def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarray) -> tuple:
     """The floor triangles as the traces walk them: (row of each soup triangle among them or -1,
-    the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2)).
-    vertices, triangles: the soup, welded (weld)."""
+    the row across each edge (F, 3) as _edge_neighbours, corners seen from above (F, 3, 2), their
+    heights (F, 3), whether each edge (F, 3) is open: no other triangle of the soup has it, the
+    surface ends there, where floor beyond can only be another piece's). vertices, triangles: the
+    soup, welded (weld)."""
     local = np.full(len(triangles), -1, dtype=np.int64)
     local[floor_ids] = np.arange(len(floor_ids))
-    return local, _edge_neighbours(triangles[floor_ids]), vertices[triangles[floor_ids], :2]
+    corners = vertices[triangles[floor_ids]]
+    a, b = triangles.ravel(), np.roll(triangles, -1, axis=1).ravel()
+    _, edge, count = np.unique(
+        np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0, return_inverse=True, return_counts=True
+    )
+    open_edge = (count[edge.reshape(-1)] == 1).reshape(-1, 3)[floor_ids]
+    return local, _edge_neighbours(triangles[floor_ids]), corners[..., :2], corners[..., 2], open_edge
 
 
-def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid):
+def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, climb: float):
     """(fraction, found) per ledge link: where the floor really ends on the step to the neighbour centre.
 
     The step is traced through the floor triangles, starting in the one the span was sampled
-    from and crossing into the floor triangle across each exit edge (triangles joined by edges
-    between vertices at the same position). The floor ends where the trace leaves through an
-    edge with no floor beyond. Steps the trace cannot settle (the floor runs past the neighbour
-    centre, or a seam between unwelded meshes) keep the cell edge, 0.5.
+    from. Where it leaves a triangle it goes on in the floor beyond: the floor triangle across the
+    exit edge (triangles joined by edges between vertices at the same position), or else, where
+    the edge is open (the surface ends there: no triangle of the soup shares it, not even a steep
+    one), the one _floor_beyond finds, which need share no vertex with it (a plank snapped to a
+    platform's edge, modular tiles with float noise between them, a T-junction); only open ledge
+    edges are cut to their part with no floor beside it (_ledge_piece). The floor ends where the trace
+    leaves with no floor beyond. Steps the trace cannot settle (the floor runs past the neighbour
+    centre) keep the cell edge, 0.5.
 
     Also returns the floor's edges where the traces end (as Heightfield.boundary describes them),
     each clipped to the square of _LEDGE_CLIP cells around its trace's exit point: the exact ledge,
     where a grid-aligned segment per step would make a staircase of a slanted one.
+    climb: agent_max_climb, how far the floor beyond a seam may lie above or below.
     """
     span, d = ledge
     out = np.full(len(span), 0.5)
     found = np.zeros(len(span), dtype=bool)
     if not len(span):
         return out, found, np.zeros((0, 5))
-    local, across, xy = floor_mesh  # xy: counter-clockwise seen from above
+    local, across, xy, _, open_edge = floor_mesh  # xy: counter-clockwise seen from above
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
+    nx, ny = x[span] + DIR_DX[d], y[span] + DIR_DY[d]
+    inside = (nx >= 0) & (nx < grid.width) & (ny >= 0) & (ny < grid.height)
+    near = _floor_near(
+        np.concatenate([np.arange(len(span)), np.flatnonzero(inside)]),
+        np.concatenate([y[span] * grid.width + x[span], (ny * grid.width + nx)[inside]]).astype(np.int64),
+        floor_mesh,
+        grid,
+    )
     tri = local[span_tri[span]]
     entry = np.zeros(len(span))
     active = np.flatnonzero(tri >= 0)
-    exits = []  # (link, edge start, edge end) where a trace leaves the floor
+    exits = []  # (link, edge start, edge end, triangle, edge open) where a trace leaves the floor
     for _ in range(_LEDGE_TRACE_STEPS):
         if not active.size:
             break
         corners = xy[tri[active]]
         exit_edge, t = _leave_triangle(corners, start[active], step[active], entry[active])
         beyond = across[tri[active], exit_edge]
+        enter = t.copy()
+        seam = np.flatnonzero((t < 1.0) & (beyond < 0) & open_edge[tri[active], exit_edge])
+        beyond[seam], enter[seam] = _floor_beyond(
+            active[seam], tri[active[seam]], t[seam], (start, step), floor_mesh, near, climb
+        )
         ends = (t < 1.0) & (beyond < 0)
         out[active[ends]] = t[ends]
         found[active[ends]] = True
         k = exit_edge[ends]
         rows = np.arange(len(active))[ends]
-        exits.append((active[ends], corners[rows, k], corners[rows, (k + 1) % 3]))
+        exits.append(
+            (
+                active[ends],
+                corners[rows, k],
+                corners[rows, (k + 1) % 3],
+                tri[active[ends]],
+                open_edge[tri[active[ends]], k],
+            )
+        )
         go_on = (t < 1.0) & (beyond >= 0)
-        entry[active[go_on]] = t[go_on]
+        entry[active[go_on]] = enter[go_on]
         tri[active[go_on]] = beyond[go_on]
         active = active[go_on]
     if not exits:
@@ -342,9 +384,167 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid):
     link = np.concatenate([e[0] for e in exits])
     a, b = np.concatenate([e[1] for e in exits]), np.concatenate([e[2] for e in exits])
     at = start[link] + out[link, None] * step[link]
+    ending = np.concatenate([e[3] for e in exits])
+    seam = np.concatenate([e[4] for e in exits])
+    a[seam], b[seam] = _ledge_piece(a[seam], b[seam], at[seam], ending[seam], floor_mesh, grid, climb)
     a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
     edges = np.column_stack([a, b, z[span[link]]])[ok]
     return out, found, np.unique(edges, axis=0)
+
+
+def _ledge_piece(a, b, at, ending, floor_mesh: tuple, grid: _Grid, climb: float):
+    """The piece of each ledge edge a-b (N, 2), an edge of floor triangle ending (rows of
+    floor_mesh) a trace left through at `at`, that has no floor beyond it: it runs from the exit
+    point each way to the nearest part of the edge that other floor continues (lying within
+    _SEAM_GAP cells beyond the edge, within a climb of its height: the platform edge a plank is
+    snapped to is no ledge across the plank's mouth). Floor beside the exit point itself, which the
+    trace did not go on in, cuts nothing. Only floor touching the columns within a cell of the
+    exit point counts: _LEDGE_CLIP keeps no more of the edge."""
+    n = len(a)
+    cell = np.floor((at - grid.bmin) / grid.cs).astype(np.int64)
+    shift = np.array([(i, j) for i in (-1, 0, 1) for j in (-1, 0, 1)])
+    around = cell[:, None, :] + shift[None]  # (N, 9, 2)
+    inside = (
+        (around[..., 0] >= 0) & (around[..., 0] < grid.width) & (around[..., 1] >= 0) & (around[..., 1] < grid.height)
+    )
+    link = np.broadcast_to(np.arange(n)[:, None], inside.shape)[inside]
+    near = _floor_near(link, around[inside][:, 1] * grid.width + around[inside][:, 0], floor_mesh, grid)
+    which, row = _pairs_of(np.arange(n), near)
+    keep = row != ending[which]
+    which, row = which[keep], row[keep]
+    _, _, xy, heights, _ = floor_mesh
+    edge = b - a
+    along = edge / (edge * edge).sum(axis=1, keepdims=True)  # u = (p - a) . along: 0 at a, 1 at b
+    out = np.column_stack([edge[:, 1], -edge[:, 0]]) / np.linalg.norm(edge, axis=1, keepdims=True)
+    # The candidates in the edge's frame: (u along it, 0, v beyond it in metres), cut to 0 <= v <= gap.
+    rel = xy[row] - a[which, None, :]
+    poly = np.stack(
+        [(rel * along[which, None, :]).sum(axis=2), np.zeros(rel.shape[:2]), (rel * out[which, None, :]).sum(axis=2)],
+        axis=2,
+    )
+    count, source = np.full(len(row), 3), np.tile(np.arange(3), (len(row), 1))
+    gap = np.full(len(row), _SEAM_GAP * grid.cs)
+    poly, count, source = _clip_at_height(poly, count, source, np.zeros(len(row)), True)
+    poly, count, _ = _clip_at_height(poly, count, source, gap, False)
+    real = np.arange(poly.shape[1])[None, :] < count[:, None]
+    u0 = np.where(real, poly[..., 0], np.inf).min(axis=1)
+    u1 = np.where(real, poly[..., 0], -np.inf).max(axis=1)
+    v1 = np.where(real, poly[..., 2], -np.inf).max(axis=1)
+    beside = (count > 0) & (v1 > _SEAM_NOISE * grid.cs) & (u1 > u0)
+    # Its height beside the edge, against the edge's own there.
+    u_mid = 0.5 * (np.where(beside, u0, 0.0) + np.where(beside, u1, 0.0))
+    v_mid = 0.5 * np.where(beside, v1, 0.0)
+    on_edge = a[which] + u_mid[:, None] * edge[which]
+    there = _plane_height(row, floor_mesh, on_edge + v_mid[:, None] * out[which])
+    beside &= np.abs(there - _plane_height(ending[which], floor_mesh, on_edge)) <= climb + HEIGHT_NOISE
+    u_at = ((at - a) * along).sum(axis=1)
+    lo, hi = np.zeros(n), np.ones(n)
+    before = beside & (u1 <= u_at[which])
+    np.maximum.at(lo, which[before], u1[before])
+    after = beside & (u0 >= u_at[which])
+    np.minimum.at(hi, which[after], u0[after])
+    return a + lo[:, None] * edge, a + np.maximum(hi, lo)[:, None] * edge
+
+
+def _touching_boxes(columns: np.ndarray, corners_xy: np.ndarray, grid: _Grid) -> np.ndarray:
+    """The triangles (corners seen from above, (T, 3, 2)) whose box of columns, grown by one each
+    way, holds a column marked in columns ((width * height,) bool): a sum table per box, so only
+    those need rasterising onto the marked columns (a triangle starting on a column border touches
+    the closed square before it too)."""
+    small = index_dtype(grid.width * grid.height + 1)  # counts of columns: int32 while they fit
+    table = np.zeros((grid.height + 1, grid.width + 1), dtype=small)
+    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0, dtype=small).cumsum(1, dtype=small)
+    lo_cell = np.floor((corners_xy.min(axis=1) - grid.bmin) / grid.cs).astype(np.int64) - 1
+    hi_cell = np.floor((corners_xy.max(axis=1) - grid.bmin) / grid.cs).astype(np.int64) + 1
+    (i0, j0), (i1, j1) = (
+        np.clip(lo_cell, 0, [grid.width, grid.height]).T,
+        np.clip(hi_cell, 0, [grid.width, grid.height]).T,
+    )
+    return np.flatnonzero(table[j1, i1] - table[j0, i1] - table[j1, i0] + table[j0, i0] > 0)
+
+
+def _floor_near(link: np.ndarray, col: np.ndarray, floor_mesh: tuple, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
+    """(link, row) pairs sorted by link: the floor triangles (rows of floor_mesh) touching the
+    closed square of the columns col (C,) given for each link (C,)."""
+    _, _, xy, heights, _ = floor_mesh
+    columns = np.zeros(grid.width * grid.height, dtype=bool)
+    columns[col] = True
+    near = _touching_boxes(columns, xy, grid)
+    corners = np.concatenate([xy[near], heights[near, :, None]], axis=2)
+    touched, _, _, _, row = _rasterise_conservative(corners, grid, columns=columns, closed=True)
+    order = np.argsort(touched, kind="stable")
+    touched, row = touched[order], near[row[order]]
+    first = np.searchsorted(touched, col, "left")
+    count = np.searchsorted(touched, col, "right") - first
+    which = np.repeat(np.arange(len(col)), count)
+    pos = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count) + np.repeat(first, count)
+    pairs = np.unique(np.column_stack([link[which], row[pos]]), axis=0)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def _pairs_of(links: np.ndarray, near: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(which, row): for each of links (rows of near's links), every triangle row near pairs it
+    with, and its index in links."""
+    pair_link, pair_row = near
+    first = np.searchsorted(pair_link, links, "left")
+    count = np.searchsorted(pair_link, links, "right") - first
+    which = np.repeat(np.arange(len(links)), count)
+    return which, pair_row[np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count) + np.repeat(first, count)]
+
+
+def _floor_beyond(links, current, t_exit, steps: tuple, floor_mesh: tuple, near: tuple, climb: float):
+    """Where traces leave their floor triangles `current` (rows of floor_mesh) at t_exit through an
+    edge no floor triangle shares (its vertices welded), the floor they go on in: (the row of the
+    floor triangle, or -1 for none; the t where they enter it). That is a floor triangle near the
+    step (near: _floor_near's pairs) the trace runs through past t_exit, entering it before the
+    neighbour centre (t < 1) within a climb of the height it left at: one overlapping the edge, or
+    touching it (another object's floor, with or without vertices there), or across a gap narrower
+    than the rest of the step. Of those, the one entered first, and of those entered at one point,
+    the one the trace stays in longest. links: rows of steps ((start, step) per link)."""
+    start, step = steps
+    _, _, xy, heights, _ = floor_mesh
+    beyond, enter = np.full(len(links), -1, dtype=np.int64), t_exit.copy()
+    which, row = _pairs_of(links, near)
+    if not len(row):
+        return beyond, enter
+    s, st = start[links[which]], step[links[which]]
+    t_in, t_out = _inside_interval(xy[row], s, st)
+    t_in = np.maximum(t_in, t_exit[which])
+    ok = (row != current[which]) & (t_in < 1.0) & (t_out > t_in)
+    left_at = _plane_height(current, floor_mesh, start[links] + t_exit[:, None] * step[links])
+    enter_at = _plane_height(row[ok], floor_mesh, s[ok] + t_in[ok, None] * st[ok])
+    ok[ok] = np.abs(enter_at - left_at[which[ok]]) <= climb + HEIGHT_NOISE
+    earliest = np.full(len(links), np.inf)
+    np.minimum.at(earliest, which[ok], t_in[ok])
+    ok &= t_in <= earliest[which] + _SEAM_NOISE
+    k = np.flatnonzero(ok)
+    k = k[np.lexsort((t_out[k], which[k]))]
+    last = k[np.r_[which[k][1:] != which[k][:-1], True]] if len(k) else k
+    beyond[which[last]], enter[which[last]] = row[last], t_in[last]
+    return beyond, enter
+
+
+def _inside_interval(corners: np.ndarray, start: np.ndarray, step: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(t_in, t_out): the part of the line start + t * step inside each counter-clockwise
+    top-view triangle (N, 3, 2), empty where t_in > t_out."""
+    edge = np.roll(corners, -1, axis=1) - corners
+    rel0 = start[:, None, :] - corners
+    side0 = edge[..., 0] * rel0[..., 1] - edge[..., 1] * rel0[..., 0]
+    rate = edge[..., 0] * step[:, None, 1] - edge[..., 1] * step[:, None, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = -side0 / rate
+    t_in = np.where(rate > 0, bound, -np.inf).max(axis=1)
+    t_out = np.where(rate < 0, bound, np.inf).min(axis=1)
+    outside = ((rate == 0) & (side0 < 0)).any(axis=1)
+    return np.where(outside, np.inf, t_in), np.where(outside, -np.inf, t_out)
+
+
+def _plane_height(rows: np.ndarray, floor_mesh: tuple, point: np.ndarray) -> np.ndarray:
+    """(N,) the height of the plane of floor triangles rows (of floor_mesh) at points (N, 2)."""
+    _, _, xy, heights, _ = floor_mesh
+    p = np.concatenate([xy[rows], heights[rows, :, None]], axis=2)
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    return p[:, 0, 2] - ((point - p[:, 0, :2]) * normal[:, :2]).sum(axis=1) / normal[:, 2]
 
 
 def _leave_triangle(corners: np.ndarray, start: np.ndarray, step: np.ndarray, entry: np.ndarray):
@@ -367,7 +567,7 @@ def _plane_reach(rows: np.ndarray, start: np.ndarray, step: np.ndarray, floor_me
     edges into triangles of the same slope (a quad's two halves, a flat floor's fan) and stops at
     the first other one, where the plane no longer gives the floor's height.
     corners_of: rows -> (K, 3, 3) those floor triangles' corners."""
-    _, across, xy = floor_mesh
+    _, across, xy, _, _ = floor_mesh
 
     def slope(row):
         p = corners_of(row)

@@ -9,9 +9,9 @@ from ..components import index_dtype
 from ..geometry import HEIGHT_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
-from .ends import _column_starts, _plane_reach
+from .ends import _column_starts, _plane_reach, _touching_boxes
 from .field import DIR_DX, DIR_DY
-from .rasterise import _Grid, _rasterise_conservative, _sample_centres
+from .rasterise import _concat_frags, _Grid, _rasterise_conservative, _sample_centres
 
 # Fragments whose z-intervals are closer than this merge into one span (float noise, touching solids).
 _MERGE_GAP = 1e-5
@@ -26,6 +26,13 @@ _MERGE_CHUNK = 1 << 20
 _SOLID_BAND_COLUMNS = 1 << 17
 # Spans linked at a time (bounds the temporaries of the neighbour search).
 _LINK_CHUNK = 1 << 16
+# A column whose centre misses the floor takes it where floor lies this far (a share of a cell) from
+# its centre on both sides, along an axis or a diagonal, within a climb of one height: its centre
+# falls in a crack narrower than a cell (modular tiles a few centimetres apart), which Recast's
+# voxels, holding every surface touching them, close.
+_CRACK_PROBE = 0.5
+# A probe point this share of a triangle's size squared outside its edges is inside it (rounding).
+_INSIDE_SLACK = 1e-12
 
 
 def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -90,6 +97,74 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
     return span_col, span_bottom, span_top, floor_top, ceiling, span_walk, span_label
 
 
+def _sample_cracks(corners: np.ndarray, labels: np.ndarray, grid: _Grid, centres: tuple, climb: float):
+    """Floor fragments (as _sample_centres gives them) for the columns no floor triangle holds at
+    their centre, but whose two neighbours on opposite sides along an axis or a diagonal hold one,
+    where floor lies _CRACK_PROBE cells from the centre on both sides along that line, the two
+    within a climb of each other: at their mean height, with the triangle's label on the positive
+    side. corners: (F, 3, 3) the floor triangles, labels (F,) theirs; centres: the centre samples.
+    Sampling at centres alone would leave such a column a hole in the floor, a crack narrower than
+    a cell the heightfield splits the floor at.
+    """
+    has = np.zeros(grid.width * grid.height, dtype=bool)
+    has[centres[0]] = True
+    pad = np.pad(has.reshape(grid.height, grid.width), 1)
+    lines = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (1.0, -1.0))
+
+    def shifted(dx: int, dy: int) -> np.ndarray:
+        return pad[1 + dy : 1 + dy + grid.height, 1 + dx : 1 + dx + grid.width].ravel()
+
+    columns = np.zeros_like(has)
+    for dx, dy in lines:
+        columns |= shifted(int(dx), int(dy)) & shifted(-int(dx), -int(dy))
+    columns &= ~has
+    if not columns.any() or not len(corners):
+        return _concat_frags([])
+    near = _touching_boxes(columns, corners[:, :, :2], grid)
+    col, _, _, _, row = _rasterise_conservative(corners[near], grid, columns=columns, closed=True)
+    tri = near[row]
+    centre = grid.bmin + (np.column_stack([col % grid.width, col // grid.width]) + 0.5) * grid.cs
+    p = corners[tri]
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    edge = np.roll(p[:, :, :2], -1, axis=1) - p[:, :, :2]
+    size = np.abs(edge).sum(axis=(1, 2))
+    parts = []
+    for line in lines:
+        unit = np.array(line) / np.hypot(*line)
+        hits = []
+        for sign in (1.0, -1.0):
+            q = centre + sign * _CRACK_PROBE * grid.cs * unit
+            rel = q[:, None, :] - p[:, :, :2]
+            side = edge[..., 0] * rel[..., 1] - edge[..., 1] * rel[..., 0]
+            inside = (side >= -_INSIDE_SLACK * size[:, None] ** 2).all(axis=1)
+            z = p[:, 0, 2] - ((q - p[:, 0, :2]) * normal[:, :2]).sum(axis=1) / normal[:, 2]
+            z = np.clip(z, p[:, :, 2].min(axis=1), p[:, :, 2].max(axis=1))
+            hits.append((col[inside], z[inside], tri[inside]))
+        (ca, za, ta), (cb, zb, _) = hits
+        # Each positive-side hit against the negative-side hit of its column nearest in height:
+        # columns are offset by more than the heights' range and two climbs, so a key within a
+        # climb is in the same column.
+        zbase = min(float(za.min(initial=0.0)), float(zb.min(initial=0.0)))
+        stride = max(float(za.max(initial=0.0)), float(zb.max(initial=0.0))) - zbase + 2 * climb + 1.0
+        key_b = np.sort(cb * stride + (zb - zbase))
+        key_a = ca * stride + (za - zbase)
+        if not len(key_b):
+            continue
+        at = np.searchsorted(key_b, key_a)
+        below, above = key_b[np.maximum(at - 1, 0)] - key_a, key_b[np.minimum(at, len(key_b) - 1)] - key_a
+        rise = np.where(np.abs(below) <= np.abs(above), below, above)
+        meets = np.abs(rise) <= climb + HEIGHT_NOISE
+        parts.append((ca[meets], za[meets] + 0.5 * rise[meets], labels[ta[meets]]))
+    col, z, label = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros(0),) * 3
+    if not len(col):
+        return _concat_frags([])
+    # One floor per column: the highest found.
+    order = np.lexsort((z, col))
+    last = order[np.r_[col[order][1:] != col[order][:-1], True]]
+    col, z, label = col[last], z[last], label[last]
+    return col, z, z.copy(), np.ones(len(col), dtype=bool), label
+
+
 def _floors_off_centre(
     spans: tuple, floor: tuple, floor_corners: np.ndarray, floor_ids: np.ndarray, grid: _Grid, params: BakeParams
 ):
@@ -117,18 +192,7 @@ def _floors_off_centre(
         return walk, floor_top, label
     columns = np.zeros(grid.width * grid.height, dtype=bool)
     columns[span_col[bare]] = True
-    # Only the floor triangles whose box of columns holds such a column (a table of sums per box);
-    # a triangle starting on a column border touches the closed square before it too.
-    small = index_dtype(grid.width * grid.height + 1)  # counts of columns: int32 while they fit
-    table = np.zeros((grid.height + 1, grid.width + 1), dtype=small)
-    table[1:, 1:] = columns.reshape(grid.height, grid.width).cumsum(0, dtype=small).cumsum(1, dtype=small)
-    lo_cell = np.floor((floor_corners[:, :, :2].min(axis=1) - grid.bmin) / grid.cs).astype(np.int64) - 1
-    hi_cell = np.floor((floor_corners[:, :, :2].max(axis=1) - grid.bmin) / grid.cs).astype(np.int64) + 1
-    (i0, j0), (i1, j1) = (
-        np.clip(lo_cell, 0, [grid.width, grid.height]).T,
-        np.clip(hi_cell, 0, [grid.width, grid.height]).T,
-    )
-    near = np.flatnonzero(table[j1, i1] - table[j0, i1] - table[j1, i0] + table[j0, i0] > 0)
+    near = _touching_boxes(columns, floor_corners[:, :, :2], grid)
     col, lo, hi, _, row = _rasterise_conservative(floor_corners[near], grid, columns=columns, closed=True)
     # Each piece of floor with the span of its column it touches: the last starting below its top.
     zbase = min(float(bottom.min()), float(lo.min(initial=np.inf)))
