@@ -105,9 +105,9 @@ def build_heightfield(
 
     floor_ids = np.flatnonzero(floor_tri)
     centres = _sample_centres(p[floor_tri], floor_ids, grid)
-    cracks = _sample_cracks(p[floor_tri], floor_ids, grid, centres, params.agent_max_climb)
-    frags = [tuple(np.concatenate([a, b]) for a, b in zip(centres, cracks))]
-    del centres, cracks
+    # Joined with the others below, once: the fragments are the stage's largest arrays.
+    frags = [centres, _sample_cracks(p[floor_tri], floor_ids, grid, centres, params.agent_max_climb)]
+    del centres
     progress.at(0.2)
     frags.append(_rasterise_conservative(p[~floor_tri], grid, progress.span(0.2, 0.35)))
     # Column and label ids in int32 while they fit: fragments are the stage's largest arrays.
@@ -116,7 +116,8 @@ def build_heightfield(
     hi = np.concatenate([f[2] for f in frags])
     walk = np.concatenate([f[3] for f in frags])
     # Every fragment's label is the soup triangle it came from.
-    label = np.concatenate([frags[0][4], np.flatnonzero(~floor_tri)[frags[1][4]]]).astype(index_dtype(len(tris)))
+    label = np.concatenate([frags[0][4], frags[1][4], np.flatnonzero(~floor_tri)[frags[2][4]]])
+    label = label.astype(index_dtype(len(tris)))
     del frags  # one copy of the fragments at a time
     if not walk.any():
         return _empty(grid)

@@ -304,9 +304,10 @@ def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarr
     local = np.full(len(triangles), -1, dtype=np.int64)
     local[floor_ids] = np.arange(len(floor_ids))
     corners = vertices[triangles[floor_ids]]
-    a, b = triangles.ravel(), np.roll(triangles, -1, axis=1).ravel()
+    a, b = triangles.ravel().astype(np.int64), np.roll(triangles, -1, axis=1).ravel().astype(np.int64)
+    # One int64 key per edge (its two vertices, lower first): a 1-D unique, not rows of two.
     _, edge, count = np.unique(
-        np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0, return_inverse=True, return_counts=True
+        np.minimum(a, b) * len(vertices) + np.maximum(a, b), return_inverse=True, return_counts=True
     )
     open_edge = (count[edge.reshape(-1)] == 1).reshape(-1, 3)[floor_ids]
     return local, _edge_neighbours(triangles[floor_ids]), corners[..., :2], corners[..., 2], open_edge
