@@ -146,6 +146,7 @@ class MeshIndex:
         self.offs_l = mesh.poly_offsets.tolist()
         self._walk: tuple[list, list, list] | None = None
         self._edge_boxes: list[tuple] | None = None
+        self._edge_lengths: list[float] | None = None
         # Per polygon: detail triangle rows, the triangles across their edges, the one plane (or None).
         self._detail: list[tuple[list[tuple], list[tuple], tuple | None]] = []
         self._detail_start: list[int] = []
@@ -162,6 +163,13 @@ class MeshIndex:
                 [tuple(r) for r in ex.tolist()],
             )
         return self._walk
+
+    def edge_lengths(self) -> list[float]:
+        """Each edge's length seen from above, as a Python list built once (the walks' tolerances
+        scale with it)."""
+        if self._edge_lengths is None:
+            self._edge_lengths = np.hypot(*(self.edge_b[:, :2] - self.edge_a[:, :2]).T).tolist()
+        return self._edge_lengths
 
     def edge_boxes(self) -> list[tuple]:
         """Each edge's XY bounding box (x0, y0, x1, y1), as a Python list built once."""

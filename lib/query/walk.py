@@ -12,6 +12,8 @@ WALK_TOL = 1e-9
 # A walk from a point on a polygon's edge that turns out of it by less than this (sine of the angle)
 # runs along it.
 HEADING_TOL = 1e-12
+# An exit point this many WALK_TOL from both ends of its edge lies inside the edge's span.
+SPAN_MARGIN = 4.0
 
 
 def _exit(edges, sx: float, sy: float, ex: float, ey: float, t0: float) -> tuple[float, int]:
@@ -59,6 +61,17 @@ def _holds(edge, x: float, y: float) -> bool:
     return -slack <= ((x - ax) * ux + (y - ay) * uy) / max(length2, WALK_TOL * WALK_TOL) <= 1.0 + slack
 
 
+def _within_span(edge, length: float, x: float, y: float) -> bool:
+    """Does the point (x, y), on the edge's line, lie inside its span, more than SPAN_MARGIN times
+    WALK_TOL from both ends? No other edge of a conforming mesh then holds it (`_holds`) but the
+    twin of this one across a portal."""
+    if length <= 0.0:
+        return False
+    ax, ay, ux, uy = edge
+    margin = SPAN_MARGIN * WALK_TOL / length
+    return margin < ((x - ax) * ux + (y - ay) * uy) / (length * length) < 1.0 - margin
+
+
 def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list | None = None):
     """Walk s->e (XY) through the polygon graph from polygon p, which holds s.
 
@@ -75,6 +88,7 @@ def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list 
     overhead would dominate.
     """
     offs, nb, ex = index.walk_lists()
+    lengths = index.edge_lengths()
     sx, sy = float(s[0]), float(s[1])
     exx, eyy = float(e[0]), float(e[1])
     tie = WALK_TOL / max(math.hypot(exx - sx, eyy - sy), WALK_TOL)
@@ -88,21 +102,30 @@ def walk_segment(index: MeshIndex, p: int, s, e, passable=None, crossings: list 
         # The polygons that hold the exit point, through portals that hold it: go on in the one the
         # segment stays in the longest.
         best_q, best_t, best_arg = -1, t + tie, -1
-        explored = {p}
-        stack = [p]
-        while stack:
-            c = stack.pop()
-            for k in range(offs[c], offs[c + 1]):
-                q = nb[k]
-                if q < 0 or q in explored or (passable is not None and not passable(q)) or not _holds(ex[k], x, y):
-                    continue
-                explored.add(q)
-                stack.append(q)
-                if q in seen:
-                    continue
+        k = offs[p] + arg
+        if _within_span(ex[k], lengths[k], x, y):
+            # Inside one edge's span, only the polygon across it holds the point (most exits).
+            q = nb[k]
+            if q >= 0 and q not in seen and (passable is None or passable(q)):
                 tq, aq = _exit(ex[offs[q] : offs[q + 1]], sx, sy, exx, eyy, t)
                 if tq > best_t:
                     best_q, best_t, best_arg = q, tq, aq
+        else:
+            explored = {p}
+            stack = [p]
+            while stack:
+                c = stack.pop()
+                for k in range(offs[c], offs[c + 1]):
+                    q = nb[k]
+                    if q < 0 or q in explored or (passable is not None and not passable(q)) or not _holds(ex[k], x, y):
+                        continue
+                    explored.add(q)
+                    stack.append(q)
+                    if q in seen:
+                        continue
+                    tq, aq = _exit(ex[offs[q] : offs[q + 1]], sx, sy, exx, eyy, t)
+                    if tq > best_t:
+                        best_q, best_t, best_arg = q, tq, aq
         if best_q < 0:
             return t, _wall(index, p, x, y, exx - sx, eyy - sy, seen, passable, offs[p] + arg), visited
         if crossings is not None:
