@@ -169,17 +169,17 @@ class NavMeshQuery(PathDrawing):
         """Shortest path for an agent of `radius` (>= the bake radius) from start to goal: it lies on
         the navmesh and keeps radius - bake radius from the navmesh's edge. Answers are cached per
         start, goal, radius and filter state."""
-        f = self.filter_for(filter)
+        f, state = self._filter_state(filter)
         r = self.check_radius(radius)
         s, g = query_point(start, "start"), query_point(goal, "goal")
-        key = (s, g, r, self._state(f))
+        key = (s, g, r, state)
         hit = self._paths.get(key)
         if hit is not None:
             self.cache_hits += 1
             self._paths.move_to_end(key)
             return hit
         self.cache_misses += 1
-        search = self._search(s, g, r, f)
+        search = self._search(s, g, r, f, state)
         search.update()
         result = search.result()
         self._paths[key] = result
@@ -190,16 +190,18 @@ class NavMeshQuery(PathDrawing):
     def search(self, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> SlicedSearch:
         """A time-sliced path search: call `update(max_iterations)` until its status is not
         'in_progress' (Detour's initSlicedFindPath / updateSlicedFindPath), then `result()`."""
-        f = self.filter_for(filter)
-        return self._search(query_point(start, "start"), query_point(goal, "goal"), self.check_radius(radius), f)
+        f, state = self._filter_state(filter)
+        return self._search(query_point(start, "start"), query_point(goal, "goal"), self.check_radius(radius), f, state)
 
-    def _search(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> SlicedSearch:
-        return SlicedSearch(self, self._plan(s, g, r, f))
+    def _search(self, s: tuple, g: tuple, r: float, f: QueryFilter, state: tuple) -> SlicedSearch:
+        return SlicedSearch(self, self._plan(s, g, r, f, state))
 
-    def _plan(self, s: tuple, g: tuple, r: float, f: QueryFilter) -> PathPlan:
+    def _plan(self, s: tuple, g: tuple, r: float, f: QueryFilter, state: tuple) -> PathPlan:
+        """Everything a search needs (its ends located and cleared, the filter's costs and what it
+        admits), or the answer itself where no search is needed. state: `_state(f)`, found once per
+        query (the filter is read once, as the caches are keyed by it)."""
         d = r - self.r0
-        state = self._state(f)
-        passable = self.passable(f)
+        passable = self.passable(f, state)
         everywhere = self._cached(("everywhere", state), lambda: all(passable))
         costs = [f.cost(a) for a in range(self._area_count)]
         data = self._radius_data(d)
@@ -245,7 +247,7 @@ class NavMeshQuery(PathDrawing):
                 f"no point within {across + d:g} m of the start keeps an agent of radius {r:g} m off the navmesh's edge"
             )
             return plan
-        piece = self._piece(r, f, passable)
+        piece = self._piece(r, f, passable, state)
         goal_poly, goal_xyz = ends[1].polygon, tuple(ends[1].point.tolist())
         plan.partial = piece[goal_poly] != piece[start[0]]
         if plan.partial:
@@ -253,9 +255,9 @@ class NavMeshQuery(PathDrawing):
             # cleared of the walls within the start's piece (the nearest clear point may lie beyond a
             # door too narrow for the agent, in the goal's piece).
             label = int(piece[start[0]])
-            goal_poly, _, q = self.index.nearest(goal_xyz, self._piece_polygons(r, f, passable)[label])
+            goal_poly, _, q = self.index.nearest(goal_xyz, self._piece_polygons(r, f, passable, state)[label])
             goal_xyz = tuple(q.tolist())
-            plan.reach = self._cached(("piece", r, label, self._state(f)), lambda: (piece == label).tolist())
+            plan.reach = self._cached(("piece", r, label, state), lambda: (piece == label).tolist())
         toward = tuple(ends[1].point.tolist()) if plan.partial else None
         goal = self._clear(
             goal_poly, goal_xyz, d, math.inf if plan.partial else across + d, plan.reach or passable, toward
@@ -324,12 +326,13 @@ class NavMeshQuery(PathDrawing):
             f"({self.extent[0]:g} m across, {self.extent[1]:g} m up or down)"
         )
 
-    def passable(self, f: QueryFilter) -> list[bool]:
+    def passable(self, f: QueryFilter, state: tuple | None = None) -> list[bool]:
         """Per polygon: does the filter let an agent onto it (area not excluded, flags admitted)?
-        Kept per filter state, so a query costs nothing in proportion to the mesh's size."""
+        Kept per filter state (`_state(f)`, found here unless given), so a query costs nothing in
+        proportion to the mesh's size."""
         excluded, inc, exc = f.excluded, f.include_flags, f.exclude_flags
         return self._cached(
-            ("passable", self._state(f)),
+            ("passable", self._state(f) if state is None else state),
             lambda: [
                 a not in excluded and bool(fl & inc) and not fl & exc for a, fl in zip(self.graph.areas_l, self._flags)
             ],
@@ -338,6 +341,13 @@ class NavMeshQuery(PathDrawing):
     def _state(self, f: QueryFilter) -> tuple:
         """The filter's and the polygon flags' state: what cached answers are keyed by."""
         return f.key(), self._flags_version
+
+    def _filter_state(self, filter: QueryFilter | None) -> tuple[QueryFilter, tuple]:
+        """The filter a query uses (as `filter_for`) and its `_state`, reading the filter once."""
+        if filter is not None and not isinstance(filter, QueryFilter):
+            checked_filter(filter)  # raises, naming what was given
+        f = self._filter if filter is None else filter
+        return f, self._state(f)
 
     def _cached(self, key: tuple, make):
         """The value kept for a filter-state key, made (and the least recently used dropped) if absent."""
@@ -371,7 +381,7 @@ class NavMeshQuery(PathDrawing):
             self._radii.move_to_end(d)
         return data
 
-    def _piece(self, r: float, f: QueryFilter, passable: list[bool]) -> np.ndarray:
+    def _piece(self, r: float, f: QueryFilter, passable: list[bool], state: tuple) -> np.ndarray:
         """Connected piece of each polygon for radius r through portals wide enough and polygons the
         filter allows (crossings ignored: two polygons in different pieces are certainly apart)."""
 
@@ -385,19 +395,19 @@ class NavMeshQuery(PathDrawing):
             keep = ok[u] & ok[v]
             return connected_components(mesh.polygon_count, u[keep], v[keep])
 
-        return self._cached(("piece", r, self._state(f)), make)
+        return self._cached(("piece", r, state), make)
 
-    def _piece_polygons(self, r: float, f: QueryFilter, passable: list[bool]) -> dict[int, np.ndarray]:
+    def _piece_polygons(self, r: float, f: QueryFilter, passable: list[bool], state: tuple) -> dict[int, np.ndarray]:
         """The polygon ids of each connected piece, by its label in `_piece`, so a query looks only
         at its own piece."""
 
         def make() -> dict[int, np.ndarray]:
-            piece = self._piece(r, f, passable)
+            piece = self._piece(r, f, passable, state)
             order = np.argsort(piece, kind="stable")
             groups = np.split(order, np.flatnonzero(np.diff(piece[order])) + 1)
             return {int(piece[g[0]]): g for g in groups}
 
-        return self._cached(("piece polygons", r, self._state(f)), make)
+        return self._cached(("piece polygons", r, state), make)
 
     def _link_costs(self, r: float, f: QueryFilter) -> list:
         """Per off-mesh link: its cost per meter for this radius and filter, None where the filter
