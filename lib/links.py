@@ -27,18 +27,29 @@ class LinkSpec:
     name: str = "link"
 
 
+def end_extent(mesh: NavMesh) -> tuple[float, float]:
+    """How far (across, up or down; m) a link's end may lie from the navmesh and still snap onto it:
+    the agent radius plus a cell across (an end placed on a ledge's edge is the radius from the
+    navmesh eroded off it), and the agent's climb up or down, at least the detail's height error (an
+    end on the floor is within that of the surface). As Detour attaches an off-mesh connection's end
+    within its radius across and the climb up or down: an end on a crate top too small for the
+    agent must not slide off onto the floor a metre below."""
+    p = mesh.params
+    return float(p.agent_radius) + float(p.cell_size), max(float(p.agent_max_climb), float(p.max_height_error))
+
+
 def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
-    """The mesh with these links, each end snapped to the surface of the nearest polygon within the
-    default search extent (as a path query's start is). NavMeshError naming every link whose end
-    lies off the navmesh, and how far."""
+    """The mesh with these links, each end snapped to the surface of the nearest polygon within
+    `end_extent`. NavMeshError naming every link whose end lies off the navmesh, and how far; a link
+    for agents smaller than this navmesh's with an end off it (on a floor this agent does not fit
+    on) is left out."""
     from .query.index import MeshIndex  # the query package builds on this one's NavMesh
-    from .query.navmesh_query import default_extent
 
     if not specs:
         return mesh
     if mesh.is_empty:
         raise NavMeshError(f"{len(specs)} off-mesh link(s) but the navmesh is empty: {mesh.empty_reason}")
-    index, extent = MeshIndex(mesh), default_extent(mesh)
+    index, extent = MeshIndex(mesh), end_extent(mesh)
     links, missed = [], []
     for spec in specs:
         if not 0 <= int(spec.area) <= MAX_AREA or not (np.isfinite(spec.cost) and spec.cost > 0):
@@ -55,10 +66,12 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
             for which, where in zip(("start", "end"), ends)
             if where.polygon < 0
         ]
+        radius = float(mesh.params.agent_radius) if spec.radius is None else float(spec.radius)
+        if far and radius < float(mesh.params.agent_radius):
+            continue  # a link for smaller agents only, onto a floor this agent does not fit on
         if far:
             missed.append(f"{spec.name!r} ({' and '.join(far)})")
             continue
-        radius = float(mesh.params.agent_radius) if spec.radius is None else float(spec.radius)
         links.append(
             OffMeshLink(
                 tuple(ends[0].point.tolist()),
@@ -74,8 +87,9 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
         )
     if missed:
         raise NavMeshError(
-            f"off-mesh link ends must lie on the navmesh (within {extent[0]:g} m across, "
-            f"{extent[1]:g} m up or down): {'; '.join(missed)}"
+            f"off-mesh link ends must lie on the navmesh (within the agent radius plus a cell, {extent[0]:g} m, "
+            f"across and the agent's climb, {extent[1]:g} m, up or down; a floor too small or narrow for the "
+            f"agent has none; a link radius below the agent's keeps a link to smaller agents): {'; '.join(missed)}"
         )
     return replace(mesh, links=tuple(mesh.links) + tuple(links))
 
@@ -85,11 +99,10 @@ def relocated(mesh: NavMesh, links) -> tuple[OffMeshLink, ...]:
     each end snapped onto it again; a link with an end off it leads nowhere and is left out, as
     lib.prune leaves out a dropped island's links."""
     from .query.index import MeshIndex
-    from .query.navmesh_query import default_extent
 
     if mesh.is_empty or not links:
         return ()
-    index, extent = MeshIndex(mesh), default_extent(mesh)
+    index, extent = MeshIndex(mesh), end_extent(mesh)
     kept = []
     for link in links:
         start, end = (index.locate(point, extent) for point in (link.start, link.end))

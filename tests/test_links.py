@@ -69,6 +69,43 @@ def test_link_ends_off_the_navmesh_are_named_with_their_distance(platforms):
         attach_links(platforms, [JUMP, LinkSpec(start=(7.5, 4.0, 0.0), end=(27.0, 4.0, 1.0), name="far")])
 
 
+@pytest.fixture(scope="module")
+def crate():
+    """A 10 m floor with a 2 m crate 1 m tall on it: at radius 0.9 the crate's top has no navmesh,
+    and the floor round it is 1.9 m across and 1 m down from the top's middle."""
+    scene = Scene().floor(0, 0, 10, 10).box((7, 5, 0), (2, 2, 1.0))
+    return {r: generate(scene.vertices, scene.triangles, BakeParams(cell_size=0.2, agent_radius=r)) for r in (0.4, 0.9)}
+
+
+def test_a_link_end_on_a_crate_top_the_agent_fits_on_snaps_onto_it(crate):
+    (link,) = attach_links(crate[0.4], [LinkSpec((4.5, 5, 0), (7, 5, 1.0), name="onto_crate")]).links
+    assert link.end == pytest.approx((7, 5, 1.0))
+
+
+def test_a_link_end_on_a_crate_top_too_small_for_the_agent_is_an_error_not_the_floor_below(crate):
+    """Snapped within the agent's search extent, the end slid 1.9 m across and 1 m down onto the
+    floor beside the crate: a jump from the floor to the floor, written to every export."""
+    with pytest.raises(NavMeshError, match=r"'onto_crate' \(its end is .* m away\)"):
+        attach_links(crate[0.9], [LinkSpec((4.5, 5, 0), (7, 5, 1.0), name="onto_crate")])
+
+
+def test_a_link_for_smaller_agents_onto_a_floor_this_agent_misses_is_left_out(crate):
+    human_jump = LinkSpec((4.5, 5, 0), (7, 5, 1.0), radius=0.4, name="onto_crate")
+    assert attach_links(crate[0.9], [human_jump]).links == ()
+    assert len(attach_links(crate[0.4], [human_jump]).links) == 1
+
+
+@pytest.mark.parametrize("height", [0.6, -0.6])
+def test_a_link_end_above_or_below_the_floor_by_more_than_the_climb_is_an_error(platforms, height):
+    """The end snaps up or down by the agent's climb (0.5 m) at most, as Detour attaches it."""
+    end = (JUMP.end[0], JUMP.end[1], JUMP.end[2] + height)
+    with pytest.raises(NavMeshError, match="'high' \\(its end is 0.6 m away\\)"):
+        attach_links(platforms, [LinkSpec(JUMP.start, end, name="high")])
+    close = (JUMP.end[0], JUMP.end[1], JUMP.end[2] + 0.8 * height)
+    (link,) = attach_links(platforms, [LinkSpec(JUMP.start, close, name="close")]).links
+    assert link.end == pytest.approx(JUMP.end)
+
+
 @pytest.mark.parametrize("radius", [float("nan"), float("inf"), -1.0, 0.0])
 def test_a_link_radius_that_is_no_width_is_named(platforms, radius):
     """A link usable by any agent (NaN compared false with every radius) or none is an error."""
