@@ -51,10 +51,9 @@ def test_recompute_only_when_handles_radius_or_navmesh_change(corridor):
     assert settings.path_length == pytest.approx(navmeshes.L_LENGTH, rel=1e-3)
     assert operators_path.update_path(scene) is False
     settings.path_radius = 0.7  # wider agent: the path keeps 0.3 m further from the inner corner
-    assert operators_path.update_path(scene) is True
+    assert operators_path.update_path(scene) is False  # setting it replanned already
     assert settings.path_status == "found" and settings.path_length > navmeshes.L_LENGTH
     settings.path_radius = 0.9  # wider than the first portal's clearance (0.75 in the fixture)
-    assert operators_path.update_path(scene) is True
     assert settings.path_status.startswith("partial: ") and "closest reachable point" in settings.path_status
     mesh_write.write_navmesh_object(bpy.context.scene, navmeshes.l_corridor(), "L_navmesh")
     assert operators_path.update_path(scene) is True
@@ -139,3 +138,20 @@ def test_path_to_curve_greys_out_without_a_path_test(corridor):
         bpy.ops.navmesh.path_to_curve()
     bpy.ops.navmesh.add_path_test()
     assert bpy.ops.navmesh.path_to_curve.poll()
+
+
+def test_changing_path_radius_replans_at_once(corridor):
+    """Path Radius is an input of the path as the handles are: setting it replans (status, length and
+    the path the overlay draws with the new radius), with no handle move and no depsgraph update."""
+    bpy.ops.navmesh.add_path_test()
+    settings = bpy.context.scene.navmesh
+    settings.path_start.location = (1.0, 1.0, 0.5)
+    settings.path_goal.location = (9.0, 9.0, 0.5)
+    bpy.context.view_layer.update()
+    assert settings.path_length == pytest.approx(navmeshes.L_LENGTH, rel=1e-3)
+    settings.path_radius = 0.7
+    assert operators_path.STATE.key[2] == pytest.approx(0.7)
+    assert settings.path_status == "found" and settings.path_length > navmeshes.L_LENGTH
+    settings.path_radius = 0.9  # wider than the first portal's clearance
+    assert settings.path_status.startswith("partial: ")
+    assert operators_path.update_path(bpy.context.scene) is False  # nothing left to replan
