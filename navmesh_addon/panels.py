@@ -243,6 +243,7 @@ class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
             meters = radius * units.meters_per_unit(context.scene)
             layout.label(text=f"On {nav.name if nav else '(not baked)'} at radius {meters:.2f} m")
         else:
+            layout.prop(settings, "path_navmesh")
             layout.prop(settings, "path_radius")
         layout.prop(settings, "path_show_portals")
         if settings.path_status:

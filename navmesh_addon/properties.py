@@ -18,7 +18,7 @@ from bpy.props import (
 
 import blender_navmesh as lib
 
-from . import operators_path, overlay, units
+from . import mesh_write, operators_path, overlay, units
 
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
@@ -72,6 +72,11 @@ def _replan(self, context) -> None:
     handle move does (no depsgraph update follows a property change), and redraw."""
     operators_path.update_path(self.id_data)
     _redraw(self, context)
+
+
+def is_navmesh(self, obj) -> bool:
+    """Poll of the Path Test's Navmesh field: the pick list offers navmesh objects only."""
+    return bool(obj.get(mesh_write.TAG))
 
 
 def _distance(name: str, default: float, description: str, minimum: float = 0.0, update=None) -> FloatProperty:
@@ -294,7 +299,11 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         description="Draw the portals the path crosses, shrunk by the agent radius",
     )
     path_navmesh: PointerProperty(
-        name="Navmesh", type=bpy.types.Object, description="Navmesh object the path test runs on"
+        name="Navmesh",
+        type=bpy.types.Object,
+        poll=is_navmesh,
+        update=_replan,
+        description="Navmesh object the path test runs on when no Agent Type is chosen",
     )
     path_start: PointerProperty(name="Start", type=bpy.types.Object, description="Path test start handle")
     path_goal: PointerProperty(name="Goal", type=bpy.types.Object, description="Path test goal handle")

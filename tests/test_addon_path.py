@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import bpy
 import numpy as np
@@ -155,3 +156,27 @@ def test_changing_path_radius_replans_at_once(corridor):
     settings.path_radius = 0.9  # wider than the first portal's clearance
     assert settings.path_status.startswith("partial: ")
     assert operators_path.update_path(bpy.context.scene) is False  # nothing left to replan
+
+
+def test_the_navmesh_field_picks_which_navmesh_the_path_test_runs_on(corridor, blender):
+    """With several navmeshes and no Agent Type, the Path Test panel's Navmesh field (navmesh objects
+    only) chooses the one the path runs on: setting it replans there, and Add Path Test uses it when
+    no navmesh is active."""
+    from navmesh_addon import panels, properties
+    from tests.test_addon_ui import RecordingLayout
+
+    other = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "Other_navmesh")
+    bpy.ops.navmesh.add_path_test()
+    settings = blender.scene.navmesh
+    assert settings.path_navmesh == corridor and operators_path.STATE.query_key[0] == corridor.name_full
+    log = []
+    panels.VIEW3D_PT_navmesh_path.draw(SimpleNamespace(layout=RecordingLayout(log)), blender)
+    assert ("prop", "path_navmesh") in log and ("prop", "path_radius") in log
+    picker = settings.bl_rna.properties["path_navmesh"]
+    assert picker.fixed_type.identifier == "Object"
+    assert properties.is_navmesh(settings, other) and not properties.is_navmesh(settings, settings.path_start)
+    settings.path_navmesh = other
+    assert settings.path_status == "found" and operators_path.STATE.query_key[0] == other.name_full
+    blender.view_layer.objects.active = None
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}  # two navmeshes, none active: the field's
+    assert settings.path_navmesh == other
