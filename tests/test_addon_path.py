@@ -180,3 +180,35 @@ def test_the_navmesh_field_picks_which_navmesh_the_path_test_runs_on(corridor, b
     blender.view_layer.objects.active = None
     assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}  # two navmeshes, none active: the field's
     assert settings.path_navmesh == other
+
+
+@pytest.mark.parametrize(
+    "system, scale, length_unit, shown",
+    [
+        ("METRIC", 0.01, "CENTIMETERS", lambda m: f"{m * 100:.2f} cm"),  # a level modelled in centimetres
+        ("METRIC", 1.0, "MILLIMETERS", lambda m: f"{m * 1000:.2f} mm"),
+        ("IMPERIAL", 1.0, "FEET", lambda m: f"{m / 0.3048:.2f}'"),
+        ("METRIC", 1.0, "ADAPTIVE", lambda m: f"{m:.3f} m"),  # 8.246 m
+        ("METRIC", 0.001, "ADAPTIVE", lambda m: f"{m:.3f} m"),
+        ("NONE", 0.01, "ADAPTIVE", lambda m: f"{m:.4g}"),  # no unit system: plain Blender units, unscaled
+    ],
+)
+def test_path_length_is_shown_in_the_scenes_units(blender, system, scale, length_unit, shown):
+    """The panel gives the path's length as Blender gives lengths: in the scene's unit system and Length
+    unit, after its Unit Scale (a centimetre scene's 1336.5 units are 1336.50 cm, not 13.37 m)."""
+    from navmesh_addon import panels
+    from navmesh_addon import units as units_module
+    from tests.test_addon_ui import RecordingLayout
+
+    units = blender.scene.unit_settings
+    units.system, units.scale_length = system, scale
+    if system != "NONE":
+        units.length_unit = length_unit
+    blender.scene.navmesh.path_radius = 0.4 / units_module.meters_per_unit(blender.scene)  # the bake radius
+    obj = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "L_navmesh")
+    blender.view_layer.objects.active = obj
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    meters = operators_path.STATE.result.length
+    log = []
+    panels.VIEW3D_PT_navmesh_path.draw(SimpleNamespace(layout=RecordingLayout(log)), blender)
+    assert ("label", f"Length: {shown(meters)}") in log
