@@ -20,6 +20,11 @@ class BakeParameter:
     number). recast is the rcConfig field that means the same; recast_in_cells: Recast counts it in
     cells where we use meters. The value must be at least `minimum` (greater than it if
     `minimum_excluded`) and, if `maximum` is set, at most `maximum` (less than it if `maximum_excluded`).
+
+    cells is, for a length (area) that is no agent dimension, the range in cells (cell areas) that
+    makes sense whatever units the level was modelled in (high None: no upper bound); a value other
+    than 0 outside it is warned about (`BakeParams.warnings`) with what goes wrong (too_small,
+    too_large) and `guide`, the range in cells to set instead (Recast's guide where it has one).
     """
 
     name: str
@@ -33,6 +38,28 @@ class BakeParameter:
     minimum_excluded: bool = False
     maximum: float | None = None
     maximum_excluded: bool = False
+    cells: tuple[float, float | None] | None = None
+    guide: tuple[float, float] | None = None
+    too_small: str = ""
+    too_large: str = ""
+
+    def scale_warning(self, value: float, cell_size: float) -> str | None:
+        """Why `value` makes little sense at this cell size (see `cells`), or None."""
+        if self.cells is None or self.guide is None or value == 0:
+            return None
+        low, high = self.cells
+        size = cell_size**2 if self.unit == "m²" else cell_size
+        ratio = value / size
+        small = ratio < low
+        if not small and (high is None or ratio <= high):
+            return None
+        word = "cell areas" if self.unit == "m²" else "cells"
+        return (
+            f"{self.name} {value:g} {self.unit} is implausibly {'small' if small else 'large'} for {cell_size:g} m "
+            f"cells ({ratio:.3g} {word}, {'under' if small else 'over'} {low if small else high:g}): "
+            f"{self.too_small if small else self.too_large}; set {self.guide[0] * size:.3g} to "
+            f"{self.guide[1] * size:.3g} {self.unit} ({self.guide[0]:g} to {self.guide[1]:g} {word})"
+        )
 
     def problem(self, value) -> str | None:
         """Why `value` is not valid for this parameter, or None if it is."""
@@ -114,6 +141,10 @@ BAKE_PARAMETERS = (
         recast="minRegionArea",
         recast_in_cells=True,
         description="islands whose navmesh would cover less than this, seen from above, are dropped",
+        cells=(1.0, 1e5),
+        guide=(16.0, 64.0),
+        too_small="it drops no island (each covers at least a cell), as 0 does, so specks of floor stay",
+        too_large="islands smaller than that are dropped, whole rooms and floors among them",
     ),
     BakeParameter(
         "max_verts_per_poly",
@@ -133,6 +164,9 @@ BAKE_PARAMETERS = (
         recast="maxEdgeLen",
         recast_in_cells=True,
         description="wall and ledge edges of the outline longer than this are split evenly; 0: no limit",
+        cells=(2.0, None),
+        guide=(10.0, 50.0),
+        too_small="wall edges are split into pieces of a cell or two, with many more vertices and polygons",
     ),
     BakeParameter(
         "max_edge_error",
@@ -143,6 +177,10 @@ BAKE_PARAMETERS = (
         recast="maxSimplificationError",
         recast_in_cells=True,
         description="how far a simplified outline may leave the voxel outline",
+        cells=(0.5, 20.0),
+        guide=(1.1, 1.5),
+        too_small="outlines follow the voxel staircase, with many more vertices and polygons",
+        too_large="outlines cut corners by many cells, into walls and over ledges",
     ),
     BakeParameter(
         "max_height_error",
@@ -152,6 +190,10 @@ BAKE_PARAMETERS = (
         minimum_excluded=True,
         recast="detailSampleMaxError",
         description="how far the detail surface may leave the real floor",
+        cells=(0.1, 20.0),
+        guide=(0.5, 2.0),
+        too_small="the detail surface gets triangles for every bump of the floor, up to its cap per polygon",
+        too_large="the detail surface may leave the floor by that much, above or below steps and ramps",
     ),
     BakeParameter(
         "jump_max_distance",
@@ -161,6 +203,10 @@ BAKE_PARAMETERS = (
         recast="",
         description="automatic off-mesh links reach at most this far across a gap or off a ledge, "
         "seen from above; 0: none",
+        cells=(1.0, 250.0),
+        guide=(5.0, 15.0),
+        too_small="no gap or ledge on the voxel grid is that narrow, so few or no links are made",
+        too_large="links would leap across whole rooms",
     ),
     BakeParameter(
         "jump_max_up",
@@ -169,6 +215,10 @@ BAKE_PARAMETERS = (
         "m",
         recast="",
         description="automatic jump links (both ways) join floors at most this much higher",
+        cells=(1.0, 100.0),
+        guide=(2.0, 5.0),
+        too_small="a jump that low is a step, so few or no links are made",
+        too_large="links would jump up whole storeys",
     ),
     BakeParameter(
         "jump_max_drop",
@@ -177,6 +227,10 @@ BAKE_PARAMETERS = (
         "m",
         recast="",
         description="automatic drop links (one way, down) leave a ledge for a floor at most this far below",
+        cells=(1.0, 250.0),
+        guide=(5.0, 25.0),
+        too_small="a drop that short is a step, so few or no links are made",
+        too_large="links would drop down whole storeys",
     ),
     BakeParameter(
         "jump_step",
@@ -186,6 +240,10 @@ BAKE_PARAMETERS = (
         minimum_excluded=True,
         recast="",
         description="automatic links are sampled along ledges this far apart",
+        cells=(1.0, 50.0),
+        guide=(2.0, 10.0),
+        too_small="ledges are sampled more often than every cell, many times the work for the same links",
+        too_large="ledges get a link only that far apart, most of their length without one",
     ),
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
@@ -256,12 +314,10 @@ class BakeParams:
                 f"jump_max_distance {self.jump_max_distance:g} m makes no links while jump_max_up and "
                 "jump_max_drop are 0: set how high a jump reaches or how far a drop falls"
             )
-        if self.max_edge_error < cs / 2:
-            out.append(
-                f"max_edge_error {self.max_edge_error:g} m is below half a cell: outlines follow the voxel "
-                f"staircase, with many more vertices and polygons; Recast's guide is 1.1 to 1.5 cells "
-                f"({1.1 * cs:.3g} to {1.5 * cs:.3g} m)"
-            )
+        for parameter in BAKE_PARAMETERS:  # lengths and areas far from what the cell size resolves
+            warning = parameter.scale_warning(getattr(self, parameter.name), cs)
+            if warning:
+                out.append(warning)
         return out
 
     @classmethod

@@ -36,16 +36,21 @@ STATE = PathState()
 
 
 def navmesh_for_path(context) -> bpy.types.Object:
-    """The active navmesh object, else the only one in the scene; NavMeshError saying what to do otherwise."""
+    """The active navmesh object, else the only one in the scene, else the Path Test's Navmesh field
+    when it names one of the scene's; NavMeshError saying what to do otherwise."""
     active = context.active_object
     if active is not None and active.get(mesh_write.TAG):
         return active
     found = mesh_write.find_navmesh_objects(context.scene)
-    if len(found) != 1:
-        raise lib.NavMeshError(
-            "bake a navmesh first" if not found else "several navmesh objects: make the one to test active"
-        )
-    return found[0]
+    if len(found) == 1:
+        return found[0]
+    if context.scene.navmesh.path_navmesh in found:
+        return context.scene.navmesh.path_navmesh
+    raise lib.NavMeshError(
+        "bake a navmesh first"
+        if not found
+        else "several navmesh objects: make the one to test active, or pick it as Navmesh"
+    )
 
 
 def path_target(scene) -> tuple:

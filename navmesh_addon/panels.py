@@ -243,12 +243,13 @@ class VIEW3D_PT_navmesh_path(_Sidebar, bpy.types.Panel):
             meters = radius * units.meters_per_unit(context.scene)
             layout.label(text=f"On {nav.name if nav else '(not baked)'} at radius {meters:.2f} m")
         else:
+            layout.prop(settings, "path_navmesh")
             layout.prop(settings, "path_radius")
         layout.prop(settings, "path_show_portals")
         if settings.path_status:
             box = layout.box()
             box.label(text=f"Status: {settings.path_status}")
-            box.label(text=f"Length: {settings.path_length * units.meters_per_unit(context.scene):.2f} m")
+            box.label(text=f"Length: {units.length_text(context.scene, settings.path_length)}")
             box.label(text=f"Search nodes: {settings.path_polygons}")
             box.label(text=f"Query time: {settings.path_time_ms:.2f} ms")
         layout.operator("navmesh.path_to_curve", icon="CURVE_PATH")

@@ -18,7 +18,7 @@ from bpy.props import (
 
 import blender_navmesh as lib
 
-from . import overlay, units
+from . import mesh_write, operators_path, overlay, units
 
 SOURCES = (
     ("SELECTED", "Selected", "Bake the selected objects"),
@@ -67,7 +67,19 @@ def _redraw(self, context) -> None:
             area.tag_redraw()
 
 
-def _distance(name: str, default: float, description: str, minimum: float = 0.0) -> FloatProperty:
+def _replan(self, context) -> None:
+    """An input of the test path changed (its radius, agent type or navmesh): plan it again now, as a
+    handle move does (no depsgraph update follows a property change), and redraw."""
+    operators_path.update_path(self.id_data)
+    _redraw(self, context)
+
+
+def is_navmesh(self, obj) -> bool:
+    """Poll of the Path Test's Navmesh field: the pick list offers navmesh objects only."""
+    return bool(obj.get(mesh_write.TAG))
+
+
+def _distance(name: str, default: float, description: str, minimum: float = 0.0, update=None) -> FloatProperty:
     return FloatProperty(
         name=name,
         description=description,
@@ -77,6 +89,7 @@ def _distance(name: str, default: float, description: str, minimum: float = 0.0)
         subtype="DISTANCE",
         unit="LENGTH",
         precision=3,
+        update=update,
     )
 
 
@@ -143,6 +156,13 @@ def _agent_renamed(self, context) -> None:
     self.known_name = self.name
 
 
+def _agent_radius_changed(self, context) -> None:
+    """The radius of the type the path test plans for is an input of the path."""
+    if self.id_data.navmesh.path_agent == self.name:
+        operators_path.update_path(self.id_data)
+    _redraw(self, context)
+
+
 class NavmeshAgentType(bpy.types.PropertyGroup):
     """One agent of the scene's list (its `name` is the item's name). Types sharing height, climb and
     slope share one navmesh baked at their smallest radius; each queries it at its own radius."""
@@ -158,7 +178,7 @@ class NavmeshAgentType(bpy.types.PropertyGroup):
         subtype="DISTANCE",
         unit="LENGTH",
         precision=3,
-        update=_redraw,
+        update=_agent_radius_changed,
         description="How close to walls the agent's centre may come",
     )
     height: FloatProperty(
@@ -260,11 +280,15 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     )
 
     path_radius: _distance(
-        "Path Radius", PARAMETER_BY_NAME["agent_radius"].default, "Radius of the agent the test path is planned for"
+        "Path Radius",
+        PARAMETER_BY_NAME["agent_radius"].default,
+        "Radius of the agent the test path is planned for",
+        update=_replan,
     )
     path_agent: StringProperty(
         name="Agent Type",
         default="",
+        update=_replan,
         description="Agent type the path is planned for, on its navmesh at its radius; "
         "empty: the Navmesh and Path Radius below",
     )
@@ -275,7 +299,11 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         description="Draw the portals the path crosses, shrunk by the agent radius",
     )
     path_navmesh: PointerProperty(
-        name="Navmesh", type=bpy.types.Object, description="Navmesh object the path test runs on"
+        name="Navmesh",
+        type=bpy.types.Object,
+        poll=is_navmesh,
+        update=_replan,
+        description="Navmesh object the path test runs on when no Agent Type is chosen",
     )
     path_start: PointerProperty(name="Start", type=bpy.types.Object, description="Path test start handle")
     path_goal: PointerProperty(name="Goal", type=bpy.types.Object, description="Path test goal handle")

@@ -338,3 +338,25 @@ def test_each_scene_keeps_its_own_navmesh(blender):
     assert bpy.ops.navmesh.clear() == {"FINISHED"}
     assert [o.name for o in mesh_write.find_navmesh_objects(first)] == ["Scene_navmesh"]
     assert mesh_write.find_navmesh_objects(second) == []
+
+
+def test_changing_the_path_agent_type_or_its_radius_replans_at_once(level, blender):
+    """Path Test > Agent Type and the chosen type's radius are inputs of the path as the handles are:
+    changing either replans at once, with no handle move."""
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    settings = blender.scene.navmesh
+    settings.path_agent = "Human"
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    settings.path_start.location, settings.path_goal.location = (1.0, 1.0, 0.0), (9.0, 9.0, 0.0)
+    blender.view_layer.update()
+    assert settings.path_status == "found"
+    human_length = settings.path_length
+    settings.path_agent = "Ogre"
+    assert operators_path.STATE.key[2] == pytest.approx(0.8)
+    assert settings.path_status == "found" and settings.path_length > human_length
+    settings.path_agent = "Giant"  # another navmesh
+    assert operators_path.STATE.key[3] == mesh_write.revision(navmesh(blender.scene, "Giant"))
+    assert operators_path.STATE.key[2] == pytest.approx(0.5)
+    settings.agent_types["Giant"].radius = 0.6
+    assert operators_path.STATE.key[2] == pytest.approx(0.6)
+    assert operators_path.update_path(blender.scene) is False

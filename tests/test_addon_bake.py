@@ -201,6 +201,22 @@ def test_settings_that_make_little_sense_are_shown_and_kept_with_the_bake(level)
     assert [w.split(": ")[0] for w in obj["navmesh"]["warnings"]] == setting_warnings(settings)
 
 
+def test_a_centimetre_scene_with_the_human_preset_names_every_length_left_at_its_default(blender):
+    """The preset sets the agent and cell size in meters; the other lengths keep their defaults in
+    the scene's units (a hundredth of them in meters here), and each that then makes little sense
+    for the cell size is named, not only max_edge_error."""
+    from navmesh_addon.panels import setting_warnings
+
+    blender.scene.unit_settings.scale_length = 0.01
+    settings = blender.scene.navmesh
+    assert bpy.ops.navmesh.agent_preset_builtin(preset="HUMAN") == {"FINISHED"}
+    named = {warning.split(" ")[0] for warning in setting_warnings(settings)}
+    assert named == {"max_edge_error", "max_height_error", "region_min_area", "jump_step"}
+    blender.scene.unit_settings.scale_length = 1.0  # the same defaults in a meter scene make sense
+    assert bpy.ops.navmesh.agent_preset_builtin(preset="HUMAN") == {"FINISHED"}
+    assert setting_warnings(settings) == []
+
+
 def test_clear_removes_only_our_navmesh_and_greys_out_when_there_is_none(level):
     floor, crate = level
     before = (mesh_snapshot(floor), mesh_snapshot(crate))

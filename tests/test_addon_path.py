@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import bpy
 import numpy as np
@@ -51,10 +52,9 @@ def test_recompute_only_when_handles_radius_or_navmesh_change(corridor):
     assert settings.path_length == pytest.approx(navmeshes.L_LENGTH, rel=1e-3)
     assert operators_path.update_path(scene) is False
     settings.path_radius = 0.7  # wider agent: the path keeps 0.3 m further from the inner corner
-    assert operators_path.update_path(scene) is True
+    assert operators_path.update_path(scene) is False  # setting it replanned already
     assert settings.path_status == "found" and settings.path_length > navmeshes.L_LENGTH
     settings.path_radius = 0.9  # wider than the first portal's clearance (0.75 in the fixture)
-    assert operators_path.update_path(scene) is True
     assert settings.path_status.startswith("partial: ") and "closest reachable point" in settings.path_status
     mesh_write.write_navmesh_object(bpy.context.scene, navmeshes.l_corridor(), "L_navmesh")
     assert operators_path.update_path(scene) is True
@@ -139,3 +139,76 @@ def test_path_to_curve_greys_out_without_a_path_test(corridor):
         bpy.ops.navmesh.path_to_curve()
     bpy.ops.navmesh.add_path_test()
     assert bpy.ops.navmesh.path_to_curve.poll()
+
+
+def test_changing_path_radius_replans_at_once(corridor):
+    """Path Radius is an input of the path as the handles are: setting it replans (status, length and
+    the path the overlay draws with the new radius), with no handle move and no depsgraph update."""
+    bpy.ops.navmesh.add_path_test()
+    settings = bpy.context.scene.navmesh
+    settings.path_start.location = (1.0, 1.0, 0.5)
+    settings.path_goal.location = (9.0, 9.0, 0.5)
+    bpy.context.view_layer.update()
+    assert settings.path_length == pytest.approx(navmeshes.L_LENGTH, rel=1e-3)
+    settings.path_radius = 0.7
+    assert operators_path.STATE.key[2] == pytest.approx(0.7)
+    assert settings.path_status == "found" and settings.path_length > navmeshes.L_LENGTH
+    settings.path_radius = 0.9  # wider than the first portal's clearance
+    assert settings.path_status.startswith("partial: ")
+    assert operators_path.update_path(bpy.context.scene) is False  # nothing left to replan
+
+
+def test_the_navmesh_field_picks_which_navmesh_the_path_test_runs_on(corridor, blender):
+    """With several navmeshes and no Agent Type, the Path Test panel's Navmesh field (navmesh objects
+    only) chooses the one the path runs on: setting it replans there, and Add Path Test uses it when
+    no navmesh is active."""
+    from navmesh_addon import panels, properties
+    from tests.test_addon_ui import RecordingLayout
+
+    other = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "Other_navmesh")
+    bpy.ops.navmesh.add_path_test()
+    settings = blender.scene.navmesh
+    assert settings.path_navmesh == corridor and operators_path.STATE.query_key[0] == corridor.name_full
+    log = []
+    panels.VIEW3D_PT_navmesh_path.draw(SimpleNamespace(layout=RecordingLayout(log)), blender)
+    assert ("prop", "path_navmesh") in log and ("prop", "path_radius") in log
+    picker = settings.bl_rna.properties["path_navmesh"]
+    assert picker.fixed_type.identifier == "Object"
+    assert properties.is_navmesh(settings, other) and not properties.is_navmesh(settings, settings.path_start)
+    settings.path_navmesh = other
+    assert settings.path_status == "found" and operators_path.STATE.query_key[0] == other.name_full
+    blender.view_layer.objects.active = None
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}  # two navmeshes, none active: the field's
+    assert settings.path_navmesh == other
+
+
+@pytest.mark.parametrize(
+    "system, scale, length_unit, shown",
+    [
+        ("METRIC", 0.01, "CENTIMETERS", lambda m: f"{m * 100:.2f} cm"),  # a level modelled in centimetres
+        ("METRIC", 1.0, "MILLIMETERS", lambda m: f"{m * 1000:.2f} mm"),
+        ("IMPERIAL", 1.0, "FEET", lambda m: f"{m / 0.3048:.2f}'"),
+        ("METRIC", 1.0, "ADAPTIVE", lambda m: f"{m:.3f} m"),  # 8.246 m
+        ("METRIC", 0.001, "ADAPTIVE", lambda m: f"{m:.3f} m"),
+        ("NONE", 0.01, "ADAPTIVE", lambda m: f"{m:.4g}"),  # no unit system: plain Blender units, unscaled
+    ],
+)
+def test_path_length_is_shown_in_the_scenes_units(blender, system, scale, length_unit, shown):
+    """The panel gives the path's length as Blender gives lengths: in the scene's unit system and Length
+    unit, after its Unit Scale (a centimetre scene's 1336.5 units are 1336.50 cm, not 13.37 m)."""
+    from navmesh_addon import panels
+    from navmesh_addon import units as units_module
+    from tests.test_addon_ui import RecordingLayout
+
+    units = blender.scene.unit_settings
+    units.system, units.scale_length = system, scale
+    if system != "NONE":
+        units.length_unit = length_unit
+    blender.scene.navmesh.path_radius = 0.4 / units_module.meters_per_unit(blender.scene)  # the bake radius
+    obj = mesh_write.write_navmesh_object(blender.scene, navmeshes.l_corridor(), "L_navmesh")
+    blender.view_layer.objects.active = obj
+    assert bpy.ops.navmesh.add_path_test() == {"FINISHED"}
+    meters = operators_path.STATE.result.length
+    log = []
+    panels.VIEW3D_PT_navmesh_path.draw(SimpleNamespace(layout=RecordingLayout(log)), blender)
+    assert ("label", f"Length: {shown(meters)}") in log

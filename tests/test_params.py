@@ -170,3 +170,61 @@ def test_every_builtin_agent_preset_bakes_without_warnings():
 
     for values in BUILTIN.values():
         assert BakeParams(**values).warnings() == []
+
+
+# Parameters that are no agent dimension but a length (area) the voxel grid resolves: each has a range
+# of cells (cell areas) that makes sense, whatever units the level was modelled in.
+GRID_RELATIVE = [
+    p for p in BAKE_PARAMETERS if p.unit in ("m", "m²") and p.name != "cell_size" and not p.name.startswith("agent_")
+]
+
+
+def test_every_length_and_area_that_is_no_agent_dimension_has_a_range_in_cells():
+    assert {p.name for p in GRID_RELATIVE} == {
+        "region_min_area",
+        "max_edge_len",
+        "max_edge_error",
+        "max_height_error",
+        "jump_max_distance",
+        "jump_max_up",
+        "jump_max_drop",
+        "jump_step",
+    }
+    for parameter in GRID_RELATIVE:
+        assert parameter.cells is not None, parameter.name
+        low, high = parameter.cells
+        assert 0 < low and (high is None or high > low)
+
+
+@pytest.mark.parametrize("parameter", GRID_RELATIVE, ids=lambda p: p.name)
+@pytest.mark.parametrize("factor", [1e-3, 1e3], ids=["far_below", "far_above"])
+def test_a_length_or_area_far_outside_its_range_in_cells_is_warned_about_by_name(parameter, factor):
+    """A thousandth or a thousand times a plausible value (a level in mm or km read as meters) is
+    named, with a range in meters to set instead; 0 where 0 means none is no warning."""
+    low, high = parameter.cells
+    if high is None and factor > 1:
+        pytest.skip("no upper bound")
+    cell = 0.2
+    plausible = (low if high is None else (low * high) ** 0.5) * (cell**2 if parameter.unit == "m²" else cell)
+    values = {"cell_size": cell, "agent_radius": 0.4, parameter.name: plausible * factor}
+    if parameter.name == "jump_max_distance":
+        values["jump_max_up"] = 0.5
+    named = [w for w in BakeParams(**values).warnings() if w.startswith(f"{parameter.name} ")]
+    assert len(named) == 1 and " to " in named[0].split(": ", 1)[1], named
+    assert not [
+        w for w in BakeParams(**{**values, parameter.name: plausible}).warnings() if w.startswith(f"{parameter.name} ")
+    ]
+    if parameter.minimum == 0 and not parameter.minimum_excluded:
+        assert BakeParams(**{**values, parameter.name: 0.0}).warnings() == []
+
+
+def test_a_centimetre_scenes_default_lengths_with_the_human_preset_are_all_named():
+    """The presets set the agent and cell in meters; the other lengths keep their defaults in the
+    scene's units, so a centimetre scene hands lib a hundredth of them (areas a ten-thousandth)."""
+    from navmesh_addon.presets import BUILTIN
+
+    values = dict(BUILTIN["HUMAN"])
+    for parameter in GRID_RELATIVE:
+        values[parameter.name] = parameter.default * (1e-4 if parameter.unit == "m²" else 1e-2)
+    named = {w.split(" ")[0] for w in BakeParams(**values).warnings()}
+    assert named == {"max_edge_error", "max_height_error", "region_min_area", "jump_step"}
