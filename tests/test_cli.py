@@ -849,3 +849,20 @@ def test_a_one_polygon_navmesh_is_reported_in_the_singular(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert lib.load(tmp_path / "square.json").polygon_count == 1
     assert "navmesh: 1 polygon, " in result.stdout, result.stdout
+
+
+def test_the_wrapper_script_runs_the_cli_from_any_folder(tmp_path):
+    """scripts/navmesh from a level's folder (not the checkout, no PYTHONPATH): relative paths are
+    the folder's, the checkout's .venv and add-on are found from the script's own place."""
+    (tmp_path / "square.obj").write_text("v 0 0 0\nv 6 0 0\nv 6 0 -6\nv 0 0 -6\nf 1 2 3 4\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [str(ROOT / "scripts" / "navmesh"), "bake", "square.obj", "--output", "out/square.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert lib.load(tmp_path / "out" / "square.json").polygon_count == 1
