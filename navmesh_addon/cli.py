@@ -3,7 +3,8 @@
 The same `main(argv)` serves both entry points:
     blender -b level.blend -c navmesh bake --output out/level.json      (Blender 4.2+, extension enabled)
     blender -b -c navmesh bake level.obj --output out/level.json
-    python -m navmesh_addon bake level.obj --output out/level.json      (the bpy module, repo root)
+    python -m navmesh_addon bake level.obj --output out/level.json      (the bpy module: .venv's Python, repo root)
+    scripts/navmesh bake level.obj --output out/level.json              (the same, from any folder)
 
 Exit codes: 0 success; 1 the bake or a file write failed (nothing walkable, degenerate input, ...);
 2 bad command line or unusable input (a file that cannot be read, a walkable seed on no floor, two
