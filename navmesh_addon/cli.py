@@ -716,7 +716,8 @@ def _written_files(path: Path, first_types: list[str], navmeshes: int) -> list[P
         paths = [path.with_name(f"{path.stem}_{_file_part(name)}{path.suffix}") for name in first_types]
     else:
         paths = [path]
-    return [p for path in paths for p in ([path, path.with_suffix(".bin")] if path.suffix == ".gltf" else [path])]
+    gltf = [path.with_suffix(".bin") for path in paths if path.suffix.lower() == ".gltf"]
+    return paths + gltf
 
 
 def _check_writable(path: Path) -> None:
