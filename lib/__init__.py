@@ -4,7 +4,7 @@ from blender_navmesh import generate, BakeParams
 mesh = generate(vertices, triangles, BakeParams(agent_radius=0.4))
 """
 
-from .errors import BakeCancelled, NavMeshError
+from .errors import BakeCancelled, InputError, NavMeshError
 from .navmesh import NavMesh, load, save
 from .params import BAKE_PARAMETERS, BakeParams
 from .pipeline import generate
@@ -15,6 +15,7 @@ __all__ = [
     "BAKE_PARAMETERS",
     "BakeCancelled",
     "BakeParams",
+    "InputError",
     "NavMesh",
     "NavMeshError",
     "generate",

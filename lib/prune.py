@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import NavMeshError
+from .errors import InputError, NavMeshError
 from .navmesh import NavMesh
 
 
@@ -38,7 +38,7 @@ def islands(mesh: NavMesh) -> list[Island]:
 
 def keep_seeded(mesh: NavMesh, seeds, names=None) -> NavMesh:
     """The mesh with only the islands a seed stands on (each seed located as a path query's start,
-    within the default search extent). NavMeshError naming a seed that is on no polygon (by its
+    within the default search extent). InputError (a NavMeshError) naming a seed that is on no polygon (by its
     entry in `names` when given, else by its number)."""
     from .query.index import MeshIndex  # the query package builds on the pipeline, not the other way
     from .query.navmesh_query import default_extent
@@ -53,7 +53,7 @@ def keep_seeded(mesh: NavMesh, seeds, names=None) -> NavMesh:
         where = index.locate(seed, extent)
         if where.polygon < 0:
             name = repr(names[k]) if names is not None else str(k + 1)
-            raise NavMeshError(
+            raise InputError(
                 f"walkable seed {name} at ({seed[0]:.3g}, {seed[1]:.3g}, {seed[2]:.3g}) is "
                 f"{where.distance:.3g} m from the navmesh: move it onto a floor agents walk on"
             )

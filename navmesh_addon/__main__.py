@@ -1,4 +1,5 @@
-"""`python -m navmesh_addon ...` from the repository root: the headless CLI on the bpy module."""
+"""`python -m navmesh_addon ...` from the repository root (scripts/navmesh from anywhere): the headless
+CLI on the bpy module."""
 
 import os
 import sys

@@ -3,11 +3,14 @@
 The same `main(argv)` serves both entry points:
     blender -b level.blend -c navmesh bake --output out/level.json      (Blender 4.2+, extension enabled)
     blender -b -c navmesh bake level.obj --output out/level.json
-    python -m navmesh_addon bake level.obj --output out/level.json      (the bpy module, repo root)
+    python -m navmesh_addon bake level.obj --output out/level.json      (the bpy module: .venv's Python, repo root)
+    scripts/navmesh bake level.obj --output out/level.json              (the same, from any folder)
 
 Exit codes: 0 success; 1 the bake or a file write failed (nothing walkable, degenerate input, ...);
-2 bad command line or unusable input file; 3 only with `paths --fail-unreachable`, when some pair's
-goal was not reached (without the flag such pairs are reported in the output file, exit code 0).
+2 bad command line or unusable input (a file that cannot be read, a walkable seed on no floor, two
+costs for one area id, an output that cannot be written, found before the bake); 3 only with
+`paths --fail-unreachable`, when some pair's goal was not reached (without the flag such pairs are
+reported in the output file, exit code 0).
 Errors go to stderr as one line starting with "navmesh: error:".
 """
 
@@ -111,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: one navmesh per group of types; without options for the "
         "agent, a .blend's agent types are baked rather than its Agent fields)",
     )
-    bake.add_argument("--collection", help="bake only this collection (default: all visible objects)")
+    bake.add_argument(
+        "--collection",
+        help="bake only this collection (default: a .blend's saved Source, as its Navmesh panel would; "
+        "an imported .obj, .gltf, .glb or .fbx: everything in it)",
+    )
     bake.add_argument(
         "--seed",
         action="append",
@@ -121,19 +128,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="walkable seed in meters, Z-up (a .blend's coordinates times its Unit Scale; repeatable): keep "
         "only the navmesh islands seeds stand on (seed empties saved in a .blend count too)",
     )
-    bake.add_argument("--y-up", action="store_true", help="json/dae: write coordinates Y-up as (x, z, -y)")
+    bake.add_argument(
+        "--y-up",
+        action="store_true",
+        help="json/dae only: write coordinates Y-up as (x, z, -y) (glb, gltf, bin and tres are always Y-up)",
+    )
     bake.add_argument(
         "--tile-size",
         type=float,
         metavar="M",
-        help="bin (Detour): cut the navmesh into square tiles this many meters wide "
+        help="bin (Detour) only: cut the navmesh into square tiles this many meters wide "
         "(default: one tile unless the level is too big for one)",
     )
     bake.add_argument(
         "--piece-size",
         type=float,
         metavar="M",
-        help="bin (Detour): cut polygons along a grid this many meters apart, so Detour's search, which "
+        help="bin (Detour) only: cut polygons along a grid this many meters apart, so Detour's search, which "
         "costs paths by polygon-edge midpoints, finds paths near ours (default: 8 agent radii, at least "
         "16 cells; 0: whole polygons)",
     )
@@ -189,12 +200,15 @@ def main(argv: list[str]) -> int:
         return stop.status
     except UsageError as exc:
         return _fail(EXIT_USAGE, str(exc))
+    except lib.InputError as exc:  # a seed on no floor, two costs for one area id: unusable input
+        return _fail(EXIT_USAGE, str(exc))
     except lib.NavMeshError as exc:
         return _fail(EXIT_FAILED, str(exc))
 
 
 def bake_command(args: argparse.Namespace) -> int:
     outputs = output_paths(args.output, args.format)
+    _refuse_unused_options(args, {fmt for fmt, _ in outputs})
     level = args.input if args.input is not None else Path(bpy.data.filepath) if bpy.data.filepath else None
     _refuse_overwriting([path for _, path in outputs], level, "the level")
     for _, path in outputs:  # before the bake, not after it
@@ -250,6 +264,9 @@ def bake_command(args: argparse.Namespace) -> int:
                 raise UsageError(str(exc)) from None
         for warning in target.params.warnings():
             print(f"navmesh: warning: {warning}", file=sys.stderr)
+    for _, path in outputs:  # a read-only output is refused before the bake, not after it
+        for written in _written_files(path, [t.agent_types[0] for t in targets if t.agent_types], len(targets)):
+            _check_writable(written)
     progress = ProgressPrinter(sys.stderr)
     try:
         job = operators_bake.prepare(context, settings, args.seed, targets)
@@ -280,7 +297,8 @@ def bake_command(args: argparse.Namespace) -> int:
                 for warning in io_formats.export_warnings(mesh, fmt):
                     print(f"navmesh: warning: {path.name}: {warning}", file=sys.stderr)
             who = f" for {', '.join(served)}" if served else ""
-            print(f"navmesh: {mesh.polygon_count} polygons, {mesh.area_xy():.1f} m² walkable{who} -> {path}")
+            count = f"{mesh.polygon_count} polygon{'s' if mesh.polygon_count != 1 else ''}"
+            print(f"navmesh: {count}, {mesh.area_xy():.1f} m² walkable{who} -> {path}")
     for fmt, path in outputs:
         if fmt == "blend":  # one .blend holds every navmesh object
             _save_blend(path)
@@ -365,6 +383,7 @@ def paths_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--radius must be a finite number >= 0, got {args.radius}")
     _refuse_overwriting([args.output], args.navmesh, "the navmesh")
     _refuse_overwriting([args.output], args.queries, "the queries")
+    _check_writable(args.output)
     mesh = load_navmesh(args.navmesh, args.object)
     pairs = load_queries(args.queries)
     costs = {**dict(mesh.area_costs), **dict(args.area_cost)}
@@ -387,6 +406,7 @@ def paths_command(args: argparse.Namespace) -> int:
                 "start_distance": float(found.start_distance),
                 "goal_distance": float(found.goal_distance),
                 "reason": found.reason,
+                "links": [int(i) for i in found.links],
             }
         )
     missed = [i for i, r in enumerate(results) if r["status"] != "found"]
@@ -667,6 +687,53 @@ def _refuse_overwriting(outputs: list[Path], source: Path | None, what: str) -> 
         for target in written:
             if target.exists() and target.samefile(source):
                 raise UsageError(f"the output {str(target)!r} is {what} read: it would be replaced; write elsewhere")
+
+
+def _refuse_unused_options(args: argparse.Namespace, formats: set[str]) -> None:
+    """A UsageError for a format option none of the requested formats uses (it would be ignored)."""
+    unused = [
+        (option, applies)
+        for option, given, applies in (
+            ("--tile-size", args.tile_size is not None, ("bin",)),
+            ("--piece-size", args.piece_size is not None, ("bin",)),
+            ("--y-up", args.y_up, ("json", "dae")),
+        )
+        if given and not formats & set(applies)
+    ]
+    if unused:
+        option, applies = unused[0]
+        raise UsageError(
+            f"{option} applies to {' and '.join(applies)} output only, and none is written "
+            f"(formats: {', '.join(sorted(formats))}): add {applies[0]} to --format, or leave {option} out"
+        )
+
+
+def _written_files(path: Path, first_types: list[str], navmeshes: int) -> list[Path]:
+    """The files writing `path` makes: one per navmesh when there are several (named for the first
+    agent type each serves, as bake_command names them; a .blend holds them all), and a .gltf's
+    buffer beside it."""
+    if navmeshes > 1 and path.suffix.lower() != ".blend":
+        paths = [path.with_name(f"{path.stem}_{_file_part(name)}{path.suffix}") for name in first_types]
+    else:
+        paths = [path]
+    gltf = [path.with_suffix(".bin") for path in paths if path.suffix.lower() == ".gltf"]
+    return paths + gltf
+
+
+def _check_writable(path: Path) -> None:
+    """A UsageError when the output cannot be written, found before any work and without creating
+    anything: an existing file that is read-only, a folder at its place, or a folder we may not write in."""
+    if path.is_dir():
+        raise UsageError(f"cannot write {str(path)!r}: it is a folder")
+    try:
+        lib.files.check_writable(path)
+    except lib.NavMeshError as exc:
+        raise UsageError(str(exc)) from None
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # _make_folder makes the missing ones
+        folder = folder.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {str(path)!r}: no permission to write in the folder {str(folder)!r}")
 
 
 def _file_part(name: str) -> str:

@@ -363,7 +363,7 @@ def _area_table(settings) -> tuple[dict, set]:
     costs, not_walkable, names = {}, set(), {}
     for entry in settings.area_types:
         if entry.area_id in names:
-            raise lib.NavMeshError(
+            raise lib.InputError(
                 f"area id {entry.area_id} is named twice in the area types table "
                 f"({names[entry.area_id]!r} and {entry.name!r}): give each type its own id"
             )
@@ -382,7 +382,7 @@ def _note_cost(costs: dict, area: int, cost: float, who: str) -> None:
     if known[1].startswith("area type "):
         return
     if known[0] != cost:
-        raise lib.NavMeshError(
+        raise lib.InputError(
             f"area {area} has cost {known[0]:g} on {known[1]} and {cost:g} on {who}: give each area id one cost"
         )
 

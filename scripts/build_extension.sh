@@ -3,12 +3,16 @@
 # (lib/) goes in as the wheel blender_navmesh, built first into wheels/ (the manifest lists it);
 # Blender installs it with the extension and the add-on imports it by that name.
 # Usage: bash scripts/build_extension.sh [OUTPUT_DIR]   (default dist/)
-# The wheel is built with .venv's Python (or $PYTHON; it needs pip and setuptools). The zip is built
-# with the blender_ext.py tool shipped with the bpy module there; with $BLENDER set to a Blender
-# 4.2+ binary, with `blender --command extension` instead.
+# The wheel is built with .venv's Python (or $PYTHON; it needs pip and setuptools); without $PYTHON
+# and without .venv (a fresh clone), scripts/setup.sh makes .venv first. The zip is built with the
+# blender_ext.py tool shipped with the bpy module there; with $BLENDER set to a Blender 4.2+ binary,
+# with `blender --command extension` instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-dist}"
+if [[ -z "${PYTHON:-}" && ! -x .venv/bin/python ]]; then
+    bash scripts/setup.sh
+fi
 python="${PYTHON:-.venv/bin/python}"
 mkdir -p "$out"
 

@@ -622,7 +622,7 @@ def test_seeds_prune_the_islands_and_the_bake_reports_them(tmp_path):
     "seed, code, message",
     [
         ("1,2", 2, "'1,2' is not X,Y,Z"),
-        ("500,500,0", 1, "walkable seed '--seed 1' at (500, 500, 0) is"),
+        ("500,500,0", 2, "walkable seed '--seed 1' at (500, 500, 0) is"),
     ],
 )
 def test_bad_seeds_are_named(tmp_path, seed, code, message):
@@ -759,3 +759,110 @@ def test_agent_type_names_become_file_names_and_outputs_never_replace_their_inpu
     )
     assert "is the navmesh read: it would be replaced" in capsys.readouterr().err
     assert (tmp_path / "nav.json").read_bytes() == before
+
+
+def test_paths_report_the_link_segments_a_path_takes(blender, tmp_path, capsys):
+    """Two floors 2 m apart joined by an off-mesh link: the report's `links` names the segment that
+    crosses it (as PathResult.links), and is empty for a path that takes no link."""
+    from blender_navmesh.links import LinkSpec
+    from levels import Scene
+    from navmesh_addon import cli
+
+    scene = Scene().floor(0, 0, 4, 4).floor(6, 0, 10, 4)
+    mesh = lib.generate(
+        scene.vertices,
+        scene.triangles,
+        lib.BakeParams(agent_radius=0.3),
+        links=[LinkSpec((3, 2, 0), (7, 2, 0), name="Jump")],
+    )
+    lib.save(mesh, tmp_path / "mesh.json")
+    (tmp_path / "queries.json").write_text(json.dumps([[1, 2, 0, 9, 2, 0], [1, 1, 0, 3, 3, 0]]))
+    out = tmp_path / "paths.json"
+    assert cli.main(["paths", str(tmp_path / "mesh.json"), str(tmp_path / "queries.json"), "-o", str(out)]) == 0
+    across, same_floor = json.loads(out.read_text())["results"]
+    assert across["status"] == same_floor["status"] == "found"
+    assert len(across["links"]) == 1
+    k = across["links"][0]
+    assert across["points"][k][0] == pytest.approx(3, abs=0.1) and across["points"][k + 1][0] == pytest.approx(
+        7, abs=0.1
+    )
+    assert same_floor["links"] == []
+
+
+def test_an_options_no_output_uses_is_refused_not_ignored(blender, capsys):
+    from navmesh_addon import cli
+
+    for option, output in ((["--tile-size", "32"], "x.json"), (["--piece-size", "0"], "x.glb"), (["--y-up"], "x.tres")):
+        assert cli.main(["bake", str(DEMO), "--output", f"/nonexistent/{output}", *option]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"navmesh: error: {option[0]} applies to ") and "output only" in err, err
+
+
+def test_a_read_only_output_is_refused_before_the_bake(blender, tmp_path, capsys):
+    """Exit 2, before any bake stage runs, nothing written, the read-only file as it was (both for
+    bake and for paths)."""
+    from navmesh_addon import cli
+
+    readonly = tmp_path / "ro.json"
+    readonly.write_text("keep")
+    readonly.chmod(0o444)
+    assert cli.main(["bake", str(DEMO), "--output", str(tmp_path / "ro.dae"), "--format", "dae,json"]) == 2
+    err = capsys.readouterr().err
+    assert "navmesh: baking:" not in err and "read-only" in err and err.startswith("navmesh: error:"), err
+    assert readonly.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == ["ro.json"]
+    lib.save(navmeshes.l_corridor(), tmp_path / "mesh.json")
+    (tmp_path / "queries.json").write_text("[[0, 0, 0, 1, 1, 0]]")
+    assert cli.main(["paths", str(tmp_path / "mesh.json"), str(tmp_path / "queries.json"), "-o", str(readonly)]) == 2
+    assert "read-only" in capsys.readouterr().err and readonly.read_text() == "keep"
+
+
+def test_two_costs_for_one_area_id_are_unusable_input(blender, tmp_path, capsys):
+    import bpy
+
+    from navmesh_addon import cli
+    from tests.blender_scenes import grid_object
+
+    grid_object("Room", 10.0, 10.0)
+    mud, bog = grid_object("Mud", 2.0, 2.0, location=(2, 2, 0)), grid_object("Bog", 2.0, 2.0, location=(-2, -2, 0))
+    for obj, cost in ((mud, 2.0), (bog, 4.0)):
+        obj.navmesh_area, obj.navmesh_area_cost = 3, cost
+    bpy.context.scene.navmesh.source = "VISIBLE"
+    path = tmp_path / "level.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    assert cli.main(["bake", str(path), "--output", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert "area 3 has cost" in err and "navmesh: baking:" not in err
+
+
+def test_the_collection_help_says_a_blend_bakes_its_saved_source(capsys):
+    from navmesh_addon import cli
+
+    assert cli.main(["bake", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "all visible objects" not in help_text and "a .blend's saved Source" in help_text
+
+
+def test_a_one_polygon_navmesh_is_reported_in_the_singular(tmp_path):
+    level = tmp_path / "square.obj"
+    level.write_text("v 0 0 0\nv 6 0 0\nv 6 0 -6\nv 0 0 -6\nf 1 2 3 4\n")
+    result = run_cli("bake", level, "--output", tmp_path / "square.json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert lib.load(tmp_path / "square.json").polygon_count == 1
+    assert "navmesh: 1 polygon, " in result.stdout, result.stdout
+
+
+def test_the_wrapper_script_runs_the_cli_from_any_folder(tmp_path):
+    """scripts/navmesh from a level's folder (not the checkout, no PYTHONPATH): relative paths are
+    the folder's, the checkout's .venv and add-on are found from the script's own place."""
+    (tmp_path / "square.obj").write_text("v 0 0 0\nv 6 0 0\nv 6 0 -6\nv 0 0 -6\nf 1 2 3 4\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [str(ROOT / "scripts" / "navmesh"), "bake", "square.obj", "--output", "out/square.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert lib.load(tmp_path / "out" / "square.json").polygon_count == 1

@@ -148,10 +148,24 @@ BAD_FILES = {
     "polygon not convex": (_with(polygons=[[0, 1, 2, 3], [1, 4, 2], [5, 6, 8, 7, 9, 10]]), "polygon 2 is not convex"),
     "fractional vertex index": (
         _with(polygons=[[0, 1, 2, 3], [1, 4, 2.5], [5, 6, 7, 8, 9, 10]]),
-        "whole numbers, got 2.5",
+        "'polygons' entry 1 must hold whole numbers, got 2.5",
+    ),
+    "NaN vertex": (
+        _with(vertices=[[0, 0, 0], [1, 0, 0], [0, float("nan"), 0]] + [[0, 0, 0]] * 8),
+        "'vertices' entry 2 has a NaN or infinite value: \\[0.0, nan, 0.0\\]",
+    ),
+    "infinite detail vertex": (
+        _with(
+            detail={"vertices": [[0, 0, 0], [0, 0, float("inf")], [1, 0, 0]], "triangles": [[0, 1, 2]], "polygons": [0]}
+        ),
+        "'detail.vertices' entry 1 has a NaN or infinite value",
+    ),
+    "fractional detail triangle": (
+        _with(detail={"vertices": [[0, 0, 0]] * 3, "triangles": [[0, 1, 2], [0, 1.5, 2]], "polygons": [0, 0]}),
+        "'detail.triangles' entry 1 is \\[0.0, 1.5, 2.0\\]: whole numbers are needed",
     ),
     "fractional neighbour": (_with(neighbors=[[-1, 1.5, -1, -1], [-1, -1, 0], [-1] * 6]), "1.5 for polygon 0"),
-    "fractional region": (_with(regions=[0, 0.5, 1]), "'regions' entry 1 is 0.5"),
+    "fractional region": (_with(regions=[0, 0.5, 1]), "'regions' entry 1 is 0.5: whole numbers are needed"),
     "NaN clearance": (_with(edge_clearance=[[0, float("nan"), 0, 0], [0, 0, 0], [0] * 6]), "nan for polygon 0"),
     "area costs not an object": (_with(area_costs=[5, 2.0]), "'area_costs' must be an object"),
     "area id not a number": (_with(area_costs={"mud": 2.0}), "key 'mud' must be an area id"),

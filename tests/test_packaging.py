@@ -244,3 +244,17 @@ def test_the_library_installs_as_blender_navmesh_with_numpy_only_and_bakes(tmp_p
     assert int(polygons) >= 1 and status == "found"
     assert float(length) == pytest.approx(4 * 2**0.5, abs=1e-6)
     assert Path(where).is_relative_to(target)
+
+
+def test_build_extension_sets_up_the_venv_on_a_fresh_clone(tmp_path):
+    """Without .venv and without $PYTHON, build_extension.sh runs scripts/setup.sh first (here a
+    stand-in that records the call and stops), rather than failing on a missing .venv/bin/python."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(ROOT / "scripts" / "build_extension.sh", tmp_path / "scripts" / "build_extension.sh")
+    (tmp_path / "scripts" / "setup.sh").write_text('touch "$(dirname "$0")/../setup-ran"\nexit 42\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON", "BLENDER")}
+    result = subprocess.run(
+        ["bash", str(tmp_path / "scripts" / "build_extension.sh")], env=env, capture_output=True, text=True
+    )
+    assert (tmp_path / "setup-ran").exists(), result.stderr
+    assert result.returncode == 42 and "No such file" not in result.stderr

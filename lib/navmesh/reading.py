@@ -271,11 +271,24 @@ def _array(values, dtype, name: str) -> np.ndarray:
     except (TypeError, ValueError):
         raise NavMeshError(f"field {name!r} has entries of the wrong type or shape") from None
     if dtype != np.float64 and raw.size and (raw.dtype == bool or not np.array_equal(raw, arr)):
-        k = 0 if raw.dtype == bool else int(np.flatnonzero(raw.reshape(-1) != arr.reshape(-1))[0])
-        raise NavMeshError(f"field {name!r} entry {k} is {raw.reshape(-1)[k]!r}, not a whole number")
+        bad = np.ones(raw.shape, dtype=bool) if raw.dtype == bool else raw != arr
+        k = _first_entry(bad)
+        raise NavMeshError(f"field {name!r} entry {k} is {_entry(raw, k)}: whole numbers are needed")
     if dtype == np.float64 and arr.size and not np.all(np.isfinite(arr)):
-        raise NavMeshError(f"field {name!r} has NaN or infinite values")
+        k = _first_entry(~np.isfinite(arr))
+        raise NavMeshError(f"field {name!r} entry {k} has a NaN or infinite value: {_entry(raw, k)}")
     return arr.reshape(-1) if arr.ndim <= 1 else arr
+
+
+def _first_entry(bad: np.ndarray) -> int:
+    """The index of the first entry (row of a nested list, else element) where `bad` holds."""
+    return int(np.flatnonzero(bad.reshape(len(bad), -1).any(axis=1))[0])
+
+
+def _entry(raw: np.ndarray, k: int) -> str:
+    """Entry k of a field as the file spells it (a number, or a row as a JSON-like list)."""
+    value = raw[k]
+    return repr(value.tolist()) if isinstance(value, np.ndarray) else repr(value.item())
 
 
 def _points(values, name: str) -> np.ndarray:
@@ -286,11 +299,15 @@ def _points(values, name: str) -> np.ndarray:
 
 
 def _flat_ints(lists: list, name: str) -> np.ndarray:
-    flat = [x for row in lists for x in row]
-    try:
-        return np.asarray([_int_in(x) for x in flat], dtype=np.int64)
-    except ValueError as exc:
-        raise NavMeshError(f"field {name!r} must hold lists of whole numbers, got {exc.args[0]!r}") from None
+    flat: list[int] = []
+    for k, row in enumerate(lists):
+        try:
+            flat.extend(_int_in(x) for x in row)
+        except ValueError as exc:
+            raise NavMeshError(
+                f"field {name!r} entry {k} must hold whole numbers, got {exc.args[0]!r} in {row!r}"
+            ) from None
+    return np.asarray(flat, dtype=np.int64)
 
 
 def _per_edge(lists, sizes: np.ndarray, name: str, cast) -> np.ndarray:
