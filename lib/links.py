@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import NavMeshError
+from .errors import InputError, NavMeshError
 from .navmesh import MAX_AREA, NavMesh, OffMeshLink
 
 
@@ -40,9 +40,9 @@ def end_extent(mesh: NavMesh) -> tuple[float, float]:
 
 def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
     """The mesh with these links, each end snapped to the surface of the nearest polygon within
-    `end_extent`. NavMeshError naming every link whose end lies off the navmesh, and how far; a link
-    for agents smaller than this navmesh's with an end off it (on a floor this agent does not fit
-    on) is left out."""
+    `end_extent`. InputError (a NavMeshError) naming every link whose end lies off the navmesh, and
+    how far; a link for agents smaller than this navmesh's with an end off it (on a floor this agent
+    does not fit on) is left out."""
     from .query.index import MeshIndex  # the query package builds on this one's NavMesh
 
     if not specs:
@@ -86,7 +86,7 @@ def attach_links(mesh: NavMesh, specs: list[LinkSpec]) -> NavMesh:
             )
         )
     if missed:
-        raise NavMeshError(
+        raise InputError(
             f"off-mesh link ends must lie on the navmesh (within the agent radius plus a cell, {extent[0]:g} m, "
             f"across and the agent's climb, {extent[1]:g} m, up or down; a floor too small or narrow for the "
             f"agent has none; a link radius below the agent's keeps a link to smaller agents): {'; '.join(missed)}"

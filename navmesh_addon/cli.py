@@ -200,7 +200,7 @@ def main(argv: list[str]) -> int:
         return stop.status
     except UsageError as exc:
         return _fail(EXIT_USAGE, str(exc))
-    except lib.InputError as exc:  # a seed on no floor, two costs for one area id: unusable input
+    except lib.InputError as exc:  # a seed on no floor, a link end off it, two costs for one area id
         return _fail(EXIT_USAGE, str(exc))
     except lib.NavMeshError as exc:
         return _fail(EXIT_FAILED, str(exc))
