@@ -7,6 +7,7 @@ panel and command line, and the README's parameter table are all made from it.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields
 
 from .errors import NavMeshError
@@ -63,7 +64,9 @@ class BakeParameter:
 
     def problem(self, value) -> str | None:
         """Why `value` is not valid for this parameter, or None if it is."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        # Any real number (numpy's scalars too, as settings read from arrays are), not a bool or a
+        # string a float() would parse.
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
             return f"must be a finite number, got {value!r}"
         if self.unit == "count":
             if int(value) != value or not self.minimum <= value <= (math.inf if self.maximum is None else self.maximum):
@@ -275,9 +278,12 @@ class BakeParams:
 
     def __post_init__(self) -> None:
         for parameter in BAKE_PARAMETERS:
-            problem = parameter.problem(getattr(self, parameter.name))
+            value = getattr(self, parameter.name)
+            problem = parameter.problem(value)
             if problem:
                 raise NavMeshError(f"parameter {parameter.name} {problem}")
+            # Plain Python numbers (a numpy scalar given becomes one), so files and messages get them.
+            object.__setattr__(self, parameter.name, int(value) if parameter.unit == "count" else float(value))
 
     def to_dict(self) -> dict:
         return asdict(self)

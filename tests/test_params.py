@@ -77,6 +77,18 @@ def test_messages_name_the_range():
         BakeParams(agent_height=0)
 
 
+def test_numpy_scalars_are_numbers_and_become_plain_python_ones():
+    """Settings read from arrays are numpy scalars: np.float32 and np.int64 were refused as "not a
+    finite number"; they are kept as float and int, so files and messages get plain numbers."""
+    params = BakeParams(cell_size=np.float32(0.25), max_verts_per_poly=np.int64(5), agent_radius=np.float64(0.5))
+    assert (params.cell_size, params.max_verts_per_poly, params.agent_radius) == (0.25, 5, 0.5)
+    assert [type(v) for v in (params.cell_size, params.max_verts_per_poly, params.agent_radius)] == [float, int, float]
+    json.dumps(params.to_dict())
+    for bad in (np.bool_(True), True, np.float32("nan")):
+        with pytest.raises(NavMeshError, match="cell_size must be a finite number"):
+            BakeParams(cell_size=bad)
+
+
 def test_legacy_cell_height_is_ignored_but_other_unknown_keys_are_errors():
     assert BakeParams.from_dict({"cell_size": 0.3, "cell_height": 0.1}) == BakeParams(cell_size=0.3)
     with pytest.raises(NavMeshError, match="unknown bake parameter\\(s\\): cell_heigth"):
