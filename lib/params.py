@@ -68,12 +68,13 @@ class BakeParameter:
         # string a float() would parse.
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
             return f"must be a finite number, got {value!r}"
+        x = float(value)
         if self.unit == "count":
-            if int(value) != value or not self.minimum <= value <= (math.inf if self.maximum is None else self.maximum):
+            if int(x) != x or not self.minimum <= x <= (math.inf if self.maximum is None else self.maximum):
                 return f"must be a whole number from {self.minimum:g} to {self.maximum:g}, got {value}"
             return None
-        below = value <= self.minimum if self.minimum_excluded else value < self.minimum
-        above = self.maximum is not None and (value >= self.maximum if self.maximum_excluded else value > self.maximum)
+        below = x <= self.minimum if self.minimum_excluded else x < self.minimum
+        above = self.maximum is not None and (x >= self.maximum if self.maximum_excluded else x > self.maximum)
         if not (below or above):
             return None
         if self.maximum is not None:
