@@ -148,3 +148,21 @@ def test_a_ray_along_a_portal_runs_on_past_its_end_vertex():
         assert _agrees(hit.t, mesh, range(mesh.polygon_count), a, e)
         assert hit.t == pytest.approx({2.5: 0.8782, 1.8: math.inf}[reach], abs=1e-4)
         assert len(hit.polygons) >= 2
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 100.0])
+def test_a_path_over_a_ridge_follows_it_at_any_scale(scale):
+    """The same level as a miniature, at full size and at 100 times, every parameter scaled: the path
+    climbs over the 1.5 m ridge alike. A fixed 2 cm drape tolerance drew the 1:100 path straight
+    through the hill (16.000 instead of 16.663, scaled back)."""
+    ridge = Scene().floor(-6, 0, 0, 4).ramp(0, 0, 3, 4, 0, 1.5).ramp(3, 0, 6, 4, 1.5, 0).floor(6, 0, 12, 4)
+    lengths = dict(cell_size=0.15, agent_radius=0.4, agent_height=2.0, agent_max_climb=0.35, max_edge_error=0.2)
+    params = BakeParams(
+        **{k: v * scale for k, v in lengths.items()}, max_height_error=0.1 * scale, region_min_area=scale**2
+    )
+    mesh = generate(ridge.vertices * scale, ridge.triangles, params)
+    path = NavMeshQuery(mesh).find_path(np.array([-5, 2, 0]) * scale, np.array([11, 2, 0]) * scale)
+    assert path.status == "found"
+    over_ridge = 2 * math.hypot(3, 1.5) + 10  # 16.708 along the centre line; the path cuts the ridge's top
+    assert 16.6 < path.length / scale <= over_ridge
+    assert np.interp(3 * scale, path.points[:, 0], path.points[:, 2]) / scale > 1.4

@@ -38,6 +38,10 @@ ON_OUTLINE_TOL = 1e-9
 # A polygon whose detail surface stays this close (m, vertically) to its plane counts as planar: a
 # path's height across it is taken as linear (refine.CHORD_TOL leaves room for twice this).
 PLANAR_TOL = 0.001
+# The query's height tolerances (PLANAR_TOL here, refine's DRAPE_TOL) are those of a mesh baked
+# with max_height_error at least this (m); a finer mesh scales them down with its error, so a
+# miniature level keeps its hills (at 1:100, a fixed 2 cm drew a path straight through a ridge).
+HEIGHT_TOLS_AT = 0.2
 # Cells (each way from its centre) of the start grid a detail triangle is entered in.
 START_SPAN = 2
 # u0 of a detail triangle with no area seen from above: no point is ever inside it.
@@ -87,6 +91,8 @@ class MeshIndex:
         if mesh.is_empty:
             raise NavMeshError(f"cannot query an empty navmesh ({mesh.empty_reason or 'no polygons'})")
         self.mesh = mesh
+        # How much finer than HEIGHT_TOLS_AT the mesh's heights are: the query's height tolerances' factor.
+        self.height_scale = min(1.0, float(mesh.params.max_height_error) / HEIGHT_TOLS_AT)
         v = mesh.vertices
         offs = mesh.poly_offsets
         pv = v[mesh.poly_vertices]
@@ -121,7 +127,7 @@ class MeshIndex:
             nz = np.maximum(np.abs(self.normal[owner, 2]), UPRIGHT_NZ)
             gap = np.abs(np.einsum("ij,ij->i", corners - self.centroid[owner], self.normal[owner])) / nz
             np.maximum.at(off_plane, owner, gap)
-        self.planar_l = (off_plane <= PLANAR_TOL).tolist()
+        self.planar_l = (off_plane <= PLANAR_TOL * self.height_scale).tolist()
         self.detail_by_poly: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * mesh.polygon_count
         if len(mesh.detail_triangles):
             order = np.argsort(mesh.detail_polygons, kind="stable")

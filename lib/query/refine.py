@@ -30,7 +30,7 @@ ARC_MARGIN = 1e-7
 # A path segment may come this much closer than d to a wall (m): float noise, not geometry.
 CLEARANCE_TOL = 1e-7
 # A path is given a point where the surface under it is more than this (m) above or below the
-# straight line.
+# straight line (times the index's height_scale: finer on a mesh baked finer, see index.HEIGHT_TOLS_AT).
 DRAPE_TOL = 0.02
 # The chord between kept heights may leave the profile by this much (m): a polygon counted as
 # planar (index.PLANAR_TOL) gives only its entry height, and its surface may bend either way of the
@@ -377,6 +377,7 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
     above or below the end) joins it to the end. strict: None when a segment does not walk over the
     mesh to its end (else such a segment is drawn as walked)."""
     out_pts, out_polys = [points[0]], [polys[0][0]]
+    drape_tol = DRAPE_TOL * index.height_scale
     for k in range(len(points) - 1):
         a, b = points[k], points[k + 1]
         for p in polys[k]:
@@ -392,9 +393,9 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
         # outline simplified within the edge error), b may lie on the other one, a climb step from
         # the floor the walk ends on: the segment runs on this floor and a riser steps up or down.
         end_z = b[2] if visited[-1] in polys[k + 1] else index.height(visited[-1], b)
-        riser = abs(end_z - b[2]) > DRAPE_TOL
+        riser = abs(end_z - b[2]) > drape_tol
         boxes = [index.box_l[p] for p in visited]
-        if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > DRAPE_TOL:
+        if max(bx[5] for bx in boxes) - min(bx[2] for bx in boxes) > drape_tol:
             (ax, ay), (dx, dy) = a[:2], (b[0] - a[0], b[1] - a[1])
             ts, zs, owner = [0.0], [a[2]], [visited[0]]
             for p, t0, t1 in zip(visited, [0.0, *crossings], [*crossings, 1.0]):
@@ -411,7 +412,7 @@ def drape(index, walk, points: list[tuple], polys: list[list[int]], climb: float
                 owner += [p] * len(here)
             ts.append(1.0)
             zs.append(end_z)
-            for i in _drape_indices(ts, zs):
+            for i in _drape_indices(ts, zs, CHORD_TOL * index.height_scale):
                 t = ts[i]
                 out_pts.append((a[0] + t * dx, a[1] + t * dy, zs[i]))
                 out_polys.append(owner[i])
@@ -428,14 +429,14 @@ def _holder(index, candidates: list[int], b: tuple) -> int:
     return min(candidates, key=lambda p: abs(index.height(p, b) - b[2]))
 
 
-def _drape_indices(t: list[float], z: list[float]) -> list[int]:
+def _drape_indices(t: list[float], z: list[float], tol: float) -> list[int]:
     """Indices (in order, ends excluded) of the height samples (t, z) to keep so the polyline
-    through them and both ends stays within CHORD_TOL of every sample (Douglas-Peucker)."""
+    through them and both ends stays within tol of every sample (Douglas-Peucker)."""
     keep = []
     stack = [(0, len(t) - 1)]
     while stack:
         i, j = stack.pop()
-        worst, m = CHORD_TOL, -1
+        worst, m = tol, -1
         span = t[j] - t[i]
         slope = (z[j] - z[i]) / span if span > 0.0 else 0.0
         for k in range(i + 1, j):
