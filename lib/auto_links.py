@@ -87,17 +87,23 @@ def _landing(
     cs: float,
     r: float,
 ):
-    """(end point, both ways) of the nearest floor straight out from start within reach, or None."""
+    """(end point, both ways) of the nearest floor straight out from start within reach, or None.
+    Reach is the link's length seen from above, navmesh edge to navmesh edge (the agent's centre
+    jumps it): the landing found within half a cell of each probe must lie within it too."""
+
+    def within(hit) -> bool:
+        return hit.polygon >= 0 and math.dist(hit.point[:2], start[:2]) <= reach + _REACH_SLACK
+
     for distance in np.arange(2.0 * r + cs, reach + _REACH_SLACK, cs / 2.0):
         xy = start[:2] + distance * outward
         if up > 0.0:  # a floor about level across a gap, or up or down by a jump
             hit = index.locate((xy[0], xy[1], start[2]), (cs / 2.0, max(up, climb)))
-            if hit.polygon >= 0:
+            if within(hit):
                 return hit.point, True
         if drop > max(up, climb):  # a floor lower than a jump reaches, not below the drop
             top, bottom = start[2] - max(up, climb), start[2] - drop
             hit = index.locate((xy[0], xy[1], 0.5 * (top + bottom)), (cs / 2.0, 0.5 * (top - bottom)))
-            if hit.polygon >= 0:
+            if within(hit):
                 return hit.point, False
     return None
 

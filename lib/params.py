@@ -205,8 +205,8 @@ BAKE_PARAMETERS = (
         0.0,
         "m",
         recast="",
-        description="automatic off-mesh links reach at most this far across a gap or off a ledge, "
-        "seen from above; 0: none",
+        description="automatic off-mesh links are at most this long seen from above, navmesh edge to navmesh "
+        "edge (across a gap, its width plus twice the agent radius); 0: none",
         cells=(1.0, 250.0),
         guide=(5.0, 15.0),
         too_small="no gap or ledge on the voxel grid is that narrow, so few or no links are made",

@@ -4,6 +4,8 @@ wall in the way gets none."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from blender_navmesh import BakeParams, generate
@@ -36,6 +38,18 @@ def test_a_gap_between_platforms_gets_jumps_both_ways_along_it():
     for start, goal in (((1.0, 2.0, 0.0), (12.0, 2.0, 0.0)), ((12.0, 2.0, 0.0), (1.0, 2.0, 0.0))):
         path = query.find_path(start, goal)
         assert path.status == "found" and len(path.links) == 1
+
+
+@pytest.mark.parametrize("reach", [1.5, 1.55, 1.6, 1.7, 2.0])
+def test_jump_max_distance_is_the_links_length_seen_from_above(reach):
+    """A link runs from navmesh edge to navmesh edge: across a 1 m gap at radius 0.3 it is 1.6 m
+    long. A reach of 1.5 made such 1.6 m links (the landing was found within half a cell of a probe
+    inside the reach); now no link is longer than the reach, and one of at least 1.6 m makes them."""
+    params = BakeParams(**BASE, jump_max_distance=reach, jump_max_up=0.6, jump_step=1.5)
+    lengths = [math.dist(link.start[:2], link.end[:2]) for link in bake(gap(1.0), params).links]
+    assert all(length <= reach + 1e-9 for length in lengths)
+    assert bool(lengths) == (reach >= 1.6)
+    assert lengths == pytest.approx([1.6] * len(lengths))
 
 
 def test_a_ledge_above_a_floor_gets_drops_down_only():
