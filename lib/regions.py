@@ -65,6 +65,11 @@ _CLOSER = 1e-12
 _SWEEP_CHUNK = 1 << 14
 # Spans whose regions _finish reads at once to find each region's first span.
 _FIRST_CHUNK = 1 << 18
+# An island's outline lies within a cell of its spans' column centres (its walls and ledges are
+# placed between an inside centre and the next outside one), so it covers at most this many times
+# its cells' area: islands are dropped here only when certainly smaller than region_min_area, and
+# the outlines' exact areas decide the rest (contours._drop_small_islands).
+_OUTLINE_CELLS_BOUND = 4.0
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16
 # The neighbouring columns _self_borders pairs, each pair once: (dx, dy, how a span reaches the
@@ -551,8 +556,8 @@ def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np
     island_size = np.bincount(isl)
     island_area = island_size * cs  # (size * cs) * cs in one array
     del island_size
-    island_area *= cs
-    big_island = island_area >= min_area
+    island_area *= _OUTLINE_CELLS_BOUND * cs
+    big_island = island_area >= min_area  # else its outline is certainly smaller than min_area
     del island_area
     big = np.zeros(len(label), dtype=bool)
     big[lab] = big_island[isl]

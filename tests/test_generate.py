@@ -178,6 +178,17 @@ def test_two_disjoint_rooms_are_two_regions():
     assert mesh.area_xy() == pytest.approx(2 * (5 - 2 * 0.4) ** 2, rel=0.02)
 
 
+@pytest.mark.parametrize("cs", [0.1, 0.2])
+def test_an_island_whose_navmesh_covers_more_than_region_min_area_is_kept_whatever_its_cells(cs):
+    """A crate top on the grid's lines at cell 0.1: its navmesh covers 1.21 m² but its raster cells
+    1.0, and the region stage dropped it at region_min_area 1.03; the outline's area decides."""
+    scene = Scene().floor(0, 0, 10, 10).box((5, 5, 0), (1.9, 1.9, 1.0))
+    params = dataclasses.replace(PARAMS, cell_size=cs, agent_radius=0.4)
+    for min_area, kept in ((1.03, True), (1.15, True), (1.25, False)):
+        mesh = bake(scene, dataclasses.replace(params, region_min_area=min_area))
+        assert (polygon_at(mesh, 5, 5, 1.0) is not None) == kept, (min_area, kept)
+
+
 def test_islands_smaller_than_region_min_area_are_dropped_by_their_outline_area():
     """Box tops around the threshold, at RecastDemo's cell size and radius: an island is kept when
     the navmesh over it covers at least region_min_area, whatever its raster cells add up to."""
