@@ -124,6 +124,22 @@ def test_a_ramp_rising_more_than_a_climb_step_per_cell_is_one_floor(cell):
     assert not connected(mesh, (1.5, 1.5, 0), (4.5, 1.5, 0.2))
 
 
+@pytest.mark.parametrize("height, climb", [(0.51, 0.5), (0.5, 0.5), (1.8, 1.9), (1e-6, 0.5)])
+def test_a_crate_erodes_the_floor_by_the_agent_radius_whatever_the_height_against_the_climb(height, climb):
+    """A 2.5 m crate blocks every agent that climbs less than it: the floor around it keeps exactly
+    agent_radius off its faces. At agent_height <= agent_max_climb the floor came within 0.108 m
+    of it (its faces were never found: the part of a wall taken to block, between a climb and the
+    agent's height above the floor, was empty)."""
+    params = dataclasses.replace(PARAMS, agent_radius=0.5, agent_height=height, agent_max_climb=climb)
+    mesh = bake(Scene().floor(0, 0, 10, 10).box((5, 5, 0), (2, 2, 2.5)), params)
+    ground = unary_union(
+        [Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count) if mesh.vertices[mesh.polygon(p), 2].max() < 1]
+    )
+    crate = box(4, 4, 6, 6)
+    assert ground.distance(crate) == pytest.approx(0.5, abs=1e-6)
+    assert ground.buffer(1e-6).contains(box(0.5, 0.5, 9.5, 9.5).difference(crate.buffer(0.5 + PARAMS.cell_size)))
+
+
 def test_an_agent_that_climbs_no_step_still_walks_ramps():
     """At agent_max_climb 0 (a wheeled robot) a 20° ramp between two floors fell apart (35 of 55 m²,
     two islands): neighbouring cells of one ramp meet with a step of zero, computed as float noise."""

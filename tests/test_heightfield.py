@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -297,6 +298,29 @@ def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
     for (x, z, d), fraction in expected.items():
         got, was_found = at(x, z, d)
         assert was_found and got == pytest.approx(fraction, abs=1e-9), (x, z, d, got)
+
+
+@pytest.mark.parametrize("agent_height", [2.0, 0.51, 0.5, 0.3, 1e-6])
+def test_a_wall_is_found_at_its_face_whatever_the_agent_height_against_the_climb(agent_height):
+    """A 2.5 m obstacle with faces at x = 4.63 and 5.63 blocks an agent of any height at climb 0.5:
+    its floor ends at the faces, 0.76 and 1.24 of the steps into it, and the faces are boundary
+    segments there. The part of a wall that blocks was taken between a climb and the agent's
+    height above the floor, which holds nothing at agent_height <= agent_max_climb: the wall was
+    never found, nor bounded the floor, and the floor was eroded from the column centre instead."""
+    params = dataclasses.replace(PARAMS, agent_height=agent_height, agent_max_climb=0.5)
+    scene = Scene().floor(0, 0, 10, 10).box((5.13, 5, 0), (1, 3, 2.5), walkable=False)
+    hf, _ = bake(scene, params)
+    row = hf.y == 10  # centres at y = 5.25
+    for x, d, fraction in ((4.25, 0, 0.76), (6.25, 2, 1.24)):  # east and west into the obstacle
+        (s,) = np.flatnonzero(row & np.isclose(hf.centers_xy()[:, 0], x) & (hf.z == 0.0))
+        assert hf.links[s, d] < 0
+        got, found = hf.link_end(np.array([s]), np.array([d]))
+        assert found[0] and got[0] == pytest.approx(fraction, abs=1e-9), (x, got)
+    segments = hf.boundary
+    for face in (4.63, 5.63):
+        on_face = np.isclose(segments[:, 0], face) & np.isclose(segments[:, 2], face)
+        ys = segments[on_face][:, [1, 3]]
+        assert on_face.any() and ys.max() - ys.min() == pytest.approx(3.0), face
 
 
 def test_a_ledge_of_a_platform_modelled_twice_in_place_is_found_where_it_is():

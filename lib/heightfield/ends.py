@@ -111,7 +111,12 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     Candidates are the triangles rasterised into the neighbour column within the agent's band
     (above climb, below head height). What blocks is the part of each such triangle within the
     band, seen from above (_band_part): a ramp rising from the floor blocks where it has risen more
-    than a climb, not along its foot, which the floor meets at its own height. The fraction is the
+    than a climb, not along its foot, which the floor meets at its own height. An agent no taller
+    than its climb (agent_height <= agent_max_climb) leaves no height between the two: its band is
+    the one height a climb above the floor, which the solid _walls found blocking (from below head
+    height to above a climb) crosses, and where the span merge stops taking a face as stepped
+    over. Taken as it came, that band was empty: no wall was found and none bounded the floor (at
+    radius 0.5 the navmesh came within 0.108 m of a crate). The fraction is the
     first crossing of the line with one of those parts, between the near and far sides of the
     neighbour square (0.5 to 1.5). Where none crosses it (geometry that only clips the neighbour
     square off the line) it stays 1.0, the neighbour centre, not found.
@@ -129,7 +134,8 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     near = near[np.argsort(col[near], kind="stable")]
     first = np.searchsorted(col[near], ncol, "left")
     count = np.searchsorted(col[near], ncol, "right") - first
-    band_lo, band_hi = z[span] + params.agent_max_climb + HEIGHT_NOISE, z[span] + params.agent_height - HEIGHT_NOISE
+    band_lo = z[span] + params.agent_max_climb + HEIGHT_NOISE
+    band_hi = np.maximum(z[span] + params.agent_height - HEIGHT_NOISE, band_lo)  # empty at height <= climb
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
     reach = np.zeros((len(span), 2))
