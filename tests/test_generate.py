@@ -154,6 +154,19 @@ def test_an_agent_that_climbs_no_step_still_walks_ramps():
     assert not connected(bake(step, params), (2, 3, 0), (8, 3, 0.01))
 
 
+@pytest.mark.parametrize("seam", [1e-7, 1e-5, 5e-5])
+def test_an_agent_that_climbs_no_step_crosses_a_seam_of_float32_noise(seam):
+    """Two floor pieces 0.1 µm to 50 µm apart in height (float32 rounding of Blender's coordinates,
+    about 1e-5 m 100 m from the origin) at agent_max_climb 0: one floor, eroded only along its
+    outer edges. They were two islands (47.52 m² instead of 50.76) with a ledge eroded along the
+    seam; Recast, snapping heights to its cell_height, joins them too."""
+    params = dataclasses.replace(PARAMS, agent_max_climb=0.0, agent_radius=0.3)
+    mesh = bake(Scene().floor(0, 0, 5, 6).floor(5, 0, 10, 6, z=seam), params)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert mesh.area_xy() == pytest.approx(9.4 * 5.4, abs=1e-6)
+    assert connected(mesh, (1, 3, 0), (9, 3, seam))
+
+
 @pytest.mark.parametrize("angle, walkable", [(42.0, True), (48.0, False)])
 def test_slopes_just_under_and_over_max_slope(angle, walkable):
     run = 4.0

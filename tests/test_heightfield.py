@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blender_navmesh.geometry import STEP_NOISE
 from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield, spans
 from blender_navmesh.params import BakeParams
 from blender_navmesh.soup import prepare_soup
@@ -79,6 +80,19 @@ def test_step_below_climb_links_above_does_not():
     hf, _ = bake(high)
     a, b = spans_at(hf, 7, 3)[0], spans_at(hf, 8, 3)[0]
     assert hf.links[a, 0] == -1 and hf.links[b, 2] == -1
+    assert hf.span_count == 16 * 8
+
+
+@pytest.mark.parametrize("step, joined", [(1e-7, True), (1e-5, True), (9e-5, True), (1e-3, False), (0.01, False)])
+def test_at_climb_0_floors_within_float32_noise_of_each_other_are_linked(step, joined):
+    """Two floor pieces meant at one height, off by the float32 rounding of a level's coordinates
+    (Blender's: up to about 1e-5 m 100 m from the origin): an agent that climbs no step walks
+    across, up to a step of 0.1 mm. They were split there whatever the noise, into two islands
+    with a ledge along the seam; a millimetre is a step, and stops it."""
+    params = dataclasses.replace(PARAMS, agent_max_climb=0.0)
+    hf, _ = bake(Scene().floor(0, 0, 4, 4).floor(4, 0, 8, 4, z=step), params)
+    a, b = spans_at(hf, 7, 3)[0], spans_at(hf, 8, 3)[0]
+    assert bool(hf.links[a, 0] == b and hf.links[b, 2] == a) is joined
     assert hf.span_count == 16 * 8
 
 
@@ -475,10 +489,10 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         bound_a, bound_b = hf.surface_range_at(a), hf.surface_range_at(b)
         there = np.clip(hf.z[b] - hf.gradient_at(b) @ half, bound_b[:, 0], bound_b[:, 1])
         here = np.clip(hf.z[a] + hf.gradient_at(a) @ half, bound_a[:, 0], bound_a[:, 1])
-        at_border = np.abs(there - here) <= climb + 1e-9
+        at_border = np.abs(there - here) <= climb + STEP_NOISE
         gap_a = hf.z[b] - hf.z[a] - hf.gradient_at(b) @ (2 * half)  # at a's centre
         gap_b = hf.z[b] - hf.z[a] - hf.gradient_at(a) @ (2 * half)  # at b's centre
-        on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + 1e-9)
+        on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + STEP_NOISE)
         assert np.all(at_border | on_the_way)
 
 

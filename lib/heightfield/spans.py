@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import index_dtype
-from ..geometry import HEIGHT_NOISE, UPRIGHT_NZ
+from ..geometry import HEIGHT_NOISE, STEP_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .ends import _column_starts, _plane_reach, _touching_boxes
@@ -83,7 +83,7 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
         starts = np.flatnonzero(start[a:b])
         sid = np.cumsum(start[a:b]) - 1
         top = np.maximum.reduceat(hi[a:b], starts)
-        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb - HEIGHT_NOISE)
+        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb - STEP_NOISE)
         span_walk[out] = np.add.reduceat(near_top.astype(np.int64), starts) > 0
         score = np.where(near_top, hi[a:b], -np.inf)
         best = np.maximum.reduceat(score, starts)
@@ -153,7 +153,7 @@ def _sample_cracks(corners: np.ndarray, labels: np.ndarray, grid: _Grid, centres
         at = np.searchsorted(key_b, key_a)
         below, above = key_b[np.maximum(at - 1, 0)] - key_a, key_b[np.minimum(at, len(key_b) - 1)] - key_a
         rise = np.where(np.abs(below) <= np.abs(above), below, above)
-        meets = np.abs(rise) <= climb + HEIGHT_NOISE
+        meets = np.abs(rise) <= climb + STEP_NOISE
         parts.append((ca[meets], za[meets] + 0.5 * rise[meets], labels[ta[meets]]))
     col, z, label = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros(0),) * 3
     if not len(col):
@@ -186,8 +186,9 @@ def _floors_off_centre(
     """
     span_col, bottom, top, ceiling = spans
     walk, floor_top, label = floor
+    climb = params.agent_max_climb + STEP_NOISE
     # Only a span at most two climbs tall can hold a floor within a climb of its top and bottom.
-    bare = ~walk & (ceiling - top >= params.agent_height - HEIGHT_NOISE) & (top - bottom <= 2 * params.agent_max_climb)
+    bare = ~walk & (ceiling - top >= params.agent_height - HEIGHT_NOISE) & (top - bottom <= 2 * climb)
     if not bare.any() or not len(floor_corners):
         return walk, floor_top, label
     columns = np.zeros(grid.width * grid.height, dtype=bool)
@@ -203,7 +204,6 @@ def _floors_off_centre(
     at = np.searchsorted(key, col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
     del key
     at = np.maximum(at, 0)
-    climb = params.agent_max_climb + HEIGHT_NOISE
     meets = (span_col[at] == col) & bare[at] & (lo <= top[at] + _MERGE_GAP) & (hi >= top[at] - climb)
     meets &= hi - bottom[at] <= climb
     meets &= ceiling[at] - np.maximum(top[at], hi) >= params.agent_height - HEIGHT_NOISE
@@ -352,7 +352,7 @@ def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane
         free = (links[a, d] < 0) & (links[b, (d + 2) % 4] < 0)
         a, b = a[free], b[free]
         steps = _overlap_steps(a, b, d, x, y, z, grid, floor, plane)
-        ok = steps <= climb + HEIGHT_NOISE
+        ok = steps <= climb + STEP_NOISE
         # Each span's least step: sorted by step, the first pair of each a and of each b.
         order = np.flatnonzero(ok)[np.argsort(steps[ok], kind="stable")]
         a, b = a[order], b[order]
@@ -393,7 +393,7 @@ def _best_neighbours(
 
     Appends to `near` the candidates (a, b, d) with the headroom whose step is too high at the
     border but whose floors' planes come within agent_max_climb between the centres."""
-    climb = params.agent_max_climb + HEIGHT_NOISE
+    climb = params.agent_max_climb + STEP_NOISE
     triangle, slope, _ = floor
 
     def note_near(a, b, dz, room):
