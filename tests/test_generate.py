@@ -167,6 +167,32 @@ def test_an_agent_that_climbs_no_step_crosses_a_seam_of_float32_noise(seam):
     assert connected(mesh, (1, 3, 0), (9, 3, seam))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_agent_that_climbs_no_step_walks_a_tilted_floor_of_tiles_placed_each_by_its_own_transform(dtype):
+    """Three 10 x 2 m tiles of one floor tilted 0.5 degrees and turned 30, 100 m from the origin,
+    each placed by its own transform (Blender objects): their shared edges end a rounding apart
+    (1e-14 of a step in float64), so at agent_max_climb 0 the stretches of the two floors' planes
+    along a step across a seam missed each other by that much, and the floor fell into two islands
+    (42.40 of 50.33 m2 in float64). It is one floor, of the area of the same floor in one piece."""
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_max_climb=0.0, agent_radius=0.3)
+    tilt, turn = np.radians(0.5), np.radians(30.0)
+    rotate = np.array([[np.cos(turn), -np.sin(turn), 0], [np.sin(turn), np.cos(turn), 0], [0, 0, 1]]) @ np.array(
+        [[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]]
+    )
+    where = np.array([100.0, 100.0, 10.3])
+    whole = Scene().floor(0, 0, 10, 6)
+    one_piece = bake(Scene().add(np.asarray(whole.vertices) @ rotate.T + where, whole.triangles), params)
+    tiles = Scene()
+    for k in range(3):
+        tile = Scene().floor(0, 0, 10, 2)
+        origin = (rotate @ np.array([0.0, 2.0 * k, 0.0]) + where).astype(dtype)
+        placed = np.asarray(tile.vertices, dtype=dtype) @ rotate.T.astype(dtype) + origin
+        tiles.add(placed.astype(np.float64), tile.triangles)
+    mesh = bake(tiles, params)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert mesh.area_xy() == pytest.approx(one_piece.area_xy(), abs=1e-3)
+
+
 @pytest.mark.parametrize("angle, walkable", [(42.0, True), (48.0, False)])
 def test_slopes_just_under_and_over_max_slope(angle, walkable):
     run = 4.0

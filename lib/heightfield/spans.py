@@ -33,6 +33,11 @@ _LINK_CHUNK = 1 << 16
 _CRACK_PROBE = 0.5
 # A probe point this share of a triangle's size squared outside its edges is inside it (rounding).
 _INSIDE_SLACK = 1e-12
+# Two floor pieces whose stretches on their own planes along a step miss each other by at most this
+# (m) meet there: the rounding of where pieces modelled edge to edge, each placed by its own
+# transform, end (1e-14 of a step in float64, about 1e-5 m 100 m from the origin in float32). A
+# tilted floor of such tiles at agent_max_climb 0, met nowhere else within a climb, fell into islands.
+_STRETCH_NOISE = 1e-4
 
 
 def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -368,8 +373,8 @@ def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane
 def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) -> np.ndarray:
     """The least step between the floors of spans a and their neighbours b in direction d where both
     lie on their own triangles' planes, seen from above, on the way between the column centres
-    (inf where no such stretch is shared). plane: (each span's soup triangle, and the floor mesh
-    and corners_of of ends._plane_reach)."""
+    (inf where no such stretch is shared, within _STRETCH_NOISE). plane: (each span's soup
+    triangle, and the floor mesh and corners_of of ends._plane_reach)."""
     span_tri, floor_mesh, corners_of = plane
     step = grid.cs * np.array([DIR_DX[d], DIR_DY[d]], dtype=np.float64)
 
@@ -381,7 +386,7 @@ def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) ->
     lo, hi = 1.0 - reach(b, -1.0), reach(a, 1.0)
     g0, g1 = _plane_gaps(a, b, d, z, floor[1], floor[0], grid.cs)
     at_lo, at_hi = g0 + lo * (g1 - g0), g0 + hi * (g1 - g0)
-    return np.where(lo <= hi, _closest(at_lo, at_hi), np.inf)
+    return np.where(lo <= hi + _STRETCH_NOISE / grid.cs, _closest(at_lo, at_hi), np.inf)
 
 
 def _best_neighbours(
