@@ -37,11 +37,20 @@ NONZERO_DIVISOR = 1e-300
 # function of x and y (it has none per column, and no plane to carry a point along).
 UPRIGHT_NZ = 1e-9
 # Heights computed from modelled coordinates (moved to the level's origin) are off the exact value
-# by rounding: a step, riser or headroom within this (m) of its limit meets it. A riser of 0.9 m at
-# agent_max_climb 0.9 measured 0.9000000000000001 and cut a stair; a ceiling exactly agent_height
-# over the floor hid it depending on the slab's thickness; at agent_max_climb 0 the cells of one ramp
-# met with steps of 1e-16 and every ramp fell apart.
+# by rounding: a headroom within this (m) of its limit meets it (steps and risers: STEP_NOISE). A
+# ceiling exactly agent_height over the floor hid it depending on the slab's thickness.
 HEIGHT_NOISE = 1e-9
+# A step or riser (m) within this of agent_max_climb is climbed: it is rounding of the level's
+# coordinates, not a step. Blender stores vertex coordinates in float32 (relative rounding 6e-8), so
+# two pieces of floor modelled at one height come out up to 2 * 6e-8 * |coordinate| apart, about
+# 1.2e-5 m 100 m from the origin: 0.1 mm covers that out to some 800 m. With no such tolerance at
+# agent_max_climb 0 a seam like that split the floor into islands with a ledge eroded along it
+# (Recast snaps heights to its cell_height, a tenth of a metre or so, and joins it). The rounding of
+# float64 arithmetic is within it too (a riser of 0.9 m at agent_max_climb 0.9 measured
+# 0.9000000000000001 and cut a stair; at agent_max_climb 0 the cells of one ramp met with steps of
+# 1e-16). 0.1 mm is far below anything an agent could notice: a real 1 cm riser, a hundred times
+# more, still stops an agent that climbs no step.
+STEP_NOISE = 1e-4
 # Polygons up to this many vertices are measured with plain floats rather than numpy.
 SMALL_POLYGON = 32
 

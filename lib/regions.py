@@ -9,7 +9,7 @@ import numpy as np
 
 from .boundary import FloorBoundary
 from .components import connected_components, index_dtype
-from .geometry import HEIGHT_NOISE, point_segment_distance_matrix, ring_next
+from .geometry import STEP_NOISE, point_segment_distance_matrix, ring_next
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
 from .progress import SILENT, Progress
@@ -111,7 +111,7 @@ def build_regions(
     label = connected_components(s, u, v, narrow=True)  # int32 per span while ids fit
     progress.at(0.8)
     column = (hf.y.astype(np.int64) * hf.width + hf.x).astype(index_dtype(hf.width * hf.height))
-    apart = _self_borders(hf, label, column, inside, params.agent_max_climb + HEIGHT_NOISE, progress.span(0.8, 0.85))
+    apart = _self_borders(hf, label, column, inside, params.agent_max_climb + STEP_NOISE, progress.span(0.8, 0.85))
     conflict = _conflicting(label, column, inside)
     if len(apart):
         own_border = np.zeros(s, dtype=bool)

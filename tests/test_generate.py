@@ -124,6 +124,22 @@ def test_a_ramp_rising_more_than_a_climb_step_per_cell_is_one_floor(cell):
     assert not connected(mesh, (1.5, 1.5, 0), (4.5, 1.5, 0.2))
 
 
+@pytest.mark.parametrize("height, climb", [(0.51, 0.5), (0.5, 0.5), (1.8, 1.9), (1e-6, 0.5)])
+def test_a_crate_erodes_the_floor_by_the_agent_radius_whatever_the_height_against_the_climb(height, climb):
+    """A 2.5 m crate blocks every agent that climbs less than it: the floor around it keeps exactly
+    agent_radius off its faces. At agent_height <= agent_max_climb the floor came within 0.108 m
+    of it (its faces were never found: the part of a wall taken to block, between a climb and the
+    agent's height above the floor, was empty)."""
+    params = dataclasses.replace(PARAMS, agent_radius=0.5, agent_height=height, agent_max_climb=climb)
+    mesh = bake(Scene().floor(0, 0, 10, 10).box((5, 5, 0), (2, 2, 2.5)), params)
+    ground = unary_union(
+        [Polygon(polygon_xy(mesh, p)) for p in range(mesh.polygon_count) if mesh.vertices[mesh.polygon(p), 2].max() < 1]
+    )
+    crate = box(4, 4, 6, 6)
+    assert ground.distance(crate) == pytest.approx(0.5, abs=1e-6)
+    assert ground.buffer(1e-6).contains(box(0.5, 0.5, 9.5, 9.5).difference(crate.buffer(0.5 + PARAMS.cell_size)))
+
+
 def test_an_agent_that_climbs_no_step_still_walks_ramps():
     """At agent_max_climb 0 (a wheeled robot) a 20° ramp between two floors fell apart (35 of 55 m²,
     two islands): neighbouring cells of one ramp meet with a step of zero, computed as float noise."""
@@ -136,6 +152,45 @@ def test_an_agent_that_climbs_no_step_still_walks_ramps():
     step = Scene().floor(0, 0, 5, 6).floor(5, 0, 10, 6, z=0.01)
     step.box((5, 3, 0), (0.02, 6, 0.01))  # a 1 cm riser still stops it
     assert not connected(bake(step, params), (2, 3, 0), (8, 3, 0.01))
+
+
+@pytest.mark.parametrize("seam", [1e-7, 1e-5, 5e-5])
+def test_an_agent_that_climbs_no_step_crosses_a_seam_of_float32_noise(seam):
+    """Two floor pieces 0.1 µm to 50 µm apart in height (float32 rounding of Blender's coordinates,
+    about 1e-5 m 100 m from the origin) at agent_max_climb 0: one floor, eroded only along its
+    outer edges. They were two islands (47.52 m² instead of 50.76) with a ledge eroded along the
+    seam; Recast, snapping heights to its cell_height, joins them too."""
+    params = dataclasses.replace(PARAMS, agent_max_climb=0.0, agent_radius=0.3)
+    mesh = bake(Scene().floor(0, 0, 5, 6).floor(5, 0, 10, 6, z=seam), params)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert mesh.area_xy() == pytest.approx(9.4 * 5.4, abs=1e-6)
+    assert connected(mesh, (1, 3, 0), (9, 3, seam))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_agent_that_climbs_no_step_walks_a_tilted_floor_of_tiles_placed_each_by_its_own_transform(dtype):
+    """Three 10 x 2 m tiles of one floor tilted 0.5 degrees and turned 30, 100 m from the origin,
+    each placed by its own transform (Blender objects): their shared edges end a rounding apart
+    (1e-14 of a step in float64), so at agent_max_climb 0 the stretches of the two floors' planes
+    along a step across a seam missed each other by that much, and the floor fell into two islands
+    (42.40 of 50.33 m2 in float64). It is one floor, of the area of the same floor in one piece."""
+    params = dataclasses.replace(PARAMS, cell_size=0.3, agent_max_climb=0.0, agent_radius=0.3)
+    tilt, turn = np.radians(0.5), np.radians(30.0)
+    rotate = np.array([[np.cos(turn), -np.sin(turn), 0], [np.sin(turn), np.cos(turn), 0], [0, 0, 1]]) @ np.array(
+        [[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]]
+    )
+    where = np.array([100.0, 100.0, 10.3])
+    whole = Scene().floor(0, 0, 10, 6)
+    one_piece = bake(Scene().add(np.asarray(whole.vertices) @ rotate.T + where, whole.triangles), params)
+    tiles = Scene()
+    for k in range(3):
+        tile = Scene().floor(0, 0, 10, 2)
+        origin = (rotate @ np.array([0.0, 2.0 * k, 0.0]) + where).astype(dtype)
+        placed = np.asarray(tile.vertices, dtype=dtype) @ rotate.T.astype(dtype) + origin
+        tiles.add(placed.astype(np.float64), tile.triangles)
+    mesh = bake(tiles, params)
+    assert len(set(mesh.islands().tolist())) == 1
+    assert mesh.area_xy() == pytest.approx(one_piece.area_xy(), abs=1e-3)
 
 
 @pytest.mark.parametrize("angle, walkable", [(42.0, True), (48.0, False)])

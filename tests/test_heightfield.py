@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blender_navmesh.geometry import STEP_NOISE
 from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield, spans
 from blender_navmesh.params import BakeParams
 from blender_navmesh.soup import prepare_soup
@@ -78,6 +80,19 @@ def test_step_below_climb_links_above_does_not():
     hf, _ = bake(high)
     a, b = spans_at(hf, 7, 3)[0], spans_at(hf, 8, 3)[0]
     assert hf.links[a, 0] == -1 and hf.links[b, 2] == -1
+    assert hf.span_count == 16 * 8
+
+
+@pytest.mark.parametrize("step, joined", [(1e-7, True), (1e-5, True), (9e-5, True), (1e-3, False), (0.01, False)])
+def test_at_climb_0_floors_within_float32_noise_of_each_other_are_linked(step, joined):
+    """Two floor pieces meant at one height, off by the float32 rounding of a level's coordinates
+    (Blender's: up to about 1e-5 m 100 m from the origin): an agent that climbs no step walks
+    across, up to a step of 0.1 mm. They were split there whatever the noise, into two islands
+    with a ledge along the seam; a millimetre is a step, and stops it."""
+    params = dataclasses.replace(PARAMS, agent_max_climb=0.0)
+    hf, _ = bake(Scene().floor(0, 0, 4, 4).floor(4, 0, 8, 4, z=step), params)
+    a, b = spans_at(hf, 7, 3)[0], spans_at(hf, 8, 3)[0]
+    assert bool(hf.links[a, 0] == b and hf.links[b, 2] == a) is joined
     assert hf.span_count == 16 * 8
 
 
@@ -299,6 +314,29 @@ def test_walls_and_ledges_are_placed_where_their_geometry_crosses_the_step():
         assert was_found and got == pytest.approx(fraction, abs=1e-9), (x, z, d, got)
 
 
+@pytest.mark.parametrize("agent_height", [2.0, 0.51, 0.5, 0.3, 1e-6])
+def test_a_wall_is_found_at_its_face_whatever_the_agent_height_against_the_climb(agent_height):
+    """A 2.5 m obstacle with faces at x = 4.63 and 5.63 blocks an agent of any height at climb 0.5:
+    its floor ends at the faces, 0.76 and 1.24 of the steps into it, and the faces are boundary
+    segments there. The part of a wall that blocks was taken between a climb and the agent's
+    height above the floor, which holds nothing at agent_height <= agent_max_climb: the wall was
+    never found, nor bounded the floor, and the floor was eroded from the column centre instead."""
+    params = dataclasses.replace(PARAMS, agent_height=agent_height, agent_max_climb=0.5)
+    scene = Scene().floor(0, 0, 10, 10).box((5.13, 5, 0), (1, 3, 2.5), walkable=False)
+    hf, _ = bake(scene, params)
+    row = hf.y == 10  # centres at y = 5.25
+    for x, d, fraction in ((4.25, 0, 0.76), (6.25, 2, 1.24)):  # east and west into the obstacle
+        (s,) = np.flatnonzero(row & np.isclose(hf.centers_xy()[:, 0], x) & (hf.z == 0.0))
+        assert hf.links[s, d] < 0
+        got, found = hf.link_end(np.array([s]), np.array([d]))
+        assert found[0] and got[0] == pytest.approx(fraction, abs=1e-9), (x, got)
+    segments = hf.boundary
+    for face in (4.63, 5.63):
+        on_face = np.isclose(segments[:, 0], face) & np.isclose(segments[:, 2], face)
+        ys = segments[on_face][:, [1, 3]]
+        assert on_face.any() and ys.max() - ys.min() == pytest.approx(3.0), face
+
+
 def test_a_ledge_of_a_platform_modelled_twice_in_place_is_found_where_it_is():
     """A platform whose mesh is duplicated in place (fuzz case 43272: stacked copies of a step).
     The trace from its top must cross from one half of its top into the other, not into the copy
@@ -451,10 +489,10 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         bound_a, bound_b = hf.surface_range_at(a), hf.surface_range_at(b)
         there = np.clip(hf.z[b] - hf.gradient_at(b) @ half, bound_b[:, 0], bound_b[:, 1])
         here = np.clip(hf.z[a] + hf.gradient_at(a) @ half, bound_a[:, 0], bound_a[:, 1])
-        at_border = np.abs(there - here) <= climb + 1e-9
+        at_border = np.abs(there - here) <= climb + STEP_NOISE
         gap_a = hf.z[b] - hf.z[a] - hf.gradient_at(b) @ (2 * half)  # at a's centre
         gap_b = hf.z[b] - hf.z[a] - hf.gradient_at(a) @ (2 * half)  # at b's centre
-        on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + 1e-9)
+        on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + STEP_NOISE)
         assert np.all(at_border | on_the_way)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..components import index_dtype
-from ..geometry import HEIGHT_NOISE, UPRIGHT_NZ
+from ..geometry import HEIGHT_NOISE, STEP_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
 from .ends import _column_starts, _plane_reach, _touching_boxes
@@ -33,6 +33,11 @@ _LINK_CHUNK = 1 << 16
 _CRACK_PROBE = 0.5
 # A probe point this share of a triangle's size squared outside its edges is inside it (rounding).
 _INSIDE_SLACK = 1e-12
+# Two floor pieces whose stretches on their own planes along a step miss each other by at most this
+# (m) meet there: the rounding of where pieces modelled edge to edge, each placed by its own
+# transform, end (1e-14 of a step in float64, about 1e-5 m 100 m from the origin in float32). A
+# tilted floor of such tiles at agent_max_climb 0, met nowhere else within a climb, fell into islands.
+_STRETCH_NOISE = 1e-4
 
 
 def _column_order(col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -83,7 +88,7 @@ def _merge_spans(col, lo, hi, walk, label, climb: float, progress: Progress = SI
         starts = np.flatnonzero(start[a:b])
         sid = np.cumsum(start[a:b]) - 1
         top = np.maximum.reduceat(hi[a:b], starts)
-        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb - HEIGHT_NOISE)
+        near_top = walk[a:b] & (hi[a:b] >= top[sid] - climb - STEP_NOISE)
         span_walk[out] = np.add.reduceat(near_top.astype(np.int64), starts) > 0
         score = np.where(near_top, hi[a:b], -np.inf)
         best = np.maximum.reduceat(score, starts)
@@ -153,7 +158,7 @@ def _sample_cracks(corners: np.ndarray, labels: np.ndarray, grid: _Grid, centres
         at = np.searchsorted(key_b, key_a)
         below, above = key_b[np.maximum(at - 1, 0)] - key_a, key_b[np.minimum(at, len(key_b) - 1)] - key_a
         rise = np.where(np.abs(below) <= np.abs(above), below, above)
-        meets = np.abs(rise) <= climb + HEIGHT_NOISE
+        meets = np.abs(rise) <= climb + STEP_NOISE
         parts.append((ca[meets], za[meets] + 0.5 * rise[meets], labels[ta[meets]]))
     col, z, label = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros(0),) * 3
     if not len(col):
@@ -186,8 +191,9 @@ def _floors_off_centre(
     """
     span_col, bottom, top, ceiling = spans
     walk, floor_top, label = floor
+    climb = params.agent_max_climb + STEP_NOISE
     # Only a span at most two climbs tall can hold a floor within a climb of its top and bottom.
-    bare = ~walk & (ceiling - top >= params.agent_height - HEIGHT_NOISE) & (top - bottom <= 2 * params.agent_max_climb)
+    bare = ~walk & (ceiling - top >= params.agent_height - HEIGHT_NOISE) & (top - bottom <= 2 * climb)
     if not bare.any() or not len(floor_corners):
         return walk, floor_top, label
     columns = np.zeros(grid.width * grid.height, dtype=bool)
@@ -203,7 +209,6 @@ def _floors_off_centre(
     at = np.searchsorted(key, col * stride + (hi + _MERGE_GAP - zbase), "right") - 1
     del key
     at = np.maximum(at, 0)
-    climb = params.agent_max_climb + HEIGHT_NOISE
     meets = (span_col[at] == col) & bare[at] & (lo <= top[at] + _MERGE_GAP) & (hi >= top[at] - climb)
     meets &= hi - bottom[at] <= climb
     meets &= ceiling[at] - np.maximum(top[at], hi) >= params.agent_height - HEIGHT_NOISE
@@ -352,7 +357,7 @@ def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane
         free = (links[a, d] < 0) & (links[b, (d + 2) % 4] < 0)
         a, b = a[free], b[free]
         steps = _overlap_steps(a, b, d, x, y, z, grid, floor, plane)
-        ok = steps <= climb + HEIGHT_NOISE
+        ok = steps <= climb + STEP_NOISE
         # Each span's least step: sorted by step, the first pair of each a and of each b.
         order = np.flatnonzero(ok)[np.argsort(steps[ok], kind="stable")]
         a, b = a[order], b[order]
@@ -368,8 +373,8 @@ def _link_overlaps(links, near: tuple, x, y, z, grid: _Grid, floor: tuple, plane
 def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) -> np.ndarray:
     """The least step between the floors of spans a and their neighbours b in direction d where both
     lie on their own triangles' planes, seen from above, on the way between the column centres
-    (inf where no such stretch is shared). plane: (each span's soup triangle, and the floor mesh
-    and corners_of of ends._plane_reach)."""
+    (inf where no such stretch is shared, within _STRETCH_NOISE). plane: (each span's soup
+    triangle, and the floor mesh and corners_of of ends._plane_reach)."""
     span_tri, floor_mesh, corners_of = plane
     step = grid.cs * np.array([DIR_DX[d], DIR_DY[d]], dtype=np.float64)
 
@@ -381,7 +386,7 @@ def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) ->
     lo, hi = 1.0 - reach(b, -1.0), reach(a, 1.0)
     g0, g1 = _plane_gaps(a, b, d, z, floor[1], floor[0], grid.cs)
     at_lo, at_hi = g0 + lo * (g1 - g0), g0 + hi * (g1 - g0)
-    return np.where(lo <= hi, _closest(at_lo, at_hi), np.inf)
+    return np.where(lo <= hi + _STRETCH_NOISE / grid.cs, _closest(at_lo, at_hi), np.inf)
 
 
 def _best_neighbours(
@@ -393,7 +398,7 @@ def _best_neighbours(
 
     Appends to `near` the candidates (a, b, d) with the headroom whose step is too high at the
     border but whose floors' planes come within agent_max_climb between the centres."""
-    climb = params.agent_max_climb + HEIGHT_NOISE
+    climb = params.agent_max_climb + STEP_NOISE
     triangle, slope, _ = floor
 
     def note_near(a, b, dz, room):
