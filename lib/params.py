@@ -247,6 +247,7 @@ BAKE_PARAMETERS = (
     ),
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
+_BY_NAME = {p.name: p for p in BAKE_PARAMETERS}
 # Most vertices a Detour polygon holds (DT_VERTS_PER_POLYGON).
 DETOUR_MAX_VERTS = 6
 # Keys older files hold that no longer mean anything; loading ignores them. cell_height (the voxel
@@ -278,6 +279,15 @@ class BakeParams:
             problem = parameter.problem(getattr(self, parameter.name))
             if problem:
                 raise NavMeshError(f"parameter {parameter.name} {problem}")
+        if 0 < self.max_edge_len < self.cell_size:
+            # Wall edges are cut into pieces no longer than it: under a cell that is pieces finer than
+            # the grid resolves, millions on a large level (a bake that runs out of memory).
+            raise NavMeshError(
+                f"parameter max_edge_len {self.max_edge_len:g} m is shorter than a cell (cell_size "
+                f"{self.cell_size:g} m): wall edges would be cut into pieces finer than the grid, millions of "
+                f"them on a large level; set 0 (no limit) or at least a cell (Recast's maxEdgeLen counts whole "
+                f"cells; its guide is 10 to 50 cells, {10 * self.cell_size:.3g} to {50 * self.cell_size:.3g} m)"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -321,10 +331,20 @@ class BakeParams:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> BakeParams:
-        """Build from a dict; unknown keys are an error so typos do not pass silently (LEGACY_KEYS are ignored)."""
+    def from_dict(cls, data: dict, baked: bool = False) -> BakeParams:
+        """Build from a dict; unknown keys are an error so typos do not pass silently (LEGACY_KEYS are ignored).
+
+        baked: the parameters a navmesh file records it was baked with. A max_edge_len under a cell
+        baked (slowly) before it was refused, so there it is taken as it is: such files still load.
+        """
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known - LEGACY_KEYS)
         if unknown:
             raise NavMeshError(f"unknown bake parameter(s): {', '.join(unknown)}")
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        edge = values.get("max_edge_len", 0.0)
+        if not baked or _BY_NAME["max_edge_len"].problem(edge) is not None:
+            return cls(**values)
+        params = cls(**{**values, "max_edge_len": 0.0})
+        object.__setattr__(params, "max_edge_len", edge)  # frozen: set past the check it passed when baked
+        return params

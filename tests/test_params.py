@@ -68,6 +68,27 @@ def test_max_edge_len_is_checked_with_a_message_naming_it(value, message):
         BakeParams(max_edge_len=value)
 
 
+def test_max_edge_len_under_a_cell_is_an_error_naming_it_and_the_cell_size():
+    """Wall edges are cut into pieces no longer than max_edge_len: 1e-6 m made millions of pieces on
+    a 10 m room (a MemoryError after seconds); a value from 0 (no limit) or a cell up still bakes."""
+    message = "parameter max_edge_len 1e-06 m is shorter than a cell (cell_size 0.2 m)"
+    with pytest.raises(NavMeshError, match=re.escape(message)):
+        BakeParams(max_edge_len=1e-6)
+    with pytest.raises(NavMeshError, match="max_edge_len 0.05 m is shorter than a cell .cell_size 0.1 m.*set 0"):
+        BakeParams(max_edge_len=0.05, cell_size=0.1)
+    for value in (0.0, 0.2, 5.0):
+        BakeParams(max_edge_len=value)
+
+
+def test_a_file_baked_with_max_edge_len_under_a_cell_still_loads():
+    floor = Scene().floor(0, 0, 2, 2)
+    doc = generate(floor.vertices, floor.triangles, BakeParams(max_edge_len=0.5)).to_dict()
+    doc["params"]["max_edge_len"] = 0.1  # as files baked before it was refused may hold
+    assert lib.NavMesh.from_dict(doc).params.max_edge_len == 0.1
+    with pytest.raises(NavMeshError, match="max_edge_len 0.1 m is shorter than a cell"):
+        BakeParams.from_dict(doc["params"])
+
+
 def test_messages_name_the_range():
     with pytest.raises(NavMeshError, match=re.escape("agent_max_slope must be in [0, 90) degrees, got 90")):
         BakeParams(agent_max_slope=90)
@@ -208,6 +229,8 @@ def test_a_length_or_area_far_outside_its_range_in_cells_is_warned_about_by_name
     low, high = parameter.cells
     cell = 0.2
     plausible = (low if high is None else (low * high) ** 0.5) * (cell**2 if parameter.unit == "m²" else cell)
+    if parameter.name == "max_edge_len" and factor < 1:
+        factor = 0.6  # 1.2 cells: under a cell is an error (see above)
     values = {"cell_size": cell, "agent_radius": 0.4, parameter.name: plausible * factor}
     if parameter.name == "jump_max_distance":
         values["jump_max_up"] = 0.5
