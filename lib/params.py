@@ -248,6 +248,9 @@ BAKE_PARAMETERS = (
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
 _BY_NAME = {p.name: p for p in BAKE_PARAMETERS}
+# Heights an agent plausibly has, meters: outside them the level's units are likely not what the
+# settings assume (a centimetre scene's defaults make a 2 cm agent).
+PLAUSIBLE_AGENT_HEIGHT = (0.1, 100.0)
 # Most vertices a Detour polygon holds (DT_VERTS_PER_POLYGON).
 DETOUR_MAX_VERTS = 6
 # Keys older files hold that no longer mean anything; loading ignores them. cell_height (the voxel
@@ -297,6 +300,16 @@ class BakeParams:
         wrong and what to set instead (Recast's guidance where it has one)."""
         out = []
         cs, r = self.cell_size, self.agent_radius
+        low, high = PLAUSIBLE_AGENT_HEIGHT
+        if not low <= self.agent_height <= high:
+            out.append(
+                f"agent_height {self.agent_height:g} m is implausibly "
+                f"{'small' if self.agent_height < low else 'large'} for an agent (is the Unit Scale right? choose an "
+                f"agent preset): bake parameters are meters (in Blender, the scene's lengths times its Unit Scale, "
+                f"0.01 for a level modelled in centimetres), and an agent outside {low:g} to {high:g} m tall usually "
+                "means settings left in other units; an agent preset sets the agent, the cell size and the other "
+                "lengths in meters"
+            )
         if r > 0 and cs > r / 2:
             out.append(
                 f"cell_size {cs:g} m is more than half the agent radius ({r:g} m): walls and gaps are resolved to "

@@ -201,6 +201,20 @@ def test_settings_that_make_little_sense_are_shown_and_kept_with_the_bake(level)
     assert [w.split(": ")[0] for w in obj["navmesh"]["warnings"]] == setting_warnings(settings)
 
 
+@pytest.mark.parametrize("scale, height", [(0.01, "0.02 m"), (100.0, "200 m")])
+def test_default_settings_in_a_centimetre_or_hectometre_scene_ask_for_the_unit_scale(blender, scale, height):
+    """The defaults are Blender units: at Unit Scale 0.01 a 2 cm agent on 2 mm cells, every length
+    alike, so no length is far from the cell size; the panel says so before the bake (which took
+    3 GB and 73 s on a 10 m room)."""
+    from navmesh_addon.panels import setting_warnings
+
+    blender.scene.unit_settings.scale_length = scale
+    word = "small" if scale < 1 else "large"
+    assert setting_warnings(blender.scene.navmesh) == [
+        f"agent_height {height} is implausibly {word} for an agent (is the Unit Scale right? choose an agent preset)"
+    ]
+
+
 def test_a_centimetre_scene_with_the_human_preset_names_every_length_left_at_its_default(blender):
     """The preset sets the agent and cell size in meters; the other lengths keep their defaults in
     the scene's units (a hundredth of them in meters here), and each that then makes little sense

@@ -243,6 +243,34 @@ def test_a_length_or_area_far_outside_its_range_in_cells_is_warned_about_by_name
         assert BakeParams(**{**values, parameter.name: 0.0}).warnings() == []
 
 
+def scaled_defaults(factor: float) -> BakeParams:
+    """The default settings of a scene whose Unit Scale is `factor`, in meters: every length times it."""
+    values = {
+        p.name: p.default * (factor**2 if p.unit == "m²" else factor) for p in BAKE_PARAMETERS if p.unit in ("m", "m²")
+    }
+    return BakeParams(**values)
+
+
+@pytest.mark.parametrize("factor, word", [(0.01, "small"), (0.001, "small"), (100.0, "large")])
+def test_an_agent_of_implausible_height_asks_whether_the_unit_scale_is_right(factor, word):
+    """Every length scaled alike (a centimetre scene's defaults: cell 2 mm, agent 2 cm tall) is no
+    length far from the cell size, so only the agent's absolute height can tell."""
+    height = 2.0 * factor
+    named = [w for w in scaled_defaults(factor).warnings() if w.startswith("agent_height")]
+    assert named == [
+        f"agent_height {height:g} m is implausibly {word} for an agent (is the Unit Scale right? choose an agent "
+        f"preset): bake parameters are meters (in Blender, the scene's lengths times its Unit Scale, 0.01 for a level "
+        "modelled in centimetres), and an agent outside 0.1 to 100 m tall usually means settings left in other units; "
+        "an agent preset sets the agent, the cell size and the other lengths in meters"
+    ]
+
+
+@pytest.mark.parametrize("height", [0.1, 0.3, 1.8, 20.0, 100.0])
+def test_an_agent_of_plausible_height_is_no_warning(height):
+    params = BakeParams(agent_height=height, agent_max_climb=min(height, 0.5))
+    assert not [w for w in params.warnings() if w.startswith("agent_height")]
+
+
 def test_a_centimetre_scenes_default_lengths_with_the_human_preset_are_all_named():
     """The presets set the agent and cell in meters; the other lengths keep their defaults in the
     scene's units, so a centimetre scene hands lib a hundredth of them (areas a ten-thousandth)."""
