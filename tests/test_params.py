@@ -272,8 +272,9 @@ def test_an_agent_of_plausible_height_is_no_warning(height):
 
 
 def test_a_centimetre_scenes_default_lengths_with_the_human_preset_are_all_named():
-    """The presets set the agent and cell in meters; the other lengths keep their defaults in the
-    scene's units, so a centimetre scene hands lib a hundredth of them (areas a ten-thousandth)."""
+    """A Human agent and cell in meters with the other lengths left at their defaults in a centimetre
+    scene's units (as typed values or a user preset saved in a meter scene may leave them; the
+    built-in presets set them in meters) hands lib a hundredth of them (areas a ten-thousandth)."""
     from navmesh_addon.presets import BUILTIN
 
     values = dict(BUILTIN["HUMAN"])
