@@ -251,6 +251,10 @@ BAKE_PARAMETERS = (
     ),
 )
 _DEFAULTS = {p.name: p.default for p in BAKE_PARAMETERS}
+_BY_NAME = {p.name: p for p in BAKE_PARAMETERS}
+# Heights an agent plausibly has, meters: outside them the level's units are likely not what the
+# settings assume (a centimetre scene's defaults make a 2 cm agent).
+PLAUSIBLE_AGENT_HEIGHT = (0.1, 100.0)
 # Most vertices a Detour polygon holds (DT_VERTS_PER_POLYGON).
 DETOUR_MAX_VERTS = 6
 # Keys older files hold that no longer mean anything; loading ignores them. cell_height (the voxel
@@ -285,6 +289,15 @@ class BakeParams:
                 raise NavMeshError(f"parameter {parameter.name} {problem}")
             # Plain Python numbers (a numpy scalar given becomes one), so files and messages get them.
             object.__setattr__(self, parameter.name, int(value) if parameter.unit == "count" else float(value))
+        if 0 < self.max_edge_len < self.cell_size:
+            # Wall edges are cut into pieces no longer than it: under a cell that is pieces finer than
+            # the grid resolves, millions on a large level (a bake that runs out of memory).
+            raise NavMeshError(
+                f"parameter max_edge_len {self.max_edge_len:g} m is shorter than a cell (cell_size "
+                f"{self.cell_size:g} m): wall edges would be cut into pieces finer than the grid, millions of "
+                f"them on a large level; set 0 (no limit) or at least a cell (Recast's maxEdgeLen counts whole "
+                f"cells; its guide is 10 to 50 cells, {10 * self.cell_size:.3g} to {50 * self.cell_size:.3g} m)"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -294,6 +307,16 @@ class BakeParams:
         wrong and what to set instead (Recast's guidance where it has one)."""
         out = []
         cs, r = self.cell_size, self.agent_radius
+        low, high = PLAUSIBLE_AGENT_HEIGHT
+        if not low <= self.agent_height <= high:
+            out.append(
+                f"agent_height {self.agent_height:g} m is implausibly "
+                f"{'small' if self.agent_height < low else 'large'} for an agent (is the Unit Scale right? choose an "
+                f"agent preset): bake parameters are meters (in Blender, the scene's lengths times its Unit Scale, "
+                f"0.01 for a level modelled in centimetres), and an agent outside {low:g} to {high:g} m tall usually "
+                "means settings left in other units; an agent preset sets the agent, the cell size and the other "
+                "lengths in meters"
+            )
         if r > 0 and cs > r / 2:
             out.append(
                 f"cell_size {cs:g} m is more than half the agent radius ({r:g} m): walls and gaps are resolved to "
@@ -328,10 +351,20 @@ class BakeParams:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> BakeParams:
-        """Build from a dict; unknown keys are an error so typos do not pass silently (LEGACY_KEYS are ignored)."""
+    def from_dict(cls, data: dict, baked: bool = False) -> BakeParams:
+        """Build from a dict; unknown keys are an error so typos do not pass silently (LEGACY_KEYS are ignored).
+
+        baked: the parameters a navmesh file records it was baked with. A max_edge_len under a cell
+        baked (slowly) before it was refused, so there it is taken as it is: such files still load.
+        """
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known - LEGACY_KEYS)
         if unknown:
             raise NavMeshError(f"unknown bake parameter(s): {', '.join(unknown)}")
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        edge = values.get("max_edge_len", 0.0)
+        if not baked or _BY_NAME["max_edge_len"].problem(edge) is not None:
+            return cls(**values)
+        params = cls(**{**values, "max_edge_len": 0.0})
+        object.__setattr__(params, "max_edge_len", edge)  # frozen: set past the check it passed when baked
+        return params

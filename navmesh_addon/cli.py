@@ -79,7 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="navmesh", description="Bake navmeshes and check paths without opening Blender's UI.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    bake = commands.add_parser("bake", help="bake a level (.blend, .obj, .gltf/.glb, .fbx) to navmesh files")
+    bake = commands.add_parser(
+        "bake",
+        help="bake a level (.blend, .obj, .gltf/.glb, .fbx) to navmesh files",
+        description="Bake a level to navmesh files. A bake parameter option not given takes a .blend's own "
+        "setting (or --preset's); an imported scene takes the default shown.",
+    )
     bake.add_argument(
         "input",
         type=Path,
@@ -106,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
             dest=parameter.name,
             type=int if parameter.unit == "count" else float,
             metavar=UNIT_METAVARS[parameter.unit],
-            help=parameter.description,
+            help=f"{parameter.description} (default: {default_text(parameter)})",
         )
     bake.add_argument(
         "--agent-type",
@@ -451,6 +456,12 @@ def output_paths(output: Path, formats: str | None) -> list[tuple[str, Path]]:
         )
     stem = output.with_suffix("") if output.suffix.lower().lstrip(".") in OUTPUT_FORMATS else output
     return [(fmt, stem.with_name(f"{stem.name}.{fmt}")) for fmt in dict.fromkeys(names)]
+
+
+def default_text(parameter) -> str:
+    """A bake parameter's default with its unit, as --help shows it."""
+    unit = "" if parameter.unit == "count" else " degrees" if parameter.unit == "degrees" else f" {parameter.unit}"
+    return f"{parameter.default:g}{unit}"
 
 
 def parameter_values(args: argparse.Namespace) -> dict[str, float]:

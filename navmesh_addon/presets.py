@@ -14,7 +14,7 @@ PRESET_SUBDIR = "navmesh/agent"
 MENU_TITLE = "Agent Presets"
 # Bake parameters by their lib names and in lib's units (slope in degrees). Cell sizes follow
 # Recast's advice of about half the agent radius.
-BUILTIN = {
+_AGENTS = {
     "HUMAN": {
         "agent_radius": 0.4,
         "agent_height": 1.8,
@@ -37,6 +37,16 @@ BUILTIN = {
         "cell_size": 0.4,
     },
 }
+# Every other length (area) a preset sets too, at lib's default in meters, so that a scene whose Unit
+# Scale is not 1 gets them converted rather than left at the default in its own units (in a
+# centimetre scene, edge and height errors of 2 mm). Those whose 0 means "none" (max_edge_len and the
+# jump reach) are left as they are: 0 is 0 in every unit.
+OTHER_LENGTHS = {
+    p.name: p.default
+    for p in lib.BAKE_PARAMETERS
+    if p.unit in ("m", "m²") and p.default != 0 and p.name not in _AGENTS["HUMAN"]
+}
+BUILTIN = {key: {**values, **OTHER_LENGTHS} for key, values in _AGENTS.items()}
 BUILTIN_ITEMS = (
     ("HUMAN", "Human", "Radius 0.4 m, height 1.8 m, climb 0.4 m, slope 45°"),
     ("CHILD", "Child / Small Creature", "Radius 0.25 m, height 1.1 m, climb 0.25 m, slope 45°"),
@@ -45,7 +55,8 @@ BUILTIN_ITEMS = (
 
 
 def apply_builtin(settings, key: str) -> None:
-    """Set the agent parameters (and matching cell sizes and path radius) of a built-in preset."""
+    """Set the agent parameters (and matching cell sizes and path radius) of a built-in preset, and
+    the other lengths (OTHER_LENGTHS), all given in meters, in the scene's units."""
     values = BUILTIN[key]
     for name, value in values.items():
         settings.set_bake_parameter(name, value)

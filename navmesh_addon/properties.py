@@ -54,7 +54,9 @@ ROLES = (
     ),
 )
 PARAMETER_BY_NAME = {p.name: p for p in lib.BAKE_PARAMETERS}
-# How far inside an excluded bound of a bake parameter its setting stops: meters (m²) above an
+# The hard limits of a bake parameter's setting are lib's valid range, so the add-on, the command
+# line and lib take the same values (an excluded bound, 0 m or 90°, is refused by lib with its
+# message); the sliders' soft limits stop this far inside an excluded bound: meters (m²) above an
 # excluded minimum, degrees below an excluded maximum.
 _INSIDE_MINIMUM = 0.001
 _INSIDE_MAXIMUM_DEG = 0.1
@@ -98,19 +100,24 @@ def _bake_property(parameter: lib.params.BakeParameter):
     common = {"name": parameter.label, "description": parameter.description[0].upper() + parameter.description[1:]}
     if parameter.unit == "count":
         return IntProperty(**common, default=parameter.default, min=int(parameter.minimum), max=int(parameter.maximum))
-    low = parameter.minimum + (_INSIDE_MINIMUM if parameter.minimum_excluded else 0.0)
+    low = parameter.minimum
+    soft_low = low + (_INSIDE_MINIMUM if parameter.minimum_excluded else 0.0)
     if parameter.unit == "degrees":
-        high = parameter.maximum - (_INSIDE_MAXIMUM_DEG if parameter.maximum_excluded else 0.0)
+        high = parameter.maximum
+        soft_high = high - (_INSIDE_MAXIMUM_DEG if parameter.maximum_excluded else 0.0)
         return FloatProperty(
             **common,
             default=math.radians(parameter.default),
             min=math.radians(low),
             max=math.radians(high),
+            soft_min=math.radians(soft_low),
+            soft_max=math.radians(soft_high),
             subtype="ANGLE",
         )
+    limits = {"min": low, "soft_min": soft_low, "precision": 3}
     if parameter.unit == "m²":
-        return FloatProperty(**common, default=parameter.default, min=low, unit="AREA", precision=3)
-    return FloatProperty(**common, default=parameter.default, min=low, subtype="DISTANCE", unit="LENGTH", precision=3)
+        return FloatProperty(**common, default=parameter.default, **limits, unit="AREA")
+    return FloatProperty(**common, default=parameter.default, **limits, subtype="DISTANCE", unit="LENGTH")
 
 
 def _with_bake_parameters(cls):
@@ -173,7 +180,8 @@ class NavmeshAgentType(bpy.types.PropertyGroup):
     radius: FloatProperty(
         name="Radius",
         default=PARAMETER_BY_NAME["agent_radius"].default,
-        min=0.001,
+        min=0.0,
+        soft_min=_INSIDE_MINIMUM,
         soft_max=10.0,
         subtype="DISTANCE",
         unit="LENGTH",
@@ -184,7 +192,8 @@ class NavmeshAgentType(bpy.types.PropertyGroup):
     height: FloatProperty(
         name="Height",
         default=PARAMETER_BY_NAME["agent_height"].default,
-        min=0.001,
+        min=0.0,
+        soft_min=_INSIDE_MINIMUM,
         soft_max=10.0,
         subtype="DISTANCE",
         unit="LENGTH",
@@ -205,7 +214,8 @@ class NavmeshAgentType(bpy.types.PropertyGroup):
         name="Max Slope",
         default=math.radians(PARAMETER_BY_NAME["agent_max_slope"].default),
         min=0.0,
-        max=math.radians(90.0 - _INSIDE_MAXIMUM_DEG),
+        max=math.radians(90.0),
+        soft_max=math.radians(90.0 - _INSIDE_MAXIMUM_DEG),
         subtype="ANGLE",
         description="Steepest floor the agent walks on",
     )
@@ -320,8 +330,8 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     def to_bake_params(self) -> lib.BakeParams:
         """The lib parameters for these settings (angles converted to degrees); NavMeshError if out of range.
 
-        Values are rounded (6 decimals, angles to 1e-4 degrees) so Blender's float32 storage does not
-        leak 0.4000000059 into files.
+        Values are rounded (6 decimals, 6 significant digits below 0.1; angles to 1e-4 degrees) so
+        Blender's float32 storage does not leak 0.4000000059 into files.
         """
         return lib.BakeParams(**{name: self.bake_parameter(name) for name in PARAMETER_BY_NAME})
 
@@ -334,7 +344,7 @@ class NavmeshSettings(bpy.types.PropertyGroup):
         unit = PARAMETER_BY_NAME[name].unit
         if unit == "degrees":
             return round(math.degrees(value), 4)
-        return round(value * _meters(self) ** (2 if unit == "m²" else 1), 6)
+        return _rounded(value * _meters(self) ** (2 if unit == "m²" else 1))
 
     def set_bake_parameter(self, name: str, value: float) -> None:
         """Set one bake parameter given in lib's units (meters, degrees)."""
@@ -349,6 +359,12 @@ class NavmeshSettings(bpy.types.PropertyGroup):
     def area_type(self, area_id: int):
         """The table's entry for an area id, or None."""
         return next((entry for entry in self.area_types if entry.area_id == area_id), None)
+
+
+def _rounded(value: float) -> float:
+    """6 decimals, and 6 significant digits below 0.1, so a length lib takes (any above 0) is not
+    rounded to 0."""
+    return round(value, max(6, 5 - math.floor(math.log10(abs(value))))) if value else 0.0
 
 
 def _meters(settings) -> float:

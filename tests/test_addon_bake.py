@@ -201,19 +201,40 @@ def test_settings_that_make_little_sense_are_shown_and_kept_with_the_bake(level)
     assert [w.split(": ")[0] for w in obj["navmesh"]["warnings"]] == setting_warnings(settings)
 
 
-def test_a_centimetre_scene_with_the_human_preset_names_every_length_left_at_its_default(blender):
-    """The preset sets the agent and cell size in meters; the other lengths keep their defaults in
-    the scene's units (a hundredth of them in meters here), and each that then makes little sense
-    for the cell size is named, not only max_edge_error."""
+@pytest.mark.parametrize("scale, height", [(0.01, "0.02 m"), (100.0, "200 m")])
+def test_default_settings_in_a_centimetre_or_hectometre_scene_ask_for_the_unit_scale(blender, scale, height):
+    """The defaults are Blender units: at Unit Scale 0.01 a 2 cm agent on 2 mm cells, every length
+    alike, so no length is far from the cell size; the panel says so before the bake (which took
+    3 GB and 73 s on a 10 m room)."""
     from navmesh_addon.panels import setting_warnings
 
-    blender.scene.unit_settings.scale_length = 0.01
+    blender.scene.unit_settings.scale_length = scale
+    word = "small" if scale < 1 else "large"
+    assert setting_warnings(blender.scene.navmesh) == [
+        f"agent_height {height} is implausibly {word} for an agent (is the Unit Scale right? choose an agent preset)"
+    ]
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0])
+@pytest.mark.parametrize("preset", ["HUMAN", "CHILD", "LARGE"])
+def test_a_preset_sets_every_length_in_meters_whatever_the_unit_scale(blender, scale, preset):
+    """The presets set the agent and cell size in meters, and the other lengths too: they kept their
+    defaults in the scene's units (in a centimetre scene edge and height errors of 2 mm, a 1 cm jump
+    step, a 1 cm² min region), each then named by the settings warnings. Lengths whose 0 means none
+    stay as set."""
+    from navmesh_addon.panels import setting_warnings
+    from navmesh_addon.presets import BUILTIN
+
+    blender.scene.unit_settings.scale_length = scale
     settings = blender.scene.navmesh
-    assert bpy.ops.navmesh.agent_preset_builtin(preset="HUMAN") == {"FINISHED"}
-    named = {warning.split(" ")[0] for warning in setting_warnings(settings)}
-    assert named == {"max_edge_error", "max_height_error", "region_min_area", "jump_step"}
-    blender.scene.unit_settings.scale_length = 1.0  # the same defaults in a meter scene make sense
-    assert bpy.ops.navmesh.agent_preset_builtin(preset="HUMAN") == {"FINISHED"}
+    settings.jump_max_up = 0.5 / scale
+    assert bpy.ops.navmesh.agent_preset_builtin(preset=preset) == {"FINISHED"}
+    params = settings.to_bake_params()
+    for name in ("max_edge_error", "max_height_error", "region_min_area", "jump_step"):
+        assert getattr(params, name) == pytest.approx(getattr(lib.BakeParams(), name), rel=1e-5), name
+    for name, value in BUILTIN[preset].items():
+        assert getattr(params, name) == pytest.approx(value, rel=1e-5), name
+    assert (params.max_edge_len, params.jump_max_distance, params.jump_max_up) == (0, 0, pytest.approx(0.5))
     assert setting_warnings(settings) == []
 
 

@@ -53,11 +53,31 @@ def test_settings_are_the_bake_parameters_with_their_labels_and_ranges(blender):
         prop = properties[parameter.name]
         assert prop.name == parameter.label
         assert prop.description.lower() == parameter.description.lower()
+        # The hard limits are lib's valid range (an excluded bound is refused by lib, with its
+        # message); the sliders stop inside an excluded bound.
+        to_lib = (lambda v: v) if parameter.unit != "degrees" else math.degrees
         if parameter.maximum is not None:
-            maximum = prop.hard_max if parameter.unit == "count" else math.degrees(prop.hard_max)
-            assert maximum == pytest.approx(parameter.maximum, abs=0.11)
-        assert (prop.hard_min > 0) == (parameter.minimum > 0 or parameter.minimum_excluded)
+            assert to_lib(prop.hard_max) == pytest.approx(parameter.maximum)
+            if parameter.maximum_excluded:
+                assert to_lib(prop.soft_max) == pytest.approx(parameter.maximum - 0.1)
+        assert to_lib(prop.hard_min) == pytest.approx(parameter.minimum)
+        if parameter.minimum_excluded:
+            assert prop.soft_min > parameter.minimum
     assert "cell_height" not in properties
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+@pytest.mark.parametrize(
+    "name, value",
+    [("agent_max_slope", 89.95), ("cell_size", 0.0005), ("max_height_error", 0.0005), ("jump_step", 1e-7)],
+)
+def test_settings_keep_every_value_lib_takes(blender, scale, name, value):
+    """Values lib accepts near the edge of its range come back from the settings unchanged (they
+    were clamped to 89.9 degrees and 0.001 Blender units, or rounded to 0), whatever the Unit Scale."""
+    settings = blender.scene.navmesh
+    blender.scene.unit_settings.scale_length = scale
+    settings.set_bake_parameter(name, value)
+    assert settings.bake_parameter(name) == pytest.approx(value, rel=1e-5)
 
 
 class RecordingLayout:

@@ -231,6 +231,37 @@ def test_bake_with_parameter_options_writes_them_into_the_navmesh(blender, tmp_p
     assert np.linalg.norm(end - start, axis=1)[mesh.neighbors < 0].max() <= 2.5 + 1e-9
 
 
+def test_bake_takes_the_values_lib_takes_at_the_edge_of_its_range(blender, tmp_path):
+    """Slope under 90 degrees and lengths above 0 (the README's ranges) bake; they were refused as
+    outside the add-on's range (slope over 89.9, lengths under 0.001)."""
+    from navmesh_addon import cli
+
+    level = tmp_path / "floor.obj"  # a 5 cm floor: fine cells stay few
+    level.write_text("v 0 0 0\nv 0.05 0 0\nv 0.05 0 -0.05\nv 0 0 -0.05\nf 1 2 3\nf 1 3 4\n")
+    out = tmp_path / "floor.json"
+    small = ["--agent-radius", "0.001", "--agent-height", "0.01", "--agent-max-climb", "0.001"]
+    argv = ["bake", str(level), "-o", str(out), *small, "--region-min-area", "0", "--max-edge-error", "0.0007"]
+    argv += ["--agent-max-slope", "89.95", "--cell-size", "0.0005", "--max-height-error", "0.0005"]
+    assert cli.main(argv) == 0
+    params = lib.load(out).params
+    assert (params.agent_max_slope, params.cell_size, params.max_height_error) == (89.95, 0.0005, 0.0005)
+
+
+def test_help_shows_every_bake_parameters_default_with_its_unit(capsys):
+    from navmesh_addon import cli
+
+    assert cli.main(["bake", "--help"]) == 0
+    out = capsys.readouterr().out
+    entries = [" ".join(entry.split()) for entry in out.split("options:", 1)[1].split("\n  -")]
+    for parameter in lib.BAKE_PARAMETERS:
+        option = "-" + parameter.name.replace("_", "-") + " "
+        [entry] = [entry for entry in entries if entry.startswith(option)]
+        assert f"(default: {parameter.default:g}" in entry, option
+    help_text = " ".join(entries)
+    for text in ("(default: 0.2 m)", "(default: 45 degrees)", "(default: 1 m²)", "(default: 6)"):
+        assert text in help_text
+
+
 def test_help_exits_0_without_raising(capsys):
     from navmesh_addon import cli
 

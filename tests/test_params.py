@@ -68,6 +68,27 @@ def test_max_edge_len_is_checked_with_a_message_naming_it(value, message):
         BakeParams(max_edge_len=value)
 
 
+def test_max_edge_len_under_a_cell_is_an_error_naming_it_and_the_cell_size():
+    """Wall edges are cut into pieces no longer than max_edge_len: 1e-6 m made millions of pieces on
+    a 10 m room (a MemoryError after seconds); a value from 0 (no limit) or a cell up still bakes."""
+    message = "parameter max_edge_len 1e-06 m is shorter than a cell (cell_size 0.2 m)"
+    with pytest.raises(NavMeshError, match=re.escape(message)):
+        BakeParams(max_edge_len=1e-6)
+    with pytest.raises(NavMeshError, match="max_edge_len 0.05 m is shorter than a cell .cell_size 0.1 m.*set 0"):
+        BakeParams(max_edge_len=0.05, cell_size=0.1)
+    for value in (0.0, 0.2, 5.0):
+        BakeParams(max_edge_len=value)
+
+
+def test_a_file_baked_with_max_edge_len_under_a_cell_still_loads():
+    floor = Scene().floor(0, 0, 2, 2)
+    doc = generate(floor.vertices, floor.triangles, BakeParams(max_edge_len=0.5)).to_dict()
+    doc["params"]["max_edge_len"] = 0.1  # as files baked before it was refused may hold
+    assert lib.NavMesh.from_dict(doc).params.max_edge_len == 0.1
+    with pytest.raises(NavMeshError, match="max_edge_len 0.1 m is shorter than a cell"):
+        BakeParams.from_dict(doc["params"])
+
+
 def test_messages_name_the_range():
     with pytest.raises(NavMeshError, match=re.escape("agent_max_slope must be in [0, 90) degrees, got 90")):
         BakeParams(agent_max_slope=90)
@@ -220,6 +241,8 @@ def test_a_length_or_area_far_outside_its_range_in_cells_is_warned_about_by_name
     low, high = parameter.cells
     cell = 0.2
     plausible = (low if high is None else (low * high) ** 0.5) * (cell**2 if parameter.unit == "m²" else cell)
+    if parameter.name == "max_edge_len" and factor < 1:
+        factor = 0.6  # 1.2 cells: under a cell is an error (see above)
     values = {"cell_size": cell, "agent_radius": 0.4, parameter.name: plausible * factor}
     if parameter.name == "jump_max_distance":
         values["jump_max_up"] = 0.5
@@ -232,9 +255,38 @@ def test_a_length_or_area_far_outside_its_range_in_cells_is_warned_about_by_name
         assert BakeParams(**{**values, parameter.name: 0.0}).warnings() == []
 
 
+def scaled_defaults(factor: float) -> BakeParams:
+    """The default settings of a scene whose Unit Scale is `factor`, in meters: every length times it."""
+    values = {
+        p.name: p.default * (factor**2 if p.unit == "m²" else factor) for p in BAKE_PARAMETERS if p.unit in ("m", "m²")
+    }
+    return BakeParams(**values)
+
+
+@pytest.mark.parametrize("factor, word", [(0.01, "small"), (0.001, "small"), (100.0, "large")])
+def test_an_agent_of_implausible_height_asks_whether_the_unit_scale_is_right(factor, word):
+    """Every length scaled alike (a centimetre scene's defaults: cell 2 mm, agent 2 cm tall) is no
+    length far from the cell size, so only the agent's absolute height can tell."""
+    height = 2.0 * factor
+    named = [w for w in scaled_defaults(factor).warnings() if w.startswith("agent_height")]
+    assert named == [
+        f"agent_height {height:g} m is implausibly {word} for an agent (is the Unit Scale right? choose an agent "
+        f"preset): bake parameters are meters (in Blender, the scene's lengths times its Unit Scale, 0.01 for a level "
+        "modelled in centimetres), and an agent outside 0.1 to 100 m tall usually means settings left in other units; "
+        "an agent preset sets the agent, the cell size and the other lengths in meters"
+    ]
+
+
+@pytest.mark.parametrize("height", [0.1, 0.3, 1.8, 20.0, 100.0])
+def test_an_agent_of_plausible_height_is_no_warning(height):
+    params = BakeParams(agent_height=height, agent_max_climb=min(height, 0.5))
+    assert not [w for w in params.warnings() if w.startswith("agent_height")]
+
+
 def test_a_centimetre_scenes_default_lengths_with_the_human_preset_are_all_named():
-    """The presets set the agent and cell in meters; the other lengths keep their defaults in the
-    scene's units, so a centimetre scene hands lib a hundredth of them (areas a ten-thousandth)."""
+    """A Human agent and cell in meters with the other lengths left at their defaults in a centimetre
+    scene's units (as typed values or a user preset saved in a meter scene may leave them; the
+    built-in presets set them in meters) hands lib a hundredth of them (areas a ten-thousandth)."""
     from navmesh_addon.presets import BUILTIN
 
     values = dict(BUILTIN["HUMAN"])

@@ -44,30 +44,69 @@ from .spans import (
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
 
 
-# Memory a bake takes per cell of surface seen from above, and per column of the grid (bytes,
-# measured on the shared levels with some margin), and the share of the machine's memory it may ask.
-BYTES_PER_CELL = 600
-BYTES_PER_COLUMN = 48
+# Memory a bake takes per cell of surface seen from above, and per column of the grid (bytes): about
+# twice the peaks measured (100-200 B per cell on the shared levels, their 4 x 4 and 6 x 6 tilings,
+# the 150k terrain and a centimetre room; 9-13 B per column of an empty grid), and the share of the
+# machine's memory a bake may ask.
+BYTES_PER_CELL = 250
+BYTES_PER_COLUMN = 16
 MEMORY_SHARE = 0.75
 # A triangle exactly at agent_max_slope is walkable despite the rounding of its normal's cosine.
 _SLOPE_NOISE = 1e-12
 
 
-def _check_memory(area: float, cs: float, width: int, height: int) -> None:
-    """Refuse, before allocating, a bake whose estimated memory exceeds MEMORY_SHARE of the machine's
-    (area: the triangles' area seen from above)."""
+def memory_limit() -> tuple[float, str] | None:
+    """The bytes a bake may still allocate and what sets that: MEMORY_SHARE of the machine's memory
+    (or of its container's limit), or what is left of this process's address-space limit (ulimit -v);
+    None where neither can be known."""
+    limits = []
     try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return  # no way to know this machine's memory: let the allocation speak
-    cells = area / cs**2
-    need = BYTES_PER_CELL * cells + BYTES_PER_COLUMN * float(width) * float(height)
-    if need > MEMORY_SHARE * total:
-        raise NavMeshError(
-            f"baking this level at cell size {cs:g} m needs about {need / 1e9:.3g} GB ({cells:.3g} cells of surface, "
-            f"a {width} x {height} grid), more than this machine's {total / 1e9:.3g} GB allow: use a larger "
-            f"cell_size or bake a part of the level"
+        limits.append(
+            (
+                MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+                "a bake may take of this machine's memory",
+            )
         )
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as file:
+            text = file.read().strip()
+        if text.isdigit():
+            limits.append((MEMORY_SHARE * int(text), "a bake may take of this container's memory limit"))
+    except OSError:
+        pass
+    try:
+        import resource
+
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if cap != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as file:
+                used = int(file.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            limits.append((cap - used, "left under this process's address-space limit (ulimit -v)"))
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+    return min(limits) if limits else None
+
+
+def memory_estimate(area: float, cs: float, width: int, height: int) -> float:
+    """Bytes a bake is estimated to take (area: the triangles' area seen from above)."""
+    return BYTES_PER_CELL * area / cs**2 + BYTES_PER_COLUMN * float(width) * float(height)
+
+
+def _check_memory(area: float, cs: float, width: int, height: int, extent) -> None:
+    """Refuse, before allocating, a bake whose estimated memory exceeds what `memory_limit` allows
+    (area: the triangles' area seen from above; extent: the level's size across, meters)."""
+    limit = memory_limit()
+    need = memory_estimate(area, cs, width, height)
+    if limit is None or need <= limit[0]:
+        return
+    raise NavMeshError(
+        f"baking this level ({extent[0]:.4g} x {extent[1]:.4g} m seen from above) at cell_size {cs:g} m needs "
+        f"about {need / 1e9:.3g} GB ({area / cs**2:.3g} cells of surface, a {width} x {height} grid), more than "
+        f"the {max(limit[0], 0) / 1e9:.3g} GB {limit[1]}: use a larger cell_size (it is in meters, whatever "
+        "units the level was modelled in; an agent preset sets it) or bake a part of the level"
+    )
 
 
 def build_heightfield(
@@ -98,7 +137,7 @@ def build_heightfield(
         return _empty(grid)
     p = verts[tris]  # (M, 3, 3)
     normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-    _check_memory(0.5 * float(np.abs(normal[:, 2]).sum()), cs, width, height)
+    _check_memory(0.5 * float(np.abs(normal[:, 2]).sum()), cs, width, height, extent)
     nz = normal[:, 2] / np.linalg.norm(normal, axis=1)
     cos_slope = np.cos(np.radians(params.agent_max_slope))
     floor_tri = soup.walkable & (nz > 0) & (nz >= cos_slope - _SLOPE_NOISE)

@@ -426,7 +426,7 @@ class NavMesh(PolyMesh):
     def from_dict(cls, data: dict) -> NavMesh:
         """Rebuild from `to_dict` output (Z-up or Y-up); every inconsistency is a NavMeshError naming it."""
         up_axis = _read_header(data)
-        params = BakeParams.from_dict(data["params"])
+        params = BakeParams.from_dict(data["params"], baked=True)
         check_required_params(data["params"])
         vertices = _points(data["vertices"], "vertices")
         polys = _read_polygons(data, len(vertices))
