@@ -139,7 +139,7 @@ def test_a_paths_report_onto_a_folder_fails_in_one_line(blender, tmp_path, capsy
     (tmp_path / "out").mkdir()
     code = cli.main(["paths", str(tmp_path / "l.json"), str(tmp_path / "q.json"), "--output", str(tmp_path / "out")])
     err = capsys.readouterr().err
-    assert code == 1 and err.startswith("navmesh: error: cannot write") and "Traceback" not in err
+    assert code == 2 and err.startswith("navmesh: error: cannot write") and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
 
