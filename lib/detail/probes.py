@@ -18,6 +18,10 @@ PROBE_ROUNDS = 8
 _JOIN_STEPS = 512
 # The columns a probe takes its polygon's sample from: its own first, then the sides, then the
 # corners (a probe near the polygon's edge can lie in a column whose centre is outside it).
+# Triangles whose probes off_floor makes at once, and probes it measures at once (bound its
+# temporaries).
+_TRIANGLES_PER_GROUP = 1 << 10
+_PROBES_PER_CHUNK = 1 << 12
 _AROUND = ((0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1))
 
 
@@ -70,6 +74,24 @@ def off_floor(
     so, or from which the floor does not run on to the surface's corners around it at their
     heights, is not measured.
     """
+    out: dict[int, np.ndarray] = {}
+    group: list[int] = []
+    size = 0
+    for p in surfaces:  # polygons a group at a time: a level's large polygons hold a million probes
+        group.append(p)
+        size += len(surfaces[p][1])
+        if size >= _TRIANGLES_PER_GROUP:
+            out.update(_off_floor_group(columns, {q: surfaces[q] for q in group}, max_error))
+            group, size = [], 0
+    if group:
+        out.update(_off_floor_group(columns, {q: surfaces[q] for q in group}, max_error))
+    return out
+
+
+def _off_floor_group(
+    columns: SampleColumns, surfaces: dict[int, tuple[np.ndarray, np.ndarray]], max_error: float
+) -> dict[int, np.ndarray]:
+    """off_floor for a few polygons at once."""
     polys = list(surfaces)
     if not polys:
         return {}
@@ -107,7 +129,32 @@ def off_floor(
     probe_owner = np.concatenate([edge_owner[along], np.tile(owner, len(inside))])
     # The surface's corners around each probe: its edge's ends, its triangle's corners.
     ends = np.concatenate([np.column_stack([u, w, w])[along], np.tile(tris, (len(inside), 1))])
-    span = columns.span_at(probe_owner, probe[:, :2])
+    # Measured _PROBES_PER_CHUNK at a time (a level's large polygons can hold a million probes).
+    kept_rows, kept_floor = [], []
+    for first in range(0, len(probe), _PROBES_PER_CHUNK):
+        rows = np.arange(first, min(first + _PROBES_PER_CHUNK, len(probe)))
+        off, floor = _measure(columns, probe[rows], probe_owner[rows], verts[ends[rows]], max_error)
+        kept_rows.append(rows[off])
+        kept_floor.append(floor)
+    has, floor = np.concatenate(kept_rows), np.concatenate(kept_floor)
+    out: dict[int, np.ndarray] = {}
+    if not len(has):
+        return out
+    points = np.column_stack([probe[has, :2], floor])
+    by = probe_owner[has]
+    order = np.argsort(by, kind="stable")
+    cuts = np.flatnonzero(np.diff(by[order])) + 1
+    for rows in np.split(order, cuts):
+        out[int(by[rows[0]])] = points[rows]
+    return out
+
+
+def _measure(
+    columns: SampleColumns, probe: np.ndarray, owner: np.ndarray, around: np.ndarray, max_error: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of the probes (K, 3) of polygons `owner` farther than max_error from the floor, that
+    floor there) as off_floor measures them; around: (K, 3, 3) the surface's corners around each."""
+    span = columns.span_at(owner, probe[:, :2])
     has = np.flatnonzero(span >= 0)
     floor, reached = floor_under(columns.hf, span[has], probe[has, :2])
     has, floor = has[reached], floor[reached]
@@ -121,17 +168,8 @@ def off_floor(
     for k in range(3):
         if not len(has):
             break
-        corner = verts[ends[has, k]]
+        corner = around[has, k]
         there, joined = floor_under(columns.hf, span[has], corner[:, :2], steps=_JOIN_STEPS)
         joined[joined] = np.abs(there[joined] - corner[joined, 2]) <= max_error
         has, floor = has[joined], floor[joined]
-    out: dict[int, np.ndarray] = {}
-    if not len(has):
-        return out
-    points = np.column_stack([probe[has, :2], floor])
-    by = probe_owner[has]
-    order = np.argsort(by, kind="stable")
-    cuts = np.flatnonzero(np.diff(by[order])) + 1
-    for rows in np.split(order, cuts):
-        out[int(by[rows[0]])] = points[rows]
-    return out
+    return has, floor

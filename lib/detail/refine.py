@@ -14,6 +14,9 @@ MAX_TRIANGLES = 255
 MAX_INSERTIONS = MAX_TRIANGLES // 2
 
 
+# Triangle-sample pairs a Refinement locates at once when samples are added.
+_LOCATE_PAIRS = 1 << 16
+
 # Barycentric margin below which a sample counts as lying on a triangle edge.
 _EDGE_EPS = 1e-9
 
@@ -59,7 +62,12 @@ class Refinement:
         self.w = np.concatenate([self.w, np.zeros((k, 3))])
         self.err = np.concatenate([self.err, np.zeros(k)])
         tin, samples, owner, w, err = self.tin, self.samples, self.owner, self.w, self.err
-        _locate(tin, samples, np.arange(first, len(samples)), np.arange(len(tin.tris)), owner, w, err)
+        # In batches: _locate's temporaries are (triangles, samples), and a surface near its cap
+        # has hundreds of triangles.
+        every = np.arange(len(tin.tris))
+        batch = max(_LOCATE_PAIRS // len(every), 1)
+        for start in range(first, len(samples), batch):
+            _locate(tin, samples, np.arange(start, min(start + batch, len(samples))), every, owner, w, err)
         while self.budget > 0:
             worst = int(np.argmax(err)) if len(err) else 0
             if not len(err) or err[worst] <= self.max_error:
