@@ -6,6 +6,7 @@ import numpy as np
 
 from ..geometry import closest_on_triangles
 from ..heightfield import Heightfield
+from ..heightfield.walk import floor_under
 from ..navmesh import PolyMesh
 from .samples import ON_TRIANGLE, span_points
 
@@ -104,7 +105,9 @@ def _vertices_on_floor(
     # (then closest to its height).
     by_vertex = np.lexsort((np.nan_to_num(off, nan=np.inf), away, ~held, vertex))
     first = by_vertex[np.concatenate([[True], vertex[by_vertex[1:]] != vertex[by_vertex[:-1]]])]
-    move = first[off[first] > tol]
+    # A floor found on a triangle that holds the vertex (or reached from one, floor_under) is the
+    # floor under it exactly: taken however near; another only where the vertex is more than tol off.
+    move = first[(off[first] > tol) | held[first]]
     vertices[vertex[move], 2] = floor[move]
     return vertices
 
@@ -277,8 +280,17 @@ def _floor_near(
     bounds = hf.surface_range_at(span)
     if bounds is not None:  # not past the sample's triangle: a ramp's slope ends at its foot
         z = np.clip(z, bounds[:, 0], bounds[:, 1])
-    usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & ((off <= ON_TRIANGLE) | (not holding))
-    slot, z, dist, held = slot[usable], z[usable], np.hypot(*rel[usable].T), off[usable] <= ON_TRIANGLE
+    # Off the sample's triangle, the floor that triangle runs on into, where it reaches the point:
+    # exact (a corner a cell from the sample on a soup finer than the cells lies triangles away,
+    # and the slope carried there, cut at the triangle's heights, is not the floor under it). A
+    # point so reached counts as held.
+    on = off <= ON_TRIANGLE
+    beyond = np.flatnonzero(~on)
+    walked, reached = floor_under(hf, span[beyond], xyz[slot[beyond], :2])
+    z[beyond[reached]] = walked[reached]
+    on[beyond[reached]] = True
+    usable = (np.abs(z - xyz[slot, 2]) <= layer_tol) & (on | (not holding))
+    slot, z, dist, held = slot[usable], z[usable], np.hypot(*rel[usable].T), on[usable]
     if by_height:
         best = np.lexsort((dist, np.abs(z - xyz[slot, 2]), slot))
     else:

@@ -12,6 +12,9 @@ from .samples import floor_at
 
 # At most this many points are added along one polygon edge.
 MAX_EDGE_POINTS = 32
+# The floor along an edge is sampled this many cells apart: a cell apart, an edge across a bending
+# floor was off by 1.1 times max_height_error between two samples within it (a rolling terrain).
+EDGE_STEP = 0.5
 
 
 def _edge_points(
@@ -26,7 +29,7 @@ def _edge_points(
 ) -> dict[int, np.ndarray]:
     """Per edge slot whose floor leaves the straight edge by more than max_error: (K, 3) points on
     it, in the slot's direction, where the floor is farthest from the line through those kept so far
-    (Douglas-Peucker on samples one cell apart). Both slots of a shared edge get the same points.
+    (Douglas-Peucker on samples EDGE_STEP cells apart). Both slots of a shared edge get the same points.
 
     The floor under a sample is the span of the edge's polygon's region in that column (else its
     neighbour's, or beside a wall a span of no region linked to the polygon's: the floor eroded off
@@ -45,7 +48,7 @@ def _edge_points(
         canon &= polygons[owner] | ((mesh.neighbors >= 0) & polygons[np.maximum(mesh.neighbors, 0)])
     slots = np.flatnonzero(canon)
     a, b = mesh.vertices[u[slots]], mesh.vertices[w[slots]]
-    steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / cs).astype(np.int64), 1)
+    steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / (EDGE_STEP * cs)).astype(np.int64), 1)
     n = steps - 1
     edge = np.repeat(np.arange(len(slots)), n)
     t = (run_positions(n) + 1) / np.repeat(steps, n)
@@ -165,7 +168,7 @@ def _eroded_off(hf: Heightfield, span: np.ndarray, region: np.ndarray, span_regi
 
 def _one_floor(start: float, heights: np.ndarray, climb: float) -> np.ndarray:
     """Bool per sample along an edge (heights, in order from the edge's start at height `start`,
-    one cell apart): whether it continues the floor the edge starts on. Samples a cell apart lie in
+    at most a cell apart): whether it continues the floor the edge starts on. Samples a cell apart lie in
     the same or neighbouring columns, at most two links (a diagonal) apart, so one floor rises or
     falls at most 2 * climb from one to the next; a sample farther than that from the last one kept
     is another floor (where samples are missing the floor may have moved more, and is dropped too:

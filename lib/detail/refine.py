@@ -14,6 +14,9 @@ MAX_TRIANGLES = 255
 MAX_INSERTIONS = MAX_TRIANGLES // 2
 
 
+# Triangle-sample pairs a Refinement locates at once when samples are added.
+_LOCATE_PAIRS = 1 << 16
+
 # Barycentric margin below which a sample counts as lying on a triangle edge.
 _EDGE_EPS = 1e-9
 
@@ -25,31 +28,64 @@ def _refine(
     k in order, or None), then inserted samples (Delaunay flips) until the error bound holds or the
     surface has MAX_TRIANGLES triangles: (vertices, triangles, whether a sample is still farther
     than max_error from it)."""
-    n = len(poly)
-    extra = sum(len(pts) for pts in on_edges if pts is not None)
-    tin = _Tin([*poly], _fan(n, apex), extra)
-    for k, pts in enumerate(on_edges):
-        u = k
-        for point in pts if pts is not None else ():
-            u = tin.insert_on_boundary(u, (k + 1) % n, point)
-    owner = np.zeros(len(samples), dtype=np.int64)
-    w = np.zeros((len(samples), 3))
-    err = np.zeros(len(samples))
-    _locate(tin, samples, np.arange(len(samples)), np.arange(len(tin.tris)), owner, w, err)
-    for _ in range(max(MAX_TRIANGLES - len(tin.tris), 0) // 2):
-        worst = int(np.argmax(err)) if len(err) else 0
-        if not len(err) or err[worst] <= max_error:
-            break
-        err[worst] = -1.0
-        changed = tin.insert(int(owner[worst]), w[worst], samples[worst])
-        if changed:
-            changed_arr = np.asarray(sorted(changed))
-            mark = np.zeros(len(tin.tris), dtype=bool)
-            mark[changed_arr] = True
-            redo = np.nonzero(mark[owner] & (err >= 0))[0]
-            _locate(tin, samples, redo, changed_arr, owner, w, err)
-    rough = bool(len(err)) and float(err.max()) > max_error
-    return np.asarray(tin.verts, dtype=np.float64), np.asarray(tin.tris, dtype=np.int64), rough
+    return Refinement(poly, apex, samples, max_error, on_edges).result()
+
+
+class Refinement:
+    """_refine's triangulation kept open: more samples can be added (`add`), and are inserted into
+    the same surface within what is left of the triangle cap."""
+
+    def __init__(self, poly: np.ndarray, apex: int, samples: np.ndarray, max_error: float, on_edges: list):
+        n = len(poly)
+        extra = sum(len(pts) for pts in on_edges if pts is not None)
+        self.tin = tin = _Tin([*poly], _fan(n, apex), extra)
+        for k, pts in enumerate(on_edges):
+            u = k
+            for point in pts if pts is not None else ():
+                u = tin.insert_on_boundary(u, (k + 1) % n, point)
+        self.max_error = max_error
+        # Insertions left: each adds two triangles (one tried and refused counts too).
+        self.budget = max(MAX_TRIANGLES - len(tin.tris), 0) // 2
+        self.samples = np.zeros((0, 3))
+        self.owner = np.zeros(0, dtype=np.int64)
+        self.w = np.zeros((0, 3))
+        self.err = np.zeros(0)
+        self.add(samples)
+
+    def add(self, samples: np.ndarray) -> None:
+        """Locates the samples on the surface and inserts the worst until every sample is within
+        max_error or the cap is reached."""
+        first = len(self.samples)
+        k = len(samples)
+        self.samples = np.concatenate([self.samples, samples])
+        self.owner = np.concatenate([self.owner, np.zeros(k, dtype=np.int64)])
+        self.w = np.concatenate([self.w, np.zeros((k, 3))])
+        self.err = np.concatenate([self.err, np.zeros(k)])
+        tin, samples, owner, w, err = self.tin, self.samples, self.owner, self.w, self.err
+        # In batches: _locate's temporaries are (triangles, samples), and a surface near its cap
+        # has hundreds of triangles.
+        every = np.arange(len(tin.tris))
+        batch = max(_LOCATE_PAIRS // len(every), 1)
+        for start in range(first, len(samples), batch):
+            _locate(tin, samples, np.arange(start, min(start + batch, len(samples))), every, owner, w, err)
+        while self.budget > 0:
+            worst = int(np.argmax(err)) if len(err) else 0
+            if not len(err) or err[worst] <= self.max_error:
+                break
+            self.budget -= 1
+            err[worst] = -1.0
+            changed = tin.insert(int(owner[worst]), w[worst], samples[worst])
+            if changed:
+                changed_arr = np.asarray(sorted(changed))
+                mark = np.zeros(len(tin.tris), dtype=bool)
+                mark[changed_arr] = True
+                redo = np.nonzero(mark[owner] & (err >= 0))[0]
+                _locate(tin, samples, redo, changed_arr, owner, w, err)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """(vertices, triangles, whether a sample is still farther than max_error from it)."""
+        rough = bool(len(self.err)) and float(self.err.max()) > self.max_error
+        return np.asarray(self.tin.verts, dtype=np.float64), np.asarray(self.tin.tris, dtype=np.int64), rough
 
 
 def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:

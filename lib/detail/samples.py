@@ -9,6 +9,7 @@ import numpy as np
 from ..components import index_dtype, run_positions
 from ..geometry import distance_to_triangles
 from ..heightfield import Heightfield
+from ..heightfield.walk import floor_under
 from ..navmesh import PolyMesh
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -97,12 +98,20 @@ def floor_at(hf: Heightfield, span: np.ndarray, xy: np.ndarray) -> np.ndarray:
     nearest in height of those: the point is over that floor. A column takes the floor of any
     triangle touching its square, so the column along an upper floor's edge over a ramp that
     passes a climb step below it holds the upper floor, and that floor carried past its edge put
-    points over the ramp 0.45 m above it (a stairwell at cell size 0.3)."""
+    points over the ramp 0.45 m above it (a stairwell at cell size 0.3). Before both, the floor
+    the span's triangle runs on into, where it reaches the point (floor_under)."""
     on_slope = _on_slope(hf, span, xy)
     corners = hf.triangle_at(span)
     if corners is None or not len(span):
         return on_slope
     off = np.flatnonzero(distance_to_triangles(xy, corners) > ON_TRIANGLE)
+    if not len(off):
+        return on_slope
+    # The floor the span's triangle continues into, where it reaches the point: exact, where the
+    # slope carried there (cut at the triangle's heights) is off on any soup finer than the cells.
+    walked, reached = floor_under(hf, span[off], xy[off])
+    on_slope[off[reached]] = walked[reached]
+    off = off[~reached]
     if not len(off):
         return on_slope
     linked = hf.links[span[off]].astype(np.int64)

@@ -201,12 +201,13 @@ def build_heightfield(
     progress.at(0.6)
     # The slope of the floor triangle each span was sampled from (one facing up: n_z > 0), and the
     # heights that triangle spans: per triangle, with each span's row.
-    floors = np.unique(span_tri)
+    # Rows of every floor triangle (floor_ids, sorted), not only the spans' own: the detail stage
+    # follows the floor from a span's triangle across its neighbours (Heightfield.floor_across).
+    floors = floor_ids
     floor_triangle = np.searchsorted(floors, span_tri).astype(index_dtype(len(floors)))
     floor_slope = -normal[floors, :2] / normal[floors, 2:3]
     heights = p[floors, :, 2]
     floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
-    floor_corners = p[floors, :, :2]
     del p, normal, nz, heights  # per soup triangle: as large as a tenth of the spans' arrays
     floor = (floor_triangle, floor_slope, floor_range)
     links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
@@ -249,6 +250,9 @@ def build_heightfield(
     short_ledges = _ledge_fractions(
         (span[short], d[short]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
     )[2]
+    # The floor mesh's corners, heights and neighbours are the heightfield's floor rows (floor_ids).
+    _, floor_across, floor_xy, floor_heights, _ = floor_mesh
+    floor_across = floor_across.astype(index_dtype(len(floors)))
     del wall_frags, floor_mesh, points, welded
     area = soup.areas[span_tri].astype(np.int32)
     for volume_area, shell in shells:  # later volumes paint over earlier ones
@@ -260,5 +264,6 @@ def build_heightfield(
         [blockers, ledge_edges, short_ledges, _ledge_segments(hf, span[untraced], d[untraced])]
     )
     hf.floor_triangle, hf.floor_slope, hf.floor_range = floor_triangle, floor_slope, floor_range
-    hf.floor_corners = floor_corners
+    hf.floor_corners, hf.floor_heights = floor_xy, floor_heights
+    hf.floor_across = floor_across
     return hf

@@ -72,6 +72,11 @@ class Heightfield:
     floor_range: (F, 2) float64: its lowest and highest point, which bound the floor carried along
     the slope away from the column centre; see surface_range_at.
     floor_corners: (F, 3, 2) float64: its corners seen from above; see triangle_at.
+    The rows are every floor triangle of the soup (walkable, facing up), not only those a span was
+    sampled from, so that the floor can be followed from a span's triangle to any point near it:
+    floor_heights: (F, 3) float64 the heights of the corners; floor_across: (F, 3) the row of the
+    floor triangle across each edge (corner k to k + 1, welded by exact position) or -1. See
+    lib.heightfield.walk.floor_under.
     """
 
     cell_size: float
@@ -90,6 +95,8 @@ class Heightfield:
     floor_slope: np.ndarray | None = None
     floor_range: np.ndarray | None = None
     floor_corners: np.ndarray | None = None
+    floor_heights: np.ndarray | None = None
+    floor_across: np.ndarray | None = None
 
     @property
     def span_count(self) -> int:
