@@ -78,6 +78,27 @@ def find_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.where(keys[at] == wanted, at, -1)
 
 
+def sorted_starts(ids: np.ndarray, count: int) -> np.ndarray:
+    """(count + 1,) for ascending ids in [0, count): id c's entries are start[c]:start[c + 1].
+    Each run's first position is written at its id, then every id not present takes the next
+    one's start (a minimum accumulated from the end): one pass over the ids and one over the range,
+    no search per id. int32 while positions fit; the ids are read in chunks (bounded temporaries)."""
+    start = np.full(count + 1, len(ids), dtype=index_dtype(len(ids) + 1))
+    for first in reversed(range(0, len(ids), _IDS_PER_CHUNK)):  # earlier chunks overwrite a run's later part
+        part = ids[first : first + _IDS_PER_CHUNK]
+        new = np.ones(len(part), dtype=bool)
+        np.not_equal(part[1:], part[:-1], out=new[1:])
+        at = np.flatnonzero(new)
+        start[part[at]] = at + first
+    reverse = start[::-1]
+    np.minimum.accumulate(reverse, out=reverse)
+    return start
+
+
+# Ids sorted_starts reads at once (bounds its temporaries).
+_IDS_PER_CHUNK = 1 << 18
+
+
 def twin_edges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """For each directed edge starts[e] -> ends[e] (vertex ids), the first edge listed that runs the
     other way, ends[e] -> starts[e]; -1 where none does. One sort of the edge keys."""

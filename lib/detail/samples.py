@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..components import index_dtype, run_positions
+from ..components import index_dtype, run_positions, sorted_starts
 from ..geometry import distance_to_triangles
 from ..heightfield import Heightfield
 from ..navmesh import PolyMesh
@@ -16,18 +16,10 @@ from ..progress import SILENT, Progress
 
 def column_starts(hf: Heightfield) -> np.ndarray:
     """(width * height + 1,): column c's spans are start[c]:start[c + 1] (spans are sorted by (j, i,
-    z)). int32 while span ids fit, found in chunks of columns: the grid can hold millions of columns."""
-    n_cols = hf.width * hf.height
-    col = hf.y.astype(np.int64) * hf.width + hf.x
-    start = np.empty(n_cols + 1, dtype=index_dtype(hf.span_count + 1))
-    for first in range(0, n_cols + 1, _COLUMNS_PER_CHUNK):
-        last = min(first + _COLUMNS_PER_CHUNK, n_cols + 1)
-        start[first:last] = np.searchsorted(col, np.arange(first, last))
-    return start
+    z)). int32 while span ids fit: the grid can hold millions of columns."""
+    return sorted_starts(hf.y.astype(np.int64) * hf.width + hf.x, hf.width * hf.height)
 
 
-# Columns whose span starts are found at once (bounds column_starts' temporaries).
-_COLUMNS_PER_CHUNK = 1 << 18
 # Polygon-column pairs examined at once while sampling: bounds the temporaries on large meshes.
 _PAIRS_PER_CHUNK = 1 << 17
 # A column centre within this share of a cell of a polygon's edge is on it (cross product with the
