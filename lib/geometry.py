@@ -245,14 +245,19 @@ def in_triangle(a, b, c, q: np.ndarray) -> np.ndarray:
 
 def closest_on_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
     """(N, 2) the point of each triangle tri (N, 3, 2, either winding) nearest to x (N, 2), seen
-    from above: x itself inside."""
+    from above: x itself inside. The sides are measured for the points outside only (most points
+    asked about lie inside)."""
+    nearest = np.array(x, dtype=np.float64)
+    out = np.flatnonzero(~in_triangle(tri[:, 0], tri[:, 1], tri[:, 2], x))
+    x, tri = x[out], tri[out]
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    best, nearest = np.full(len(x), np.inf), np.array(x, dtype=np.float64)
+    best, near = np.full(len(x), np.inf), np.array(x, dtype=np.float64)
     for u, v in ((a, b), (b, c), (c, a)):
         dist, t = point_segment_distance(x, u, v)
         closer = dist < best
-        best[closer], nearest[closer] = dist[closer], (u + t[:, None] * (v - u))[closer]
-    return np.where(in_triangle(a, b, c, x)[:, None], x, nearest)
+        best[closer], near[closer] = dist[closer], (u + t[:, None] * (v - u))[closer]
+    nearest[out] = near
+    return nearest
 
 
 def distance_to_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
