@@ -58,15 +58,27 @@ def connected_components(n: int, u: np.ndarray, v: np.ndarray, narrow: bool = Fa
             high = np.maximum(lu, lv)
             np.minimum(lu, lv, out=lu)
             np.minimum.at(label, high, lu)
+        _to_roots(label)
+
+
+def _to_roots(label: np.ndarray) -> None:
+    """Point every node at the root of its tree, in place. A node's parent never has a larger id,
+    so ids taken block by block in order jump only within their block: the blocks before point at
+    roots already. Pointer jumping over every node took a pass per halving of the trees' depth (17
+    on a 500 m floor, where each cell hooks to the one beside it and chains run across the grid)."""
+    for start in range(0, len(label), _ROOT_CHUNK):
+        part = label[start : start + _ROOT_CHUNK]
         while True:
-            jumped = label[label]
-            if np.array_equal(jumped, label):
+            jumped = label[part]
+            if np.array_equal(jumped, part):
                 break
-            label = jumped
+            part[...] = jumped
 
 
 # Edges connected_components hooks at once (bounds its temporaries).
 _EDGE_CHUNK = 1 << 18
+# Nodes _to_roots points at their roots at once: few enough that a block holds short chains.
+_ROOT_CHUNK = 1 << 14
 
 
 def find_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
