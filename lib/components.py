@@ -108,7 +108,7 @@ def sorted_starts(ids: np.ndarray, count: int) -> np.ndarray:
 
 
 # Ids sorted_starts reads at once (bounds its temporaries).
-_IDS_PER_CHUNK = 1 << 18
+_IDS_PER_CHUNK = 1 << 16
 
 
 def twin_edges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
