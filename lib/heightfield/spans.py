@@ -253,7 +253,9 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     band = max(1, _SOLID_BAND_COLUMNS // grid.width)
     for first in range(0, grid.height, band):
         rows = range(first, min(first + band, grid.height))
-        lo, hi = np.searchsorted(span_col, [rows.start * grid.width, rows.stop * grid.width])
+        # In the columns' own dtype: other keys would convert every column id, in each band.
+        bounds = np.array([rows.start * grid.width, rows.stop * grid.width], dtype=span_col.dtype)
+        lo, hi = np.searchsorted(span_col, bounds)
         if lo == hi:
             continue
         near = (high_row >= rows.start) & (low_row < rows.stop)
