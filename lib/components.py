@@ -111,6 +111,22 @@ def sorted_starts(ids: np.ndarray, count: int) -> np.ndarray:
 _IDS_PER_CHUNK = 1 << 16
 
 
+def unique_pairs(pairs: np.ndarray) -> np.ndarray:
+    """The distinct rows of pairs (K, 2) of non-negative ids, sorted, in their dtype: what
+    np.unique(pairs, axis=0) gives, through one int64 key per row (a sort of K integers, not of K
+    row records, in place)."""
+    n = int(pairs.max(initial=0)) + 1
+    key = pairs[:, 0].astype(np.int64)
+    key *= n
+    key += pairs[:, 1]
+    key.sort()
+    key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
+    out = np.empty((len(key), 2), dtype=pairs.dtype)
+    out[:, 0] = key // n
+    out[:, 1] = key % n
+    return out
+
+
 def twin_edges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """For each directed edge starts[e] -> ends[e] (vertex ids), the first edge listed that runs the
     other way, ends[e] -> starts[e]; -1 where none does. One sort of the edge keys."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .boundary import FloorBoundary
-from .components import connected_components, index_dtype, sorted_starts
+from .components import connected_components, index_dtype, sorted_starts, unique_pairs
 from .geometry import HEIGHT_NOISE, point_segment_distance_matrix, ring_next
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -534,7 +534,7 @@ def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apar
         found.append(np.stack([piece[order[:-step][same]], piece[order[step:][same]]], axis=1))
     pairs = np.concatenate(found)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    return np.unique(np.sort(pairs, axis=1), axis=0)
+    return unique_pairs(np.sort(pairs, axis=1))
 
 
 def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype, partners, sorted_starts
+from ..components import index_dtype, partners, sorted_starts, unique_pairs
 from ..geometry import COLLINEAR, HEIGHT_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -136,7 +136,7 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
         active = active[count[active] > k]
     found = np.isfinite(best[: len(link_span)])
     out[found] = np.maximum(best[: len(link_span)][found], 0.5)
-    pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
+    pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
     corners, source = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
@@ -472,7 +472,7 @@ def _floor_near(link: np.ndarray, col: np.ndarray, floor_mesh: tuple, grid: _Gri
     count = np.searchsorted(touched, col, "right") - first
     which = np.repeat(np.arange(len(col)), count)
     pos = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count) + np.repeat(first, count)
-    pairs = np.unique(np.column_stack([link[which], row[pos]]), axis=0)
+    pairs = unique_pairs(np.column_stack([link[which], row[pos]]))
     return pairs[:, 0], pairs[:, 1]
 
 
