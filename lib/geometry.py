@@ -245,24 +245,30 @@ def in_triangle(a, b, c, q: np.ndarray) -> np.ndarray:
 
 def closest_on_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
     """(N, 2) the point of each triangle tri (N, 3, 2, either winding) nearest to x (N, 2), seen
-    from above: x itself inside. The sides are measured for the points outside only (most points
-    asked about lie inside)."""
-    nearest = np.array(x, dtype=np.float64)
-    out = np.flatnonzero(~in_triangle(tri[:, 0], tri[:, 1], tri[:, 2], x))
-    x, tri = x[out], tri[out]
+    from above: x itself inside."""
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
-    best, near = np.full(len(x), np.inf), np.array(x, dtype=np.float64)
+    best, nearest = np.full(len(x), np.inf), np.array(x, dtype=np.float64)
     for u, v in ((a, b), (b, c), (c, a)):
         dist, t = point_segment_distance(x, u, v)
         closer = dist < best
-        best[closer], near[closer] = dist[closer], (u + t[:, None] * (v - u))[closer]
-    nearest[out] = near
-    return nearest
+        best[closer], nearest[closer] = dist[closer], (u + t[:, None] * (v - u))[closer]
+    return np.where(in_triangle(a, b, c, x)[:, None], x, nearest)
 
 
 def distance_to_triangles(x: np.ndarray, tri: np.ndarray) -> np.ndarray:
-    """Top-view distance of points x (N, 2) to triangles tri (N, 3, 2) of either winding: 0 inside."""
-    return np.hypot(*(x - closest_on_triangles(x, tri)).T)
+    """Top-view distance of points x (N, 2) to triangles tri (N, 3, 2) of either winding: 0 inside.
+    The sides are measured for the points outside only (the floor samples asked about lie nearly
+    all inside their own floor triangle), a chunk at a time (bounded copies and temporaries)."""
+    dist = np.zeros(len(x))
+    out = np.flatnonzero(~in_triangle(tri[:, 0], tri[:, 1], tri[:, 2], x))
+    for start in range(0, len(out), _OUTSIDE_CHUNK):
+        part = out[start : start + _OUTSIDE_CHUNK]
+        dist[part] = np.hypot(*(x[part] - closest_on_triangles(x[part], tri[part])).T)
+    return dist
+
+
+# Points outside their triangle distance_to_triangles measures at once.
+_OUTSIDE_CHUNK = 1 << 14
 
 
 def point_line_distance(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
