@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .components import index_dtype, run_positions
+from .components import run_positions, sorted_starts
 from .geometry import point_segment_distance, segment_distance
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -33,14 +33,8 @@ class FloorBoundary:
         # plus the longest half segment of it.
         self.longest_half = float(self.half.max(initial=0.0))
         # Bin b's segments are self.seg[start[b]:start[b + 1]]. One entry per bin (the grid's size),
-        # so int32 while segment ids fit, found in chunks of bins in the sorted keys (counts per bin
-        # and their sums in int64 were the grid's size twice over).
-        key = key[order]
-        bins = self.cols * self.rows
-        self.start = np.empty(bins + 1, dtype=index_dtype(len(seg)))
-        for first in range(0, bins + 1, _BINS_PER_CHUNK):
-            last = min(first + _BINS_PER_CHUNK, bins + 1)
-            self.start[first:last] = np.searchsorted(key, np.arange(first, last, dtype=key.dtype))
+        # so int32 while segment ids fit.
+        self.start = sorted_starts(key[order], self.cols * self.rows)
         # (distance, where) of every edge distance() measured, by the bytes of its p, q, zp, zq.
         self._measured: dict[bytes, tuple[float, float]] = {}
 
@@ -235,8 +229,6 @@ _MID_SLACK = 1e-9
 _NEAR_SLACK = 1e-6
 # Points measured at once by point_distance (its pair arrays stay within a few MB).
 _POINT_BATCH = 1024
-# Bins whose first segment FloorBoundary finds at once (bounds its temporaries).
-_BINS_PER_CHUNK = 1 << 18
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
 

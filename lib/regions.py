@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .boundary import FloorBoundary
-from .components import connected_components, index_dtype
+from .components import connected_components, index_dtype, sorted_starts, unique_pairs
 from .geometry import STEP_NOISE, point_segment_distance_matrix, ring_next
 from .heightfield import DIR_DX, DIR_DY, Heightfield
 from .params import BakeParams
@@ -421,6 +421,9 @@ def _self_borders(
     of the component in the other column is paired, not only one: it can hold two (fuzz case
     501108)."""
     idx = np.flatnonzero(inside).astype(hf.links.dtype)
+    # Spans are sorted by column: column c's spans are start[c]:start[c + 1] (a lookup per span, not
+    # a search of every span's column).
+    start = sorted_starts(column, hf.width * hf.height)
     out = [np.zeros((0, 2), dtype=np.int64)]
     parts = _chunks(idx)  # bounds the temporaries on large levels
     for done, part in enumerate(parts):
@@ -429,10 +432,8 @@ def _self_borders(
             nx, ny = hf.x[part] + dx, hf.y[part] + dy
             ok = (nx >= 0) & (ny >= 0) & (nx < hf.width) & (ny < hf.height)
             here = part[ok]
-            # In the columns' own dtype: searchsorted would otherwise convert every column id.
-            other = (ny[ok].astype(np.int64) * hf.width + nx[ok]).astype(column.dtype)
-            # Spans are sorted by column: each column's spans are one run.
-            first, end = np.searchsorted(column, other, "left"), np.searchsorted(column, other, "right")
+            other = ny[ok].astype(np.int64) * hf.width + nx[ok]
+            first, end = start[other], start[other + 1]
             for k in range(int((end - first).max(initial=0))):
                 has = np.flatnonzero(first + k < end)
                 a, b = here[has], first[has] + k
@@ -538,7 +539,7 @@ def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apar
         found.append(np.stack([piece[order[:-step][same]], piece[order[step:][same]]], axis=1))
     pairs = np.concatenate(found)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    return np.unique(np.sort(pairs, axis=1), axis=0)
+    return unique_pairs(np.sort(pairs, axis=1))
 
 
 def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:

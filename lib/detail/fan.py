@@ -74,29 +74,35 @@ def _fan_heights(
     mesh: PolyMesh, corner: np.ndarray, apex: np.ndarray, sample_poly: np.ndarray, samples: np.ndarray
 ) -> np.ndarray:
     """(N,) height of each sample on its polygon's fan from `apex`: in the fan triangle that holds
-    it, or the one it lies least outside of."""
+    it, or the one it lies least outside of. Each fan triangle's edges and determinant are found
+    once per polygon and looked up per sample (one gather), not rebuilt from the corners per sample."""
     offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
-    first = offs[sample_poly]
-    n, top = sizes[sample_poly], apex[sample_poly]
-    a = corner[first + top]
+    a = corner[offs[:-1] + apex]
+    n = sizes[sample_poly]
+    rx, ry = samples[:, 0] - a[sample_poly, 0], samples[:, 1] - a[sample_poly, 1]
+    az = a[sample_poly, 2]
     best = np.full(len(samples), -np.inf)
     z = np.zeros(len(samples))
+    table = np.zeros((7, mesh.polygon_count))  # per polygon: ux, uy, vx, vy, det, b's z, c's z
     for k in range(1, int(sizes.max(initial=2)) - 1):
-        has = np.flatnonzero(sizes[sample_poly] > k + 1)
-        b = corner[first[has] + (top[has] + k) % n[has]]
-        c = corner[first[has] + (top[has] + k + 1) % n[has]]
-        ux, uy = b[:, 0] - a[has, 0], b[:, 1] - a[has, 1]
-        vx, vy = c[:, 0] - a[has, 0], c[:, 1] - a[has, 1]
+        tri = np.flatnonzero(sizes > k + 1)
+        b = corner[offs[tri] + (apex[tri] + k) % sizes[tri]]
+        c = corner[offs[tri] + (apex[tri] + k + 1) % sizes[tri]]
+        ux, uy = b[:, 0] - a[tri, 0], b[:, 1] - a[tri, 1]
+        vx, vy = c[:, 0] - a[tri, 0], c[:, 1] - a[tri, 1]
         det = ux * vy - uy * vx
-        det = np.where(det != 0.0, det, NONZERO_DIVISOR)
-        rx, ry = samples[has, 0] - a[has, 0], samples[has, 1] - a[has, 1]
-        w1, w2 = (rx * vy - ry * vx) / det, (ux * ry - uy * rx) / det
+        table[:, tri] = ux, uy, vx, vy, np.where(det != 0.0, det, NONZERO_DIVISOR), b[:, 2], c[:, 2]
+        inside = n > k + 1
+        has = slice(None) if inside.all() else np.flatnonzero(inside)
+        ux, uy, vx, vy, det, bz, cz = np.take(table, sample_poly[has], axis=1)
+        px, py = rx[has], ry[has]
+        w1, w2 = (px * vy - py * vx) / det, (ux * py - uy * px) / det
         w0 = 1.0 - w1 - w2
         score = np.minimum(np.minimum(w0, w1), w2)
-        better = score > best[has]
-        rows = has[better]
+        better = np.flatnonzero(score > best[has])
+        rows = better if isinstance(has, slice) else has[better]
         best[rows] = score[better]
-        z[rows] = (w0 * a[has, 2] + w1 * b[:, 2] + w2 * c[:, 2])[better]
+        z[rows] = w0[better] * az[rows] + w1[better] * bz[better] + w2[better] * cz[better]
     return z
 
 

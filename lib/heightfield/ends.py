@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype, partners
+from ..components import index_dtype, partners, sorted_starts, unique_pairs
 from ..geometry import COLLINEAR, HEIGHT_NOISE, STEP_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -23,8 +23,6 @@ _LEDGE_CLIP = 2.0
 _PARALLEL = 1e-12
 # Spans whose neighbour columns _walls tests at once (bounds its temporaries).
 _WALL_CHUNK = 1 << 18
-# Columns whose first solid span _column_starts finds at once (bounds its temporaries).
-_COLUMNS_PER_CHUNK = 1 << 18
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
 _COPLANAR_SLOPE = 1e-9
 # Floor within this many cells beyond a ledge edge, within a climb of its height, continues the
@@ -58,7 +56,7 @@ def _walls(x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
     solid_col, solid_bottom, solid_top = solid
     walls = np.zeros((len(z), 4), dtype=bool)
     # Solid spans are sorted by (column, bottom): per column a contiguous run.
-    start = _column_starts(solid_col, grid.width * grid.height)
+    start = sorted_starts(solid_col, grid.width * grid.height)
     for d in range(4):
         for chunk in range(0, len(z), _WALL_CHUNK):  # bounds the temporaries
             span = np.arange(chunk, min(chunk + _WALL_CHUNK, len(z)))
@@ -79,17 +77,6 @@ def _walls(x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
                 active = active[count[active] > k]
             walls[span[wall], d] = True
     return walls
-
-
-def _column_starts(col: np.ndarray, columns: int) -> np.ndarray:
-    """(columns + 1,) column c's entries of `col` (ascending column ids) are start[c]:start[c + 1];
-    int32 while they fit, found in chunks of columns (the grid's size: counts and their sums in
-    int64 were the stage's peak)."""
-    start = np.empty(columns + 1, dtype=index_dtype(len(col) + 1))
-    for first in range(0, columns + 1, _COLUMNS_PER_CHUNK):
-        last = min(first + _COLUMNS_PER_CHUNK, columns + 1)
-        start[first:last] = np.searchsorted(col, np.arange(first, last, dtype=col.dtype))
-    return start
 
 
 def _outer_corners(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -155,7 +142,7 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
         active = active[count[active] > k]
     found = np.isfinite(best[: len(link_span)])
     out[found] = np.maximum(best[: len(link_span)][found], 0.5)
-    pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
+    pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
     corners, source = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
@@ -491,7 +478,7 @@ def _floor_near(link: np.ndarray, col: np.ndarray, floor_mesh: tuple, grid: _Gri
     count = np.searchsorted(touched, col, "right") - first
     which = np.repeat(np.arange(len(col)), count)
     pos = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count) + np.repeat(first, count)
-    pairs = np.unique(np.column_stack([link[which], row[pos]]), axis=0)
+    pairs = unique_pairs(np.column_stack([link[which], row[pos]]))
     return pairs[:, 0], pairs[:, 1]
 
 

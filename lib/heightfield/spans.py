@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype
+from ..components import index_dtype, sorted_starts
 from ..geometry import HEIGHT_NOISE, STEP_NOISE, UPRIGHT_NZ
 from ..params import BakeParams
 from ..progress import SILENT, Progress
-from .ends import _column_starts, _plane_reach, _touching_boxes
+from .ends import _plane_reach, _touching_boxes
 from .field import DIR_DX, DIR_DY
 from .rasterise import _concat_frags, _Grid, _rasterise_conservative, _sample_centres
 
@@ -258,7 +258,9 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     band = max(1, _SOLID_BAND_COLUMNS // grid.width)
     for first in range(0, grid.height, band):
         rows = range(first, min(first + band, grid.height))
-        lo, hi = np.searchsorted(span_col, [rows.start * grid.width, rows.stop * grid.width])
+        # In the columns' own dtype: other keys would convert every column id, in each band.
+        bounds = np.array([rows.start * grid.width, rows.stop * grid.width], dtype=span_col.dtype)
+        lo, hi = np.searchsorted(span_col, bounds)
         if lo == hi:
             continue
         near = (high_row >= rows.start) & (low_row < rows.stop)
@@ -294,7 +296,7 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     _link_overlaps."""
     s = len(z)
     # Column c's spans are col_start[c]:col_start[c + 1]; int32 while span ids fit, one entry per column.
-    col_start = _column_starts(col, grid.width * grid.height)
+    col_start = sorted_starts(col, grid.width * grid.height)
     links = np.full((s, 4), -1, dtype=index_dtype(s))
     half = 0.5 * grid.cs
     triangle, slope, bounds = floor
