@@ -16,6 +16,15 @@ MAX_INSERTIONS = MAX_TRIANGLES // 2
 
 # Barycentric margin below which a sample counts as lying on a triangle edge.
 _EDGE_EPS = 1e-9
+# _locate measures samples at most this many at a time (a polygon's, in rows across it) against
+# the triangles whose bounding boxes meet theirs, and at most _PAIRS_PER_CHUNK (triangle, sample)
+# pairs at a time: all at once, a polygon of 250k samples against its 200 triangles made (200, 250k)
+# temporaries of 400 MB each.
+_SAMPLES_PER_BLOCK = 1024
+_PAIRS_PER_CHUNK = 1 << 17
+# A sample whose smallest barycentric weight in a triangle is above this is inside that triangle and
+# outside every other, so no other triangle holds it better.
+_INSIDE = 1e-9
 
 
 def _refine(
@@ -53,14 +62,39 @@ def _refine(
 
 
 def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
-    """Assign samples `which` to their containing triangle among `cand`; update weights and errors.
+    """Assign samples `which` to their containing triangle among `cand` (the first that holds it
+    best); update weights and errors.
 
-    Written out component by component: this runs once per insertion on small arrays, where the
-    number of numpy calls, not their size, sets the cost."""
+    A block of samples is measured against the triangles whose bounding boxes meet the block's; a
+    sample inside none of those by more than _INSIDE (on an edge, or outside the polygon) is
+    measured again against them all, which is where measuring all at once puts every sample."""
     if len(which) == 0:
         return
     tris = tin.tris
     corner: np.ndarray = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]  # (T, 3, 3)
+    if len(cand) * len(which) <= _PAIRS_PER_CHUNK:
+        _locate_in(corner, cand, samples, which, owner, w, err)
+        return
+    lo, hi = corner[:, :, :2].min(axis=1), corner[:, :, :2].max(axis=1)
+    step = min(_SAMPLES_PER_BLOCK, max(_PAIRS_PER_CHUNK // len(cand), 1))
+    for start in range(0, len(which), step):
+        block = which[start : start + step]
+        q = samples[block, :2]
+        near = np.flatnonzero(np.all(lo <= q.max(axis=0), axis=1) & np.all(hi >= q.min(axis=0), axis=1))
+        score = _locate_in(corner[near], cand[near], samples, block, owner, w, err)
+        unsure = block[score <= _INSIDE] if len(near) < len(cand) else block[:0]
+        for first in range(0, len(unsure), step):
+            _locate_in(corner, cand, samples, unsure[first : first + step], owner, w, err)
+
+
+def _locate_in(corner: np.ndarray, cand: np.ndarray, samples, which: np.ndarray, owner, w, err) -> np.ndarray:
+    """_locate among the triangles `cand` with these corners (T, 3, 3); each sample's smallest
+    barycentric weight in its triangle (-inf without triangles).
+
+    Written out component by component: this runs once per insertion on small arrays, where the
+    number of numpy calls, not their size, sets the cost."""
+    if len(cand) == 0:
+        return np.full(len(which), -np.inf)
     ax, ay = corner[:, 0, 0, None], corner[:, 0, 1, None]
     ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
     vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
@@ -71,12 +105,14 @@ def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, e
     w1 = (rx * vy - ry * vx) / det
     w2 = (ux * ry - uy * rx) / det
     w0 = 1.0 - w1 - w2
-    best = np.argmax(np.minimum(np.minimum(w0, w1), w2), axis=0)
+    score = np.minimum(np.minimum(w0, w1), w2)
+    best = np.argmax(score, axis=0)
     cols = np.arange(len(which))
     wb = np.column_stack([w0[best, cols], w1[best, cols], w2[best, cols]])
     owner[which] = cand[best]
     w[which] = wb
     err[which] = np.abs(np.einsum("nk,nk->n", wb, corner[best, :, 2]) - q[:, 2])
+    return score[best, cols]
 
 
 class _Tin:
