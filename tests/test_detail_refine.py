@@ -50,12 +50,32 @@ def test_a_large_polygon_is_refined_without_triangles_by_samples_temporaries():
 
 def test_samples_are_located_in_blocks_where_measuring_all_at_once_puts_them(monkeypatch):
     """Blocks of samples are measured against the triangles whose bounding boxes meet theirs, and
-    a sample on an edge against all of them again: the surface is the one measuring every sample
-    against every triangle gives, vertex for vertex (column centres on a 0.25 m grid lie on many
-    edges, and the fan's corners and edge points on grid lines too)."""
+    after an insertion the samples round it against the triangle whose angle round the new vertex
+    holds them; a sample on an edge is measured against all of them again. The surface is the one
+    measuring every sample against every triangle gives, vertex for vertex (column centres on a
+    0.25 m grid lie on many edges, and the fan's corners and edge points on grid lines too)."""
     poly, samples, on_edges = _large_polygon(20.0, 0.25, 12)
     blocked = refine._refine(poly, 0, samples, 0.02, on_edges)
     monkeypatch.setattr(refine, "_PAIRS_PER_CHUNK", 1 << 40)
+    monkeypatch.setattr(refine, "_locate_around", lambda tin, new, samples, *rest: refine._locate(tin, samples, *rest))
     at_once = refine._refine(poly, 0, samples, 0.02, on_edges)
     assert blocked[2] == at_once[2]
     assert np.array_equal(blocked[0], at_once[0]) and np.array_equal(blocked[1], at_once[1])
+
+
+def test_samples_round_an_inserted_vertex_are_measured_against_one_triangle_each(monkeypatch):
+    """After an insertion, each sample of the triangles it changed was measured against all of them
+    (8 on average): the 60 m square's refinement measured 100 (triangle, sample) pairs a sample.
+    The triangles round the new vertex are sorted by angle, and a sample is measured against the
+    one its direction falls in (again against all only on an edge): 42 a sample."""
+    poly, samples, on_edges = _large_polygon(60.0, 0.3, 30)
+    weights, pairs = refine._weights, []
+
+    def counting(corner, qx, qy):
+        out = weights(corner, qx, qy)
+        pairs.append(out[0].size)
+        return out
+
+    monkeypatch.setattr(refine, "_weights", counting)
+    refine._refine(poly, 0, samples, 0.05, on_edges)
+    assert sum(pairs) < 60 * len(samples)
