@@ -624,3 +624,36 @@ def test_a_rough_polygon_is_cut_across_its_middle_leaving_its_neighbours_as_they
     small = PolyMesh.from_polygons([[0, 1, 2, 3]], [0], [0], vertices * 0.1, params)  # 1 m, cells 0.3 m
     same, ids = split_rough(small, [0])
     assert same is small and ids == []
+
+
+def test_a_rough_polygon_with_no_cut_between_its_corners_and_walls_ends_its_cut_inside_a_portal():
+    """lib.polygons.rough: a 30 m right triangle whose far corners are clipped by walls 0.2 m long,
+    its three long sides portals (on open rolling ground, hills seed 3 at cell 0.5, such a polygon
+    of 2,472 m² kept 255 detail triangles 0.45 m off the floor: every chord between its corners and
+    walls leaves a sliver, so it was never cut). The cut ends inside a portal, and the neighbour
+    across it takes that end as a corner on its straight edge: the two halves and the neighbours
+    still meet corner to corner."""
+    from blender_navmesh.navmesh import PolyMesh
+    from blender_navmesh.polygons import split_rough
+    from blender_navmesh.polygons.rough import _best_cut
+
+    p = [(0, 0), (30, 0), (29.9, 0.2), (0.2, 29.9), (0, 30)]
+    others = [(0, -5), (30, -5), (35, 5), (5, 35), (-5, 30), (-5, 0)]
+    vertices = np.array([(x, y, 0.0) for x, y in p + others])
+    rings = [[0, 1, 2, 3, 4], [5, 6, 1, 0], [3, 2, 7, 8], [0, 4, 9, 10]]
+    mesh = PolyMesh.from_polygons(rings, [0, 1, 2, 3], [0] * 4, vertices, BakeParams(cell_size=0.3))
+    cut, ids = split_rough(mesh, [0])
+    assert ids == [0] and cut.polygon_count == 5
+    halves = [Polygon(polygon_xy(cut, q)) for q in (0, 4)]
+    assert all(h.is_valid and h.exterior.is_ccw and h.area > 100.0 for h in halves)
+    assert unary_union(halves).area == pytest.approx(Polygon(p).area)
+    assert_valid_navmesh(cut)
+    # One neighbour gained the cut's end as a corner; no other polygon changed.
+    grown = [q for q in (1, 2, 3) if len(cut.polygon(q)) == len(mesh.polygon(q)) + 1]
+    assert len(grown) == 1
+    assert all(cut.polygon(q).tolist() == mesh.polygon(q).tolist() for q in (1, 2, 3) if q not in grown)
+    assert Polygon(polygon_xy(cut, grown[0])).area == pytest.approx(Polygon(polygon_xy(mesh, grown[0])).area)
+    # Neighbours with max_verts_per_poly corners already take none: no cut.
+    ring, nbs = vertices[rings[0]], mesh.neighbors[: mesh.poly_offsets[1]].tolist()
+    assert _best_cut(ring, nbs, 6, 0.6, {1: 2, 2: 2, 3: 2}) is not None
+    assert _best_cut(ring, nbs, 6, 0.6, {1: 0, 2: 0, 3: 0}) is None

@@ -13,12 +13,17 @@ from .fan import _fan
 MAX_TRIANGLES = 255
 MAX_INSERTIONS = MAX_TRIANGLES // 2
 
-
-# Triangle-sample pairs a Refinement locates at once when samples are added.
-_LOCATE_PAIRS = 1 << 16
-
 # Barycentric margin below which a sample counts as lying on a triangle edge.
 _EDGE_EPS = 1e-9
+# _locate measures samples at most this many at a time (a polygon's, in rows across it) against
+# the triangles whose bounding boxes meet theirs, and at most _PAIRS_PER_CHUNK (triangle, sample)
+# pairs at a time: all at once, a polygon of 250k samples against its 200 triangles made (200, 250k)
+# temporaries of 400 MB each.
+_SAMPLES_PER_BLOCK = 1024
+_PAIRS_PER_CHUNK = 1 << 17
+# A sample whose smallest barycentric weight in a triangle is above this is inside that triangle and
+# outside every other, so no other triangle holds it better.
+_INSIDE = 1e-9
 
 
 def _refine(
@@ -62,12 +67,7 @@ class Refinement:
         self.w = np.concatenate([self.w, np.zeros((k, 3))])
         self.err = np.concatenate([self.err, np.zeros(k)])
         tin, samples, owner, w, err = self.tin, self.samples, self.owner, self.w, self.err
-        # In batches: _locate's temporaries are (triangles, samples), and a surface near its cap
-        # has hundreds of triangles.
-        every = np.arange(len(tin.tris))
-        batch = max(_LOCATE_PAIRS // len(every), 1)
-        for start in range(first, len(samples), batch):
-            _locate(tin, samples, np.arange(start, min(start + batch, len(samples))), every, owner, w, err)
+        _locate(tin, samples, np.arange(first, len(samples)), np.arange(len(tin.tris)), owner, w, err)
         while self.budget > 0:
             worst = int(np.argmax(err)) if len(err) else 0
             if not len(err) or err[worst] <= self.max_error:
@@ -80,7 +80,7 @@ class Refinement:
                 mark = np.zeros(len(tin.tris), dtype=bool)
                 mark[changed_arr] = True
                 redo = np.nonzero(mark[owner] & (err >= 0))[0]
-                _locate(tin, samples, redo, changed_arr, owner, w, err)
+                _locate_around(tin, len(tin.verts) - 1, samples, redo, changed_arr, owner, w, err)
 
     def result(self) -> tuple[np.ndarray, np.ndarray, bool]:
         """(vertices, triangles, whether a sample is still farther than max_error from it)."""
@@ -88,31 +88,104 @@ class Refinement:
         return np.asarray(self.tin.verts, dtype=np.float64), np.asarray(self.tin.tris, dtype=np.int64), rough
 
 
-def _locate(tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
-    """Assign samples `which` to their containing triangle among `cand`; update weights and errors.
+def _locate(
+    tin: _Tin, samples, which: np.ndarray, cand: np.ndarray, owner, w, err, corner: np.ndarray | None = None
+) -> None:
+    """Assign samples `which` to their containing triangle among `cand` (the first that holds it
+    best); update weights and errors.
+
+    A block of samples is measured against the triangles whose bounding boxes meet the block's; a
+    sample inside none of those by more than _INSIDE (on an edge, or outside the polygon) is
+    measured again against them all, which is where measuring all at once puts every sample.
+    corner: the triangles' corners (T, 3, 3), when the caller has them."""
+    if len(which) == 0:
+        return
+    if corner is None:
+        corner = tin.array[np.array([tin.tris[t] for t in cand.tolist()], dtype=np.int64)]
+    if len(cand) * len(which) <= _PAIRS_PER_CHUNK:
+        _locate_in(corner, cand, samples, which, owner, w, err)
+        return
+    lo, hi = corner[:, :, :2].min(axis=1), corner[:, :, :2].max(axis=1)
+    step = min(_SAMPLES_PER_BLOCK, max(_PAIRS_PER_CHUNK // len(cand), 1))
+    for start in range(0, len(which), step):
+        block = which[start : start + step]
+        q = samples[block, :2]
+        near = np.flatnonzero(np.all(lo <= q.max(axis=0), axis=1) & np.all(hi >= q.min(axis=0), axis=1))
+        score = _locate_in(corner[near], cand[near], samples, block, owner, w, err)
+        unsure = block[score <= _INSIDE] if len(near) < len(cand) else block[:0]
+        for first in range(0, len(unsure), step):
+            _locate_in(corner, cand, samples, unsure[first : first + step], owner, w, err)
+
+
+def _locate_around(tin: _Tin, new: int, samples, which: np.ndarray, cand: np.ndarray, owner, w, err) -> None:
+    """_locate after inserting vertex `new`: the triangles `cand` are those round it (each has it
+    as a corner), so a sample's triangle is the one whose angle round it holds the sample's
+    direction from it, found by a binary search. A sample not inside that one by more than _INSIDE
+    (near a triangle's edge) is measured against every triangle of `cand`. _PAIRS_PER_CHUNK
+    samples at a time."""
+    if len(which) == 0:
+        return
+    tris, xy = tin.tris, tin.xy
+    px, py = xy[new]
+    # The direction from the new vertex of the first corner after it, counter-clockwise, per triangle.
+    after = [tris[t][(tris[t].index(new) + 1) % 3] for t in cand.tolist()]
+    start = np.arctan2([xy[v][1] - py for v in after], [xy[v][0] - px for v in after])
+    order = np.argsort(start)
+    corners: np.ndarray = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]  # (T, 3, 3)
+    for first in range(0, len(which), _PAIRS_PER_CHUNK):
+        part = which[first : first + _PAIRS_PER_CHUNK]
+        q = samples[part]
+        k = np.searchsorted(start[order], np.arctan2(q[:, 1] - py, q[:, 0] - px), side="right") - 1
+        # Before the first start: the triangle across the direction -pi, the last one.
+        _locate_sure(tin, samples, part, order[k], cand, corners, owner, w, err)
+
+
+def _locate_sure(tin: _Tin, samples, which: np.ndarray, tri: np.ndarray, cand, corners, owner, w, err) -> None:
+    """_locate_around for samples `which` and the triangle found for each (an index into cand)."""
+    q = samples[which]
+    corner = corners[tri]  # (N, 3, 3)
+    w0, w1, w2 = _weights(corner, q[:, 0], q[:, 1])
+    inside = np.minimum(np.minimum(w0, w1), w2) > _INSIDE
+    sure = which[inside]
+    wb = np.column_stack([w0[inside], w1[inside], w2[inside]])
+    owner[sure] = cand[tri[inside]]
+    w[sure] = wb
+    err[sure] = np.abs(np.einsum("nk,nk->n", wb, corner[inside, :, 2]) - q[inside, 2])
+    _locate(tin, samples, which[~inside], cand, owner, w, err, corners)
+
+
+def _weights(corner: np.ndarray, qx: np.ndarray, qy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Barycentric weights (top view) of points (qx, qy) in triangles with these corners (..., 3, 3),
+    broadcast together.
 
     Written out component by component: this runs once per insertion on small arrays, where the
     number of numpy calls, not their size, sets the cost."""
-    if len(which) == 0:
-        return
-    tris = tin.tris
-    corner: np.ndarray = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]  # (T, 3, 3)
-    ax, ay = corner[:, 0, 0, None], corner[:, 0, 1, None]
-    ux, uy = corner[:, 1, 0, None] - ax, corner[:, 1, 1, None] - ay
-    vx, vy = corner[:, 2, 0, None] - ax, corner[:, 2, 1, None] - ay
+    ax, ay = corner[..., 0, 0], corner[..., 0, 1]
+    ux, uy = corner[..., 1, 0] - ax, corner[..., 1, 1] - ay
+    vx, vy = corner[..., 2, 0] - ax, corner[..., 2, 1] - ay
     det = ux * vy - uy * vx
     det = np.where(det != 0.0, det, NONZERO_DIVISOR)
-    q = samples[which]
-    rx, ry = q[None, :, 0] - ax, q[None, :, 1] - ay
+    rx, ry = qx - ax, qy - ay
     w1 = (rx * vy - ry * vx) / det
     w2 = (ux * ry - uy * rx) / det
-    w0 = 1.0 - w1 - w2
-    best = np.argmax(np.minimum(np.minimum(w0, w1), w2), axis=0)
+    return 1.0 - w1 - w2, w1, w2
+
+
+def _locate_in(corner: np.ndarray, cand: np.ndarray, samples, which: np.ndarray, owner, w, err) -> np.ndarray:
+    """_locate among the triangles `cand` with these corners (T, 3, 3); each sample's smallest
+    barycentric weight in its triangle (-inf without triangles)."""
+    if len(cand) == 0:
+        return np.full(len(which), -np.inf)
+    q = samples[which]
+    w0, w1, w2 = _weights(corner[:, None], q[:, 0], q[:, 1])
+    score = np.minimum(np.minimum(w0, w1), w2)
+    best = np.argmax(score, axis=0)
     cols = np.arange(len(which))
     wb = np.column_stack([w0[best, cols], w1[best, cols], w2[best, cols]])
     owner[which] = cand[best]
     w[which] = wb
     err[which] = np.abs(np.einsum("nk,nk->n", wb, corner[best, :, 2]) - q[:, 2])
+    return score[best, cols]
 
 
 class _Tin:

@@ -5,6 +5,12 @@ detail.refine.MAX_TRIANGLES of them; a polygon large for its floor's relief (ope
 baked at radius 0 can be one polygon 40 m across) then keeps floor farther than max_height_error
 from its surface. Recast's tiles bound its polygons; here such a polygon is cut across its middle
 into two convex halves, and the detail stage builds their surfaces again.
+
+A cut ends at corners or inside walls. A polygon with no such cut (a near-triangle whose walls are
+a few centimetres long and whose long sides are portals, on open rolling ground) may end its cut
+inside a portal: the neighbour across it gets the cut's end as a corner too, on its straight edge,
+so the two still meet corner to corner; only a neighbour with fewer than max_verts_per_poly corners
+can take it.
 """
 
 from __future__ import annotations
@@ -33,19 +39,29 @@ def split_rough(mesh: PolyMesh, rough) -> tuple[PolyMesh, list[int]]:
     neighbours = [mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]].tolist() for p in range(len(polys))]
     regions, areas = mesh.regions.tolist(), mesh.areas.tolist()
     min_width = MIN_HALF_WIDTH * float(mesh.params.cell_size)
+    max_verts = mesh.params.max_verts_per_poly
     cut_ids = []
     for p in map(int, rough):
-        cut = _best_cut(
-            np.array([points[v] for v in polys[p]]), neighbours[p], mesh.params.max_verts_per_poly, min_width
-        )
+        ring_xyz = np.array([points[v] for v in polys[p]])
+        cut = _best_cut(ring_xyz, neighbours[p], max_verts, min_width)
+        if cut is None:
+            room = {q: max_verts - len(polys[q]) for q in neighbours[p] if q >= 0}
+            cut = _best_cut(ring_xyz, neighbours[p], max_verts, min_width, room)
         if cut is None:
             continue
         cut_ids.append(p)
         ring, across = polys[p], dict(zip(zip(polys[p], polys[p][1:] + polys[p][:1]), neighbours[p]))
         ids = {}
-        for point in cut[2]:
+        for point, k in zip(cut[2], cut[3]):
             ids[point] = len(points)
             points.append(point)
+            a, b = ring[k], ring[(k + 1) % len(ring)]
+            q = across[(a, b)]
+            if q >= 0:  # inside a portal: the neighbour's edge b -> a gets the point too
+                j = next(j for j, v in enumerate(polys[q]) if v == b and polys[q][(j + 1) % len(polys[q])] == a)
+                polys[q].insert(j + 1, ids[point])
+                neighbours[q].insert(j + 1, p)
+                across[(a, ids[point])] = across[(ids[point], b)] = q
         halves = [[ring[c] if isinstance(c, int) else ids[c] for c in half] for half in cut[:2]]
         second = len(polys)
         for h, half in enumerate(halves):
@@ -79,18 +95,25 @@ def split_rough(mesh: PolyMesh, rough) -> tuple[PolyMesh, list[int]]:
     return halved, cut_ids
 
 
-def _best_cut(ring: np.ndarray, neighbours: list[int], max_verts: int, min_width: float):
-    """(first half, second half, new points) of the convex polygon ring (n, 3) cut by the chord
-    whose smaller half is widest on average (area over the chord's length), each half at most
-    max_verts corners; None when no half would be min_width wide. A half lists, counter-clockwise,
-    ring indices and, for a cut's end inside a wall edge, that point (a tuple, among the new points)."""
+def _best_cut(
+    ring: np.ndarray, neighbours: list[int], max_verts: int, min_width: float, room: dict[int, int] | None = None
+):
+    """(first half, second half, new points, the edge of each new point) of the convex polygon ring
+    (n, 3) cut by the chord whose smaller half is widest on average (area over the chord's length),
+    each half at most max_verts corners; None when no half would be min_width wide. A half lists,
+    counter-clockwise, ring indices and, for a cut's end inside an edge, that point (a tuple, among
+    the new points). A cut ends inside walls only, or also inside portals to the polygons of `room`
+    (polygon: how many corners it can take), each end one of those corners."""
     n = len(ring)
-    ends = sorted(
-        [(k, 0.0) for k in range(n)] + [(k, f) for k in range(n) if neighbours[k] < 0 for f in _WALL_FRACTIONS]
-    )
+    room = room or {}
+    inside = [k for k in range(n) if neighbours[k] < 0 or room.get(neighbours[k], 0) > 0]
+    ends = sorted([(k, 0.0) for k in range(n)] + [(k, f) for k in inside for f in _WALL_FRACTIONS])
     best, best_width = None, min_width
     for i, (k1, f1) in enumerate(ends):
         for k2, f2 in ends[i + 1 :]:
+            q1, q2 = neighbours[k1] if f1 else -1, neighbours[k2] if f2 else -1
+            if q1 >= 0 and q1 == q2 and room[q1] < 2:
+                continue
             a, b = _at(ring, k1, f1), _at(ring, k2, f2)
             # Corners strictly between the ends, each way round; ends on one edge leave a half of two.
             first = [a, *range(k1 + 1, k2 + (1 if f2 else 0)), b]
@@ -100,7 +123,8 @@ def _best_cut(ring: np.ndarray, neighbours: list[int], max_verts: int, min_width
             length = float(np.hypot(*(_xy(ring, a) - _xy(ring, b))))
             smaller = min(signed_area(np.array([_xy(ring, c) for c in half])) for half in (first, second))
             if smaller > best_width * length:
-                best, best_width = (first, second, [c for c in (a, b) if isinstance(c, tuple)]), smaller / length
+                new = [(c, k) for c, k in ((a, k1), (b, k2)) if isinstance(c, tuple)]
+                best, best_width = (first, second, [c for c, _ in new], [k for _, k in new]), smaller / length
     return best
 
 
