@@ -65,10 +65,10 @@ _CLOSER = 1e-12
 _SWEEP_CHUNK = 1 << 14
 # Spans whose regions _finish reads at once to find each region's first span.
 _FIRST_CHUNK = 1 << 18
-# An island's outline lies within a cell of its spans' column centres (its walls and ledges are
-# placed between an inside centre and the next outside one), so it covers at most this many times
-# its cells' area: islands are dropped here only when certainly smaller than region_min_area, and
-# the outlines' exact areas decide the rest (contours._drop_small_islands).
+# An island's traced outline lies within a cell of its spans' column centres (its walls and ledges
+# are placed between an inside centre and the next outside one), so it covers at most this many
+# times its cells' area: islands are dropped here only when that bound is below region_min_area, and
+# the outlines' own areas, after simplification, decide the rest (contours._drop_small_islands).
 _OUTLINE_CELLS_BOUND = 4.0
 # Tile (in columns) a piece holding both sides of its own border is first cut into; halved each round.
 _FIRST_TILE = 16

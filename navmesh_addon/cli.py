@@ -216,8 +216,6 @@ def bake_command(args: argparse.Namespace) -> int:
     _refuse_unused_options(args, {fmt for fmt, _ in outputs})
     level = args.input if args.input is not None else Path(bpy.data.filepath) if bpy.data.filepath else None
     _refuse_overwriting([path for _, path in outputs], level, "the level")
-    for _, path in outputs:  # before the bake, not after it
-        _make_folder(path)
     values = parameter_values(args)
     preset = find_preset(args.preset) if args.preset is not None else None
     if args.input is not None:
@@ -255,12 +253,16 @@ def bake_command(args: argparse.Namespace) -> int:
         if args.agent_type not in settings.agent_types:
             names = ", ".join(settings.agent_types.keys()) or "none"
             raise UsageError(f"no agent type named {args.agent_type!r} (agent types: {names})")
-    # A .blend's agent types, unless the command line sets the agent.
-    targets = (
-        [operators_bake.BakeTarget(operators_bake.result_name(context.scene, settings), settings.to_bake_params())]
-        if agent_options
-        else operators_bake.bake_targets(context.scene, settings, args.agent_type or "")
-    )
+    # A .blend's agent types, unless the command line sets the agent. The settings are checked
+    # together here (max_edge_len against the cell size the .blend or preset gives).
+    try:
+        targets = (
+            [operators_bake.BakeTarget(operators_bake.result_name(context.scene, settings), settings.to_bake_params())]
+            if agent_options
+            else operators_bake.bake_targets(context.scene, settings, args.agent_type or "")
+        )
+    except lib.NavMeshError as exc:
+        raise UsageError(str(exc)) from None
     for target in targets:
         if any(fmt == "bin" for fmt, _ in outputs):  # before the bake, not after it
             try:
@@ -272,6 +274,8 @@ def bake_command(args: argparse.Namespace) -> int:
     for _, path in outputs:  # a read-only output is refused before the bake, not after it
         for written in _written_files(path, [t.agent_types[0] for t in targets if t.agent_types], len(targets)):
             _check_writable(written)
+    for _, path in outputs:  # once every check has passed, before the bake
+        _make_folder(path)
     progress = ProgressPrinter(sys.stderr)
     try:
         job = operators_bake.prepare(context, settings, args.seed, targets)
@@ -467,10 +471,10 @@ def default_text(parameter) -> str:
 def parameter_values(args: argparse.Namespace) -> dict[str, float]:
     """Bake parameter options given, as BakeParams fields (slope in degrees), checked before anything is loaded."""
     values = {p.name: getattr(args, p.name) for p in lib.BAKE_PARAMETERS if getattr(args, p.name) is not None}
-    try:
-        lib.BakeParams(**values)
-    except lib.NavMeshError as exc:
-        raise UsageError(str(exc)) from None
+    for parameter in lib.BAKE_PARAMETERS:  # each on its own: how they fit together depends on the level's settings
+        problem = parameter.problem(values[parameter.name]) if parameter.name in values else None
+        if problem:
+            raise UsageError(f"parameter {parameter.name} {problem}")
     return values
 
 
@@ -743,7 +747,9 @@ def _check_writable(path: Path) -> None:
     folder = path.parent
     while not folder.exists() and folder != folder.parent:  # _make_folder makes the missing ones
         folder = folder.parent
-    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {str(path)!r}: {str(folder)!r} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {str(path)!r}: no permission to write in the folder {str(folder)!r}")
 
 
@@ -753,12 +759,12 @@ def _file_part(name: str) -> str:
 
 
 def _make_folder(path: Path) -> None:
-    """Make the folder an output goes in; NavMeshError saying why it cannot be (a file of that name
+    """Make the folder an output goes in; UsageError saying why it cannot be (a file of that name
     on the way, no permission)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise lib.NavMeshError(f"cannot write {str(path)!r}: cannot make its folder: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {str(path)!r}: cannot make its folder: {exc.strerror or exc}") from None
 
 
 def _check_file(path: Path, kind: str) -> None:

@@ -426,8 +426,8 @@ BAD_BAKES = {
     ),
     "a file where the output's folder would be": (
         ["bake", "{demo}", "--output", "{tmp}/level.txt/x.json"],
-        1,
-        "cannot make its folder",
+        2,
+        "level.txt' is a file, not a folder",
     ),
 }
 
@@ -897,3 +897,32 @@ def test_the_wrapper_script_runs_the_cli_from_any_folder(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert lib.load(tmp_path / "out" / "square.json").polygon_count == 1
+
+
+def test_max_edge_len_is_checked_against_the_cell_size_the_preset_gives(blender, tmp_path, capsys):
+    """The Child preset's cells are 0.1 m: a 0.15 m max_edge_len is more than a cell there. It was
+    checked against the default 0.2 m cell before the preset was applied, and refused."""
+    from navmesh_addon import cli
+
+    out = tmp_path / "child.json"
+    assert cli.main(["bake", str(DEMO), "--preset", "child", "--max-edge-len", "0.15", "--output", str(out)]) == 0
+    assert json.loads(out.read_text())["params"]["max_edge_len"] == pytest.approx(0.15)
+    capsys.readouterr()
+    code = cli.main(["bake", str(DEMO), "--cell-size", "0.5", "--max-edge-len", "0.3", "-o", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "max_edge_len 0.3 m is shorter than a cell" in err and "navmesh: baking:" not in err, err
+
+
+def test_a_usage_error_leaves_no_output_folder_behind(blender, tmp_path, capsys):
+    """Output folders are made once every check has passed: a wrong collection name made them
+    empty before it was found; a file where a folder should be is exit 2, before the bake."""
+    from navmesh_addon import cli
+
+    out = tmp_path / "new" / "deeper" / "level.json"
+    assert cli.main(["bake", str(DEMO), "--collection", "Nope", "--output", str(out)]) == 2
+    assert "no collection named 'Nope'" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "file").write_text("")
+    assert cli.main(["bake", str(DEMO), "--output", str(tmp_path / "file" / "level.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and "navmesh: baking:" not in err, err

@@ -57,25 +57,24 @@ _SLOPE_NOISE = 1e-12
 
 def memory_limit() -> tuple[float, str] | None:
     """The bytes a bake may still allocate and what sets that: MEMORY_SHARE of the machine's memory
-    (or of its container's limit), or what is left of this process's address-space limit (ulimit -v);
-    None where neither can be known."""
+    (room for the rest of the system), or all of a container's memory limit (cgroup v2 or v1) or of
+    what this process's address-space limit (ulimit -v) leaves, the estimate being padded already;
+    None where none can be known."""
     limits = []
     try:
-        limits.append(
-            (
-                MEMORY_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-                "a bake may take of this machine's memory",
-            )
-        )
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        limits.append((MEMORY_SHARE * physical, "a bake may take of this machine's memory"))
     except (AttributeError, ValueError, OSError):
-        pass
-    try:
-        with open("/sys/fs/cgroup/memory.max") as file:
-            text = file.read().strip()
-        if text.isdigit():
-            limits.append((MEMORY_SHARE * int(text), "a bake may take of this container's memory limit"))
-    except OSError:
-        pass
+        physical = None
+    for name in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(name) as file:
+                text = file.read().strip()
+        except OSError:
+            continue
+        # "max", or v1's page-rounded 2^63 for no limit: only a limit below the machine's counts.
+        if text.isdigit() and (physical is None or int(text) < physical):
+            limits.append((float(text), "of this container's memory limit"))
     try:
         import resource
 
