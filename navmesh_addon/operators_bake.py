@@ -215,7 +215,8 @@ def finish(job: BakeJob, replace_stale: bool = False) -> list[bpy.types.Object]:
             "sources": job.arrays.object_names,
             "warnings": target.params.warnings(),
             # Faults of the level geometry that the bake leaves out.
-            "geometry_warnings": [downward_warning(downward)] if downward else [],
+            "geometry_warnings": ([downward_warning(downward)] if downward else [])
+            + left_out_links_warning(job.arrays.links, mesh),
             "islands": int(len(np.unique(mesh.islands()))),
             "seeds": len(job.arrays.seeds),
             # What out_of_date and on_depsgraph_update compare a later scene with.
@@ -551,6 +552,19 @@ def downward_warning(names: list[str]) -> str:
         f"the floor faces of {_listed(names)} face down (flipped normals?), so they get no navmesh: if "
         "agents should walk there, select them, and in Edit Mode Mesh > Normals > Recalculate Outside"
     )
+
+
+def left_out_links_warning(specs: list, mesh: lib.NavMesh) -> list[str]:
+    """The warning for off-mesh links for smaller agents that this navmesh leaves out (an end lies
+    on no floor this agent fits on, lib.links.attach_links): a mistyped end must not vanish unsaid."""
+    kept = {link.name for link in mesh.links}
+    names = [spec.name for spec in specs if spec.name not in kept]
+    if not names:
+        return []
+    return [
+        f"off-mesh link{'s' if len(names) > 1 else ''} {_listed(names)} (Link Radius below this agent's) "
+        f"left out: an end lies on no floor an agent of radius {mesh.params.agent_radius:g} m fits on"
+    ]
 
 
 def _listed(names: list[str]) -> str:

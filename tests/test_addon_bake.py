@@ -644,6 +644,22 @@ def test_a_link_whose_end_is_off_the_navmesh_is_named(blender):
         bpy.ops.navmesh.bake()
 
 
+def test_a_link_for_smaller_agents_left_out_of_this_navmesh_is_warned_of(blender):
+    """A Rope for agents up to 0.3 m onto a 1 m wide ledge a 0.6 m agent does not fit on: this
+    navmesh leaves it out, and the bake says so rather than dropping it unsaid."""
+    grid_object("West", 8.0, 8.0)
+    grid_object("Ledge", 1.0, 8.0, location=(10.0, 0.0, 1.0))
+    rope = link_curve("Rope", (7.5, 4.0, 0.0), (10.5, 4.0, 1.0))
+    rope.navmesh_link_radius = 0.3
+    settings = blender.scene.navmesh
+    settings.source, settings.cell_size, settings.agent_radius = "VISIBLE", 0.2, 0.6
+    assert bpy.ops.navmesh.bake() == {"FINISHED"}
+    (obj,) = navmesh_objects()
+    assert mesh_write.read_navmesh_object(obj).links == ()
+    (warning,) = obj["navmesh"]["geometry_warnings"]
+    assert "off-mesh link Rope (Link Radius below this agent's) left out" in warning
+
+
 def test_a_level_modelled_in_centimetres_bakes_the_navmesh_it_would_in_metres(blender):
     """Unit Scale 0.01 (one Blender unit shown as 1 cm): the sidebar's lengths are the scene's
     units, lib bakes in meters, and the navmesh object, the path test and the overlay come back in
