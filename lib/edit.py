@@ -16,7 +16,7 @@ import numpy as np
 from . import clearance
 from .detail.fan import _fan
 from .errors import NavMeshError
-from .geometry import meeting_boxes
+from .geometry import STEP_NOISE, meeting_boxes
 from .links import relocated
 from .navmesh import DetailMesh, NavMesh, PolyMesh, check_convex
 
@@ -48,7 +48,7 @@ def from_edited_polygons(baked: NavMesh, vertices, polygons: list[list[int]], ar
             "the edited navmesh cannot be used: two polygons overlap (they share an edge "
             "running the same way); undo the edit or bake again"
         )
-    overlap = _overlapping_pair(mesh, float(baked.params.agent_max_climb))
+    overlap = _overlapping_pair(mesh, float(baked.params.agent_max_climb) + STEP_NOISE)
     if overlap is not None:
         raise NavMeshError(
             f"the edited navmesh cannot be used: polygons {overlap[0]} and {overlap[1]} overlap on one floor; "

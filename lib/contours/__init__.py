@@ -16,7 +16,7 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..components import connected_components
-from ..geometry import ring_edges_split, ring_next, ring_prev, signed_area
+from ..geometry import STEP_NOISE, ring_edges_split, ring_next, ring_prev, signed_area
 from ..heightfield import Heightfield
 from ..params import BakeParams
 from ..progress import SILENT, Progress
@@ -178,10 +178,8 @@ def build_contours(
                 wall_hole = signed_area(simple[0]) < 0 and bool((traced_labels < 0).all())
                 finer = _finer(traced, traced_labels, tolerance, kept, boundary)
                 rings_by_region.setdefault(r, []).append(_RegionRing(simple, traced if wall_hole else None, finer))
-    met = _walls_walked_both_ways_shared(
-        _far_ends_met(rings_by_region, _FAR_END * hf.cell_size, float(params.agent_max_climb)),
-        float(params.agent_max_climb),
-    )
+    climb = float(params.agent_max_climb) + STEP_NOISE
+    met = _walls_walked_both_ways_shared(_far_ends_met(rings_by_region, _FAR_END * hf.cell_size, climb), climb)
     rings_by_region = _shared_ends_off_walls(met, boundary)
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
@@ -246,8 +244,8 @@ def build_contours(
     # Floors either side of a real wall lie at least twice the radius apart.
     seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
     outlines = closed_slits(outlines, boundary, _reach(boundary), seam, float(params.max_edge_len))
-    outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb))
-    outlines = joined_alongside(outlines, seam, float(params.agent_max_climb))
+    outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb) + STEP_NOISE)
+    outlines = joined_alongside(outlines, seam, float(params.agent_max_climb) + STEP_NOISE)
     return _drop_small_islands(outlines, params.region_min_area)
 
 
