@@ -39,6 +39,7 @@ from .spans import (
     _link_spans,
     _merge_spans,
     _sample_cracks,
+    _under_steep,
 )
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
@@ -146,6 +147,7 @@ def build_heightfield(
     keep = span_walk & (ceiling - span_top >= params.agent_height - HEIGHT_NOISE)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
+    keep[keep] &= ~_under_steep(span_col[keep], floor_top[keep], p[~floor_tri], grid, params)
     shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
     for area, shell in shells:
         if area is None:  # a volume that removes the floor inside it
@@ -184,9 +186,14 @@ def build_heightfield(
     span, d = key // 4, key % 4
     wall = walls.ravel()[key]
     del walls
-    # Of the fragments, only those in the columns the walls look into are read again.
-    outer = _outer_corners(links)
-    wall_frags = _fragments_seen((span[wall], d[wall]), outer, x, y, (col, lo, hi, label), grid)
+    # Of the fragments, only those in the columns the links look into are read again. Ledge links
+    # look too: steep triangles that block from the floor up (a rock's foot, round the floor under
+    # it that is no floor, _under_steep) lie in a column with nothing in the band above a climb.
+    # Each span at a missing link also looks into its own column: the foot of a face leaning away
+    # can run through it, in front of the column the face blocks in (a box's side 84 degrees steep).
+    own = np.unique(span)
+    outer = tuple(np.concatenate(pair) for pair in zip(_outer_corners(links), (own, 0 * own, 0 * own)))
+    wall_frags = _fragments_seen((span, d), outer, x, y, (col, lo, hi, label), grid)
     del col, lo, hi, label
     block = np.where(wall, 1.0, 0.5)
     found = np.zeros(len(key), dtype=bool)
@@ -195,9 +202,13 @@ def build_heightfield(
         (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
     )
     progress.at(0.9)
-    block[wall], found[wall], blockers = _wall_fractions(
-        (span[wall], d[wall]), outer, x, y, z, wall_frags, points, welded, grid, params
+    blocked, met, blockers = _wall_fractions(
+        (span, d), outer, x, y, z, wall_frags, points, welded, grid, params, (floor_tri, floor_triangle, floor_slope)
     )
+    block[wall], found[wall] = blocked[wall], met[wall]
+    # A ledge whose step meets such a triangle before the floor's traced end ends there.
+    steep = ledge & met & (~found | (blocked < block))
+    block[steep], found[steep] = blocked[steep], True
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
     wall_link = np.flatnonzero(wall)

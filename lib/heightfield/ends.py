@@ -102,16 +102,24 @@ def _outer_corners(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return span, DIR_DX[d] + DIR_DX[turned], DIR_DY[d] + DIR_DY[turned]
 
 
-def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
+def _wall_fractions(
+    wall, outer_corners, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams, floors: tuple
+):
     """(fraction, found) per wall link: where the line from this centre across the neighbour
     column first meets geometry that blocks the agent there; and the blocking segments (as
     Heightfield.boundary describes them) of those neighbour columns and of the outer corners'
     diagonal columns (outer_corners: _outer_corners), within the band of the span looking into each.
+    floors: (walkable (T,) bool per soup triangle: the floor triangles; floor_triangle (S,), the row
+    of floor_slope each span was sampled from; floor_slope (F, 2), dz/dx and dz/dy of each): the
+    floor's plane at each span, from which the steep triangles' parts are cut.
 
     Candidates are the triangles rasterised into the neighbour column within the agent's band
     (above climb, below head height). What blocks is the part of each such triangle within the
-    band, seen from above (_band_part): a ramp rising from the floor blocks where it has risen more
-    than a climb, not along its foot, which the floor meets at its own height. The fraction is the
+    band, seen from above (_band_part): a ramp (a floor triangle) rising from the floor blocks where
+    it has risen more than a climb, not along its foot, which the floor meets at its own height. Any
+    other triangle (too steep to walk, or not walkable) blocks from where it leaves the floor's
+    plane up to head height: the foot of a cone, a tapered rock or a face leaning away lies nearer
+    than its section a climb up, and the agent cannot step onto it. The fraction is the
     first crossing of the line with one of those parts, between the near and far sides of the
     neighbour square (0.5 to 1.5). Where none crosses it (geometry that only clips the neighbour
     square off the line) it stays 1.0, the neighbour centre, not found.
@@ -131,6 +139,17 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     count = np.searchsorted(col[near], ncol, "right") - first
     band_lo, band_hi = z[span] + params.agent_max_climb + HEIGHT_NOISE, z[span] + params.agent_height - HEIGHT_NOISE
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
+    walkable, floor_triangle, floor_slope = floors
+    gradient = floor_slope[floor_triangle[span]]
+
+    def part(look, tri):
+        """_band_part of soup triangles tri seen from looks `look`: a floor triangle's from a climb
+        above the floor, any other's from the floor's plane."""
+        ramp = walkable[tri]
+        lo = np.where(ramp, band_lo[look], z[span[look]] + HEIGHT_NOISE)
+        tilt = (np.where(ramp[:, None], 0.0, gradient[look]), start[look])
+        return _band_part(vertices[triangles[tri]], lo, band_hi[look], tilt)
+
     # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
     reach = np.zeros((len(span), 2))
     reach[: len(link_span)] = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
@@ -141,8 +160,12 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
-        part = _band_part(vertices[triangles[label[f]]], band_lo[active], band_hi[active])[0]
-        t = _first_crossing(start[active], reach[active], part)
+        # A steep triangle that rises into the band somewhere blocks from the floor up, also in a
+        # column where it stays below a climb (a cone's foot round a floor under its rim).
+        steep = ~walkable[label[f]] & (hi[f] > z[span[active]] + HEIGHT_NOISE) & (lo[f] < band_hi[active])
+        steep[steep] &= vertices[triangles[label[f[steep]]], 2].max(axis=1) > band_lo[active[steep]]
+        blocks |= steep
+        t = _first_crossing(start[active], reach[active], part(active, label[f])[0])
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
         seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
         k += 1
@@ -152,7 +175,7 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     pairs = np.unique(np.concatenate(seen), axis=0) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
-    corners, source = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
+    corners, source = part(link, tri)
     blocking, row = np.unique(tri, return_inverse=True)
     interior = _interior_edges(blocking, vertices, triangles)[row.reshape(-1)]
     k = corners.shape[1]
@@ -207,16 +230,25 @@ def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray
     return across.reshape(-1, 3)[np.searchsorted(touching, tri)]
 
 
-def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray, tilt=None) -> tuple[np.ndarray, np.ndarray]:
     """(N, 5, 2): seen from above, the part of each triangle (N, 3, 3) between heights lo and hi
     (N,), a polygon of up to five corners, padded by repeating its last (all corners the same
     where nothing of it lies between). A vertical triangle's part is a segment traced both ways.
     Also (N, 5): the triangle edge (0 to 2, corner k to k + 1) each of the part's edges (corner e
-    to e + 1) runs along, or -1 where it is a cut at lo or hi."""
+    to e + 1) runs along, or -1 where it is a cut at lo or hi.
+    tilt: None, or (gradient (N, 2), origin (N, 2)): the lower cut is then the plane of that
+    gradient through height lo at origin (a sloping floor), not the level lo."""
     poly, count = tri, np.full(len(tri), 3)
     source = np.tile(np.arange(3), (len(tri), 1))
-    for level, above in ((lo, True), (hi, False)):
-        poly, count, source = _clip_at_height(poly, count, source, level, above)
+    if tilt is not None:
+        gradient, origin = tilt
+        rise = (gradient[:, None, :] * (tri[..., :2] - origin[:, None, :])).sum(axis=2)
+        poly = np.concatenate([tri[..., :2], (tri[..., 2] - rise)[..., None]], axis=2)
+    poly, count, source = _clip_at_height(poly, count, source, lo, True)
+    if tilt is not None:  # back to heights: the plane is linear, so the cut points stay on it
+        rise = (gradient[:, None, :] * (poly[..., :2] - origin[:, None, :])).sum(axis=2)
+        poly = np.concatenate([poly[..., :2], (poly[..., 2] + rise)[..., None]], axis=2)
+    poly, count, source = _clip_at_height(poly, count, source, hi, False)
     rows = np.arange(len(poly))
     last_corner = np.maximum(count - 1, 0)
     last, last_source = poly[rows, last_corner], source[rows, last_corner]
