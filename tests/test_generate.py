@@ -914,3 +914,33 @@ def test_obstacles_leaning_away_keep_the_agent_radius_from_their_foot(shape, cs,
     # The floor round it is kept: all but what the obstacle's band and the floor's edge take.
     free = box(0.5, 0.5, 9.5, 9.5).difference(foot.buffer(params.agent_radius))
     assert free.difference(as_shapely(mesh)).area < 0.05 * free.area
+
+
+@pytest.mark.parametrize("size", [12.0, 24.0])
+def test_a_canyon_slot_at_45_degrees_half_a_cell_wider_than_the_agent_stays_open(size):
+    """A slot cut into a heightmap (0.1 m grid) with walls about 87 degrees steep, running along the
+    grid's diagonal from corner to corner of the map: its flat floor is 1.13 m wide, more than
+    2r + cs / 2 = 1.1 m, and the way along it is found, the navmesh 2r (to 2 cm) from the walls'
+    feet. The walls' first row of triangles rises only 0.33 m, less than a climb: it was no
+    blocker, and the wall was measured from the row above, whose foot edge, inside the wall's
+    surface, was no segment of the boundary either. The free strip came out wavy (0.13 to 0.4 m
+    wide where feet were missing), its simplified outline's chords slanted across it, and pushed
+    off the walls they cut the slot's region down to a sliver under region_min_area (the slot
+    reopened only at 1.27 m)."""
+    from blender_navmesh.query import NavMeshQuery
+
+    params = BakeParams(cell_size=0.2, agent_radius=0.5, agent_max_slope=45.0)
+    xs = np.arange(0.0, size + 1e-9, 0.1)
+    centre = size / 2
+
+    def height(x, y):
+        return 6.0 * np.clip((np.abs(y - x) / math.sqrt(2) - 0.62) / 0.3, 0.0, 1.0)
+
+    scene = Scene().terrain(xs, xs, height)
+    mesh = generate(scene.vertices, scene.triangles, params)
+    a, b = centre - 0.33 * size, centre + 0.33 * size
+    result = NavMeshQuery(mesh).find_path((a, a, 0.0), (b, b, 0.0))
+    assert result.status == "found" and result.length < math.sqrt(2) * (b - a) + 0.1
+    slot = as_shapely(mesh).intersection(LineString([(0, 0), (size, size)]).buffer(0.5))
+    feet = LineString([(0, 0), (size, size)]).buffer(0.5656)
+    assert slot.difference(feet.buffer(-0.5 + 0.02)).area < 1e-6

@@ -20,6 +20,7 @@ from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
 from .ends import (
+    _blocking_tops,
     _floor_mesh,
     _fragments_seen,
     _ledge_fractions,
@@ -147,7 +148,11 @@ def build_heightfield(
     keep = span_walk & (ceiling - span_top >= params.agent_height - HEIGHT_NOISE)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
-    keep[keep] &= ~_under_steep(span_col[keep], floor_top[keep], p[~floor_tri], grid, params)
+    # Welded here, before the floors under steep triangles are dropped: those follow the steep
+    # surfaces up (_blocking_tops), and the traces below walk the welded floor.
+    points, welded = weld(soup.vertices, tris)
+    tops = _blocking_tops(points, welded, floor_tri)
+    keep[keep] &= ~_under_steep(span_col[keep], floor_top[keep], p[~floor_tri], tops[~floor_tri], grid, params)
     shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
     for area, shell in shells:
         if area is None:  # a volume that removes the floor inside it
@@ -176,7 +181,6 @@ def build_heightfield(
     progress.at(0.7)
     walls &= links < 0  # a wall where the link is missing
     progress.at(0.8)
-    points, welded = weld(soup.vertices, tris)
     floor_mesh = _floor_mesh(points, welded, floor_ids)
     plane = (span_tri, floor_mesh, lambda rows: soup.vertices[tris[floor_ids[rows]]])
     _link_overlaps(links, near, x, y, z, grid, floor, plane, params.agent_max_climb)
@@ -202,8 +206,9 @@ def build_heightfield(
         (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
     )
     progress.at(0.9)
+    floors_seen = (floor_tri, tops, floor_triangle, floor_slope)
     blocked, met, blockers = _wall_fractions(
-        (span, d), outer, x, y, z, wall_frags, points, welded, grid, params, (floor_tri, floor_triangle, floor_slope)
+        (span, d), outer, x, y, z, wall_frags, points, welded, grid, params, floors_seen
     )
     block[wall], found[wall] = blocked[wall], met[wall]
     # A ledge whose step meets such a triangle before the floor's traced end ends there.

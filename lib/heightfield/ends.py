@@ -21,6 +21,8 @@ _LEDGE_CLIP = 2.0
 # A trace step whose cross product with a boundary edge is at most this share of the edge's size
 # runs parallel to it: it does not cross it.
 _PARALLEL = 1e-12
+# Steep triangles _blocking_tops follows up a steep surface from a triangle's top.
+_REACH_ROUNDS = 16
 # Spans whose neighbour columns _walls tests at once (bounds its temporaries).
 _WALL_CHUNK = 1 << 18
 # Columns whose first solid span _column_starts finds at once (bounds its temporaries).
@@ -35,6 +37,42 @@ _SEAM_GAP = 0.1
 # same point to _floor_beyond (rounding of where the trace meets their edges), which takes the one
 # it stays in longest.
 _SEAM_NOISE = 1e-9
+
+
+def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> np.ndarray:
+    """(T,) per soup triangle, the height it counts as rising to when deciding whether it blocks
+    from the floor up (a triangle rising more than a climb above the floor does): a floor
+    triangle's, or a steep one's whose top touches a floor triangle (a riser under its tread, a
+    curb), own top; any other steep triangle's the top of the steep surface rising from its top,
+    through the steep triangles that start there (a cliff's foot, a heightmap's first row of wall
+    triangles rising less than a climb, then the rows above: the agent cannot stand on it and
+    has nowhere to step up to). Followed up to _REACH_ROUNDS triangles. points, welded: the soup
+    welded (weld)."""
+    z = points[:, 2][welded]
+    top, bottom = z.max(axis=1), z.min(axis=1)
+    steep = ~floor_tri
+    at_top = z >= (top - HEIGHT_NOISE)[:, None]
+    on_floor = np.zeros(len(points), dtype=bool)
+    on_floor[welded[floor_tri].ravel()] = True
+    climbs = steep & ~(at_top & on_floor[welded]).any(axis=1)
+    # Each vertex's steep triangles that start there (their lowest corner), grouped by vertex.
+    rows, corner = np.nonzero(steep[:, None] & (z <= (bottom + HEIGHT_NOISE)[:, None]))
+    vertex = welded[rows, corner]
+    order = np.argsort(vertex, kind="stable")
+    rows, vertex = rows[order], vertex[order]
+    starts = np.flatnonzero(np.r_[True, vertex[1:] != vertex[:-1]]) if len(vertex) else np.zeros(0, dtype=np.int64)
+    reach = top.copy()
+    for _ in range(_REACH_ROUNDS):
+        if not len(starts):
+            break
+        up = np.full(len(points), -np.inf)
+        up[vertex[starts]] = np.maximum.reduceat(reach[rows], starts)
+        higher = np.where(at_top, up[welded], -np.inf).max(axis=1)
+        grown = climbs & (higher > reach)
+        if not grown.any():
+            break
+        reach[grown] = higher[grown]
+    return reach
 
 
 def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -109,9 +147,10 @@ def _wall_fractions(
     column first meets geometry that blocks the agent there; and the blocking segments (as
     Heightfield.boundary describes them) of those neighbour columns and of the outer corners'
     diagonal columns (outer_corners: _outer_corners), within the band of the span looking into each.
-    floors: (walkable (T,) bool per soup triangle: the floor triangles; floor_triangle (S,), the row
-    of floor_slope each span was sampled from; floor_slope (F, 2), dz/dx and dz/dy of each): the
-    floor's plane at each span, from which the steep triangles' parts are cut.
+    floors: (walkable (T,) bool per soup triangle: the floor triangles; tops (T,): _blocking_tops;
+    floor_triangle (S,), the row of floor_slope each span was sampled from; floor_slope (F, 2),
+    dz/dx and dz/dy of each): the floor's plane at each span, from which the steep triangles'
+    parts are cut.
 
     Candidates are the triangles rasterised into the neighbour column within the agent's band
     (above climb, below head height). What blocks is the part of each such triangle within the
@@ -139,7 +178,7 @@ def _wall_fractions(
     count = np.searchsorted(col[near], ncol, "right") - first
     band_lo, band_hi = z[span] + params.agent_max_climb + HEIGHT_NOISE, z[span] + params.agent_height - HEIGHT_NOISE
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
-    walkable, floor_triangle, floor_slope = floors
+    walkable, tops, floor_triangle, floor_slope = floors
     gradient = floor_slope[floor_triangle[span]]
 
     def part(look, tri):
@@ -160,10 +199,11 @@ def _wall_fractions(
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
-        # A steep triangle that rises into the band somewhere blocks from the floor up, also in a
-        # column where it stays below a climb (a cone's foot round a floor under its rim).
+        # A steep triangle that rises into the band somewhere, or whose steep surface does
+        # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
+        # climb (a cone's foot round a floor under its rim).
         steep = ~walkable[label[f]] & (hi[f] > z[span[active]] + HEIGHT_NOISE) & (lo[f] < band_hi[active])
-        steep[steep] &= vertices[triangles[label[f[steep]]], 2].max(axis=1) > band_lo[active[steep]]
+        steep[steep] &= tops[label[f[steep]]] > band_lo[active[steep]]
         blocks |= steep
         t = _first_crossing(start[active], reach[active], part(active, label[f])[0])
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
