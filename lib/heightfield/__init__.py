@@ -152,7 +152,9 @@ def build_heightfield(
     # surfaces up (_blocking_tops), and the traces below walk the welded floor.
     points, welded = weld(soup.vertices, tris)
     tops = _blocking_tops(points, welded, floor_tri)
-    keep[keep] &= ~_under_steep(span_col[keep], floor_top[keep], p[~floor_tri], tops[~floor_tri], grid, params)
+    steep_tops = tuple(top[~floor_tri] for top in tops)
+    keep[keep] &= ~_under_steep(span_col[keep], floor_top[keep], p[~floor_tri], steep_tops, grid, params)
+    del steep_tops
     shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
     for area, shell in shells:
         if area is None:  # a volume that removes the floor inside it

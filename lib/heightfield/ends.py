@@ -23,6 +23,9 @@ _LEDGE_CLIP = 2.0
 _PARALLEL = 1e-12
 # Steep triangles _blocking_tops follows up a steep surface from a triangle's top.
 _REACH_ROUNDS = 16
+# A triangle whose unit normal's z is below minus this faces down (it leans over more than about a
+# degree past upright).
+_FACING_DOWN = 0.02
 # Spans whose neighbour columns _walls tests at once (bounds its temporaries).
 _WALL_CHUNK = 1 << 18
 # Columns whose first solid span _column_starts finds at once (bounds its temporaries).
@@ -39,15 +42,19 @@ _SEAM_GAP = 0.1
 _SEAM_NOISE = 1e-9
 
 
-def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> np.ndarray:
-    """(T,) per soup triangle, the height it counts as rising to when deciding whether it blocks
-    from the floor up (a triangle rising more than a climb above the floor does): a floor
-    triangle's, or a steep one's whose top touches a floor triangle (a riser under its tread, a
-    curb), own top; any other steep triangle's the top of the steep surface rising from its top,
-    through the steep triangles that start there (a cliff's foot, a heightmap's first row of wall
-    triangles rising less than a climb, then the rows above: the agent cannot stand on it and
-    has nowhere to step up to). Followed up to _REACH_ROUNDS triangles. points, welded: the soup
-    welded (weld)."""
+def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per soup triangle, (T,) each: how high it counts as rising when deciding whether it blocks
+    from the floor up (a steep triangle does where that is more than a climb above the floor): a
+    floor triangle's, or a steep one's whose top touches a floor triangle (a riser under its tread,
+    a curb, a box under its top), own top; any other steep triangle's the top of the steep surface
+    rising from its top, through the steep triangles that start there (a cliff's foot, a
+    heightmap's first row of wall triangles rising less than a climb, then the rows above: the
+    agent cannot stand on it and has nowhere to step up to), followed up to _REACH_ROUNDS
+    triangles. And _step_heights: where that is within a climb of the floor, the agent steps up
+    onto the floor over the triangle (the low end of a ramp's side), which then blocks only from a
+    climb up, as a floor triangle does. An underside (a triangle facing down, more than _FACING_DOWN of its unit
+    normal: an overhang, or a flipped copy lying on a floor) never blocks from the floor up, its
+    first value -inf: what it hangs from lies above it. points, welded: the soup welded (weld)."""
     z = points[:, 2][welded]
     top, bottom = z.max(axis=1), z.min(axis=1)
     steep = ~floor_tri
@@ -55,6 +62,7 @@ def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray
     on_floor = np.zeros(len(points), dtype=bool)
     on_floor[welded[floor_tri].ravel()] = True
     climbs = steep & ~(at_top & on_floor[welded]).any(axis=1)
+    step = _step_heights(points, welded, floor_tri)
     # Each vertex's steep triangles that start there (their lowest corner), grouped by vertex.
     rows, corner = np.nonzero(steep[:, None] & (z <= (bottom + HEIGHT_NOISE)[:, None]))
     vertex = welded[rows, corner]
@@ -72,7 +80,35 @@ def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray
         if not grown.any():
             break
         reach[grown] = higher[grown]
-    return reach
+    corners = points[welded]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    reach[normal[:, 2] < -_FACING_DOWN * np.linalg.norm(normal, axis=1)] = -np.inf
+    return reach, step
+
+
+def _step_heights(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> np.ndarray:
+    """(T,) per soup triangle: the lowest point of its upper edges (the triangle lies below them)
+    that a floor triangle shares, or of its corners above its foot that a floor triangle holds:
+    where the floor runs on over its top (a ramp's top over its side, a tread over its riser); inf
+    where there is none, and for floor triangles. A lower edge or the foot a floor shares (a
+    wall's foot on the ground) is not stepped over."""
+    corners = points[welded]
+    a, b = welded, np.roll(welded, -1, axis=1)
+    key = np.minimum(a, b).astype(np.int64) * len(points) + np.maximum(a, b)
+    shared = np.isin(key, key[floor_tri].ravel()) & ~floor_tri[:, None]
+    p, q, c = corners, np.roll(corners, -1, axis=1), np.roll(corners, -2, axis=1)
+    edge, side = q - p, c - p
+    along = (side * edge).sum(axis=2) / np.maximum((edge * edge).sum(axis=2), np.finfo(float).tiny)
+    below = (side - along[..., None] * edge)[..., 2] < -HEIGHT_NOISE
+    low = np.minimum(p[..., 2], q[..., 2])
+    over_edges = np.where(shared & below, low, np.inf).min(axis=1)
+    # A corner above its foot that a floor holds (a ramp's side cut along its diagonal: the lower
+    # half touches the ramp's top at its low end only there).
+    on_floor = np.zeros(len(points), dtype=bool)
+    on_floor[welded[floor_tri].ravel()] = True
+    z = corners[..., 2]
+    held = on_floor[welded] & (z > z.min(axis=1, keepdims=True) + HEIGHT_NOISE) & ~floor_tri[:, None]
+    return np.minimum(over_edges, np.where(held, z, np.inf).min(axis=1))
 
 
 def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -147,7 +183,7 @@ def _wall_fractions(
     column first meets geometry that blocks the agent there; and the blocking segments (as
     Heightfield.boundary describes them) of those neighbour columns and of the outer corners'
     diagonal columns (outer_corners: _outer_corners), within the band of the span looking into each.
-    floors: (walkable (T,) bool per soup triangle: the floor triangles; tops (T,): _blocking_tops;
+    floors: (walkable (T,) bool per soup triangle: the floor triangles; _blocking_tops;
     floor_triangle (S,), the row of floor_slope each span was sampled from; floor_slope (F, 2),
     dz/dx and dz/dy of each): the floor's plane at each span, from which the steep triangles'
     parts are cut.
@@ -178,13 +214,20 @@ def _wall_fractions(
     count = np.searchsorted(col[near], ncol, "right") - first
     band_lo, band_hi = z[span] + params.agent_max_climb + HEIGHT_NOISE, z[span] + params.agent_height - HEIGHT_NOISE
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
-    walkable, tops, floor_triangle, floor_slope = floors
+    walkable, (tops, step), floor_triangle, floor_slope = floors
     gradient = floor_slope[floor_triangle[span]]
 
+    def from_foot(look, tri):
+        """Per (look, soup triangle): does the triangle block from the floor's plane up? A steep
+        one does where it (or the steep surface rising from it) rises more than a climb above the
+        floor and offers no floor to step onto within a climb (_blocking_tops)."""
+        steep = ~walkable[tri] & (tops[tri] > band_lo[look])
+        return steep & (step[tri] > band_lo[look])
+
     def part(look, tri):
-        """_band_part of soup triangles tri seen from looks `look`: a floor triangle's from a climb
-        above the floor, any other's from the floor's plane."""
-        ramp = walkable[tri]
+        """_band_part of soup triangles tri seen from looks `look`: from the floor's plane up
+        where from_foot, else from a climb above the floor."""
+        ramp = ~from_foot(look, tri)
         lo = np.where(ramp, band_lo[look], z[span[look]] + HEIGHT_NOISE)
         tilt = (np.where(ramp[:, None], 0.0, gradient[look]), start[look])
         return _band_part(vertices[triangles[tri]], lo, band_hi[look], tilt)
@@ -202,8 +245,8 @@ def _wall_fractions(
         # A steep triangle that rises into the band somewhere, or whose steep surface does
         # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
         # climb (a cone's foot round a floor under its rim).
-        steep = ~walkable[label[f]] & (hi[f] > z[span[active]] + HEIGHT_NOISE) & (lo[f] < band_hi[active])
-        steep[steep] &= tops[label[f[steep]]] > band_lo[active[steep]]
+        steep = (hi[f] > z[span[active]] + HEIGHT_NOISE) & (lo[f] < band_hi[active])
+        steep[steep] &= from_foot(active[steep], label[f[steep]])
         blocks |= steep
         t = _first_crossing(start[active], reach[active], part(active, label[f])[0])
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
