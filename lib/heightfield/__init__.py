@@ -20,6 +20,7 @@ from ..params import BakeParams
 from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
 from .ends import (
+    _blocking_tops,
     _floor_mesh,
     _fragments_seen,
     _ledge_fractions,
@@ -39,6 +40,7 @@ from .spans import (
     _link_spans,
     _merge_spans,
     _sample_cracks,
+    _under_steep,
 )
 
 __all__ = ["DIR_DX", "DIR_DY", "Heightfield", "LinkEnds", "build_heightfield"]
@@ -184,6 +186,13 @@ def build_heightfield(
     keep = span_walk & (ceiling - span_top >= params.agent_height - HEIGHT_NOISE)
     progress.at(0.5)
     keep[keep] &= ~_inside_solids(span_col[keep], span_top[keep], p[soup.closed], grid)
+    # Welded here, before the floors under steep triangles are dropped: those follow the steep
+    # surfaces up (_blocking_tops), and the traces below walk the welded floor.
+    points, welded = weld(soup.vertices, tris)
+    tops = _blocking_tops(points, welded, floor_tri)
+    steep_tops = tuple(top[~floor_tri] for top in tops)
+    keep[keep] &= ~_under_steep(span_col[keep], floor_top[keep], p[~floor_tri], steep_tops, grid, params)
+    del steep_tops
     shells = [(volume.area, volume_triangles(volume, soup.origin)) for volume in volumes]
     for area, shell in shells:
         if area is None:  # a volume that removes the floor inside it
@@ -213,7 +222,6 @@ def build_heightfield(
     progress.at(0.7)
     walls &= links < 0  # a wall where the link is missing
     progress.at(0.8)
-    points, welded = weld(soup.vertices, tris)
     floor_mesh = _floor_mesh(points, welded, floor_ids)
     plane = (span_tri, floor_mesh, lambda rows: soup.vertices[tris[floor_ids[rows]]])
     _link_overlaps(links, near, x, y, z, grid, floor, plane, params.agent_max_climb)
@@ -223,9 +231,14 @@ def build_heightfield(
     span, d = key // 4, key % 4
     wall = walls.ravel()[key]
     del walls
-    # Of the fragments, only those in the columns the walls look into are read again.
-    outer = _outer_corners(links)
-    wall_frags = _fragments_seen((span[wall], d[wall]), outer, x, y, (col, lo, hi, label), grid)
+    # Of the fragments, only those in the columns the links look into are read again. Ledge links
+    # look too: steep triangles that block from the floor up (a rock's foot, round the floor under
+    # it that is no floor, _under_steep) lie in a column with nothing in the band above a climb.
+    # Each span at a missing link also looks into its own column: the foot of a face leaning away
+    # can run through it, in front of the column the face blocks in (a box's side 84 degrees steep).
+    own = np.unique(span)
+    outer = tuple(np.concatenate(pair) for pair in zip(_outer_corners(links), (own, 0 * own, 0 * own)))
+    wall_frags = _fragments_seen((span, d), outer, x, y, (col, lo, hi, label), grid)
     del col, lo, hi, label
     block = np.where(wall, 1.0, 0.5)
     found = np.zeros(len(key), dtype=bool)
@@ -234,9 +247,14 @@ def build_heightfield(
         (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
     )
     progress.at(0.9)
-    block[wall], found[wall], blockers = _wall_fractions(
-        (span[wall], d[wall]), outer, x, y, z, wall_frags, points, welded, grid, params
+    floors_seen = (floor_tri, tops, floor_triangle, floor_slope)
+    blocked, met, blockers = _wall_fractions(
+        (span, d), outer, x, y, z, wall_frags, points, welded, grid, params, floors_seen
     )
+    block[wall], found[wall] = blocked[wall], met[wall]
+    # A ledge whose step meets such a triangle before the floor's traced end ends there.
+    steep = ledge & met & (~found | (blocked < block))
+    block[steep], found[steep] = blocked[steep], True
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
     wall_link = np.flatnonzero(wall)

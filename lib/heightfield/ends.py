@@ -21,6 +21,11 @@ _LEDGE_CLIP = 2.0
 # A trace step whose cross product with a boundary edge is at most this share of the edge's size
 # runs parallel to it: it does not cross it.
 _PARALLEL = 1e-12
+# Steep triangles _blocking_tops follows up a steep surface from a triangle's top.
+_REACH_ROUNDS = 16
+# A triangle whose unit normal's z is below minus this faces down (it leans over more than about a
+# degree past upright).
+_FACING_DOWN = 0.02
 # Spans whose neighbour columns _walls tests at once (bounds its temporaries).
 _WALL_CHUNK = 1 << 18
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
@@ -33,6 +38,75 @@ _SEAM_GAP = 0.1
 # same point to _floor_beyond (rounding of where the trace meets their edges), which takes the one
 # it stays in longest.
 _SEAM_NOISE = 1e-9
+
+
+def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per soup triangle, (T,) each: how high it counts as rising when deciding whether it blocks
+    from the floor up (a steep triangle does where that is more than a climb above the floor): a
+    floor triangle's, or a steep one's whose top touches a floor triangle (a riser under its tread,
+    a curb, a box under its top), own top; any other steep triangle's the top of the steep surface
+    rising from its top, through the steep triangles that start there (a cliff's foot, a
+    heightmap's first row of wall triangles rising less than a climb, then the rows above: the
+    agent cannot stand on it and has nowhere to step up to), followed up to _REACH_ROUNDS
+    triangles. And _step_heights: where that is within a climb of the floor, the agent steps up
+    onto the floor over the triangle (the low end of a ramp's side), which then blocks only from a
+    climb up, as a floor triangle does. An underside (a triangle facing down, more than _FACING_DOWN of its unit
+    normal: an overhang, or a flipped copy lying on a floor) never blocks from the floor up, its
+    first value -inf: what it hangs from lies above it. points, welded: the soup welded (weld)."""
+    z = points[:, 2][welded]
+    top, bottom = z.max(axis=1), z.min(axis=1)
+    steep = ~floor_tri
+    at_top = z >= (top - HEIGHT_NOISE)[:, None]
+    on_floor = np.zeros(len(points), dtype=bool)
+    on_floor[welded[floor_tri].ravel()] = True
+    climbs = steep & ~(at_top & on_floor[welded]).any(axis=1)
+    step = _step_heights(points, welded, floor_tri)
+    # Each vertex's steep triangles that start there (their lowest corner), grouped by vertex.
+    rows, corner = np.nonzero(steep[:, None] & (z <= (bottom + HEIGHT_NOISE)[:, None]))
+    vertex = welded[rows, corner]
+    order = np.argsort(vertex, kind="stable")
+    rows, vertex = rows[order], vertex[order]
+    starts = np.flatnonzero(np.r_[True, vertex[1:] != vertex[:-1]]) if len(vertex) else np.zeros(0, dtype=np.int64)
+    reach = top.copy()
+    for _ in range(_REACH_ROUNDS):
+        if not len(starts):
+            break
+        up = np.full(len(points), -np.inf)
+        up[vertex[starts]] = np.maximum.reduceat(reach[rows], starts)
+        higher = np.where(at_top, up[welded], -np.inf).max(axis=1)
+        grown = climbs & (higher > reach)
+        if not grown.any():
+            break
+        reach[grown] = higher[grown]
+    corners = points[welded]
+    normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    reach[normal[:, 2] < -_FACING_DOWN * np.linalg.norm(normal, axis=1)] = -np.inf
+    return reach, step
+
+
+def _step_heights(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> np.ndarray:
+    """(T,) per soup triangle: the lowest point of its upper edges (the triangle lies below them)
+    that a floor triangle shares, or of its corners above its foot that a floor triangle holds:
+    where the floor runs on over its top (a ramp's top over its side, a tread over its riser); inf
+    where there is none, and for floor triangles. A lower edge or the foot a floor shares (a
+    wall's foot on the ground) is not stepped over."""
+    corners = points[welded]
+    a, b = welded, np.roll(welded, -1, axis=1)
+    key = np.minimum(a, b).astype(np.int64) * len(points) + np.maximum(a, b)
+    shared = np.isin(key, key[floor_tri].ravel()) & ~floor_tri[:, None]
+    p, q, c = corners, np.roll(corners, -1, axis=1), np.roll(corners, -2, axis=1)
+    edge, side = q - p, c - p
+    along = (side * edge).sum(axis=2) / np.maximum((edge * edge).sum(axis=2), np.finfo(float).tiny)
+    below = (side - along[..., None] * edge)[..., 2] < -HEIGHT_NOISE
+    low = np.minimum(p[..., 2], q[..., 2])
+    over_edges = np.where(shared & below, low, np.inf).min(axis=1)
+    # A corner above its foot that a floor holds (a ramp's side cut along its diagonal: the lower
+    # half touches the ramp's top at its low end only there).
+    on_floor = np.zeros(len(points), dtype=bool)
+    on_floor[welded[floor_tri].ravel()] = True
+    z = corners[..., 2]
+    held = on_floor[welded] & (z > z.min(axis=1, keepdims=True) + HEIGHT_NOISE) & ~floor_tri[:, None]
+    return np.minimum(over_edges, np.where(held, z, np.inf).min(axis=1))
 
 
 def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -89,19 +163,28 @@ def _outer_corners(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return span, DIR_DX[d] + DIR_DX[turned], DIR_DY[d] + DIR_DY[turned]
 
 
-def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams):
+def _wall_fractions(
+    wall, outer_corners, x, y, z, frags, vertices, triangles, grid: _Grid, params: BakeParams, floors: tuple
+):
     """(fraction, found) per wall link: where the line from this centre across the neighbour
     column first meets geometry that blocks the agent there; and the blocking segments (as
     Heightfield.boundary describes them) of those neighbour columns and of the outer corners'
     diagonal columns (outer_corners: _outer_corners), within the band of the span looking into each.
+    floors: (walkable (T,) bool per soup triangle: the floor triangles; _blocking_tops;
+    floor_triangle (S,), the row of floor_slope each span was sampled from; floor_slope (F, 2),
+    dz/dx and dz/dy of each): the floor's plane at each span, from which the steep triangles'
+    parts are cut.
 
     Candidates are the triangles rasterised into the neighbour column within the agent's band
     (above climb, below head height). What blocks is the part of each such triangle within the
-    band, seen from above (_band_part): a ramp rising from the floor blocks where it has risen more
-    than a climb, not along its foot, which the floor meets at its own height. An agent no taller
-    than its climb (agent_height <= agent_max_climb) leaves no height between the two: its band is
-    the one height a climb above the floor, which the solid _walls found blocking (from below head
-    height to above a climb) crosses, and where the span merge stops taking a face as stepped
+    band, seen from above (_band_part): a ramp (a floor triangle) rising from the floor blocks where
+    it has risen more than a climb, not along its foot, which the floor meets at its own height. Any
+    other triangle (too steep to walk, or not walkable) blocks from where it leaves the floor's
+    plane up to head height: the foot of a cone, a tapered rock or a face leaning away lies nearer
+    than its section a climb up, and the agent cannot step onto it. An agent no taller than its
+    climb (agent_height <= agent_max_climb) leaves no height between a climb and its head: its band
+    is the one height a climb above the floor, which the solid _walls found blocking (from below
+    head height to above a climb) crosses, and where the span merge stops taking a face as stepped
     over. Taken as it came, that band was empty: no wall was found and none bounded the floor (at
     radius 0.5 the navmesh came within 0.108 m of a crate). The fraction is the
     first crossing of the line with one of those parts, between the near and far sides of the
@@ -124,6 +207,24 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     band_lo = z[span] + params.agent_max_climb + STEP_NOISE
     band_hi = np.maximum(z[span] + params.agent_height - HEIGHT_NOISE, band_lo)  # empty at height <= climb
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
+    walkable, (tops, step), floor_triangle, floor_slope = floors
+    gradient = floor_slope[floor_triangle[span]]
+
+    def from_foot(look, tri):
+        """Per (look, soup triangle): does the triangle block from the floor's plane up? A steep
+        one does where it (or the steep surface rising from it) rises more than a climb above the
+        floor and offers no floor to step onto within a climb (_blocking_tops)."""
+        steep = ~walkable[tri] & (tops[tri] > band_lo[look])
+        return steep & (step[tri] > band_lo[look])
+
+    def part(look, tri):
+        """_band_part of soup triangles tri seen from looks `look`: from the floor's plane up
+        where from_foot, else from a climb above the floor."""
+        ramp = ~from_foot(look, tri)
+        lo = np.where(ramp, band_lo[look], z[span[look]] + HEIGHT_NOISE)
+        tilt = (np.where(ramp[:, None], 0.0, gradient[look]), start[look])
+        return _band_part(vertices[triangles[tri]], lo, band_hi[look], tilt)
+
     # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
     reach = np.zeros((len(span), 2))
     reach[: len(link_span)] = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
@@ -134,8 +235,13 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     while active.size:
         f = near[first[active] + k]
         blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
-        part = _band_part(vertices[triangles[label[f]]], band_lo[active], band_hi[active])[0]
-        t = _first_crossing(start[active], reach[active], part)
+        # A steep triangle that rises into the band somewhere, or whose steep surface does
+        # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
+        # climb (a cone's foot round a floor under its rim).
+        steep = (hi[f] > z[span[active]] + HEIGHT_NOISE) & (lo[f] < band_hi[active])
+        steep[steep] &= from_foot(active[steep], label[f[steep]])
+        blocks |= steep
+        t = _first_crossing(start[active], reach[active], part(active, label[f])[0])
         best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
         seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
         k += 1
@@ -145,7 +251,7 @@ def _wall_fractions(wall, outer_corners, x, y, z, frags, vertices, triangles, gr
     pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
     link, tri = pairs[:, 0], pairs[:, 1]
     lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
-    corners, source = _band_part(vertices[triangles[tri]], band_lo[link], band_hi[link])
+    corners, source = part(link, tri)
     blocking, row = np.unique(tri, return_inverse=True)
     interior = _interior_edges(blocking, vertices, triangles)[row.reshape(-1)]
     k = corners.shape[1]
@@ -200,16 +306,25 @@ def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray
     return across.reshape(-1, 3)[np.searchsorted(touching, tri)]
 
 
-def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _band_part(tri: np.ndarray, lo: np.ndarray, hi: np.ndarray, tilt=None) -> tuple[np.ndarray, np.ndarray]:
     """(N, 5, 2): seen from above, the part of each triangle (N, 3, 3) between heights lo and hi
     (N,), a polygon of up to five corners, padded by repeating its last (all corners the same
     where nothing of it lies between). A vertical triangle's part is a segment traced both ways.
     Also (N, 5): the triangle edge (0 to 2, corner k to k + 1) each of the part's edges (corner e
-    to e + 1) runs along, or -1 where it is a cut at lo or hi."""
+    to e + 1) runs along, or -1 where it is a cut at lo or hi.
+    tilt: None, or (gradient (N, 2), origin (N, 2)): the lower cut is then the plane of that
+    gradient through height lo at origin (a sloping floor), not the level lo."""
     poly, count = tri, np.full(len(tri), 3)
     source = np.tile(np.arange(3), (len(tri), 1))
-    for level, above in ((lo, True), (hi, False)):
-        poly, count, source = _clip_at_height(poly, count, source, level, above)
+    if tilt is not None:
+        gradient, origin = tilt
+        rise = (gradient[:, None, :] * (tri[..., :2] - origin[:, None, :])).sum(axis=2)
+        poly = np.concatenate([tri[..., :2], (tri[..., 2] - rise)[..., None]], axis=2)
+    poly, count, source = _clip_at_height(poly, count, source, lo, True)
+    if tilt is not None:  # back to heights: the plane is linear, so the cut points stay on it
+        rise = (gradient[:, None, :] * (poly[..., :2] - origin[:, None, :])).sum(axis=2)
+        poly = np.concatenate([poly[..., :2], (poly[..., 2] + rise)[..., None]], axis=2)
+    poly, count, source = _clip_at_height(poly, count, source, hi, False)
     rows = np.arange(len(poly))
     last_corner = np.maximum(count - 1, 0)
     last, last_source = poly[rows, last_corner], source[rows, last_corner]

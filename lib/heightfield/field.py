@@ -62,9 +62,12 @@ class Heightfield:
     link_ends: LinkEnds or None: where each missing link's floor ends (see link_end). None means
     0.5 of the step everywhere, found.
     boundary: (G, 5) float64 or None: where the floor ends, as top-view segments (x0, y0, x1, y1, z)
-    with the floor height z of the span that sees them. At walls, exactly: the edges of every
-    triangle that blocks a wall link inside the agent's band, clipped to the neighbour column's
-    square. At ledges, a cell-wide segment across the step at its link end. None when not recorded
+    with the floor height z of the span that sees them. At walls, exactly: the outline of the part
+    of every triangle that blocks inside the agent's band seen from a missing link's span (in the
+    neighbour column, the span's own column or an outer corner's), clipped to the square of that
+    column and the eight round it; a steep triangle rising above a climb blocks from the floor's
+    plane up (its foot), a floor triangle from a climb up. At ledges, the floor triangles' edges
+    where the floor ends, or a cell-wide segment across the step at its link end. None when not recorded
     (hand-built heightfields).
     floor_triangle: (S,) int32 or None: the floor triangle each span was sampled from, as a row of
     floor_slope and floor_range (per triangle, not per span: a triangle holds many spans).

@@ -280,6 +280,51 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     return inside
 
 
+def _under_steep(
+    span_col: np.ndarray, z: np.ndarray, tris: np.ndarray, tops: tuple, grid: _Grid, params: BakeParams
+) -> np.ndarray:
+    """Per floor (span_col in column order, floor heights z): does its column centre lie under a
+    triangle that is no floor (tris (T, 3, 3): too steep, or not walkable), above the floor and
+    below head height, where that triangle, or the steep surface rising from it, rises more than
+    a climb above the floor with no floor to step onto within a climb (tops: ends._blocking_tops
+    of tris)? The agent would stand inside what blocks it: the floor running on under the foot of a cone, a
+    tapered rock or a box leaning away, below a climb there, is no floor. (Merged into the floor's
+    span within a climb, such a triangle is no ceiling.) A curb or a slanted riser that stays below
+    a climb is still stepped onto. Sampled a band of rows at a time, as _inside_solids."""
+    under = np.zeros(len(span_col), dtype=bool)
+    normal = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    tilted = np.abs(normal[:, 2]) > UPRIGHT_NZ * np.linalg.norm(normal, axis=1)
+    tris, top, step = tris[tilted], tops[0][tilted], tops[1][tilted]
+    if len(tris) == 0 or len(span_col) == 0:
+        return under
+    low_row = np.floor((tris[:, :, 1].min(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) - 1
+    high_row = np.floor((tris[:, :, 1].max(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) + 1
+    band = max(1, _SOLID_BAND_COLUMNS // grid.width)
+    for first_row in range(0, grid.height, band):
+        rows = range(first_row, min(first_row + band, grid.height))
+        lo, hi = np.searchsorted(span_col, [rows.start * grid.width, rows.stop * grid.width])
+        if lo == hi:
+            continue
+        near = np.flatnonzero((high_row >= rows.start) & (low_row < rows.stop))
+        col, height, _, _, tri = _sample_centres(tris[near], near, grid, rows, tol_cells=0.0)
+        first = lo + np.searchsorted(span_col[lo:hi], col, "left")
+        count = lo + np.searchsorted(span_col[lo:hi], col, "right") - first
+        k = 0
+        active = np.flatnonzero(count > 0)
+        while active.size:  # each sample against each floor of its column
+            s = first[active] + k
+            hit = (
+                (height[active] > z[s] + HEIGHT_NOISE)
+                & (height[active] < z[s] + params.agent_height - HEIGHT_NOISE)
+                & (top[tri[active]] > z[s] + params.agent_max_climb + STEP_NOISE)
+                & (step[tri[active]] > z[s] + params.agent_max_climb + STEP_NOISE)
+            )
+            under[s[hit]] = True
+            k += 1
+            active = active[count[active] > k]
+    return under
+
+
 def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT):
     """Link each span to the best passable span of each neighbour column; links are mutual.
 
