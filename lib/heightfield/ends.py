@@ -665,13 +665,15 @@ def _plane_height(rows: np.ndarray, floor_mesh: tuple, point: np.ndarray) -> np.
 def _leave_triangle(corners: np.ndarray, start: np.ndarray, step: np.ndarray, entry: np.ndarray):
     """Where start + t * step leaves each counter-clockwise top-view triangle (N, 3, 2) it runs
     through from t = entry on: (the exit edge k, from corner k to k + 1; t, inf if it never leaves)."""
-    edge = np.roll(corners, -1, axis=1) - corners
+    edge = corners[:, [1, 2, 0]] - corners
     rel0 = start[:, None, :] - corners
     # Signed side of the edge (>= 0 inside) at t = 0 and its change per unit t along the step.
     side0 = edge[..., 0] * rel0[..., 1] - edge[..., 1] * rel0[..., 0]
     rate = edge[..., 0] * step[:, None, 1] - edge[..., 1] * step[:, None, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        leave = np.where(rate < 0, side0 / -rate, np.inf)
+    # (Divided only where the line runs outward: walks call this once per triangle crossed, so
+    # no errstate context or rolled copy per call.)
+    leave = np.full(rate.shape, np.inf)
+    np.divide(side0, -rate, out=leave, where=rate < 0)
     exit_edge = np.argmin(leave, axis=1)
     return exit_edge, np.maximum(leave[np.arange(len(start)), exit_edge], entry)
 
