@@ -35,7 +35,7 @@ from .rings import (
     _touches_itself,
 )
 from .seams import joined_alongside, joined_back_to_back
-from .simplify import _rdp, _section, _simplify
+from .simplify import _rdp, _section, _simplify, borders_in_the_way
 from .slits import closed_slits
 from .trace import _boundary_edges, _cycles, _edge_points, _split_broken_borders, _square_corners, _successors
 
@@ -97,6 +97,9 @@ _FINER_STEPS = (2, 4)
 # A lobe of floor smaller than region_min_area that a ring holds by a neck narrower than this many
 # cells is cut off: polygons across the neck would be needles or slivers.
 _NECK = 0.1
+# Rounds of keeping more points of shared borders whose chords other rings cross (the second
+# keeps every point of a border its first round's points did not clear).
+_BORDER_PASSES = 3
 # Traced points of the rings simplified together (bounds the time between progress reports).
 _BATCH_POINTS = 20_000
 
@@ -161,6 +164,25 @@ def build_contours(
             k
             for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
             if whole & _shared_keys(ring_points, ring_labels)
+        ]
+        for k, ring_pieces in zip(
+            again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
+        ):
+            pieces[k] = ring_pieces
+    # A shared border whose chord another ring of either region crosses or lies beyond keeps
+    # more of its points, in the rings on both sides of it.
+    for _ in range(_BORDER_PASSES):
+        by_region: dict[int, list[tuple]] = {}
+        for (r, _, _), ring_pieces in zip(traced_rings, pieces):
+            by_region.setdefault(r, []).extend(piece for piece in ring_pieces if piece[2] is not None)
+        in_the_way = set().union(*(borders_in_the_way(rings, tolerance, kept) for rings in by_region.values()))
+        if not in_the_way:
+            break
+        kept = kept | in_the_way
+        again = [
+            k
+            for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
+            if in_the_way & _shared_keys(ring_points, ring_labels)
         ]
         for k, ring_pieces in zip(
             again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
