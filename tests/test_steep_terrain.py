@@ -63,3 +63,18 @@ def test_steep_hills_at_radius_zero_keep_every_region(caplog):
     missing = missing_floor(mesh, triangles, slope, 45.0, 1.5 * params.cell_size)
     assert missing.area < 0.5, missing.area
     assert_valid_navmesh(mesh)
+
+
+def test_steep_hills_at_a_small_radius_keep_holes_as_they_are(caplog):
+    # At radius 0.1 (under half a cell) the outline of a steep patch closed the mouth of a pocket
+    # of floor in it (contours.pinches), so the hole touched itself, and the polygon stage
+    # replaced it by its convex hull: the pocket and the floor in the hole's dents were lost.
+    scene, triangles, slope = terrain(8, 2.5, 80.0, (38.0, 48.0, 49.0, 59.0))
+    params = BakeParams(cell_size=0.25, agent_radius=0.1, agent_max_slope=45.0)
+    with caplog.at_level(logging.WARNING, logger="blender_navmesh"):
+        mesh = generate(scene.vertices, scene.triangles, params)
+    assert "convex hull" not in caplog.text
+    assert "dropped" not in caplog.text
+    missing = missing_floor(mesh, triangles, slope, 45.0, params.agent_radius + 1.5 * params.cell_size)
+    assert missing.area < 0.03, missing.area
+    assert_valid_navmesh(mesh)

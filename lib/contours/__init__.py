@@ -23,7 +23,7 @@ from ..progress import SILENT, Progress
 from ..regions import RegionMap
 from .corners import fewer_corners
 from .holes import _HOLE_REACH, _enclosing_hole
-from .pinches import widen_pinches
+from .pinches import dropped_pockets, widen_pinches
 from .push import _away_from_walls, _push_rings, _reach, _RingBoxes
 from .rings import (
     _cut_necks,
@@ -258,6 +258,7 @@ def build_contours(
             ]
             neighbours = [nb for _, nb in cut]
             chosen = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
+            chosen, neighbours = map(list, zip(*map(dropped_pockets, chosen, neighbours)))
             chosen, neighbours = map(
                 list,
                 zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
