@@ -111,7 +111,11 @@ def _simplification_tolerance(params) -> float:
 
 
 def build_contours(
-    hf: Heightfield, region_map: RegionMap, params: BakeParams, progress: Progress = SILENT
+    hf: Heightfield,
+    region_map: RegionMap,
+    params: BakeParams,
+    progress: Progress = SILENT,
+    boundary: FloorBoundary | None = None,
 ) -> list[RegionOutline]:
     """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
 
@@ -125,7 +129,8 @@ def build_contours(
     and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
     A wall edge that two regions' outlines walk both ways is made their shared border. Wall edges
     are then pushed out of the agent's band (push.py), and short edges between two notches of the
-    floor dropped (corners.py).
+    floor dropped (corners.py). `boundary`: the heightfield's FloorBoundary when the caller has
+    it (one outlining the floor again passes the first one's, whose measurements it keeps).
     """
     region = region_map.region
     if region_map.region_count == 0:
@@ -133,7 +138,7 @@ def build_contours(
     edges = _boundary_edges(hf, region)
     if len(edges.span) == 0:
         return []
-    boundary = FloorBoundary(hf, params)
+    boundary = boundary or FloorBoundary(hf, params)
     points, labels = _edge_points(hf, region_map, params, edges, boundary)
     successor = _successors(hf, edges)
     tolerance = _simplification_tolerance(params)
