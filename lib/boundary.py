@@ -37,6 +37,10 @@ class FloorBoundary:
         self.start = sorted_starts(key[order], self.cols * self.rows)
         # (distance, where) of every edge distance() measured, by the bytes of its p, q, zp, zq.
         self._measured: dict[bytes, tuple[float, float]] = {}
+        # Results of the contour stage's pushes and settlings of a ring (contours.push), by the bytes
+        # of their inputs: a ring no push clears is settled alone, then again to make room or merge,
+        # and the stage runs twice when bridges are closed (pipeline._outlines), on the same rings.
+        self.memo: dict[tuple, tuple] = {}
 
     def _cell(self, xy: np.ndarray) -> np.ndarray:
         return np.clip(

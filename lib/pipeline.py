@@ -8,6 +8,7 @@ import numpy as np
 
 from . import auto_links, clearance, contours, detail, heightfield, polygons, prune, regions
 from . import links as offmesh
+from .boundary import FloorBoundary
 from .navmesh import NavMesh
 from .params import BakeParams
 from .progress import Progress, ProgressCallback
@@ -120,11 +121,14 @@ def _outlines(
     that could not be pushed off the walls are closed, and the floor outlined again without them;
     that outline is kept if fewer rings fail: a passage is given up rather than the outline reaching
     into the agent's band."""
-    outlines = contours.build_contours(hf, region_map, params, progress.span(0.0, 0.6))
+    # One boundary for both outlines: most rings come out the same, and their pushes are not
+    # measured again (FloorBoundary.memo).
+    boundary = FloorBoundary(hf, params)
+    outlines = contours.build_contours(hf, region_map, params, progress.span(0.0, 0.6), boundary)
     closed = regions.bridges_near(hf, region_map, [(o.region, o.unpushed) for o in outlines if o.unpushed])
     if len(closed):
         closed_map = regions.build_regions(hf, params, progress.span(0.6, 0.75), (region_map, closed))
-        again = contours.build_contours(hf, closed_map, params, progress.span(0.75, 1.0))
+        again = contours.build_contours(hf, closed_map, params, progress.span(0.75, 1.0), boundary)
         if sum(len(o.unpushed) for o in again) < sum(len(o.unpushed) for o in outlines):
             return closed_map, again
     return region_map, outlines

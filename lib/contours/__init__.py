@@ -23,7 +23,7 @@ from ..progress import SILENT, Progress
 from ..regions import RegionMap
 from .corners import fewer_corners
 from .holes import _HOLE_REACH, _enclosing_hole
-from .pinches import widen_pinches
+from .pinches import dropped_pockets, widen_pinches
 from .push import _away_from_walls, _push_rings, _reach, _RingBoxes
 from .rings import (
     _cut_necks,
@@ -35,7 +35,7 @@ from .rings import (
     _touches_itself,
 )
 from .seams import joined_alongside, joined_back_to_back
-from .simplify import _rdp, _section, _simplify
+from .simplify import _rdp, _section, _simplify, borders_in_the_way
 from .slits import closed_slits
 from .trace import _boundary_edges, _cycles, _edge_points, _split_broken_borders, _square_corners, _successors
 
@@ -97,6 +97,9 @@ _FINER_STEPS = (2, 4)
 # A lobe of floor smaller than region_min_area that a ring holds by a neck narrower than this many
 # cells is cut off: polygons across the neck would be needles or slivers.
 _NECK = 0.1
+# Rounds of keeping more points of shared borders whose chords other rings cross (the second
+# keeps every point of a border its first round's points did not clear).
+_BORDER_PASSES = 3
 # Traced points of the rings simplified together (bounds the time between progress reports).
 _BATCH_POINTS = 20_000
 
@@ -108,7 +111,11 @@ def _simplification_tolerance(params) -> float:
 
 
 def build_contours(
-    hf: Heightfield, region_map: RegionMap, params: BakeParams, progress: Progress = SILENT
+    hf: Heightfield,
+    region_map: RegionMap,
+    params: BakeParams,
+    progress: Progress = SILENT,
+    boundary: FloorBoundary | None = None,
 ) -> list[RegionOutline]:
     """Trace, place (sub-cell, marching squares) and simplify the outline of every region.
 
@@ -122,7 +129,8 @@ def build_contours(
     and where the regions differ in area id, the points symmetric RDP keeps, the same on both sides.
     A wall edge that two regions' outlines walk both ways is made their shared border. Wall edges
     are then pushed out of the agent's band (push.py), and short edges between two notches of the
-    floor dropped (corners.py).
+    floor dropped (corners.py). `boundary`: the heightfield's FloorBoundary when the caller has
+    it (one outlining the floor again passes the first one's, whose measurements it keeps).
     """
     region = region_map.region
     if region_map.region_count == 0:
@@ -130,7 +138,7 @@ def build_contours(
     edges = _boundary_edges(hf, region)
     if len(edges.span) == 0:
         return []
-    boundary = FloorBoundary(hf, params)
+    boundary = boundary or FloorBoundary(hf, params)
     points, labels = _edge_points(hf, region_map, params, edges, boundary)
     successor = _successors(hf, edges)
     tolerance = _simplification_tolerance(params)
@@ -161,6 +169,25 @@ def build_contours(
             k
             for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
             if whole & _shared_keys(ring_points, ring_labels)
+        ]
+        for k, ring_pieces in zip(
+            again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
+        ):
+            pieces[k] = ring_pieces
+    # A shared border whose chord another ring of either region crosses or lies beyond keeps
+    # more of its points, in the rings on both sides of it.
+    for _ in range(_BORDER_PASSES):
+        by_region: dict[int, list[tuple]] = {}
+        for (r, _, _), ring_pieces in zip(traced_rings, pieces):
+            by_region.setdefault(r, []).extend(piece for piece in ring_pieces if piece[2] is not None)
+        in_the_way = set().union(*(borders_in_the_way(rings, tolerance, kept) for rings in by_region.values()))
+        if not in_the_way:
+            break
+        kept = kept | in_the_way
+        again = [
+            k
+            for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
+            if in_the_way & _shared_keys(ring_points, ring_labels)
         ]
         for k, ring_pieces in zip(
             again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
@@ -234,6 +261,7 @@ def build_contours(
             ]
             neighbours = [nb for _, nb in cut]
             chosen = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
+            chosen, neighbours = map(list, zip(*map(dropped_pockets, chosen, neighbours)))
             chosen, neighbours = map(
                 list,
                 zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),

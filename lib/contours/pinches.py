@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, point_segment_distance, segment_distance, signed_area
+from ..geometry import cross_vectors, point_segment_distance, ring_loops, segment_distance, signed_area
 from .rings import _points_near_edges
 
 # A point closer than this many cells to an edge that is not its own pinches the outline.
@@ -65,8 +65,42 @@ def widen_pinches(
     for k, e in _pinches(points[:, :2], nxt, prv, free, touch):
         gaps = np.hypot(*(points[[e, nxt[e]], :2] - points[k, :2]).T)
         if gaps.min() < touch:
-            points[k] = points[(e, nxt[e])[int(np.argmin(gaps))]]
+            end = (e, nxt[e])[int(np.argmin(gaps))]
+            ring = ring_of[k]
+            if ring_of[end] == ring and areas[ring] < 0:
+                # A hole touching itself may only close off pockets of floor (dropped_pockets):
+                # where it would touch itself as two holes, the polygon stage replaced it by its
+                # convex hull; the polygon stage closes such a pinch itself.
+                closed = points[starts[ring] : starts[ring] + sizes[ring]].copy()
+                closed[k - starts[ring]] = points[end]
+                if sum(signed_area(closed[loop]) < 0 for loop in _loops(closed)) != 1:
+                    continue
+            points[k] = points[end]
     return [points[s : s + n] for s, n in zip(starts, sizes)]
+
+
+def dropped_pockets(ring: np.ndarray, nb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ring, neighbours): a hole that touches itself (widen_pinches closing the mouth of a pocket of
+    floor in it) as its one loop that turns its way, the pockets dropped: the polygon stage takes
+    no hole touching itself (steep hills: it replaced two such holes by their convex hulls). Other
+    rings as they are."""
+    if len(ring) < 4 or signed_area(ring) >= 0:
+        return ring, nb
+    loops = _loops(ring)
+    kept = [loop for loop in loops if len(loop) >= 3 and signed_area(ring[loop]) < 0]
+    if len(loops) == 1 or len(kept) != 1:
+        return ring, nb
+    loop = np.asarray(kept[0])
+    # The edge leaving a loop's point is the ring's edge leaving it, or, where the loop jumps past
+    # a pocket, the edge into its next point (the pocket's mouth, one point visited twice).
+    after = np.roll(loop, -1)
+    same = (ring[(loop + 1) % len(ring), :2] == ring[after, :2]).all(axis=1)
+    return ring[loop], nb[np.where(same, loop, (after - 1) % len(ring))]
+
+
+def _loops(ring: np.ndarray) -> list[list[int]]:
+    """The ring split into loops where it passes one point twice (to 1e-9 m)."""
+    return ring_loops(list(map(tuple, np.round(ring[:, :2], 9).tolist())))
 
 
 def _pinches(xy: np.ndarray, nxt: np.ndarray, prv: np.ndarray, free: np.ndarray, pinch: float):

@@ -225,6 +225,18 @@ def _in_band(ring: np.ndarray, nb: np.ndarray, boundary: FloorBoundary) -> bool:
 def _settle(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary
 ) -> tuple[np.ndarray, np.ndarray]:
+    """_settle_once, measured once per ring (FloorBoundary.memo): steep hills at radius 0.1 settled
+    a third of their rings twice or more."""
+    key = ("settle", ring.tobytes(), nb.tobytes(), fixed.tobytes())
+    if key not in boundary.memo:
+        boundary.memo[key] = _settle_once(ring, nb, fixed, boundary)
+    settled, settled_nb = boundary.memo[key]
+    return settled.copy(), settled_nb.copy()
+
+
+def _settle_once(
+    ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary
+) -> tuple[np.ndarray, np.ndarray]:
     """(ring, neighbours): a ring that no parallel push clears (its wall edges face walls on both
     sides, as a tip of floor between two pillars does) with each wall edge that dips into the band
     split where it comes closest, and the new point and every free point in the band moved straight
@@ -539,6 +551,15 @@ def _wall_gap(a: np.ndarray, b: np.ndarray, za: np.ndarray, zb: np.ndarray, boun
 def _push_off_walls(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
 ):
+    """_push_once, measured once per ring and number of passes (FloorBoundary.memo)."""
+    key = ("push", passes, ring.tobytes(), nb.tobytes(), fixed.tobytes())
+    if key not in boundary.memo:
+        boundary.memo[key] = _push_once(ring, nb, fixed, boundary, passes)
+    pushed, pushed_nb, cleared = boundary.memo[key]
+    return pushed.copy(), pushed_nb.copy(), cleared
+
+
+def _push_once(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int):
     """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
     floor's boundary; cleared is False when the passes ran out before that held.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
-from ..geometry import cross_vectors, distances_to_segment, ring_next, ring_prev, signed_area
+from ..geometry import cross_vectors, distances_to_segment, ring_next, ring_prev, segments_meet, signed_area
 from .rings import _crossing_edges, _dedupe
 from .swept import walls_swept
 
@@ -239,3 +239,68 @@ def _rdp(
                 next_chords += [(c, d) for c, d in ((a, m), (m, b)) if d - c >= 2]
         chords = next_chords
     return [np.flatnonzero(keep[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+
+
+def borders_in_the_way(rings: list[tuple], tolerance: float, kept: frozenset | set) -> set[tuple[float, float]]:
+    """Top-view positions of shared points to keep, so that no region's simplified ring has a chord
+    of a shared border that another ring of the region crosses or lies beyond: `rings` are one
+    region's (traced points, traced labels, simplified option). A shared border keeps only its ends
+    (Recast keeps region portals as chords), and between two ends an L-shaped border's chord cuts a
+    corner of one region off and gives it to the other, with any hole in the corner: the hole then
+    crosses the outline, and the region could not be decomposed (steep hills at radius 0: 55 m² of
+    floor dropped). Such a border keeps the points symmetric Ramer-Douglas-Peucker keeps of it,
+    walked from its lexicographically smaller end as both regions walk it (_area_border_corners),
+    or, if those are kept already, all its points."""
+    options = [option for _, _, option in rings]
+    if not options:
+        return set()
+    starts = np.concatenate([option[0][:, :2] for option in options])
+    ends = np.concatenate([ring_next(option[0][:, :2]) for option in options])
+    out: set[tuple[float, float]] = set()
+    for traced, labels, (points, nb, _) in rings:
+        if not (nb >= 0).any():
+            continue
+        traced, labels = _dedupe(traced, labels)
+        at: dict[tuple, int] = {}
+        for k, key in enumerate(map(tuple, traced[:, :2].tolist())):
+            at.setdefault(key, k)
+        for k in np.flatnonzero(nb >= 0).tolist():
+            a, b = points[k, :2], points[(k + 1) % len(points), :2]
+            ia, ib = at.get(tuple(a.tolist())), at.get(tuple(b.tolist()))
+            if ia is None or ib is None:
+                continue
+            span = _section(ia, ib, len(traced))
+            if len(span) <= 2 or not _in_the_way(traced[span, :2], starts, ends):
+                continue
+            run = span if tuple(traced[span[0], :2]) <= tuple(traced[span[-1], :2]) else span[::-1]
+            corners = run[_rdp([traced[run]], tolerance, outside_share=1.0)[0]]
+            keys = set(map(tuple, traced[corners, :2].tolist()))
+            if keys <= kept:
+                keys = set(map(tuple, traced[run, :2].tolist()))
+            out |= keys - kept
+    return out
+
+
+def _in_the_way(run: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """Does an edge starts[i] -> ends[i] of a region's rings meet the chord between the run's ends
+    (other than at them), or start strictly between the chord and the run (even-odd test)?"""
+    a, b = run[0], run[-1]
+    low, high = run.min(axis=0), run.max(axis=0)
+    near = np.flatnonzero(
+        (np.maximum(starts, ends) >= low).all(axis=1) & (np.minimum(starts, ends) <= high).all(axis=1)
+    )
+    if not near.size:
+        return False
+    s, e = starts[near], ends[near]
+    at_end = (s == a).all(axis=1) | (s == b).all(axis=1) | (e == a).all(axis=1) | (e == b).all(axis=1)
+    if segments_meet(a, b, s[~at_end], e[~at_end]).any():
+        return True
+    inside = s[~((s == a).all(axis=1) | (s == b).all(axis=1))]
+    if not len(inside):
+        return False
+    p, q = run, ring_next(run)
+    x, y = inside[:, 0:1], inside[:, 1:2]
+    straddles = (p[None, :, 1] > y) != (q[None, :, 1] > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross_x = p[None, :, 0] + (y - p[None, :, 1]) * ((q - p)[None, :, 0] / (q - p)[None, :, 1])
+    return bool((np.count_nonzero(straddles & (x < cross_x), axis=1) % 2).any())
