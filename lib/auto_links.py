@@ -40,7 +40,11 @@ def jump_links(mesh: NavMesh, triangles: np.ndarray, params: BakeParams) -> list
     index = MeshIndex(mesh)
     cs, r, climb = float(params.cell_size), float(params.agent_radius), float(params.agent_max_climb)
     found: list[LinkSpec] = []
-    for start, outward in _ledge_samples(mesh, float(params.jump_step)):
+    for polygon, start, outward in _ledge_samples(mesh, float(params.jump_step)):
+        # On the surface, not on the straight edge between the polygon's corners: along a ramp's or
+        # a hill's edge the two part by up to the height error (a scaled level's drop started
+        # 3.5 m off its floor and was refused).
+        start[2] = index.height(polygon, start)
         landing = _landing(index, start, outward, reach, up, drop, climb, cs, r)
         if landing is None:
             continue
@@ -61,11 +65,12 @@ def jump_links(mesh: NavMesh, triangles: np.ndarray, params: BakeParams) -> list
 
 
 def _ledge_samples(mesh: NavMesh, step: float):
-    """(point, outward unit direction seen from above) every `step` m along the boundary edges."""
+    """(polygon, point on its edge, outward unit direction seen from above) every `step` m along
+    the boundary edges."""
     boundary = np.flatnonzero(mesh.neighbors < 0)
     a = mesh.vertices[mesh.poly_vertices[boundary]]
     b = mesh.vertices[mesh.edge_next_vertex[boundary]]
-    for p, q in zip(a, b):
+    for polygon, p, q in zip(mesh.edge_polygon[boundary].tolist(), a, b):
         length = math.hypot(q[0] - p[0], q[1] - p[1])
         if length <= 0.0:
             continue
@@ -73,7 +78,7 @@ def _ledge_samples(mesh: NavMesh, step: float):
         outward = np.array([q[1] - p[1], p[0] - q[0]]) / length
         count = max(1, int(length // step))
         for k in range(count):
-            yield p + (k + 0.5) / count * (q - p), outward
+            yield polygon, p + (k + 0.5) / count * (q - p), outward
 
 
 def _landing(
