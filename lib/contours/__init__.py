@@ -165,15 +165,7 @@ def build_contours(
     }
     if whole:
         kept = kept | whole
-        again = [
-            k
-            for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
-            if whole & _shared_keys(ring_points, ring_labels)
-        ]
-        for k, ring_pieces in zip(
-            again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
-        ):
-            pieces[k] = ring_pieces
+        _outline_again(traced_rings, pieces, whole, tolerance, boundary, kept)
     # A shared border whose chord another ring of either region crosses or lies beyond keeps
     # more of its points, in the rings on both sides of it.
     for _ in range(_BORDER_PASSES):
@@ -184,15 +176,7 @@ def build_contours(
         if not in_the_way:
             break
         kept = kept | in_the_way
-        again = [
-            k
-            for k, (_, ring_points, ring_labels) in enumerate(traced_rings)
-            if in_the_way & _shared_keys(ring_points, ring_labels)
-        ]
-        for k, ring_pieces in zip(
-            again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)
-        ):
-            pieces[k] = ring_pieces
+        _outline_again(traced_rings, pieces, in_the_way, tolerance, boundary, kept)
     rings_by_region: dict[int, list[_RegionRing]] = {}
     for (r, ring_points, _), ring_pieces in zip(traced_rings, pieces):
         # A trace can cross or overlap itself where its points lie at block fractions of cells: a
@@ -473,6 +457,17 @@ def _split_long_wall_edges(ring: np.ndarray, nb: np.ndarray, max_len: float):
         return ring, nb
     split, edge = ring_edges_split(ring, pieces)
     return split, nb[edge]
+
+
+def _outline_again(
+    traced_rings: list, pieces: list, keys: set, tolerance: float, boundary: FloorBoundary | None, kept: set
+) -> None:
+    """Outline again, in place in `pieces`, the traced rings (region, points, labels) holding a
+    shared point in `keys`, keeping every shared point in `kept`: the rings on both sides of a
+    border keep the same points."""
+    again = [k for k, (_, points, labels) in enumerate(traced_rings) if keys & _shared_keys(points, labels)]
+    for k, ring_pieces in zip(again, _outline_pieces([traced_rings[k][1:] for k in again], tolerance, boundary, kept)):
+        pieces[k] = ring_pieces
 
 
 def _outline_pieces(
