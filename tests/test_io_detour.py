@@ -524,7 +524,7 @@ def test_the_count_that_passes_over_crowded_tile_sizes_is_at_most_what_cutting_g
     pieces without cutting. The count may leave out a piece split for having more than six
     corners, never add one, so a size that fits is never passed over: on the rooms level and the
     fuzzer's levels, at several tile and piece sizes, it is at most the most polygons a cut tile
-    holds, and within a tenth of it."""
+    holds, and within 15% of it (fuzz case 24 splits 3 of a tile's 26 pieces for their corners)."""
     from blender_navmesh.detour.tiles import _Level
     from tests.soup_fuzz import forced_case
 
@@ -535,7 +535,7 @@ def test_the_count_that_passes_over_crowded_tile_sizes_is_at_most_what_cutting_g
     for size in (level.span + level.cell, level.span / 3.0):
         for piece in (None, detour.default_piece_size(mesh), level.span / 7.0):
             most = max(tile.polygon_count for tile in level.tiles(size, piece))
-            assert 0.9 * most <= level.most_pieces(size, piece) <= most
+            assert 0.85 * most <= level.most_pieces(size, piece) <= most
 
 
 @pytest.mark.parametrize("case", range(0, 60, 3))
