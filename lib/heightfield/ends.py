@@ -78,9 +78,10 @@ def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray
         if not grown.any():
             break
         reach[grown] = higher[grown]
-    corners = points[welded]
+    steep_rows = np.flatnonzero(steep)  # a floor triangle faces up
+    corners = points[welded[steep_rows]]
     normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    reach[normal[:, 2] < -_FACING_DOWN * np.linalg.norm(normal, axis=1)] = -np.inf
+    reach[steep_rows[normal[:, 2] < -_FACING_DOWN * np.linalg.norm(normal, axis=1)]] = -np.inf
     return reach, step
 
 
@@ -89,12 +90,20 @@ def _step_heights(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray)
     that a floor triangle shares, or of its corners above its foot that a floor triangle holds:
     where the floor runs on over its top (a ramp's top over its side, a tread over its riser); inf
     where there is none, and for floor triangles. A lower edge or the foot a floor shares (a
-    wall's foot on the ground) is not stepped over."""
+    wall's foot on the ground) is not stepped over. Measured for the steep triangles only: on a
+    terrain most are floor, and (T, 3, 3) temporaries for all raised a 150k-triangle level's peak."""
+    out = np.full(len(welded), np.inf)
+    steep = np.flatnonzero(~floor_tri)
+    if not len(steep):
+        return out
+    floor_edges = _edge_keys(welded[floor_tri], len(points)).ravel()
+    on_floor = np.zeros(len(points), dtype=bool)
+    on_floor[welded[floor_tri].ravel()] = True
+    welded = welded[steep]
     corners = points[welded]
-    a, b = welded, np.roll(welded, -1, axis=1)
-    key = np.minimum(a, b).astype(np.int64) * len(points) + np.maximum(a, b)
-    shared = np.isin(key, key[floor_tri].ravel()) & ~floor_tri[:, None]
-    p, q, c = corners, np.roll(corners, -1, axis=1), np.roll(corners, -2, axis=1)
+    shared = np.isin(_edge_keys(welded, len(points)), floor_edges)
+    del floor_edges
+    p, q, c = corners, corners[:, [1, 2, 0]], corners[:, [2, 0, 1]]
     edge, side = q - p, c - p
     along = (side * edge).sum(axis=2) / np.maximum((edge * edge).sum(axis=2), np.finfo(float).tiny)
     below = (side - along[..., None] * edge)[..., 2] < -HEIGHT_NOISE
@@ -102,11 +111,16 @@ def _step_heights(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray)
     over_edges = np.where(shared & below, low, np.inf).min(axis=1)
     # A corner above its foot that a floor holds (a ramp's side cut along its diagonal: the lower
     # half touches the ramp's top at its low end only there).
-    on_floor = np.zeros(len(points), dtype=bool)
-    on_floor[welded[floor_tri].ravel()] = True
     z = corners[..., 2]
-    held = on_floor[welded] & (z > z.min(axis=1, keepdims=True) + HEIGHT_NOISE) & ~floor_tri[:, None]
-    return np.minimum(over_edges, np.where(held, z, np.inf).min(axis=1))
+    held = on_floor[welded] & (z > z.min(axis=1, keepdims=True) + HEIGHT_NOISE)
+    out[steep] = np.minimum(over_edges, np.where(held, z, np.inf).min(axis=1))
+    return out
+
+
+def _edge_keys(welded: np.ndarray, n: int) -> np.ndarray:
+    """(T, 3) one int64 key per edge of each triangle (corner k to k + 1), the same both ways."""
+    a, b = welded, welded[:, [1, 2, 0]]
+    return np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b)
 
 
 def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndarray:
