@@ -28,6 +28,8 @@ _REACH_ROUNDS = 16
 _FACING_DOWN = 0.02
 # Spans whose neighbour columns _walls tests at once (bounds its temporaries).
 _WALL_CHUNK = 1 << 18
+# Blocking (look, triangle) pairs whose parts _wall_fractions outlines at a time (bounds their temporaries).
+_SEGMENT_PAIRS = 1 << 16
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
 _COPLANAR_SLOPE = 1e-9
 # Floor within this many cells beyond a ledge edge, within a climb of its height, continues the
@@ -263,17 +265,21 @@ def _wall_fractions(
     found = np.isfinite(best[: len(link_span)])
     out[found] = np.maximum(best[: len(link_span)][found], 0.5)
     pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
-    link, tri = pairs[:, 0], pairs[:, 1]
-    lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
-    corners, source = part(link, tri)
-    blocking, row = np.unique(tri, return_inverse=True)
-    interior = _interior_edges(blocking, vertices, triangles)[row.reshape(-1)]
-    k = corners.shape[1]
-    segs = []
-    for e in range(k):
-        p, q, ok = _clip_to_square(corners[:, e], corners[:, (e + 1) % k], lo_xy - grid.cs, 3 * grid.cs)
-        outline = (source[:, e] < 0) | ~np.take_along_axis(interior, np.maximum(source[:, e : e + 1], 0), axis=1)[:, 0]
-        segs.append(np.column_stack([p, q, z[span[link]]])[ok & outline & (p != q).any(axis=1)])
+    blocking, row = np.unique(pairs[:, 1], return_inverse=True)
+    interior_of = _interior_edges(blocking, vertices, triangles)
+    row = row.reshape(-1)
+    segs = [np.zeros((0, 5))]
+    for first in range(0, len(pairs), _SEGMENT_PAIRS):  # the parts' temporaries a chunk at a time
+        link, tri = pairs[first : first + _SEGMENT_PAIRS, 0], pairs[first : first + _SEGMENT_PAIRS, 1]
+        lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
+        corners, source = part(link, tri)
+        interior = interior_of[row[first : first + _SEGMENT_PAIRS]]
+        k = corners.shape[1]
+        for e in range(k):
+            p, q, ok = _clip_to_square(corners[:, e], corners[:, (e + 1) % k], lo_xy - grid.cs, 3 * grid.cs)
+            along = np.take_along_axis(interior, np.maximum(source[:, e : e + 1], 0), axis=1)[:, 0]
+            outline = (source[:, e] < 0) | ~along
+            segs.append(np.column_stack([p, q, z[span[link]]])[ok & outline & (p != q).any(axis=1)])
     return out, found, np.unique(np.concatenate(segs), axis=0)
 
 
@@ -304,15 +310,13 @@ def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray
     on neither side."""
     touching = np.flatnonzero(np.isin(triangles, triangles[tri]).any(axis=1))
     a = triangles[touching]
-    b, c = np.roll(a, -1, axis=1), np.roll(a, -2, axis=1)
+    b, c = a[:, [1, 2, 0]], a[:, [2, 0, 1]]
     pa, pb, pc = vertices[a, :2], vertices[b, :2], vertices[c, :2]
     side = cross_vectors(pb - pa, pc - pa)
     upright = np.abs(side) <= COLLINEAR * np.linalg.norm(pb - pa, axis=2) * np.linalg.norm(pc - pa, axis=2)
     # The side of the third corner, seen along the edge from its lower vertex id to its higher.
     side = np.where(upright, 0, np.sign(side) * np.where(a < b, 1, -1)).ravel()
-    _, edge = np.unique(
-        np.column_stack([np.minimum(a, b).ravel(), np.maximum(a, b).ravel()]), axis=0, return_inverse=True
-    )
+    _, edge = np.unique(_edge_keys(a, len(vertices)), return_inverse=True)
     edge = edge.reshape(-1)
     left = np.bincount(edge, weights=side > 0) > 0
     right = np.bincount(edge, weights=side < 0) > 0
