@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pytest
 import shapely
 
 from blender_navmesh import BakeParams, generate
@@ -50,31 +51,27 @@ def missing_floor(mesh, triangles: np.ndarray, slope: np.ndarray, max_slope: flo
     return must.difference(as_shapely(mesh))
 
 
-def test_steep_hills_at_radius_zero_keep_every_region(caplog):
-    # Steep hills at radius 0: a shared border between two regions bent in an L was simplified to
-    # the chord between its ends, which crossed a steep patch's hole of one of them. The region's
-    # outline then crossed itself, and the polygon stage dropped the whole region (26 m² here).
-    scene, triangles, slope = terrain(5, 4.0, 120.0, (0.0, 24.0, 80.0, 104.0))
-    params = BakeParams(cell_size=0.5, agent_radius=0.0, agent_max_slope=45.0)
+@pytest.mark.parametrize(
+    "seed, amplitude, size, window, cell, radius, most_missing",
+    [
+        # At radius 0 a shared border between two regions bent in an L was simplified to the chord
+        # between its ends, which crossed a steep patch's hole of one of them: the region's outline
+        # crossed itself, and the polygon stage dropped the whole region (26 m² here).
+        (5, 4.0, 120.0, (0.0, 24.0, 80.0, 104.0), 0.5, 0.0, 0.5),
+        # At radius 0.1 (under half a cell) the outline of a steep patch closed the mouth of a pocket
+        # of floor in it (contours.pinches), so the hole touched itself, and the polygon stage
+        # replaced it by its convex hull: the pocket and the floor in the hole's dents were lost.
+        (8, 2.5, 80.0, (38.0, 48.0, 49.0, 59.0), 0.25, 0.1, 0.03),
+    ],
+    ids=["region_kept_at_radius_0", "holes_kept_at_radius_0.1"],
+)
+def test_steep_hills_keep_every_region_and_hole(caplog, seed, amplitude, size, window, cell, radius, most_missing):
+    scene, triangles, slope = terrain(seed, amplitude, size, window)
+    params = BakeParams(cell_size=cell, agent_radius=radius, agent_max_slope=45.0)
     with caplog.at_level(logging.WARNING, logger="blender_navmesh"):
         mesh = generate(scene.vertices, scene.triangles, params)
     assert "dropped" not in caplog.text
     assert "convex hull" not in caplog.text
-    missing = missing_floor(mesh, triangles, slope, 45.0, 1.5 * params.cell_size)
-    assert missing.area < 0.5, missing.area
-    assert_valid_navmesh(mesh)
-
-
-def test_steep_hills_at_a_small_radius_keep_holes_as_they_are(caplog):
-    # At radius 0.1 (under half a cell) the outline of a steep patch closed the mouth of a pocket
-    # of floor in it (contours.pinches), so the hole touched itself, and the polygon stage
-    # replaced it by its convex hull: the pocket and the floor in the hole's dents were lost.
-    scene, triangles, slope = terrain(8, 2.5, 80.0, (38.0, 48.0, 49.0, 59.0))
-    params = BakeParams(cell_size=0.25, agent_radius=0.1, agent_max_slope=45.0)
-    with caplog.at_level(logging.WARNING, logger="blender_navmesh"):
-        mesh = generate(scene.vertices, scene.triangles, params)
-    assert "convex hull" not in caplog.text
-    assert "dropped" not in caplog.text
-    missing = missing_floor(mesh, triangles, slope, 45.0, params.agent_radius + 1.5 * params.cell_size)
-    assert missing.area < 0.03, missing.area
+    missing = missing_floor(mesh, triangles, slope, 45.0, radius + 1.5 * cell)
+    assert missing.area < most_missing, missing.area
     assert_valid_navmesh(mesh)
