@@ -256,8 +256,8 @@ def build_contours(
     # Floors either side of a real wall lie at least twice the radius apart.
     seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
     outlines = closed_slits(outlines, boundary, _reach(boundary), seam, float(params.max_edge_len))
-    outlines = joined_back_to_back(outlines, seam, float(params.agent_max_climb) + STEP_NOISE)
-    outlines = joined_alongside(outlines, seam, float(params.agent_max_climb) + STEP_NOISE)
+    outlines = joined_back_to_back(outlines, seam, climb)
+    outlines = joined_alongside(outlines, seam, climb)
     return _drop_small_islands(outlines, params.region_min_area)
 
 

@@ -21,9 +21,9 @@ _EDGE_EPS = 1e-9
 # temporaries of 400 MB each.
 _SAMPLES_PER_BLOCK = 1024
 _PAIRS_PER_CHUNK = 1 << 17
-# A sample whose smallest barycentric weight in a triangle is above this is inside that triangle and
-# outside every other, so no other triangle holds it better.
-_INSIDE = 1e-9
+# A sample whose smallest barycentric weight in a triangle is above the edge margin is inside that
+# triangle and outside every other, so no other triangle holds it better.
+_INSIDE = _EDGE_EPS
 
 
 def _refine(
@@ -158,7 +158,7 @@ def _weights(corner: np.ndarray, qx: np.ndarray, qy: np.ndarray) -> tuple[np.nda
     """Barycentric weights (top view) of points (qx, qy) in triangles with these corners (..., 3, 3),
     broadcast together.
 
-    Written out component by component: this runs once per insertion on small arrays, where the
+    Written out component by component: after each insertion it runs on small arrays, where the
     number of numpy calls, not their size, sets the cost."""
     ax, ay = corner[..., 0, 0], corner[..., 0, 1]
     ux, uy = corner[..., 1, 0] - ax, corner[..., 1, 1] - ay

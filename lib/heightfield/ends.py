@@ -62,7 +62,7 @@ def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray
     on_floor = np.zeros(len(points), dtype=bool)
     on_floor[welded[floor_tri].ravel()] = True
     climbs = steep & ~(at_top & on_floor[welded]).any(axis=1)
-    step = _step_heights(points, welded, floor_tri)
+    step = _step_heights(points, welded, floor_tri, on_floor)
     # Each vertex's steep triangles that start there (their lowest corner), grouped by vertex.
     rows, corner = np.nonzero(steep[:, None] & (z <= (bottom + HEIGHT_NOISE)[:, None]))
     vertex = welded[rows, corner]
@@ -87,20 +87,19 @@ def _blocking_tops(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray
     return reach, step
 
 
-def _step_heights(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray) -> np.ndarray:
+def _step_heights(points: np.ndarray, welded: np.ndarray, floor_tri: np.ndarray, on_floor: np.ndarray) -> np.ndarray:
     """(T,) per soup triangle: the lowest point of its upper edges (the triangle lies below them)
     that a floor triangle shares, or of its corners above its foot that a floor triangle holds:
     where the floor runs on over its top (a ramp's top over its side, a tread over its riser); inf
     where there is none, and for floor triangles. A lower edge or the foot a floor shares (a
     wall's foot on the ground) is not stepped over. Measured for the steep triangles only: on a
-    terrain most are floor, and (T, 3, 3) temporaries for all raised a 150k-triangle level's peak."""
+    terrain most are floor, and (T, 3, 3) temporaries for all raised a 150k-triangle level's peak.
+    on_floor: per welded vertex, whether a floor triangle has it."""
     out = np.full(len(welded), np.inf)
     steep = np.flatnonzero(~floor_tri)
     if not len(steep):
         return out
     floor_edges = _edge_keys(welded[floor_tri], len(points)).ravel()
-    on_floor = np.zeros(len(points), dtype=bool)
-    on_floor[welded[floor_tri].ravel()] = True
     welded = welded[steep]
     corners = points[welded]
     shared = np.isin(_edge_keys(welded, len(points)), floor_edges)

@@ -302,7 +302,8 @@ def _under_steep(
     band = max(1, _SOLID_BAND_COLUMNS // grid.width)
     for first_row in range(0, grid.height, band):
         rows = range(first_row, min(first_row + band, grid.height))
-        lo, hi = np.searchsorted(span_col, [rows.start * grid.width, rows.stop * grid.width])
+        bounds = np.array([rows.start * grid.width, rows.stop * grid.width], dtype=span_col.dtype)
+        lo, hi = np.searchsorted(span_col, bounds)
         if lo == hi:
             continue
         near = np.flatnonzero((high_row >= rows.start) & (low_row < rows.stop))
