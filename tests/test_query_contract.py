@@ -226,6 +226,95 @@ def test_filter_changes_take_effect_on_the_next_query_and_cached_paths_follow():
         query.set_poly_flags(10_000, 1)
 
 
+def _door_room():
+    """The doorway room with the doorway's polygons in area 3, and those polygons."""
+    mesh = grid_mesh(ROOM, DOOR_WALLS, step=1.0)
+    centres = mesh.vertices[mesh.poly_vertices].reshape(-1, 4, 3).mean(axis=1)
+    door = (np.abs(centres[:, 0] - 5.0) < 1.0) & (np.abs(centres[:, 1] - 5.0) < 1.0)
+    return dataclasses.replace(mesh, areas=np.where(door, 3, 0)), np.flatnonzero(door)
+
+
+@pytest.mark.parametrize("close", ["exclude the area", "clear the flags"])
+def test_a_sliced_search_sees_the_door_close_between_its_updates(close):
+    """Begun while the door is open, advanced after it closes: the search starts again under the new
+    filter or flags, as Detour's updateSlicedFindPath reads its filter at every step. The goal was in
+    plain sight through the doorway, so the answer was fixed when the search was made: 'found',
+    6 m straight through the closed door."""
+    mesh, door = _door_room()
+    query = NavMeshQuery(mesh)
+    s, g = [2.0, 5.0, 0.0], [8.0, 5.0, 0.0]
+    search = query.search(s, g)
+    assert search.status == "in_progress"  # nothing is searched before the first update
+    if close == "exclude the area":
+        query.filter.excluded = {3}
+    else:
+        for p in door:
+            query.set_poly_flags(int(p), 0)
+    while search.update(1) == "in_progress":
+        pass
+    assert search.status == "partial"
+    assert not set(search.result().corridor) & set(door.tolist())
+
+
+def test_a_sliced_search_restarts_when_the_door_closes_half_way():
+    """Two expansions in, the doorway's polygons switched off: the corridor avoids them."""
+    mesh, door = _door_room()
+    query = NavMeshQuery(mesh)
+    search = query.search([2.0, 2.0, 0.0], [8.0, 2.0, 0.0])
+    assert search.update(2) == "in_progress"
+    for p in door:
+        query.set_poly_flags(int(p), 0)
+    while search.update(3) == "in_progress":
+        pass
+    assert search.status == "partial" and not set(search.result().corridor) & set(door.tolist())
+
+
+def test_a_straight_paths_corridor_is_every_polygon_it_crosses(query):
+    """The goal in plain sight gives the segment itself; its corridor held only the start's polygon,
+    hiding the polygons (a door's) the path crosses."""
+    s, g = [4.0, 0.5, 0.0], [4.0, 9.5, 0.0]
+    res = query.find_path(s, g)
+    assert res.nodes_expanded == 0 and len(res.points) == 2
+    crossed = query.raycast(s, g).polygons
+    assert list(res.corridor) == list(crossed)
+    assert res.corridor[0] == query.locate(s).polygon and res.corridor[-1] == query.locate(g).polygon
+
+
+def test_the_search_extent_is_checked_when_set_and_paths_follow_it(baked):
+    query = NavMeshQuery(baked)
+    goal = [40.0, 5.0, 0.0]
+    assert query.find_path(START, goal).status == "unreachable"
+    query.extent = (40.0, 1.0)
+    assert query.find_path(START, goal).status == "found"  # not the cached 'unreachable'
+    for bad in ((-1.0, 1.0), (1.0, "x"), None):
+        with pytest.raises(NavMeshError, match="extent"):
+            query.extent = bad
+    assert query.extent == (40.0, 1.0)
+
+
+def test_wrong_kinds_of_budget_radius_and_area_are_named(baked):
+    query = NavMeshQuery(baked)
+    search = query.search(START, [9.0, 9.0, 0.0])
+    for bad in (None, "3", 0, True, 1.5):
+        with pytest.raises(NavMeshError, match="max_iterations"):
+            search.update(bad)
+    assert search.update(np.int64(1_000_000)) == "found"
+    for radius in (True, "0.5"):
+        with pytest.raises(NavMeshError, match="agent radius must be a number"):
+            query.find_path(START, [9.0, 9.0, 0.0], radius=radius)
+    for options in ({"excluded": {-1}}, {"excluded": {500}}, {"area_cost": {64: 2.0}}):
+        with pytest.raises(NavMeshError, match="area ids are 0 to 63"):
+            QueryFilter(**options)
+
+
+def test_nothing_reachable_says_why(baked):
+    mesh, _ = _door_room()
+    query = NavMeshQuery(mesh)
+    excluded = query.reachable([5.0, 5.0, 0.0], filter=QueryFilter(excluded={3}))
+    assert len(excluded.polygons) == 0 and "area 3" in excluded.reason and "excludes" in excluded.reason
+    assert query.reachable([2.0, 5.0, 0.0]).reason == ""
+
+
 def test_a_cache_hit_returns_the_stored_path_itself(query):
     first = query.find_path(START, [9.0, 9.0, 0.0], radius=0.45)
     again = query.find_path(START, [9.0, 9.0, 0.0], radius=0.45)

@@ -67,6 +67,7 @@ class PathDrawing:
         known: tuple[float, tuple],
         jumps: list,
         crossings: list[int],
+        through: list[tuple],
     ) -> PathResult:
         """The path along the corridor the search chose: the string pulled taut through its portals
         when that is provably the shortest path (bake radius, every polygon allowed at one cost,
@@ -74,7 +75,7 @@ class PathDrawing:
         mesh and keeps d from the walls. known: (length, end) of the search's own polyline through
         its crossing points, which the path ends in a straight line from; at the bake radius with
         uniform costs that lies on the corridor, so it bounds the shortest path. crossings: the
-        search's nodes after the start (portal edge slots).
+        search's nodes after the start (portal edge slots), through: the points it crosses them at.
 
         A partial path ends at the point of its last polygon nearest the goal, cleared of the walls;
         where no path reaches that point (the clear point lies beyond a crossing too narrow for the
@@ -97,7 +98,7 @@ class PathDrawing:
                 )
             if jumps:
                 return self._draw_with_links(plan, corridor, partial, nodes_expanded, goal, goal_poly, jumps)
-            drawn = self._draw_to(plan, corridor, partial, nodes_expanded, known, crossings, goal, goal_poly)
+            drawn = self._draw_to(plan, corridor, partial, nodes_expanded, known, crossings, through, goal, goal_poly)
             if drawn is not None:
                 return drawn
         return unreachable(f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded)
@@ -110,6 +111,7 @@ class PathDrawing:
         nodes_expanded: int,
         known: tuple[float, tuple],
         crossings: list[int],
+        through: list[tuple],
         goal: tuple,
         goal_poly: int,
     ) -> PathResult | None:
@@ -133,6 +135,11 @@ class PathDrawing:
                 drawn = self._chain(plan, corridor, goal, goal_poly, drawn=taut)
         if drawn is None:
             drawn = self._chain(plan, corridor, goal, goal_poly, bound)
+        if not plan.uniform:
+            # Neither way of drawing with costs is the cheapest everywhere: the cheaper is kept.
+            pinned = self._pinned_chain(plan, corridor, through, goal, goal_poly)
+            if pinned is not None and (drawn is None or self._chain_cost(plan, pinned) < self._chain_cost(plan, drawn)):
+                drawn = pinned
         if drawn is None:
             return None
         points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.climb)
@@ -237,23 +244,15 @@ class PathDrawing:
         corners near the corridor (or `drawn`, a valid path already known, such as the taut string);
         then, with uniform costs, over every corner a shorter path could bend at (inside the ellipse
         of that length about start and goal), which makes it exact up to the arcs' polygons. With
-        area costs the path keeps to the corridor's polygons (and, failing that, to any the filter
-        allows). Bend points are reflex wall corners and the vertices where allowed polygons meet
-        excluded ones. None when no chain keeps clear of the walls."""
-        if plan.uniform:
-            allowed = plan.passable
-            border = self._border(plan)
-            mask = None if border is None else border[0]
-        else:
-            # No costlier polygon than the corridor crossed between its ends: the path does not cut
-            # through an area the search paid to avoid. The ends' own polygons are where the path
-            # must start and end whatever they cost; counted, a goal in a costly area let the path
-            # cut through every cheaper one (a band of cost 3 crossed for a goal of cost 5).
-            areas, costs = self.graph.areas_l, plan.costs
-            ends = (plan.start_poly, goal_poly)
-            top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
-            allowed = [ok and (costs[a] <= top or p in ends) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
-            mask = refine.border_mask(self.mesh, self.graph, allowed)
+        area costs the path keeps to the corridor's polygons, as Detour's string does: the search
+        chose them for their cost, and the shortest chain within them is the cheapest along them.
+        Bend points are reflex wall corners and the vertices where allowed polygons meet excluded
+        ones. None when no chain keeps clear of the walls."""
+        if not plan.uniform:
+            return self._costed_chain(plan, corridor, goal, goal_poly)
+        allowed = plan.passable
+        border = self._border(plan)
+        mask = None if border is None else border[0]
         walk = self._walker(allowed)
         seen: dict[tuple, bool] = {}  # links tested in this query, by their ends
         corners, extra = ([], []) if drawn is not None else refine.corridor_corners(self.graph, corridor, allowed, mask)
@@ -263,10 +262,6 @@ class PathDrawing:
         if best is None:
             # On slopes the shortest chain over corners may be longer than the search's polyline.
             best = self._chain_over(plan, corners, extra, allowed, walk, goal, goal_poly, math.inf, seen)
-        if not plan.uniform:
-            if best is None:  # draw as if costs were uniform
-                return self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
-            return best
         if best is not None and len(best[0]) <= 2:
             return best
         bound = math.inf if best is None else path_length(best[0]) - LENGTH_TOL
@@ -278,6 +273,88 @@ class PathDrawing:
         if set(wider) <= set(corners) and set(wider_extra) <= set(extra):
             return best  # every corner a shorter path could bend at was already tried
         return self._chain_over(plan, wider, wider_extra, allowed, walk, goal, goal_poly, bound, seen) or best
+
+    def _pinned_chain(self, plan: PathPlan, corridor: list[int], through: list[tuple], goal: tuple, goal_poly: int):
+        """The chain with area costs drawn run by run: the corridor cut where its cost changes, at
+        the points the search crossed those portals, and each run's shortest chain within its own
+        polygons. Each run costs one price per meter and is no longer than the search's polyline
+        over it, so the path costs no more than the search paid (a shortest chain over the whole
+        corridor would cut across its costly polygons to save length). None when a run has no chain
+        clear of the walls."""
+        areas, costs = self.graph.areas_l, plan.costs
+        price = [costs[areas[p]] for p in corridor]
+        cuts = [i for i in range(1, len(corridor)) if price[i] != price[i - 1]]
+        if not cuts:
+            return None
+        points: list[tuple] = []
+        polys: list[list[int]] = []
+        here, here_poly = plan.start, plan.start_poly
+        for begin, end in zip([0, *cuts], [*cuts, len(corridor)]):
+            run = corridor[begin:end]
+            there, there_poly = (through[end - 1], corridor[end - 1]) if end < len(corridor) else (goal, goal_poly)
+            members = set(run) | {here_poly, there_poly}
+            allowed = [ok and p in members for p, ok in enumerate(plan.passable)]
+            mask = refine.border_mask(self.mesh, self.graph, allowed)
+            corners, extra = refine.corridor_corners(self.graph, run, allowed, mask)
+            piece = replace(plan, start=here, start_poly=here_poly)
+            drawn = self._chain_over(
+                piece, corners, extra, allowed, self._walker(allowed), there, there_poly, math.inf, {}
+            )
+            if drawn is None:
+                return None
+            for point, holders in zip(drawn[0], drawn[1]):
+                if not points or point != points[-1]:  # a run starts where the last one ended
+                    points.append(point)
+                    polys.append(holders)
+            here, here_poly = there, corridor[end] if end < len(corridor) else there_poly
+        return points, polys
+
+    def _chain_cost(self, plan: PathPlan, chain: tuple) -> float:
+        """What a chain costs the filter: each segment's length (XY) in a polygon times its area's
+        cost, the polygons found by walking the segment from its start's first holder. A stretch
+        along the edge between two polygons (a path hugging an area's border) costs the cheaper."""
+        areas, costs = self.graph.areas_l, plan.costs
+        walk = self._walker(None)
+        total = 0.0
+        points, polys = chain
+        for a, b, holders in zip(points, points[1:], polys):
+            entered: list[float] = []
+            _, _, visited = walk(holders[0], a, b, entered)
+            length = math.hypot(b[0] - a[0], b[1] - a[1])
+            bounds = [0.0, *entered, 1.0]
+            for k, p in enumerate(visited):
+                mid = 0.5 * (bounds[k] + bounds[k + 1])
+                at = (a[0] + mid * (b[0] - a[0]), a[1] + mid * (b[1] - a[1]))
+                price = min(costs[areas[q]] for q in self.index.holders(p, at))
+                total += (bounds[k + 1] - bounds[k]) * length * price
+        return total
+
+    def _costed_chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int):
+        """The shortest chain with area costs within the corridor's polygons, or within every polygon
+        costing no more than the costliest the corridor crossed between its ends, whichever costs
+        less (the first keeps off costly polygons beside the corridor; the second may bend round a
+        costly stretch the search had to cross, or take a cheaper way the corridor missed); drawn as
+        if costs were uniform where neither keeps clear of the walls."""
+        areas, costs = self.graph.areas_l, plan.costs
+        ends = (plan.start_poly, goal_poly)
+        on_corridor = set(corridor) | set(ends)
+        # The ends' own polygons are where the path must start and end whatever they cost; counted,
+        # a goal in a costly area let the path cut through every cheaper one.
+        top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
+        best, best_cost = None, math.inf
+        for keep in (
+            lambda p, area: p in on_corridor,
+            lambda p, area: costs[area] <= top or p in ends,
+        ):
+            allowed = [ok and keep(p, a) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
+            mask = refine.border_mask(self.mesh, self.graph, allowed)
+            corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
+            drawn = self._chain_over(
+                plan, corners, extra, allowed, self._walker(allowed), goal, goal_poly, math.inf, {}
+            )
+            if drawn is not None and (cost := self._chain_cost(plan, drawn)) < best_cost:
+                best, best_cost = drawn, cost
+        return best if best is not None else self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
 
     def _chain_over(
         self,

@@ -8,6 +8,7 @@ import operator
 from dataclasses import dataclass, field
 
 from ..errors import NavMeshError
+from ..navmesh.reading import MAX_AREA
 
 # Every polygon starts with this flag set (Detour's "walk" flag); include_flags admits it by default.
 WALK_FLAG = 1
@@ -50,6 +51,11 @@ class QueryFilter:
             excluded = frozenset(operator.index(a) for a in self.excluded)
         except TypeError:
             raise NavMeshError(f"excluded must be area ids, got {self.excluded!r}") from None
+        # An id no navmesh can hold is a typo that would never exclude or price anything.
+        for name, ids in (("area_cost", costs), ("excluded", excluded)):
+            wrong = sorted(a for a in ids if not 0 <= a <= MAX_AREA)
+            if wrong:
+                raise NavMeshError(f"{name} names area {wrong[0]}; area ids are 0 to {MAX_AREA}")
         return (
             tuple(sorted((a, c) for a, c in costs.items() if c != 1.0)),
             excluded,

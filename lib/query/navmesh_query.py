@@ -10,6 +10,7 @@ functions in `lib.query` build a throwaway query per call.
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -96,6 +97,15 @@ class NavMeshQuery(PathDrawing):
     # -- state -----------------------------------------------------------------------------------
 
     @property
+    def extent(self) -> tuple[float, float]:
+        """(across, up or down) in meters: how far from the navmesh a query point may lie."""
+        return self._extent
+
+    @extent.setter
+    def extent(self, value: tuple[float, float]) -> None:
+        self._extent = _check_extent(value)
+
+    @property
     def filter(self) -> QueryFilter:
         """The QueryFilter of queries given none."""
         return self._filter
@@ -143,10 +153,10 @@ class NavMeshQuery(PathDrawing):
         """The query radius (the bake radius when None); below the bake radius is an error."""
         if radius is None:
             return self.r0
-        try:
-            r = float(radius)
-        except (TypeError, ValueError):
-            raise NavMeshError(f"agent radius must be a number of meters, got {radius!r}") from None
+        # A real number: not a string float() would parse, nor a bool (True is no 1 m agent).
+        if not isinstance(radius, numbers.Real) or isinstance(radius, bool):
+            raise NavMeshError(f"agent radius must be a number of meters, got {radius!r}")
+        r = float(radius)
         if not math.isfinite(r) or r > QUERY_LIMIT:
             raise NavMeshError(f"agent radius must be a finite number of meters up to {QUERY_LIMIT:g}, got {radius}")
         if r < self.r0 - FITS_TOL:
@@ -172,14 +182,14 @@ class NavMeshQuery(PathDrawing):
         f, state = self._filter_state(filter)
         r = self.check_radius(radius)
         s, g = query_point(start, "start"), query_point(goal, "goal")
-        key = (s, g, r, state)
+        key = (s, g, r, state, self._extent)
         hit = self._paths.get(key)
         if hit is not None:
             self.cache_hits += 1
             self._paths.move_to_end(key)
             return hit
         self.cache_misses += 1
-        search = self._search(s, g, r, f, state)
+        search = SlicedSearch(self, (s, g, r), filter, (f, state))
         search.update()
         result = search.result()
         self._paths[key] = result
@@ -189,12 +199,13 @@ class NavMeshQuery(PathDrawing):
 
     def search(self, start, goal, radius: float | None = None, filter: QueryFilter | None = None) -> SlicedSearch:
         """A time-sliced path search: call `update(max_iterations)` until its status is not
-        'in_progress' (Detour's initSlicedFindPath / updateSlicedFindPath), then `result()`."""
-        f, state = self._filter_state(filter)
-        return self._search(query_point(start, "start"), query_point(goal, "goal"), self.check_radius(radius), f, state)
-
-    def _search(self, s: tuple, g: tuple, r: float, f: QueryFilter, state: tuple) -> SlicedSearch:
-        return SlicedSearch(self, self._plan(s, g, r, f, state))
+        'in_progress' (Detour's initSlicedFindPath / updateSlicedFindPath), then `result()`. Nothing
+        is searched before the first update, and each update sees the filter and flags as they are
+        then (a door closed since the search began makes it start again)."""
+        self._filter_state(filter)  # a bad filter is named now, not at the first update
+        return SlicedSearch(
+            self, (query_point(start, "start"), query_point(goal, "goal"), self.check_radius(radius)), filter
+        )
 
     def _plan(self, s: tuple, g: tuple, r: float, f: QueryFilter, state: tuple) -> PathPlan:
         """Everything a search needs (its ends located and cleared, the filter's costs and what it
@@ -284,7 +295,16 @@ class NavMeshQuery(PathDrawing):
             return None
         goals = self._holders(plan, plan.goal_poly, plan.goal, plan.passable)
         points, polys = refine.drape(self.index, walk, [plan.start, plan.goal], [starts, goals], self.climb)
-        return result(FOUND, points, polys, 0, (plan.start_poly,), plan)
+        # The corridor is every polygon the segment crosses, start to goal, as a search's would be.
+        corridor = [plan.start_poly]
+        for p in starts:
+            t, _, seen = walk(p, plan.start, plan.goal)
+            if t == math.inf:
+                corridor = seen
+                break
+        if corridor[-1] != plan.goal_poly:
+            corridor.append(plan.goal_poly)
+        return result(FOUND, points, polys, 0, tuple(corridor), plan)
 
     # -- reachability ----------------------------------------------------------------------------
 

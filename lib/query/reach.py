@@ -12,28 +12,37 @@ from .graph import FITS_TOL
 
 @dataclass(frozen=True)
 class ReachableSet:
-    """Polygon ids reached and their walkable area seen from above (m²)."""
+    """Polygon ids reached and their walkable area seen from above (m²); when none is, the reason."""
 
     polygons: np.ndarray
     area: float
+    reason: str = ""
 
 
 def reachable(query, start, radius: float | None = None, filter: QueryFilter | None = None) -> ReachableSet:
     """Every polygon an agent of `radius` can reach from start, as a path search would: from the
     start moved clear of the walls (as find_path moves it), through portals and crossings wide
     enough and off-mesh links the agent fits, in areas the filter allows. Empty when the start's
-    polygon is excluded or no point near it keeps the radius."""
+    polygon is excluded or no point near it keeps the radius, with the reason."""
     f = query.filter_for(filter)
     r = query.check_radius(radius)
     loc = query.located(start, "reachable start")
     passable = query.passable(f)
-    nothing = ReachableSet(np.zeros(0, dtype=np.int64), 0.0)
+    none = np.zeros(0, dtype=np.int64)
     if not passable[loc.polygon]:
-        return nothing
+        p = loc.polygon
+        return ReachableSet(
+            none, 0.0, f"start lies on polygon {p} (area {int(query.mesh.areas[p])}), which the filter excludes"
+        )
     d = r - query.r0
     cleared = query._clear(loc.polygon, tuple(loc.point.tolist()), d, query.extent[0] + d, passable)
     if cleared is None:
-        return nothing
+        return ReachableSet(
+            none,
+            0.0,
+            f"no point within {query.extent[0] + d:g} m of the start keeps an agent of radius {r:g} m "
+            "off the navmesh's edge",
+        )
     p0 = cleared[0]
     link_costs = query._link_costs(r, f)
     graph = query.graph

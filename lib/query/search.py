@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 
 from ..errors import NavMeshError
 from .graph import FITS_TOL
-from .path import IN_PROGRESS
+from .path import IN_PROGRESS, PathPlan
 
 # Search nodes at or below this id stand for off-mesh link crossings (portal nodes are edge slots,
 # -1 and -2 the start and goal).
@@ -83,19 +84,35 @@ class PortalEnds(dict):
 
 class SlicedSearch:
     """A* whose nodes are portal crossing points, advanced by `update(max_iterations)` and pollable.
-    Made by `NavMeshQuery.search`; the query draws the path once the search ends."""
+    Made by `NavMeshQuery.search`; the query draws the path once the search ends.
 
-    def __init__(self, query, plan):
+    Each update reads the filter (the query's own unless one was given) and the polygon flags, as
+    Detour's updateSlicedFindPath does: where they changed since the search began (a door closed),
+    the search starts again under the new ones, so its answer never crosses what they exclude."""
+
+    def __init__(self, query, ends: tuple[tuple, tuple, float], filter, begun: tuple | None = None):
+        """ends: (start, goal, radius), checked; filter: as given to the query (None: the query's
+        own, read at each update); begun: the (filter, state) the caller already read, to plan now."""
         self.query = query
-        self.plan = plan
         self.nodes_expanded = 0
         self.status = IN_PROGRESS
+        self.plan: PathPlan | None = None
+        self._ends, self._filter = ends, filter
         self._result = None
         # Node (portal edge slot; -1 start, -2 goal; link_node(k, to) for a crossing of off-mesh link k
         # to its end `to`) -> (g, parent node, polygon entered, crossing point, entry edge index).
         self._nodes: dict[int, tuple[float, int, int, tuple, int]] = {}
         self._closed: set[int] = set()
         self._heap: list = []
+        # The caller read the filter just now: the first update need not read it again.
+        self._just_begun = begun is not None
+        if begun is not None:
+            self._begin(*begun)
+
+    def _begin(self, f, state: tuple) -> None:
+        """Plan (again) under this filter and flag state, with nothing expanded yet."""
+        self.plan = plan = self.query._plan(*self._ends, f, state)
+        self._nodes, self._closed, self._heap = {}, set(), []
         if plan.result is not None:
             self.status, self._result = plan.result.status, plan.result
             return
@@ -105,7 +122,24 @@ class SlicedSearch:
 
     def update(self, max_iterations: int = 1 << 30) -> str:
         """Expand up to max_iterations nodes; returns the status (in_progress, found, partial, unreachable)."""
+        if self.status != IN_PROGRESS:
+            return self.status
+        try:
+            budget = operator.index(max_iterations)
+        except TypeError:
+            budget = 0
+        if isinstance(max_iterations, bool) or budget < 1:
+            raise NavMeshError(f"max_iterations must be a whole number >= 1, got {max_iterations!r}")
+        if self._just_begun:
+            self._just_begun = False
+        else:
+            f, state = self.query._filter_state(self._filter)
+            if self.plan is None or state != self.plan.filter_state:
+                self._begin(f, state)
+                if self.status != IN_PROGRESS:
+                    return self.status
         query, plan = self.query, self.plan
+        assert plan is not None  # planned above
         graph = query.graph
         offs, nb, clear, areas, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l, graph.twin_l
         cross, cross_offs = graph.cross_l, graph.cross_offsets_l
@@ -113,7 +147,7 @@ class SlicedSearch:
         r, goal, hscale = plan.radius, plan.goal, plan.hscale
         nodes, closed, heap = self._nodes, self._closed, self._heap
         it = 0
-        while self.status == IN_PROGRESS and it < max_iterations:
+        while self.status == IN_PROGRESS and it < budget:
             if not heap:
                 self._finish(self._best_node, True, self._nodes[self._best_node][0], self._nodes[self._best_node][3])
                 break
@@ -168,20 +202,22 @@ class SlicedSearch:
         """Draw the path along the corridor ending at node's polygon. The search's own polyline
         through its crossing points reaches `end` at cost g. jumps: (corridor position entered,
         link, forward) for each off-mesh link the corridor crosses."""
-        corridor, crossings = [], []
+        plan = self.plan
+        assert plan is not None  # a search finishes only once planned
+        corridor, crossings, through = [], [], []
         while node != -1:
             corridor.append(self._nodes[node][2])
             crossings.append(node)
+            through.append(self._nodes[node][3])
             node = self._nodes[node][1]
-        corridor.append(self.plan.start_poly)
+        corridor.append(plan.start_poly)
         crossings.append(-1)
         corridor.reverse()
         crossings.reverse()
+        through.reverse()
         jumps = [(i, *link_of(c)) for i, c in enumerate(crossings) if c <= LINK_NODES]
-        self._result = self.query._draw(
-            self.plan, corridor, partial, self.nodes_expanded, (g, end), jumps, crossings[1:]
-        )
-        self.status = self._result.status
+        result = self.query._draw(plan, corridor, partial, self.nodes_expanded, (g, end), jumps, crossings[1:], through)
+        self._result, self.status = result, result.status
 
     def result(self):
         """The path once the search has finished (raises while it is in progress)."""
