@@ -168,8 +168,9 @@ def _probe(
     the floor between them: a long thin triangle between two rows of samples sagged 2.8 times the
     error under a rolling terrain at cell 0.3 m."""
     measured = sorted(chunk)
+    settled: dict[int, set[bytes]] = {}  # the parts of the surfaces measured on the floor (off_floor)
     for _ in range(PROBE_ROUNDS):
-        found = off_floor(columns, {p: surfaces[p] for p in measured}, max_error)
+        found = off_floor(columns, {p: surfaces[p] for p in measured}, max_error, settled)
         if not found:
             break
         for p, pts in found.items():
