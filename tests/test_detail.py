@@ -326,6 +326,34 @@ def test_surfaces_kept_through_a_cut_are_those_a_full_rebuild_gives(monkeypatch)
         assert np.array_equal(getattr(incremental, name), getattr(full, name)), name
 
 
+def test_a_rebuild_measures_the_floor_at_the_samples_of_the_polygons_it_builds_only(monkeypatch):
+    """The rebuild after a cut keeps most surfaces; the floor at their samples (sample_heights, a
+    floor_at per sample) was measured again though only the rebuilt polygons' samples are used."""
+    from blender_navmesh import detail, generate
+    from blender_navmesh import pipeline as pipeline_module
+
+    scene = _relief_terrain(cells=60, size=60.0)
+    scene.vertices[:, 2] *= scene.vertices[:, 0] >= 20.0
+    scene.box((10.0, 30.0, -5.0), (4.0, 4.0, 12.0), walkable=False)
+    build, heights, measured, built = detail.build_detail, detail.sample_heights, [], []
+
+    def recording(*args, **kwargs):
+        kept, samples = (args[5], args[6]) if len(args) > 6 else (None, None)
+        if kept:
+            built.append(int(np.count_nonzero(~np.isin(samples.polygon, list(kept)))))
+        return build(*args, **kwargs)
+
+    def counting(hf, span):
+        measured.append(len(span))
+        return heights(hf, span)
+
+    monkeypatch.setattr(pipeline_module.detail, "build_detail", recording)
+    monkeypatch.setattr(detail, "sample_heights", counting)
+    generate(scene.vertices, scene.triangles, _RELIEF_PARAMS, walkable=scene.walkable)
+    assert built, "a cut was made and some surfaces were kept"
+    assert measured[-1] == built[-1]
+
+
 def test_edge_and_inside_samples_over_a_ramp_below_a_slabs_edge_take_the_ramps_height():
     """RecastDemo settings (cell 0.3, climb 0.9): a ramp rises from a floor at 3.5 m through a
     stairwell in a 0.1 m slab to its top at 7 m. Near the top, the ramp's side is within a climb of

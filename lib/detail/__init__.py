@@ -70,8 +70,17 @@ def build_detail(
     # height (as the corners above take it, with its triangle's slope), unless its floor triangle
     # misses the centre and a linked span's holds it (a column along a floor's edge, floor_at).
     # The samples' points are found where they are needed, never all at once (24 bytes a sample;
-    # the heights are 8).
-    heights = sample_heights(hf, samples.span)
+    # the heights are 8). The polygons whose surfaces are built here: every one but those kept,
+    # whose samples are not measured (a rebuild after cutting rough polygons keeps most).
+    built = np.ones(mesh.polygon_count, dtype=bool)
+    measured = None
+    if kept is None:
+        heights = sample_heights(hf, samples.span)
+    else:  # the samples of the polygons built only (a copy, but of few)
+        built[list(kept)] = False
+        measured = np.flatnonzero(built[sample_poly])
+        heights = np.full(len(sample_poly), np.nan)
+        heights[measured] = sample_heights(hf, samples.span[measured])
 
     def points(rows) -> np.ndarray:
         xyz = samples.points(hf, rows)
@@ -82,14 +91,9 @@ def build_detail(
     cuts = np.searchsorted(sample_poly, np.arange(mesh.polygon_count + 1))
     max_error = float(params.max_height_error)
     apex = fan_apexes(mesh)
-    # The polygons whose surfaces are built here: every one but those kept.
-    built = np.ones(mesh.polygon_count, dtype=bool)
-    if kept is not None:
-        built[list(kept)] = False
-    if kept is None:
+    if measured is None:
         fits = _fan_fits(mesh, apex, sample_poly, points, max_error, progress.span(0.25, 0.4))
-    else:  # the samples of the polygons built only (a copy, but of few)
-        measured = np.flatnonzero(built[sample_poly])
+    else:
         fits = _fan_fits(
             mesh,
             apex,
@@ -168,8 +172,9 @@ def _probe(
     the floor between them: a long thin triangle between two rows of samples sagged 2.8 times the
     error under a rolling terrain at cell 0.3 m."""
     measured = sorted(chunk)
+    settled: dict[int, set[bytes]] = {}  # the parts of the surfaces measured on the floor (off_floor)
     for _ in range(PROBE_ROUNDS):
-        found = off_floor(columns, {p: surfaces[p] for p in measured}, max_error)
+        found = off_floor(columns, {p: surfaces[p] for p in measured}, max_error, settled)
         if not found:
             break
         for p, pts in found.items():

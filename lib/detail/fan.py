@@ -15,6 +15,9 @@ _SAMPLES_PER_CHUNK = 1 << 16
 # A fan fits when every sample is this much (m) within max_error: a sample exactly at the bound is
 # refined, as the refinement's own test would insert it.
 _FIT_MARGIN = 1e-9
+# A sample whose smallest barycentric weight in a fan triangle is above this is inside it and
+# outside every other (the fan's triangles do not overlap): no later one holds it better.
+_INSIDE = 1e-9
 
 
 def _fan(n: int, apex: int) -> list[list[int]]:
@@ -75,7 +78,9 @@ def _fan_heights(
 ) -> np.ndarray:
     """(N,) height of each sample on its polygon's fan from `apex`: in the fan triangle that holds
     it, or the one it lies least outside of. Each fan triangle's edges and determinant are found
-    once per polygon and looked up per sample (one gather), not rebuilt from the corners per sample."""
+    once per polygon and looked up per sample (one gather), not rebuilt from the corners per sample;
+    a sample is measured against the triangles after the one found inside by more than _INSIDE no
+    more."""
     offs, sizes = mesh.poly_offsets, mesh.polygon_sizes
     a = corner[offs[:-1] + apex]
     n = sizes[sample_poly]
@@ -92,7 +97,8 @@ def _fan_heights(
         vx, vy = c[:, 0] - a[tri, 0], c[:, 1] - a[tri, 1]
         det = ux * vy - uy * vx
         table[:, tri] = ux, uy, vx, vy, np.where(det != 0.0, det, NONZERO_DIVISOR), b[:, 2], c[:, 2]
-        inside = n > k + 1
+        # A sample inside an earlier triangle by more than _INSIDE lies outside this one: skipped.
+        inside = (n > k + 1) & (best <= _INSIDE)
         has = slice(None) if inside.all() else np.flatnonzero(inside)
         ux, uy, vx, vy, det, bz, cz = np.take(table, sample_poly[has], axis=1)
         px, py = rx[has], ry[has]

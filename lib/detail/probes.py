@@ -59,7 +59,10 @@ class SampleColumns:
 
 
 def off_floor(
-    columns: SampleColumns, surfaces: dict[int, tuple[np.ndarray, np.ndarray]], max_error: float
+    columns: SampleColumns,
+    surfaces: dict[int, tuple[np.ndarray, np.ndarray]],
+    max_error: float,
+    settled: dict[int, set[bytes]] | None = None,
 ) -> dict[int, np.ndarray]:
     """Polygon -> (K, 3) its probes (points on the floor) that lie farther than max_error from its
     surface, for the polygons of `surfaces` (polygon -> (vertices, triangles)) that have any.
@@ -73,7 +76,15 @@ def off_floor(
     sample in its column or the nearest around (floor_under). A probe whose floor is not reached
     so, or from which the floor does not run on to the surface's corners around it at their
     heights, is not measured.
+
+    settled: polygon -> its parts (a triangle or inner edge, as _part_key gives them) whose probes
+    were all found on the floor by earlier calls with these columns: measured again they would be,
+    so they are not (a polygon measured again after a few insertions has kept most of its
+    triangles). Updated with the parts found so for the polygons returned (the only ones measured
+    again).
     """
+    if settled is None:
+        settled = {}
     out: dict[int, np.ndarray] = {}
     group: list[int] = []
     size = 0
@@ -81,15 +92,18 @@ def off_floor(
         group.append(p)
         size += len(surfaces[p][1])
         if size >= _TRIANGLES_PER_GROUP:
-            out.update(_off_floor_group(columns, {q: surfaces[q] for q in group}, max_error))
+            out.update(_off_floor_group(columns, {q: surfaces[q] for q in group}, max_error, settled))
             group, size = [], 0
     if group:
-        out.update(_off_floor_group(columns, {q: surfaces[q] for q in group}, max_error))
+        out.update(_off_floor_group(columns, {q: surfaces[q] for q in group}, max_error, settled))
     return out
 
 
 def _off_floor_group(
-    columns: SampleColumns, surfaces: dict[int, tuple[np.ndarray, np.ndarray]], max_error: float
+    columns: SampleColumns,
+    surfaces: dict[int, tuple[np.ndarray, np.ndarray]],
+    max_error: float,
+    settled: dict[int, set[bytes]],
 ) -> dict[int, np.ndarray]:
     """off_floor for a few polygons at once."""
     polys = list(surfaces)
@@ -111,7 +125,20 @@ def _off_floor_group(
     vertex_owner = np.empty(len(verts), dtype=np.int64)
     vertex_owner[tris.ravel()] = np.repeat(owner, 3)
     edge_owner = vertex_owner[u]
-    corners = verts[tris]
+    # The parts (every inner edge, then every triangle, numbered in turn) not settled in earlier rounds.
+    n_edges = len(u)
+    part_owner = np.concatenate([edge_owner, owner])
+    part_corners = np.full((len(part_owner), 3, 3), np.nan)  # an edge's third corner is NaN
+    part_corners[:n_edges, 0], part_corners[:n_edges, 1] = verts[u], verts[w]
+    part_corners[n_edges:] = verts[tris]
+    todo = np.ones(len(part_owner), dtype=bool)
+    again = np.flatnonzero(np.isin(part_owner, list(settled)))
+    for part, key in zip(again.tolist(), _part_keys(part_corners[again])):
+        todo[part] = key not in settled[int(part_owner[part])]
+    edge_part, tri_part = np.flatnonzero(todo[:n_edges]), n_edges + np.flatnonzero(todo[n_edges:])
+    parts_u, parts_w, edge_owner = u[edge_part], w[edge_part], edge_owner[edge_part]
+    tris_todo, owner = tris[tri_part - n_edges], owner[tri_part - n_edges]
+    corners = part_corners[tri_part]
     # Inside each triangle: its centroid, and the points halfway from each corner to the opposite
     # side's midpoint (where the surface's sag under a floor bending along one corner's two sides
     # peaks).
@@ -120,15 +147,16 @@ def _off_floor_group(
     ]
     # Along each inner edge, EDGE_STEP cells apart as along the polygon's own edges (at least its
     # midpoint): a long edge across a bending floor can be off a third of the way along.
-    length = np.hypot(*(verts[w, :2] - verts[u, :2]).T)
-    parts = np.maximum(np.ceil(length / (EDGE_STEP * columns.hf.cell_size)).astype(np.int64), 2)
-    along = np.repeat(np.arange(len(u)), parts - 1)
-    t = (run_positions(parts - 1) + 1) / parts[along]
-    on_edges = verts[u[along]] + t[:, None] * (verts[w[along]] - verts[u[along]])
+    length = np.hypot(*(verts[parts_w, :2] - verts[parts_u, :2]).T)
+    steps = np.maximum(np.ceil(length / (EDGE_STEP * columns.hf.cell_size)).astype(np.int64), 2)
+    along = np.repeat(np.arange(len(parts_u)), steps - 1)
+    t = (run_positions(steps - 1) + 1) / steps[along]
+    on_edges = verts[parts_u[along]] + t[:, None] * (verts[parts_w[along]] - verts[parts_u[along]])
     probe = np.concatenate([on_edges, *inside])
     probe_owner = np.concatenate([edge_owner[along], np.tile(owner, len(inside))])
+    probe_part = np.concatenate([edge_part[along], np.tile(tri_part, len(inside))])
     # The surface's corners around each probe: its edge's ends, its triangle's corners.
-    ends = np.concatenate([np.column_stack([u, w, w])[along], np.tile(tris, (len(inside), 1))])
+    ends = np.concatenate([np.column_stack([parts_u, parts_w, parts_w])[along], np.tile(tris_todo, (len(inside), 1))])
     # Measured _PROBES_PER_CHUNK at a time (a level's large polygons can hold a million probes).
     kept_rows, kept_floor = [], []
     for first in range(0, len(probe), _PROBES_PER_CHUNK):
@@ -146,7 +174,23 @@ def _off_floor_group(
     cuts = np.flatnonzero(np.diff(by[order])) + 1
     for rows in np.split(order, cuts):
         out[int(by[rows[0]])] = points[rows]
+    # The parts measured here with no probe off the floor, of the polygons measured again.
+    on_floor = np.zeros(len(part_owner), dtype=bool)
+    on_floor[edge_part] = on_floor[tri_part] = True
+    on_floor[probe_part[has]] = False
+    on_floor = np.flatnonzero(on_floor & np.isin(part_owner, list(out)))
+    for p, key in zip(part_owner[on_floor].tolist(), _part_keys(part_corners[on_floor])):
+        settled.setdefault(p, set()).add(key)
     return out
+
+
+def _part_keys(corners: np.ndarray) -> list[bytes]:
+    """Surface parts' keys: the bytes of their corners' coordinates (K, 3, 3) in order (an edge's two
+    ends, lower vertex id first, then NaN; a triangle's three), which alone set its probes and what
+    they measure."""
+    size = 9 * corners.itemsize
+    raw = np.ascontiguousarray(corners).tobytes()
+    return [raw[k : k + size] for k in range(0, len(raw), size)]
 
 
 def _measure(

@@ -21,6 +21,11 @@ _EDGE_EPS = 1e-9
 # temporaries of 400 MB each.
 _SAMPLES_PER_BLOCK = 1024
 _PAIRS_PER_CHUNK = 1 << 17
+# After an insertion, samples round the new vertex are measured against every triangle round it in
+# one pass while they make at most this many (triangle, sample) pairs: a few hundred samples against
+# half a dozen triangles, where the search by angle and its second pass for samples on an edge cost
+# more numpy calls than the pairs they save.
+_AROUND_PAIRS = 1 << 13
 # A sample whose smallest barycentric weight in a triangle is above the edge margin is inside that
 # triangle and outside every other, so no other triangle holds it better.
 _INSIDE = _EDGE_EPS
@@ -122,10 +127,16 @@ def _locate_around(tin: _Tin, new: int, samples, which: np.ndarray, cand: np.nda
     as a corner), so a sample's triangle is the one whose angle round it holds the sample's
     direction from it, found by a binary search. A sample not inside that one by more than _INSIDE
     (near a triangle's edge) is measured against every triangle of `cand`. _PAIRS_PER_CHUNK
-    samples at a time."""
+    samples at a time. Up to _AROUND_PAIRS (triangle, sample) pairs, every sample against every
+    triangle of `cand` at once (where the search puts each: the one triangle holding it by more than
+    _INSIDE holds it best)."""
     if len(which) == 0:
         return
     tris, xy = tin.tris, tin.xy
+    if len(which) * len(cand) <= _AROUND_PAIRS:
+        corner = tin.array[np.array([tris[t] for t in cand.tolist()], dtype=np.int64)]
+        _locate_in(corner, cand, samples, which, owner, w, err)
+        return
     px, py = xy[new]
     # The direction from the new vertex of the first corner after it, counter-clockwise, per triangle.
     after = [tris[t][(tris[t].index(new) + 1) % 3] for t in cand.tolist()]
