@@ -341,9 +341,10 @@ class PathDrawing:
         # The ends' own polygons are where the path must start and end whatever they cost; counted,
         # a goal in a costly area let the path cut through every cheaper one.
         top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
+        within_cheapest = top <= min(costs)  # then the second holds the first and costs least per meter
         best, best_cost = None, math.inf
         for keep in (
-            lambda p, area: p in on_corridor,
+            *(() if within_cheapest else (lambda p, area: p in on_corridor,)),
             lambda p, area: costs[area] <= top or p in ends,
         ):
             allowed = [ok and keep(p, a) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
@@ -352,6 +353,8 @@ class PathDrawing:
             drawn = self._chain_over(
                 plan, corners, extra, allowed, self._walker(allowed), goal, goal_poly, math.inf, {}
             )
+            if drawn is not None and within_cheapest:
+                return drawn
             if drawn is not None and (cost := self._chain_cost(plan, drawn)) < best_cost:
                 best, best_cost = drawn, cost
         return best if best is not None else self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
