@@ -125,6 +125,7 @@ class _Level:
         self.flat_corners = flat_corners(poly_xz, sizes)
         self.flat = self.flat_corners.any(axis=1)
         self.widths = _least_widths(poly_xz, sizes)
+        self.grids: dict[tuple[float, float | None], _Grid] = {}
 
     def grid_shape(self, size: float) -> np.ndarray:
         """Tiles of `size` meters across x and z that cover the level."""
@@ -135,7 +136,14 @@ class _Level:
 
     def _cells(self, size: float, piece: float | None) -> _Grid:
         """The grid tiles of `size` are cut along (pieces of at most `piece` meters, or whole tiles),
-        its inner lines placed clear of the polygons (`_clear_lines`)."""
+        its inner lines placed clear of the polygons (`_clear_lines`); kept for `most_pieces` and
+        `tiles` to share."""
+        if (size, piece) not in self.grids:
+            self.grids[(size, piece)] = self._grid(size, piece)
+        return self.grids[(size, piece)]
+
+    def _grid(self, size: float, piece: float | None) -> _Grid:
+        """`_cells`, worked out."""
         per_tile = max(1, math.ceil(size / piece - _PITCH_SLACK)) if piece else 1
         cell = size / per_tile
         origin = self.origin[[0, 2]]
@@ -165,18 +173,19 @@ class _Level:
         keep = np.ones(len(lines), dtype=bool)
         placed = lines.copy()
         for i in np.flatnonzero(~border).tolist():
-            candidates = lines[i] + offsets
             near = np.flatnonzero(
                 (self.poly_hi[:, axis] > lines[i] - reach - clearance)
                 & (self.poly_lo[:, axis] < lines[i] + reach + clearance)
             )
             rings = self.corners[near][:, :, [0, 2]]
-            clear = _clear_of(rings, self.sizes[near], self.widths[near], axis, candidates, across, clearance)
-            good = np.flatnonzero(clear)
-            if len(good):
-                placed[i] = candidates[good[0]]
-            else:
-                keep[i] = False
+            keep[i] = False
+            # The nearest places first, a few at a time: most lines are clear at one of the first.
+            for lo in range(0, len(offsets), _PLACES_PER_TRY):
+                candidates = lines[i] + offsets[lo : lo + _PLACES_PER_TRY]
+                clear = _clear_of(rings, self.sizes[near], self.widths[near], axis, candidates, across, clearance)
+                if clear.any():
+                    placed[i], keep[i] = candidates[np.argmax(clear)], True
+                    break
         return placed[keep], border[keep]
 
     def most_pieces(self, size: float, piece: float | None = None) -> int:
@@ -311,6 +320,8 @@ class _Level:
         cut = clip_to_boxes(self.corners[polys], self.sizes[polys], labels, boxes, sides)
         cuts_along_own_edges(self.corners[polys], self.sizes[polys], labels, cut)
         kept = [(k, one) for k, one in enumerate(cut) if one is not None and _area_xz(one[0]) >= MIN_PIECE_AREA]
+        flat = _any_flat_corner([corners for _, (corners, _) in kept]) & split_flat
+        kept_flat = dict(zip((k for k, _ in kept), flat.tolist()))
         out: list[list[tuple]] = [[] for _ in range(len(polys))]
         for p, same_polygon in itertools.groupby(kept, key=lambda item: int(polys[item[0]])):
             group = list(same_polygon)
@@ -321,7 +332,7 @@ class _Level:
             for (k, (_, edge_labels)), lo, hi in zip(group, bounds[:-1], bounds[1:]):
                 parts = (
                     _split_at_flat_corners(points[lo:hi], edge_labels, self.split_ids)
-                    if split_flat
+                    if kept_flat[k]
                     else [(points[lo:hi], edge_labels)]
                 )
                 for corners, piece_labels in (
@@ -409,6 +420,14 @@ def _clear_of(
     gap = np.hypot(*(rel - share[..., None] * pair_edge).transpose(3, 0, 1, 2))
     blocked |= np.any((gap < clearance) & used[poly][None], axis=(1, 2))
     return ~blocked
+
+
+def _any_flat_corner(rings: list[np.ndarray]) -> np.ndarray:
+    """Per polygon (corners (n, 3)), whether it has a flat corner (`flat_corners`), all at once."""
+    counts = np.array([len(ring) for ring in rings], dtype=np.int64)
+    padded = np.zeros((len(rings), int(counts.max(initial=1)), 2))
+    padded[np.arange(padded.shape[1]) < counts[:, None]] = np.concatenate([np.zeros((0, 3)), *rings])[:, [0, 2]]
+    return flat_corners(padded, counts).any(axis=1)
 
 
 def _least_widths(rings: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -505,6 +524,8 @@ MIN_CUT_CELLS = 0.25
 # How far (a share of the pitch) an inner cut line may move from its place to keep clear; a line
 # with no clear place within it is left out (its two rows of pieces are one).
 CUT_SHIFT = 0.4
+# Places of a cut line `_clear_lines` tries at once.
+_PLACES_PER_TRY = 8
 # A polygon overlapping a cell by less than this (m) may leave no piece there (`most_pieces`).
 OVERLAP_DEPTH = 1e-3
 # A tile holds ceil(size / piece - this) cuts across: a pitch that divides the tile up to rounding
