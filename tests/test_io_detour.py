@@ -4,6 +4,7 @@ finding the paths our query finds, about as long as ours and at our surface's he
 from __future__ import annotations
 
 import math
+import subprocess
 from dataclasses import replace
 
 import numpy as np
@@ -15,6 +16,8 @@ import blender_navmesh as lib
 from blender_navmesh import detour
 from blender_navmesh.detail import surface_height
 from blender_navmesh.detour import format as detour_format
+from blender_navmesh.detour import tiles as detour_tiles
+from blender_navmesh.detour.clip import MIN_TURN
 from blender_navmesh.links import LinkSpec
 from blender_navmesh.query import NavMeshQuery
 from levels import Scene, random_solids
@@ -23,10 +26,12 @@ from tests.fixtures.io.detour_tools import (
     SECTION_SIZES,
     TILE_HEADER,
     detour_queries,
+    detour_rays,
     read_tile_set,
     tile_offsets,
     tile_polygons,
 )
+from tests.oracle import random_level
 
 # Detour's path length against ours. Ours is the shortest path (seen from above) draped over the
 # detail surface; Detour's straight path joins its corners in straight lines (shorter over hills,
@@ -220,20 +225,29 @@ def test_tiles_cover_the_same_area_with_portals_on_their_borders(rooms):
 
 def test_pieces_cover_the_polygons_and_are_each_others_neighbours_across_the_cuts(rooms):
     """Cut at a 1.5 m pitch inside one tile: the pieces cover the same area, each lies in one cell of
-    the pitch, and the two sides of every edge are each other's neighbours (a cut inside a tile is
-    an internal link, not a portal); every original neighbour pair still meets."""
+    the grid (its lines within CUT_SHIFT of the pitch's), and the two sides of every edge are each
+    other's neighbours (a cut inside a tile is an internal link, not a portal); every original
+    neighbour pair still meets."""
     data = detour.to_detour_bytes(rooms, piece_size=1.5)
     tile_set = read_tile_set(data)
     (entry,) = tile_set["tiles"]
     vertices, polys = tile_polygons(data, entry, tile_offsets(tile_set)[0])
     assert len(polys) > 3 * rooms.polygon_count
-    pitch = (rooms.vertices[:, :2].max(axis=0) - rooms.vertices[:, :2].min(axis=0)).max() + PARAMS.cell_size
-    pitch /= math.ceil(pitch / 1.5)
+    level = detour_tiles._Level(rooms)
+    size = level.span + level.cell
+    pitch = size / math.ceil(size / 1.5)
+    lines = level._cells(size, 1.5).lines
+    origin = np.array(tile_set["origin"])[[0, 2]]
+    for axis in range(2):
+        regular = np.round((lines[axis] - origin[axis]) / pitch)
+        assert np.all(np.abs(lines[axis] - origin[axis] - regular * pitch) <= detour_tiles.CUT_SHIFT * pitch + 1e-9)
     area = 0.0
     for p, poly in enumerate(polys):
-        corners = vertices[poly["verts"][: poly["vert_count"]]][:, [0, 2]] - np.array(tile_set["origin"])[[0, 2]]
-        cell = np.floor(corners.mean(axis=0) / pitch)
-        assert np.all(corners >= cell * pitch - 1e-4) and np.all(corners <= (cell + 1) * pitch + 1e-4)
+        corners = vertices[poly["verts"][: poly["vert_count"]]][:, [0, 2]]
+        cell = [np.searchsorted(lines[axis], corners[:, axis].mean()) - 1 for axis in range(2)]
+        low = np.array([lines[0][cell[0]], lines[1][cell[1]]])
+        high = np.array([lines[0][cell[0] + 1], lines[1][cell[1] + 1]])
+        assert np.all(corners >= low - 1e-4) and np.all(corners <= high + 1e-4)
         area += 0.5 * abs(
             np.sum(corners[:, 0] * np.roll(corners[:, 1], -1) - np.roll(corners[:, 0], -1) * corners[:, 1])
         )
@@ -883,3 +897,91 @@ def test_paths_priced_by_area_costs_cost_about_what_detours_do(tmp_path):
     ratios = np.array(ratios)
     assert np.mean(ratios > 1.0 + LENGTH_TOLERANCE) <= COSTLIER_SHARE
     assert ratios.max() <= COSTLIEST_RATIO
+
+
+# Random levels as a tester's: a 20 m floor with 10 solids, baked at radius 0.3 m and 0.1 m cells.
+PRISM_PARAMS = lib.BakeParams(agent_radius=0.3, cell_size=0.1)
+
+
+def _prism_level(seed: int) -> lib.NavMesh:
+    level = random_level(seed, extent=20.0, count=10)
+    return lib.generate(level.scene.vertices, level.scene.triangles, PRISM_PARAMS)
+
+
+def _turns_and_widths(xz: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """A polygon's (seen from above) sine of the turn at each corner, edge lengths and least width
+    (the least, over its edges, of its farthest corner from the edge's line)."""
+    edge = np.roll(xz, -1, axis=0) - xz
+    length = np.hypot(edge[:, 0], edge[:, 1])
+    before = np.roll(edge, 1, axis=0)
+    turn = (before[:, 0] * edge[:, 1] - before[:, 1] * edge[:, 0]) / (np.roll(length, 1) * length)
+    rel = xz[None, :, :] - xz[:, None, :]
+    across = np.abs(edge[:, None, 0] * rel[..., 1] - edge[:, None, 1] * rel[..., 0]) / length[:, None]
+    return turn, length, float(across.max(axis=1).min())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pieces_are_strictly_convex_in_float32_and_neither_slivers_nor_short_edged(seed):
+    """Cut into pieces, a random level's polygons as Detour stores them (float32 corners): every
+    corner turns the same way by MIN_TURN or more (a flat corner, or one rounding made reflex, is
+    where Detour's raycast along an edge loops forever), no piece is thinner than a quarter of the
+    cut lines' clearance from corners, and no edge is shorter than half of it or our own shortest
+    edge (the cut lines used to graze corners: pieces of 1e-6 m², edges under 1 mm)."""
+    mesh = _prism_level(seed)
+    clearance = detour_tiles.MIN_CUT_CELLS * float(mesh.params.cell_size)
+    ours = min(_turns_and_widths(mesh.vertices[mesh.polygon(p)][:, :2])[1].min() for p in range(mesh.polygon_count))
+    data = detour.to_detour_bytes(mesh)
+    tile_set = read_tile_set(data)
+    pieces = 0
+    for entry, offset in zip(tile_set["tiles"], tile_offsets(tile_set)):
+        vertices, polys = tile_polygons(data, entry, offset)
+        for poly in polys:
+            xz = vertices[poly["verts"][: poly["vert_count"]]][:, [0, 2]].astype(np.float64)
+            turn, length, width = _turns_and_widths(xz)
+            assert np.all(turn >= 0.9 * MIN_TURN) or np.all(turn <= -0.9 * MIN_TURN), turn
+            assert length.min() >= min(clearance / 2, ours) - 1e-5
+            assert width >= clearance / 4
+        pieces += len(polys)
+    assert pieces > 4 * mesh.polygon_count, "the level is still cut into pieces"
+
+
+def _rays_along_edges_and_through_corners(mesh: lib.NavMesh) -> list:
+    """(start, end) of rays from each polygon corner along each of its edges, on to three times
+    its length, both ways, and from each edge's middle through the corner after it."""
+    rays = []
+    for p in range(mesh.polygon_count):
+        corners = mesh.vertices[mesh.polygon(p)]
+        for a, b, c in zip(corners, np.roll(corners, -1, axis=0), np.roll(corners, -2, axis=0)):
+            middle = 0.5 * (a + b)
+            rays += [(a, a + 3 * (b - a)), (b, b + 3 * (a - b)), (middle, c + 2 * (c - middle))]
+    return rays
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_detours_raycast_returns_along_our_edges_and_agrees_with_ours_on_random_rays_and_moves(tmp_path, seed):
+    """On a random level cut into pieces, Detour's raycast returns on every ray along our edges and
+    through our corners (it looped forever around a piece's flat corner), and random rays and
+    moves of a few meters agree with ours to 2 cm (it stopped short on slivers). A ray exactly
+    along an edge may still stop where a cut meets that edge: Detour's float32 test puts it just
+    outside one of the two pieces there, as it may at any corner along an edge."""
+    mesh = _prism_level(seed)
+    path = tmp_path / "level.bin"
+    detour.write_detour(mesh, path)
+    query, rng = NavMeshQuery(mesh), np.random.default_rng(seed)
+    starts = np.array([query.random_point(rng)[1] for _ in range(300)])
+    ends = np.column_stack([starts[:, :2] + rng.normal(0.0, 3.0, (len(starts), 2)), np.zeros(len(starts))])
+    rays = list(zip(starts[:200], ends[:200]))
+    moves = list(zip(starts[200:], ends[200:]))
+    edge_rays = _rays_along_edges_and_through_corners(mesh)
+    try:
+        found = detour_rays(path, rays + edge_rays, moves, timeout=60.0)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"Detour's raycast did not return on {len(edge_rays)} rays along edges and through corners")
+    assert all(t is not None for t in found["rays"])
+    for (start, end), t in zip(rays, found["rays"]):
+        length = float(np.linalg.norm((end - start)[:2]))
+        ours = min(query.raycast(start, end).t, 1.0) * length
+        assert min(t, 1.0) * length == pytest.approx(ours, abs=0.02), (start, end)
+    for (start, end), reached in zip(moves, found["moves"]):
+        ours, _ = query.move_along_surface(start, end)
+        assert np.linalg.norm((reached - ours)[:2]) <= 0.02, (start, end)

@@ -18,6 +18,10 @@ WELD = 1e-6
 ON_EDGE = 1e-4
 
 
+# A piece's corner turning by less than this (sine of the angle) is flat: `_split_at_flat_corners`.
+MIN_TURN = 1e-3
+
+
 # Clipped pieces with less area than this (m²) are dropped: a polygon only touching a tile.
 MIN_PIECE_AREA = 1e-8
 
@@ -196,6 +200,46 @@ def _crossing(a: tuple, b: tuple, axis: int, value: float) -> tuple:
     point = [a[i] + t * (b[i] - a[i]) for i in range(3)]
     point[axis] = value
     return tuple(point)
+
+
+def flat_corners(rings: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(K, M) which corners of rings[k][: counts[k]] ((K, M, 2), seen from above) turn by less than
+    MIN_TURN (the sine of the angle between the edges in and out)."""
+    used, edge, _ = ring_edges(rings, counts)
+    last = np.maximum(counts - 1, 0)[:, None]
+    slot = np.arange(rings.shape[1])
+    before = np.take_along_axis(edge, np.where(slot == 0, last, slot - 1)[:, :, None], axis=1)
+    length = np.hypot(edge[..., 0], edge[..., 1]) * np.hypot(before[..., 0], before[..., 1])
+    turn = (before[..., 0] * edge[..., 1] - before[..., 1] * edge[..., 0]) / np.maximum(length, NONZERO_DIVISOR)
+    return used & (np.abs(turn) < MIN_TURN)
+
+
+def _split_at_flat_corners(points: np.ndarray, labels: list, split_ids) -> list:
+    """A convex polygon as convex pieces none of which has a flat corner (turning by less than
+    MIN_TURN): each such corner is split along the diagonal from it nearest square to its edges, so
+    it is a corner of both sides. A flat corner is where a neighbour's corner meets a straight edge;
+    in float32 it may turn either way, and Detour's raycast, along that edge, then loops around it
+    or stops. Edge labels as `_split_to_hexagons`."""
+    n = len(points)
+    xz = points[:, [0, 2]]
+    edge = np.roll(xz, -1, axis=0) - xz
+    length = np.maximum(np.hypot(edge[:, 0], edge[:, 1]), NONZERO_DIVISOR)
+    flat = np.flatnonzero(flat_corners(xz[None], np.array([n]))[0])
+    if n <= 3 or not len(flat):
+        return [(points, list(labels))]
+    f = int(flat[0])
+    others = (f + np.arange(2, n - 1)) % n
+    diagonal = xz[others] - xz[f]
+    square = np.abs(diagonal[:, 0] * edge[f, 1] - diagonal[:, 1] * edge[f, 0]) / (
+        np.maximum(np.hypot(diagonal[:, 0], diagonal[:, 1]), NONZERO_DIVISOR) * length[f]
+    )
+    t = int(others[np.argmax(square)])
+    label = _SPLIT - next(split_ids)
+    ring, ring_labels = np.roll(points, -f, axis=0), list(labels[f:]) + list(labels[:f])
+    k = (t - f) % n
+    first = _split_at_flat_corners(ring[: k + 1], ring_labels[:k] + [label], split_ids)
+    second = _split_at_flat_corners(np.concatenate([ring[k:], ring[:1]]), ring_labels[k:] + [label], split_ids)
+    return first + second
 
 
 def _split_to_hexagons(points: np.ndarray, labels: list, split_ids) -> list:

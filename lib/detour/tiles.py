@@ -23,11 +23,13 @@ from .clip import (
     ON_EDGE,
     WELD,
     _area_xz,
+    _split_at_flat_corners,
     _split_to_hexagons,
     _surface_heights,
     clip_to_boxes,
     clip_to_pieces,
     cuts_along_own_edges,
+    flat_corners,
     ring_edges,
 )
 from .format import (
@@ -77,6 +79,19 @@ class _Tile:
         return np.array([x0, low[1], z0]), np.array([x1, high[1], z1])
 
 
+class _Grid(NamedTuple):
+    """The lines tiles are cut along: per axis (x, z) their positions (ascending) and which are
+    tile borders, the tile each cell between two lines lies in, tiles across x, and per polygon the
+    first and last cell (x, z) its box meets."""
+
+    lines: list[np.ndarray]
+    border: list[np.ndarray]
+    tile_of: list[np.ndarray]
+    tiles_across: int
+    first: np.ndarray
+    last: np.ndarray
+
+
 class _Level:
     """The navmesh in Detour coordinates with what cutting it into tiles needs."""
 
@@ -106,6 +121,11 @@ class _Level:
         valid = (np.arange(VERTS_PER_POLYGON) < sizes[:, None])[:, :, None]
         self.poly_lo = np.where(valid, poly_xz, np.inf).min(axis=1)
         self.poly_hi = np.where(valid, poly_xz, -np.inf).max(axis=1)
+        # Each polygon's flat corners, split at when it is cut into pieces (`_split_at_flat_corners`).
+        self.flat_corners = flat_corners(poly_xz, sizes)
+        self.flat = self.flat_corners.any(axis=1)
+        self.widths = _least_widths(poly_xz, sizes)
+        self.grids: dict[tuple[float, float | None], _Grid] = {}
 
     def grid_shape(self, size: float) -> np.ndarray:
         """Tiles of `size` meters across x and z that cover the level."""
@@ -114,28 +134,74 @@ class _Level:
     def grid_size(self, size: float) -> int:
         return int(np.prod(self.grid_shape(size)))
 
-    def _cells(self, size: float, piece: float | None):
-        """The grid tiles of `size` are cut along (pieces of at most `piece` meters, or whole tiles):
-        (cells per tile side, cell size, cells across x and z, and per polygon the first and last
-        cell (x, z) its box meets)."""
+    def _cells(self, size: float, piece: float | None) -> _Grid:
+        """The grid tiles of `size` are cut along (pieces of at most `piece` meters, or whole tiles),
+        its inner lines placed clear of the polygons (`_clear_lines`); kept for `most_pieces` and
+        `tiles` to share."""
+        if (size, piece) not in self.grids:
+            self.grids[(size, piece)] = self._grid(size, piece)
+        return self.grids[(size, piece)]
+
+    def _grid(self, size: float, piece: float | None) -> _Grid:
+        """`_cells`, worked out."""
         per_tile = max(1, math.ceil(size / piece - _PITCH_SLACK)) if piece else 1
         cell = size / per_tile
         origin = self.origin[[0, 2]]
         count = self.grid_shape(size) * per_tile
-        first = np.clip(np.floor((self.poly_lo - origin) / cell).astype(int), 0, count - 1)
-        last = np.clip(np.ceil((self.poly_hi - origin) / cell).astype(int) - 1, first, count - 1)
-        return per_tile, cell, count, first, last
+        lines = [origin[a] + np.arange(count[a] + 1) * cell for a in range(2)]
+        border = [np.arange(count[a] + 1) % per_tile == 0 for a in range(2)]
+        if per_tile > 1:
+            reach, clearance = CUT_SHIFT * cell, MIN_CUT_CELLS * self.cell
+            lines[0], border[0] = self._clear_lines(0, lines[0], border[0], lines[1][border[1]], reach, clearance)
+            lines[1], border[1] = self._clear_lines(1, lines[1], border[1], lines[0], reach, clearance)
+        first = np.column_stack([np.searchsorted(lines[a], self.poly_lo[:, a], "right") - 1 for a in range(2)])
+        last = np.column_stack([np.searchsorted(lines[a], self.poly_hi[:, a], "left") - 1 for a in range(2)])
+        cells = np.array([len(lines[0]) - 1, len(lines[1]) - 1])
+        first = np.clip(first, 0, cells - 1)
+        last = np.clip(last, first, cells - 1)
+        tile_of = [np.cumsum(border[a][:-1]) - 1 for a in range(2)]
+        return _Grid(lines, border, tile_of, int(tile_of[0][-1]) + 1, first, last)
+
+    def _clear_lines(
+        self, axis: int, lines: np.ndarray, border: np.ndarray, across: np.ndarray, reach: float, clearance: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The inner cut lines along `axis` (coordinate axis of x, z is constant on each), each moved
+        up to `reach` from its place to the nearest spot `_clear_of` the polygons (the lines
+        `across` it fixed), or left out where there is none; tile borders stay. (lines, border)."""
+        steps = np.arange(1, int(reach / (clearance / 2)) + 1)
+        offsets = np.concatenate([[0.0], np.stack([steps, -steps], axis=1).reshape(-1)]) * (clearance / 2)
+        keep = np.ones(len(lines), dtype=bool)
+        placed = lines.copy()
+        for i in np.flatnonzero(~border).tolist():
+            near = np.flatnonzero(
+                (self.poly_hi[:, axis] > lines[i] - reach - clearance)
+                & (self.poly_lo[:, axis] < lines[i] + reach + clearance)
+            )
+            rings = self.corners[near][:, :, [0, 2]]
+            keep[i] = False
+            # The nearest places first, a few at a time: most lines are clear at one of the first.
+            for lo in range(0, len(offsets), _PLACES_PER_TRY):
+                candidates = lines[i] + offsets[lo : lo + _PLACES_PER_TRY]
+                clear = _clear_of(rings, self.sizes[near], self.widths[near], axis, candidates, across, clearance)
+                if clear.any():
+                    placed[i], keep[i] = candidates[np.argmax(clear)], True
+                    break
+        return placed[keep], border[keep]
 
     def most_pieces(self, size: float, piece: float | None = None) -> int:
         """About the most polygons a tile of `size` holds once cut (`tiles`), without cutting: a
         polygon within one cell is one piece, one across cells a piece per cell it overlaps by more
         than OVERLAP_DEPTH (separating axes: the cell's and the polygon's edges). Pieces of more than
-        six corners, split in two, are not counted. Cutting a large level takes seconds, so sizes
+        six corners, split in two, are not counted; a piece split at its flat corners counts one more
+        per two of them (a split may end at a second). Cutting a large level takes seconds, so sizes
         whose tiles would clearly hold too many polygons are passed over on this count."""
-        per_tile, cell, count, first, last = self._cells(size, piece)
-        poly, cx, cz = _cell_pairs(np.arange(len(first)), first, last)
-        low = self.origin[[0, 2]] + np.column_stack([cx, cz]) * cell
-        box = np.stack([low, low + [cell, 0.0], low + cell, low + [0.0, cell]], axis=1)  # (pairs, 4, 2)
+        grid = self._cells(size, piece)
+        poly, cx, cz = _cell_pairs(np.arange(len(grid.first)), grid.first, grid.last)
+        low = np.column_stack([grid.lines[0][cx], grid.lines[1][cz]])
+        high = np.column_stack([grid.lines[0][cx + 1], grid.lines[1][cz + 1]])
+        box = np.stack(
+            [low, np.column_stack([high[:, 0], low[:, 1]]), high, np.column_stack([low[:, 0], high[:, 1]])], axis=1
+        )
         ring = self.corners[poly][:, :, [0, 2]]
         used, edge, twice = ring_edges(ring, self.sizes[poly])
         sign = np.sign(twice)
@@ -144,19 +210,33 @@ class _Level:
         reach = OVERLAP_DEPTH * np.hypot(edge[..., 0], edge[..., 1])
         overlaps = np.all((depth.max(axis=2) > reach) | ~used, axis=1)
         overlaps &= np.all(
-            np.minimum(self.poly_hi[poly], low + cell) - np.maximum(self.poly_lo[poly], low) > OVERLAP_DEPTH, axis=1
+            np.minimum(self.poly_hi[poly], high) - np.maximum(self.poly_lo[poly], low) > OVERLAP_DEPTH, axis=1
         )
-        tile = (cz // per_tile) * (count[0] // per_tile) + cx // per_tile
-        return int(np.bincount(tile[overlaps]).max(initial=0))
+        tile = grid.tile_of[1][cz] * grid.tiles_across + grid.tile_of[0][cx]
+        counts = np.bincount(tile[overlaps], minlength=grid.tiles_across * len(grid.tile_of[1]))
+        if piece:
+            flat_poly, k = np.nonzero(self.flat_corners)
+            at = self.corners[flat_poly, k][:, [0, 2]]
+            cells = [
+                np.clip(np.searchsorted(grid.lines[a], at[:, a], "right") - 1, 0, len(grid.tile_of[a]) - 1)
+                for a in range(2)
+            ]
+            keys, per_piece = np.unique(np.column_stack([flat_poly, *cells]), axis=0, return_counts=True)
+            flat_tile = grid.tile_of[1][keys[:, 2]] * grid.tiles_across + grid.tile_of[0][keys[:, 1]]
+            counts += np.bincount(flat_tile, weights=(per_piece + 1) // 2, minlength=len(counts)).astype(np.int64)
+        return int(counts.max(initial=0))
 
     def tiles(self, size: float, piece: float | None = None) -> list[_Tile]:
         """The level cut into square tiles of `size` meters from the origin, empty tiles left out.
         piece (meters): each tile's polygons are also cut along a grid of at most that pitch, the
         two sides of a cut inside a tile each other's neighbours (see `to_detour_bytes`)."""
-        per_tile, cell, count, first, last = self._cells(size, piece)
+        grid = self._cells(size, piece)
+        first, last, (xs, zs), (x_border, z_border) = grid.first, grid.last, grid.lines, grid.border
         origin = self.origin[[0, 2]]
-        whole = np.all(first == last, axis=1)
-        cell_of = first[:, 1] * count[0] + first[:, 0]
+        across = len(xs) - 1
+        # Cut, pieces are split at flat corners, and so are polygons with flat corners.
+        whole = np.all(first == last, axis=1) & ~(self.flat & bool(piece))
+        cell_of = first[:, 1] * across + first[:, 0]
         pieces: dict[int, list[tuple]] = {}
         cuts: dict[tuple, int] = {}
 
@@ -171,27 +251,20 @@ class _Level:
 
         # Every (polygon, cell) its box meets, polygon by polygon, row by row.
         poly, pair_x, pair_z = _cell_pairs(np.flatnonzero(~whole), first, last)
-        boxes = np.column_stack(
-            [
-                origin[0] + pair_x * cell,
-                origin[1] + pair_z * cell,
-                origin[0] + (pair_x + 1) * cell,
-                origin[1] + (pair_z + 1) * cell,
-            ]
-        )
+        boxes = np.column_stack([xs[pair_x], zs[pair_z], xs[pair_x + 1], zs[pair_z + 1]])
         sides = np.array(
             [
                 (
-                    cut_label(p, 0, x, y, x % per_tile == 0, SIDE_X_MIN),
-                    cut_label(p, 0, x + 1, y, (x + 1) % per_tile == 0, SIDE_X_MAX),
-                    cut_label(p, 2, y, x, y % per_tile == 0, SIDE_Z_MIN),
-                    cut_label(p, 2, y + 1, x, (y + 1) % per_tile == 0, SIDE_Z_MAX),
+                    cut_label(p, 0, x, y, bool(x_border[x]), SIDE_X_MIN),
+                    cut_label(p, 0, x + 1, y, bool(x_border[x + 1]), SIDE_X_MAX),
+                    cut_label(p, 2, y, x, bool(z_border[y]), SIDE_Z_MIN),
+                    cut_label(p, 2, y + 1, x, bool(z_border[y + 1]), SIDE_Z_MAX),
                 )
                 for p, x, y in zip(poly.tolist(), pair_x.tolist(), pair_z.tolist())
             ],
             dtype=np.int64,
         ).reshape(-1, 4)
-        for c, clipped in zip((pair_z * count[0] + pair_x).tolist(), self.clipped(poly, boxes, sides)):
+        for c, clipped in zip((pair_z * across + pair_x).tolist(), self.clipped(poly, boxes, sides, bool(piece))):
             for one in clipped:
                 pieces.setdefault(c, []).append(one)
         cells = [c for c, cuts_here in pieces.items() for _ in cuts_here]
@@ -201,12 +274,12 @@ class _Level:
             detailed.setdefault(c, []).append((*cut, tris))
         by_tile: dict[int, list[int]] = {}
         for c in set(cell_of[whole].tolist()) | set(detailed):
-            cy, cx = divmod(c, int(count[0]))
-            by_tile.setdefault((cy // per_tile) * (count[0] // per_tile) + cx // per_tile, []).append(c)
+            cy, cx = divmod(c, across)
+            by_tile.setdefault(int(grid.tile_of[1][cy]) * grid.tiles_across + int(grid.tile_of[0][cx]), []).append(c)
         tiles = []
         tri_owner = self.detail[1]
         for t in sorted(by_tile):
-            ty, tx = divmod(t, int(count[0] // per_tile))
+            ty, tx = divmod(t, grid.tiles_across)
             own = np.flatnonzero(whole & np.isin(cell_of, by_tile[t]))
             box = (
                 origin[0] + tx * size,
@@ -234,18 +307,21 @@ class _Level:
         _link_tiles(tiles, self)
         return tiles
 
-    def clipped(self, polys: np.ndarray, boxes: np.ndarray, sides: np.ndarray) -> list[list[tuple]]:
+    def clipped(self, polys: np.ndarray, boxes: np.ndarray, sides: np.ndarray, split_flat: bool) -> list[list[tuple]]:
         """Each polygon polys[k] cut to boxes[k] (x0, z0, x1, z1): its pieces (corners (6, 3), count,
         polygon, labels (6,)) of at most six corners, their corners on its detail surface
         (`piece_detail` gives their detail triangles); sides[k]: the labels of the edges cut along
         the box's x0, x1, z0 and z1 sides, but where a side runs along the polygon's own edge (to
         rounding), which keeps its label (`cuts_along_own_edges`: a wall stays a wall, a shared edge
-        finds its neighbour). All at once (`clip_to_boxes`), then the heights of the pieces of each
-        polygon together."""
+        finds its neighbour). split_flat: pieces are also split at their flat corners
+        (`_split_at_flat_corners`). All at once (`clip_to_boxes`), then the heights of the pieces of
+        each polygon together."""
         labels = np.where(self.slots[polys] >= 0, self.slots[polys], _NO_EDGE)
         cut = clip_to_boxes(self.corners[polys], self.sizes[polys], labels, boxes, sides)
         cuts_along_own_edges(self.corners[polys], self.sizes[polys], labels, cut)
         kept = [(k, one) for k, one in enumerate(cut) if one is not None and _area_xz(one[0]) >= MIN_PIECE_AREA]
+        flat = _any_flat_corner([corners for _, (corners, _) in kept]) & split_flat
+        kept_flat = dict(zip((k for k, _ in kept), flat.tolist()))
         out: list[list[tuple]] = [[] for _ in range(len(polys))]
         for p, same_polygon in itertools.groupby(kept, key=lambda item: int(polys[item[0]])):
             group = list(same_polygon)
@@ -254,7 +330,16 @@ class _Level:
             points[:, 1] = _surface_heights(tris, points)
             bounds = np.cumsum([0] + [len(corners) for _, (corners, _) in group]).tolist()
             for (k, (_, edge_labels)), lo, hi in zip(group, bounds[:-1], bounds[1:]):
-                for corners, piece_labels in _split_to_hexagons(points[lo:hi], edge_labels, self.split_ids):
+                parts = (
+                    _split_at_flat_corners(points[lo:hi], edge_labels, self.split_ids)
+                    if kept_flat[k]
+                    else [(points[lo:hi], edge_labels)]
+                )
+                for corners, piece_labels in (
+                    hexagon
+                    for part_corners, part_labels in parts
+                    for hexagon in _split_to_hexagons(part_corners, part_labels, self.split_ids)
+                ):
                     padded = np.zeros((VERTS_PER_POLYGON, 3))
                     padded[: len(corners)] = corners
                     padded_labels = np.full(VERTS_PER_POLYGON, _NO_EDGE, dtype=np.int64)
@@ -289,6 +374,72 @@ class _Level:
         fan, owner = fan[order], piece[pair[order]]
         cuts = np.searchsorted(owner, np.arange(len(pieces) + 1))
         return [fan[cuts[k] : cuts[k + 1]] for k in range(len(pieces))]
+
+
+def _clear_of(
+    rings: np.ndarray,
+    counts: np.ndarray,
+    widths: np.ndarray,
+    axis: int,
+    candidates: np.ndarray,
+    across: np.ndarray,
+    clearance: float,
+) -> np.ndarray:
+    """Which candidate places (C,) of a cut line (coordinate `axis` equal to the place, seen from
+    above) keep `clearance` from the polygons rings[k][: counts[k]] ((K, 6, 2) x, z): the line
+    passes no corner closer (a piece's edge would end that near it), cuts no polygon along a chord
+    shorter than half of it (it would cut off a sliver of a sharp corner; but a polygon whose least
+    width, widths[k], is under the clearance is as thin wherever it is cut), and meets none of the
+    lines `across` (places along the other axis) closer to an edge (a grid corner that near an edge
+    leaves a sliver in the cell beyond it; only where that line cuts the polygon, by more than
+    ON_EDGE)."""
+    other = 1 - axis
+    used, edge, _ = ring_edges(rings, counts)
+    start = rings[..., axis][None]
+    place = candidates[:, None, None]
+    blocked = np.any((np.abs(place - start) < clearance) & used, axis=(1, 2))
+    run = edge[..., axis][None]
+    spans = used & (run != 0)
+    t = (place - start) / np.where(spans, run, 1.0)
+    meets = spans & (t >= 0) & (t <= 1)
+    along = rings[..., other][None] + t * edge[..., other][None]
+    chord = np.where(meets, along, -np.inf).max(axis=2) - np.where(meets, along, np.inf).min(axis=2)
+    blocked |= np.any(meets.any(axis=2) & (chord < clearance / 2) & (widths >= clearance), axis=1)
+    # Each polygon with each line across that cuts it (by more than ON_EDGE).
+    low = np.where(used, rings[..., other], np.inf).min(axis=1)
+    high = np.where(used, rings[..., other], -np.inf).max(axis=1)
+    first = np.searchsorted(across, low + ON_EDGE, "right")
+    count = np.maximum(np.searchsorted(across, high - ON_EDGE, "left") - first, 0)
+    poly = np.repeat(np.arange(len(counts)), count)
+    corner = np.zeros((len(candidates), len(poly), 2))
+    corner[..., axis] = candidates[:, None]
+    corner[..., other] = across[np.repeat(first, count) + run_positions(count)][None]
+    rel = corner[:, :, None, :] - rings[poly][None]  # (C, pairs, 6, 2)
+    pair_edge = edge[poly][None]
+    share = np.clip((rel * pair_edge).sum(axis=-1) / np.maximum((pair_edge**2).sum(axis=-1), NONZERO_DIVISOR), 0.0, 1.0)
+    gap = np.hypot(*(rel - share[..., None] * pair_edge).transpose(3, 0, 1, 2))
+    blocked |= np.any((gap < clearance) & used[poly][None], axis=(1, 2))
+    return ~blocked
+
+
+def _any_flat_corner(rings: list[np.ndarray]) -> np.ndarray:
+    """Per polygon (corners (n, 3)), whether it has a flat corner (`flat_corners`), all at once."""
+    counts = np.array([len(ring) for ring in rings], dtype=np.int64)
+    padded = np.zeros((len(rings), int(counts.max(initial=1)), 2))
+    padded[np.arange(padded.shape[1]) < counts[:, None]] = np.concatenate([np.zeros((0, 3)), *rings])[:, [0, 2]]
+    return flat_corners(padded, counts).any(axis=1)
+
+
+def _least_widths(rings: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(K,) each convex polygon's least width seen from above (rings[k][: counts[k]], (K, M, 2)):
+    the least, over its edges, of its farthest corner from the edge's line."""
+    used, edge, _ = ring_edges(rings, counts)
+    rel = rings[:, None, :, :] - rings[:, :, None, :]  # (K, edge, corner, 2)
+    across = np.abs(edge[:, :, None, 0] * rel[..., 1] - edge[:, :, None, 1] * rel[..., 0])
+    farthest = np.where(used[:, None, :], across, 0.0).max(axis=2) / np.maximum(
+        np.hypot(edge[..., 0], edge[..., 1]), NONZERO_DIVISOR
+    )
+    return np.where(used, farthest, np.inf).min(axis=1)
 
 
 def _cell_pairs(polys: np.ndarray, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -365,6 +516,16 @@ def _resolve_labels(labels: np.ndarray) -> np.ndarray:
     return out
 
 
+# Inner cut lines keep this many cells (at least) from polygon corners and from where polygon edges
+# pass grid corners, and cut no chord under half of it (`_clear_of`), so no cut leaves an edge under
+# half of it or a piece under a quarter of it across: Detour's raycast, in float32, stopped short on
+# the slivers (down to 1e-6 m²) and sub-millimetre edges lines grazing corners left.
+MIN_CUT_CELLS = 0.25
+# How far (a share of the pitch) an inner cut line may move from its place to keep clear; a line
+# with no clear place within it is left out (its two rows of pieces are one).
+CUT_SHIFT = 0.4
+# Places of a cut line `_clear_lines` tries at once.
+_PLACES_PER_TRY = 8
 # A polygon overlapping a cell by less than this (m) may leave no piece there (`most_pieces`).
 OVERLAP_DEPTH = 1e-3
 # A tile holds ceil(size / piece - this) cuts across: a pitch that divides the tile up to rounding
