@@ -143,8 +143,10 @@ def build_contours(
     successor = _successors(hf, edges)
     tolerance = _simplification_tolerance(params)
     traced_rings = []
-    for ring in _cycles(successor):
-        ring_points, ring_labels, ring_edges = _square_corners(hf, edges, ring, points, labels, boundary)
+    cycles = list(_cycles(successor))
+    for ring, (ring_points, ring_labels, ring_edges) in zip(
+        cycles, _square_corners(hf, edges, cycles, points, labels, boundary)
+    ):
         ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
         traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
     # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
