@@ -648,3 +648,17 @@ def _split_edges(xy: np.ndarray, z: np.ndarray, nb: np.ndarray, fixed: np.ndarra
         np.r_[fixed, np.zeros(len(edges), dtype=bool)][order],
         order >= len(xy),
     )
+
+
+def measure_first_pushes(options: list[list[list]], boundary: FloorBoundary) -> None:
+    """Measure the wall edges of every ring's first outline to try (options: per outer ring of a
+    region, per member ring, its outlines as _push_rings takes them) in one call, for all regions
+    at once: FloorBoundary.distance keeps them, and the first pass of each ring's push (_push_once)
+    then finds them measured instead of measuring one ring at a time."""
+    firsts = [ring_options[0] for region in options for ring_options in region if ring_options]
+    walls = [(ring, nb < 0) for ring, nb, _ in (o for o in firsts if not callable(o))]
+    if not walls:
+        return
+    a = np.concatenate([ring[wall] for ring, wall in walls])
+    b = np.concatenate([ring_next(ring)[wall] for ring, wall in walls])
+    boundary.distance(a[:, :2], b[:, :2], a[:, 2], b[:, 2])
