@@ -125,7 +125,7 @@ class FloorBoundary:
             return best
         dist = np.hypot(dx[near], dy[near])
         # Pairs come grouped by point, in point order.
-        head = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
+        head = np.flatnonzero(_run_starts(point))
         best[point[head]] = np.minimum(best[point[head]], np.minimum.reduceat(dist, head))
         return best
 
@@ -164,20 +164,22 @@ class FloorBoundary:
         edge, seg = self._segments_near(p, q)
         # A segment whose midpoint is farther than agent_radius plus its half length from the edge
         # is farther than agent_radius all along: only the rest is measured exactly.
-        close = point_segment_distance(self.mid[seg], p[edge], q[edge])[0] < self.radius + self.half[seg] + _MID_SLACK
-        edge, s = edge[close], self.seg[seg[close]]
+        # (Rows are gathered with take: several times faster than indexing on these pair arrays.)
+        a, b = p.take(edge, axis=0), q.take(edge, axis=0)
+        close = point_segment_distance(self.mid.take(seg, axis=0), a, b)[0] < self.radius + self.half[seg] + _MID_SLACK
+        edge, a, b, s = edge[close], a[close], b[close], self.seg.take(seg[close], axis=0)
         if len(edge) == 0:
             return best, where
-        dist, t = segment_distance(p[edge], q[edge], s[:, :2], s[:, 2:4])
+        dist, t = segment_distance(a, b, s[:, :2], s[:, 2:4])
         same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
         dist = np.where(same, dist, np.inf)
         # Pairs come grouped by edge, in edge order: per edge the least distance and, of the pairs
         # reaching it, the first one's place along the edge.
-        head = np.flatnonzero(np.r_[True, edge[1:] != edge[:-1]])
-        group = np.cumsum(np.r_[False, edge[1:] != edge[:-1]])
+        starts = _run_starts(edge)
+        head, group = np.flatnonzero(starts), np.cumsum(starts) - 1
         least = np.minimum.reduceat(dist, head)
         first_least = np.flatnonzero(dist == least[group])
-        first_least = first_least[np.r_[True, group[first_least[1:]] != group[first_least[:-1]]]]
+        first_least = first_least[_run_starts(group[first_least])]
         best[edge[head]], where[edge[head]] = least, t[first_least]
         return best, where
 
@@ -214,7 +216,7 @@ class FloorBoundary:
         reach = np.where((dist == 0) & same & (tip_across > 0), kept * tip_across, 0.0)
         at = (cross_along + kept * (tip_along - cross_along)) / np.maximum(length, _MID_SLACK)
         deepest = np.lexsort((-reach, edge))
-        first = deepest[np.r_[True, edge[deepest][1:] != edge[deepest][:-1]]]
+        first = deepest[_run_starts(edge[deepest])]
         depth[edge[first]], where[edge[first]] = reach[first], np.clip(at[first], 0.0, 1.0)
         return depth, where
 
@@ -266,6 +268,15 @@ _NEAR_SLACK = 1e-6
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """(N,) bool: where each run of equal consecutive keys begins (np.r_ costs tens of
+    microseconds a call, and the contours measure a few edges at a time, thousands of times)."""
+    starts = np.empty(len(keys), dtype=bool)
+    starts[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=starts[1:])
+    return starts
 
 
 def model_boundary(hf: Heightfield) -> np.ndarray:
