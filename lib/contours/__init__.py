@@ -24,7 +24,7 @@ from ..regions import RegionMap
 from .corners import fewer_corners
 from .holes import _HOLE_REACH, _enclosing_hole
 from .pinches import dropped_pockets, widen_pinches
-from .push import _away_from_walls, _push_rings, _reach, _RingBoxes, measure_first_pushes
+from .push import _away_from_walls, _push_rings, _reach, _RingBoxes, push_first_options
 from .rings import (
     _cut_necks,
     _dedupe,
@@ -199,7 +199,7 @@ def build_contours(
     pushing = progress.span(0.5, 1.0)
     planning, placing = pushing.span(0.0, 0.2), pushing.span(0.2, 1.0)
     # Per outer ring of each region, its ring and holes' outlines to try, planned for every region
-    # before any is pushed, so the first push of every ring is measured in one call.
+    # before any is placed, so the first outlines of all rings are pushed together.
     plans = []
     for done, r in enumerate(sorted(rings_by_region)):
         planning.at(done / len(rings_by_region))
@@ -231,7 +231,7 @@ def build_contours(
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
             plans.append((done, r, options, [rings[m].option for m in members]))
-    measure_first_pushes([options for _, _, options, _ in plans], boundary)
+    push_first_options([options for _, _, options, _ in plans], boundary)
     for done, r, options, standing in plans:
         region_part = placing.part(done, len(rings_by_region))
         chosen, neighbours, unpushed = _push_rings(options, standing, boundary, region_part)

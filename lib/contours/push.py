@@ -552,15 +552,62 @@ def _push_off_walls(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
 ):
     """_push_once, measured once per ring and number of passes (FloorBoundary.memo)."""
-    key = ("push", passes, ring.tobytes(), nb.tobytes(), fixed.tobytes())
+    key = _push_key(ring, nb, fixed, passes)
     if key not in boundary.memo:
-        boundary.memo[key] = _push_once(ring, nb, fixed, boundary, passes)
+        boundary.memo[key] = _pushed_together([_push_once(ring, nb, fixed, boundary, passes)], boundary)[0]
     pushed, pushed_nb, cleared = boundary.memo[key]
     return pushed.copy(), pushed_nb.copy(), cleared
 
 
+def _push_key(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, passes: int) -> tuple:
+    """The key of a push's result in FloorBoundary.memo."""
+    return ("push", passes, ring.tobytes(), nb.tobytes(), fixed.tobytes())
+
+
+def push_first_options(options: list[list[list]], boundary: FloorBoundary) -> None:
+    """Push every ring's first outline to try off the walls (options: per outer ring of a region,
+    per member ring, its outlines as _push_rings takes them), all regions' at once, into
+    FloorBoundary.memo, where _push_rings finds them: each pass measures the edges of every ring
+    still pushed in one call, instead of one call per ring and pass."""
+    pushes = {}
+    for region in options:
+        for ring_options in region:
+            if ring_options and not callable(ring_options[0]):
+                ring, nb, fixed = ring_options[0]
+                key = _push_key(ring, nb, fixed, _PUSH_PASSES)
+                if key not in boundary.memo:
+                    pushes[key] = _push_once(ring, nb, fixed, boundary, _PUSH_PASSES)
+    boundary.memo.update(zip(pushes, _pushed_together(list(pushes.values()), boundary)))
+
+
+def _pushed_together(pushes: list, boundary: FloorBoundary) -> list[tuple]:
+    """The results of _push_once generators, run in step: the wall edges all of them ask about in
+    a pass are measured (_wall_gap) in one call."""
+    results: list = [None] * len(pushes)
+    asked = {}
+    for k, push in enumerate(pushes):
+        try:
+            asked[k] = next(push)
+        except StopIteration as done:
+            results[k] = done.value
+    while asked:
+        edges = [np.concatenate(part) for part in zip(*asked.values())]
+        gap, where = _wall_gap(edges[0], edges[1], edges[2], edges[3], boundary)
+        ends = np.cumsum([len(a) for a, _, _, _ in asked.values()])[:-1]
+        answers = zip(asked, np.split(gap, ends), np.split(where, ends))
+        asked = {}
+        for k, push_gap, push_where in answers:
+            try:
+                asked[k] = pushes[k].send((push_gap, push_where))
+            except StopIteration as done:
+                results[k] = done.value
+    return results
+
+
 def _push_once(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int):
-    """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
+    """A generator (run by _pushed_together): it yields the wall edges (a, b, za, zb) it needs
+    measured, is sent their (gap, where) as _wall_gap gives them, and returns
+    (ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
     floor's boundary; cleared is False when the passes ran out before that held.
 
     Edges that come closer are pushed parallel onto the walkable side (left of the edge) by the
@@ -580,7 +627,7 @@ def _push_once(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Fl
         wall, fixed_next = nb < 0, ring_next(fixed)
         a, b = xy, ring_next(xy)
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = _wall_gap(a[wall], b[wall], z[wall], ring_next(z)[wall], boundary)
+        dist[wall], t[wall] = yield a[wall], b[wall], z[wall], ring_next(z)[wall]
         short = wall & (dist < boundary.radius - _PUSH_MARGIN)
         if not short.any():
             cleared = True
@@ -648,17 +695,3 @@ def _split_edges(xy: np.ndarray, z: np.ndarray, nb: np.ndarray, fixed: np.ndarra
         np.r_[fixed, np.zeros(len(edges), dtype=bool)][order],
         order >= len(xy),
     )
-
-
-def measure_first_pushes(options: list[list[list]], boundary: FloorBoundary) -> None:
-    """Measure the wall edges of every ring's first outline to try (options: per outer ring of a
-    region, per member ring, its outlines as _push_rings takes them) in one call, for all regions
-    at once: FloorBoundary.distance keeps them, and the first pass of each ring's push (_push_once)
-    then finds them measured instead of measuring one ring at a time."""
-    firsts = [ring_options[0] for region in options for ring_options in region if ring_options]
-    walls = [(ring, nb < 0) for ring, nb, _ in (o for o in firsts if not callable(o))]
-    if not walls:
-        return
-    a = np.concatenate([ring[wall] for ring, wall in walls])
-    b = np.concatenate([ring_next(ring)[wall] for ring, wall in walls])
-    boundary.distance(a[:, :2], b[:, :2], a[:, 2], b[:, 2])
