@@ -149,9 +149,12 @@ def _push_rings(options: list[list[tuple]], standing: list, boundary: FloorBound
             finest = option
             pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
             first = first or option
-            if cleared and not _fits(pushed, k, out):
+            # Each outline judged once (_fits measures the ring against itself and the others).
+            fits = cleared and _fits(pushed, k, out)
+            if cleared and not fits:
                 pushed, pushed_nb = _untangle(pushed, pushed_nb)
-            if cleared and len(pushed) and _fits(pushed, k, out):
+                fits = len(pushed) > 0 and _fits(pushed, k, out)
+            if fits:
                 out.replace(k, pushed)
                 out_nb[k] = pushed_nb
                 _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
@@ -466,11 +469,13 @@ def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundar
         slot = min(merged)
         walls = np.full(len(union), -1, dtype=np.int64)
         ring, walls, cleared = _push_off_walls(union, walls, np.zeros(len(union), dtype=bool), boundary)
-        if cleared and not _fits(ring, slot, out, merged):
+        fits = cleared and _fits(ring, slot, out, merged)
+        if cleared and not fits:
             ring, walls = _untangle(ring, walls)
+            fits = len(ring) > 0 and _fits(ring, slot, out, merged)
         if not len(ring) or _gives_up(union, ring, boundary):
             return None
-        if cleared and _fits(ring, slot, out, merged):
+        if fits:
             return ring, slot, merged
     return None
 
