@@ -514,7 +514,8 @@ def _split_layers(label, column, hf: Heightfield, conflict, u, v, apart) -> np.n
     pairs, counts = np.unique(np.sort(np.stack([cut_u, cut_v], axis=1), axis=1), axis=0, return_counts=True)
     members = np.flatnonzero(conflict)
     pieces = piece[members]
-    parent = {int(p): int(p) for p in np.unique(pieces)}
+    distinct = np.unique(pieces)
+    parent = {p: p for p in distinct.tolist()}
     # Per piece, the pieces it must never share a region with (kept for the root of each group):
     # those holding a span of one of its columns, and those across a border it has with itself.
     banned: dict[int, set[int]] = {p: set() for p in parent}
@@ -538,9 +539,10 @@ def _split_layers(label, column, hf: Heightfield, conflict, u, v, apart) -> np.n
             banned[other].discard(hi)
             banned[other].add(lo)
             banned[lo].add(other)
-    root = {p: find(p) for p in parent}
+    # Each member's root, looked up by its piece's place among the distinct pieces (sorted).
+    root = np.array([find(p) for p in distinct.tolist()], dtype=np.int64)
     out = label.copy()
-    out[members] = np.array([root[int(p)] for p in pieces], dtype=np.int64) if len(members) else []
+    out[members] = root[np.searchsorted(distinct, pieces)]
     return out
 
 
