@@ -71,13 +71,17 @@ class FloorBoundary:
         or turned by `slant` (radians) either way?"""
         edge = q - p
         left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
-        facing = np.zeros(len(p), dtype=bool)
-        for angle in (0.0, slant, -slant) if slant else (0.0,):
+        angles = (0.0, slant, -slant) if slant else (0.0,)
+        shifts = []
+        for angle in angles:
             c, s = np.cos(angle), np.sin(angle)
             turned = np.column_stack([c * left[:, 0] - s * left[:, 1], s * left[:, 0] + c * left[:, 1]])
-            shift = reach * self.radius * turned
-            facing |= self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
-        return facing
+            shifts.append(reach * self.radius * turned)
+        # Every way measured in one call.
+        starts, ends = np.concatenate([p + shift for shift in shifts]), np.concatenate([q + shift for shift in shifts])
+        ways = len(angles)
+        dist = self.distance(starts, ends, np.tile(zp, ways), np.tile(zq, ways))[0]
+        return (dist.reshape(ways, len(p)) < self.radius).any(axis=0)
 
     def point_distance(self, xy: np.ndarray, z: np.ndarray, limit: float, progress: Progress = SILENT) -> np.ndarray:
         """(N,) top-view distance of each point xy (N, 2) at floor height z (N,) to the boundary of its
