@@ -556,10 +556,10 @@ def _wall_gap(a: np.ndarray, b: np.ndarray, za: np.ndarray, zb: np.ndarray, boun
 def _push_off_walls(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
 ):
-    """_push_once, measured once per ring and number of passes (FloorBoundary.memo)."""
+    """_push_passes run to the end, once per ring and number of passes (FloorBoundary.memo)."""
     key = _push_key(ring, nb, fixed, passes)
     if key not in boundary.memo:
-        boundary.memo[key] = _pushed_together([_push_once(ring, nb, fixed, boundary, passes)], boundary)[0]
+        boundary.memo[key] = _pushed_together([_push_passes(ring, nb, fixed, boundary, passes)], boundary)[0]
     pushed, pushed_nb, cleared = boundary.memo[key]
     return pushed.copy(), pushed_nb.copy(), cleared
 
@@ -581,12 +581,12 @@ def push_first_options(options: list[list[list]], boundary: FloorBoundary) -> No
                 ring, nb, fixed = ring_options[0]
                 key = _push_key(ring, nb, fixed, _PUSH_PASSES)
                 if key not in boundary.memo:
-                    pushes[key] = _push_once(ring, nb, fixed, boundary, _PUSH_PASSES)
+                    pushes[key] = _push_passes(ring, nb, fixed, boundary, _PUSH_PASSES)
     boundary.memo.update(zip(pushes, _pushed_together(list(pushes.values()), boundary)))
 
 
 def _pushed_together(pushes: list, boundary: FloorBoundary) -> list[tuple]:
-    """The results of _push_once generators, run in step: the wall edges all of them ask about in
+    """The results of _push_passes generators, run in step: the wall edges all of them ask about in
     a pass are measured (_wall_gap) in one call."""
     results: list = [None] * len(pushes)
     asked = {}
@@ -609,7 +609,7 @@ def _pushed_together(pushes: list, boundary: FloorBoundary) -> list[tuple]:
     return results
 
 
-def _push_once(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int):
+def _push_passes(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int):
     """A generator (run by _pushed_together): it yields the wall edges (a, b, za, zb) it needs
     measured, is sent their (gap, where) as _wall_gap gives them, and returns
     (ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
