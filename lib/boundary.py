@@ -26,16 +26,12 @@ class FloorBoundary:
         self.cols, self.rows = hf.width + 2 * _BIN_PAD, hf.height + 2 * _BIN_PAD
         key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
         order = np.argsort(key, kind="stable")
-        self.seg = seg[order]
+        # The segments (x0, y0, x1, y1, z) stored a column after another, each contiguous:
+        # point_distance gathers the columns per (point, segment) pair, several times faster than
+        # rows. self.seg is the (G, 5) view of them, for the rows the edge measurements gather.
+        self.columns = np.ascontiguousarray(seg[order].T)
+        self.seg = self.columns.T
         self.mid = 0.5 * (self.seg[:, :2] + self.seg[:, 2:4])
-        # The segments' starts, directions, squared lengths (1 for a point, as geometry's
-        # point_segment_distance takes them) and heights, a contiguous array each: point_distance
-        # gathers them per (point, segment) pair, several times faster than rows of self.seg.
-        self.ax, self.ay = self.seg[:, 0].copy(), self.seg[:, 1].copy()
-        self.abx, self.aby = self.seg[:, 2] - self.seg[:, 0], self.seg[:, 3] - self.seg[:, 1]
-        length_sq = self.abx * self.abx + self.aby * self.aby
-        self.length_sq = np.where(length_sq > 0, length_sq, 1.0)
-        self.z = self.seg[:, 4].copy()
         self.half = 0.5 * np.hypot(*(self.seg[:, 2:4] - self.seg[:, :2]).T)
         # A segment within some distance of a point or edge has its midpoint within that distance
         # plus the longest half segment of it.
@@ -123,7 +119,9 @@ class FloorBoundary:
         # cost): a pair whose squared offset exceeds best's square by more than float noise lies
         # farther than best, and one of another storey does not count.
         within_sq = (best * (1.0 + _SQUARE_NOISE)) ** 2
-        near = (dx * dx + dy * dy <= within_sq.take(point)) & (np.abs(z.take(point) - self.z.take(seg)) < self.storey)
+        near = (dx * dx + dy * dy <= within_sq.take(point)) & (
+            np.abs(z.take(point) - self.columns[4].take(seg)) < self.storey
+        )
         point = point[near]
         if len(point) == 0:
             return best
@@ -136,10 +134,12 @@ class FloorBoundary:
     def _offsets(self, x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(dx, dy): from the closest point of each segment (P,) to each point x, y (P,), whose
         np.hypot is their distance: geometry.point_segment_distance's arithmetic, step for step
-        (the same floats), on the segments' precomputed parts."""
-        abx, aby = self.abx.take(seg), self.aby.take(seg)
-        rx, ry = x - self.ax.take(seg), y - self.ay.take(seg)
-        t = np.clip((rx * abx + ry * aby) / self.length_sq.take(seg), 0.0, 1.0)
+        (the same floats)."""
+        ax, ay, bx, by = (column.take(seg) for column in self.columns[:4])
+        abx, aby = bx - ax, by - ay
+        rx, ry = x - ax, y - ay
+        den = abx * abx + aby * aby
+        t = np.clip((rx * abx + ry * aby) / np.where(den > 0, den, 1.0), 0.0, 1.0)
         return rx - t * abx, ry - t * aby
 
     def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
@@ -171,7 +171,7 @@ class FloorBoundary:
         # (Rows are gathered with take: several times faster than indexing on these pair arrays.)
         a, b = p.take(edge, axis=0), q.take(edge, axis=0)
         close = point_segment_distance(self.mid.take(seg, axis=0), a, b)[0] < self.radius + self.half[seg] + _MID_SLACK
-        edge, a, b, s = edge[close], a[close], b[close], self.seg.take(seg[close], axis=0)
+        edge, a, b, s = edge[close], a[close], b[close], self.seg[seg[close]]
         if len(edge) == 0:
             return best, where
         dist, t = segment_distance(a, b, s[:, :2], s[:, 2:4])
