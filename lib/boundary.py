@@ -26,16 +26,18 @@ class FloorBoundary:
         self.cols, self.rows = hf.width + 2 * _BIN_PAD, hf.height + 2 * _BIN_PAD
         key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
         order = np.argsort(key, kind="stable")
-        # The segments (x0, y0, x1, y1, z) stored a column after another, each contiguous:
-        # point_distance gathers the columns per (point, segment) pair, several times faster than
-        # rows. self.seg is the (G, 5) view of them, for the rows the edge measurements gather.
+        # The segments (x0, y0, x1, y1, z) stored a column after another, each contiguous, and
+        # their directions and squared lengths (1 for a point, as geometry's point_segment_distance
+        # takes them): point_distance gathers them per (point, segment) pair, several times faster
+        # than rows. self.seg is the (G, 5) view of the columns, for the rows edges are measured by.
         self.columns = np.ascontiguousarray(seg[order].T)
         self.seg = self.columns.T
-        self.mid = 0.5 * (self.seg[:, :2] + self.seg[:, 2:4])
-        self.half = 0.5 * np.hypot(*(self.seg[:, 2:4] - self.seg[:, :2]).T)
+        self.abx, self.aby = self.columns[2] - self.columns[0], self.columns[3] - self.columns[1]
+        length_sq = self.abx * self.abx + self.aby * self.aby
+        self.length_sq = np.where(length_sq > 0, length_sq, 1.0)
         # A segment within some distance of a point or edge has its midpoint within that distance
         # plus the longest half segment of it.
-        self.longest_half = float(self.half.max(initial=0.0))
+        self.longest_half = float(_half_lengths(self.seg).max(initial=0.0))
         # Bin b's segments are self.seg[start[b]:start[b + 1]]. One entry per bin (the grid's size),
         # so int32 while segment ids fit.
         self.start = sorted_starts(key[order], self.cols * self.rows)
@@ -135,11 +137,9 @@ class FloorBoundary:
         """(dx, dy): from the closest point of each segment (P,) to each point x, y (P,), whose
         np.hypot is their distance: geometry.point_segment_distance's arithmetic, step for step
         (the same floats)."""
-        ax, ay, bx, by = (column.take(seg) for column in self.columns[:4])
-        abx, aby = bx - ax, by - ay
-        rx, ry = x - ax, y - ay
-        den = abx * abx + aby * aby
-        t = np.clip((rx * abx + ry * aby) / np.where(den > 0, den, 1.0), 0.0, 1.0)
+        abx, aby = self.abx.take(seg), self.aby.take(seg)
+        rx, ry = x - self.columns[0].take(seg), y - self.columns[1].take(seg)
+        t = np.clip((rx * abx + ry * aby) / self.length_sq.take(seg), 0.0, 1.0)
         return rx - t * abx, ry - t * aby
 
     def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
@@ -169,9 +169,10 @@ class FloorBoundary:
         # A segment whose midpoint is farther than agent_radius plus its half length from the edge
         # is farther than agent_radius all along: only the rest is measured exactly.
         # (Rows are gathered with take: several times faster than indexing on these pair arrays.)
-        a, b = p.take(edge, axis=0), q.take(edge, axis=0)
-        close = point_segment_distance(self.mid.take(seg, axis=0), a, b)[0] < self.radius + self.half[seg] + _MID_SLACK
-        edge, a, b, s = edge[close], a[close], b[close], self.seg[seg[close]]
+        a, b, s = p.take(edge, axis=0), q.take(edge, axis=0), self.seg[seg]
+        mid = 0.5 * (s[:, :2] + s[:, 2:4])
+        close = point_segment_distance(mid, a, b)[0] < self.radius + _half_lengths(s) + _MID_SLACK
+        edge, a, b, s = edge[close], a[close], b[close], s[close]
         if len(edge) == 0:
             return best, where
         dist, t = segment_distance(a, b, s[:, :2], s[:, 2:4])
@@ -272,6 +273,11 @@ _NEAR_SLACK = 1e-6
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
+
+
+def _half_lengths(seg: np.ndarray) -> np.ndarray:
+    """Half the top-view length of each segment (rows x0, y0, x1, y1, z)."""
+    return 0.5 * np.hypot(*(seg[:, 2:4] - seg[:, :2]).T)
 
 
 def _run_starts(keys: np.ndarray) -> np.ndarray:
