@@ -30,7 +30,9 @@ class FloorBoundary:
         # their directions and squared lengths (1 for a point, as geometry's point_segment_distance
         # takes them): point_distance gathers them per (point, segment) pair, several times faster
         # than rows. self.seg is the (G, 5) view of the columns, for the rows edges are measured by.
-        self.columns = np.ascontiguousarray(seg[order].T)
+        self.columns = np.empty((5, len(seg)), dtype=seg.dtype)
+        for column, values in enumerate(self.columns):  # no (G, 5) copy besides hf.boundary
+            values[:] = seg[order, column]
         self.seg = self.columns.T
         self.abx, self.aby = self.columns[2] - self.columns[0], self.columns[3] - self.columns[1]
         length_sq = self.abx * self.abx + self.aby * self.aby
@@ -153,10 +155,14 @@ class FloorBoundary:
         known = [self._measured.get(key) for key in keys]
         new = np.array([k is None for k in known], dtype=bool).reshape(-1)
         best, where = np.array([k or (0.0, 0.0) for k in known], dtype=np.float64).reshape(-1, 2).T.copy()
-        if new.any():
-            best[new], where[new] = self._measure(p[new], q[new], zp[new], zq[new])
-            for k in np.flatnonzero(new).tolist():
-                self._measured[keys[k]] = (float(best[k]), float(where[k]))
+        unknown = np.flatnonzero(new)
+        # A batch of edges at a time: an edge has some hundred candidate segments, each pair a few
+        # arrays' rows.
+        for start in range(0, len(unknown), _EDGE_BATCH):
+            part = unknown[start : start + _EDGE_BATCH]
+            best[part], where[part] = self._measure(p[part], q[part], zp[part], zq[part])
+        for k in unknown.tolist():
+            self._measured[keys[k]] = (float(best[k]), float(where[k]))
         return best, where
 
     def _measure(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
@@ -264,12 +270,14 @@ class FloorBoundary:
 
 
 # Float slack (m) of the midpoint test in FloorBoundary.distance, and of the candidate searches.
+_MID_SLACK = 1e-9
+_NEAR_SLACK = 1e-6
 # Relative float noise allowed between a squared distance summed in floats and np.hypot's (a few
 # units in the last place; this is far more).
 _SQUARE_NOISE = 1e-9
-_MID_SLACK = 1e-9
-_NEAR_SLACK = 1e-6
-# Points measured at once by point_distance (its pair arrays stay within a few MB).
+# Points measured at once by point_distance, and edges by distance (their pair arrays stay within
+# a few MB).
+_EDGE_BATCH = 256
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2

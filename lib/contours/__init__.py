@@ -144,11 +144,14 @@ def build_contours(
     tolerance = _simplification_tolerance(params)
     traced_rings = []
     cycles = list(_cycles(successor))
-    for ring, (ring_points, ring_labels, ring_edges) in zip(
-        cycles, _square_corners(hf, edges, cycles, points, labels, boundary)
-    ):
-        ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
-        traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
+    # Corners squared a batch of rings at a time: one boundary measurement per batch, with bounded
+    # temporaries.
+    for first, last in _batches([len(ring) for ring in cycles]):
+        for ring, (ring_points, ring_labels, ring_edges) in zip(
+            cycles[first:last], _square_corners(hf, edges, cycles[first:last], points, labels, boundary)
+        ):
+            ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
+            traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
     # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
     # RC_AREA_BORDER points: a chord between a border's ends would move the painted area.
     kept = _area_border_corners(traced_rings, region_map.region_area, tolerance)

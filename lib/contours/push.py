@@ -27,6 +27,8 @@ from .trace import OFF_WALL
 _PUSH_MARGIN = 1e-7
 # Rounds of pushing wall edges off the boundary (each moves vertices; the next one re-measures).
 _PUSH_PASSES = 8
+# Ring points pushed together at most (push_first_options: bounds the pushes' working arrays).
+_PUSH_BATCH_POINTS = 20_000
 # Two consecutive edges whose turn has a sine below this are pushed by the same amount (pushed
 # apart, their nearly parallel lines would meet far away).
 _PUSH_STRAIGHT = 0.5
@@ -573,15 +575,21 @@ def push_first_options(options: list[list[list]], boundary: FloorBoundary) -> No
     """Push every ring's first outline to try off the walls (options: per outer ring of a region,
     per member ring, its outlines as _push_rings takes them), all regions' at once, into
     FloorBoundary.memo, where _push_rings finds them: each pass measures the edges of every ring
-    still pushed in one call, instead of one call per ring and pass."""
-    pushes = {}
+    still pushed in one call, instead of one call per ring and pass. A batch of rings of about
+    _PUSH_BATCH_POINTS points at a time: each push holds its working arrays until it ends."""
+    pushes: dict = {}
+    points = 0
     for region in options:
         for ring_options in region:
             if ring_options and not callable(ring_options[0]):
                 ring, nb, fixed = ring_options[0]
                 key = _push_key(ring, nb, fixed, _PUSH_PASSES)
-                if key not in boundary.memo:
+                if key not in boundary.memo and key not in pushes:
                     pushes[key] = _push_passes(ring, nb, fixed, boundary, _PUSH_PASSES)
+                    points += len(ring)
+                if points >= _PUSH_BATCH_POINTS:
+                    boundary.memo.update(zip(pushes, _pushed_together(list(pushes.values()), boundary)))
+                    pushes, points = {}, 0
     boundary.memo.update(zip(pushes, _pushed_together(list(pushes.values()), boundary)))
 
 
