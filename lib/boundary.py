@@ -26,12 +26,20 @@ class FloorBoundary:
         self.cols, self.rows = hf.width + 2 * _BIN_PAD, hf.height + 2 * _BIN_PAD
         key = self._bin(0.5 * (seg[:, :2] + seg[:, 2:4]))
         order = np.argsort(key, kind="stable")
-        self.seg = seg[order]
-        self.mid = 0.5 * (self.seg[:, :2] + self.seg[:, 2:4])
-        self.half = 0.5 * np.hypot(*(self.seg[:, 2:4] - self.seg[:, :2]).T)
+        # The segments (x0, y0, x1, y1, z) stored a column after another, each contiguous, and
+        # their directions and squared lengths (1 for a point, as geometry's point_segment_distance
+        # takes them): point_distance gathers them per (point, segment) pair, several times faster
+        # than rows. self.seg is the (G, 5) view of the columns, for the rows edges are measured by.
+        self.columns = np.empty((5, len(seg)), dtype=seg.dtype)
+        for column, values in enumerate(self.columns):  # no (G, 5) copy besides hf.boundary
+            values[:] = seg[order, column]
+        self.seg = self.columns.T
+        self.abx, self.aby = self.columns[2] - self.columns[0], self.columns[3] - self.columns[1]
+        length_sq = self.abx * self.abx + self.aby * self.aby
+        self.length_sq = np.where(length_sq > 0, length_sq, 1.0)
         # A segment within some distance of a point or edge has its midpoint within that distance
         # plus the longest half segment of it.
-        self.longest_half = float(self.half.max(initial=0.0))
+        self.longest_half = float(_half_lengths(self.seg).max(initial=0.0))
         # Bin b's segments are self.seg[start[b]:start[b + 1]]. One entry per bin (the grid's size),
         # so int32 while segment ids fit.
         self.start = sorted_starts(key[order], self.cols * self.rows)
@@ -47,6 +55,10 @@ class FloorBoundary:
             np.floor((xy - self.bmin) / self.cs).astype(np.int64) + _BIN_PAD, 0, [self.cols - 1, self.rows - 1]
         )
 
+    def _column(self, x: np.ndarray) -> np.ndarray:
+        """The bin column of each x: _cell's first coordinate, without its second."""
+        return np.clip(np.floor((x - self.bmin[0]) / self.cs).astype(np.int64) + _BIN_PAD, 0, self.cols - 1)
+
     def _bin(self, xy: np.ndarray) -> np.ndarray:
         c = self._cell(xy)
         return c[:, 1] * self.cols + c[:, 0]
@@ -59,13 +71,17 @@ class FloorBoundary:
         or turned by `slant` (radians) either way?"""
         edge = q - p
         left = np.column_stack([-edge[:, 1], edge[:, 0]]) / np.hypot(*edge.T)[:, None]
-        facing = np.zeros(len(p), dtype=bool)
-        for angle in (0.0, slant, -slant) if slant else (0.0,):
+        angles = (0.0, slant, -slant) if slant else (0.0,)
+        shifts = []
+        for angle in angles:
             c, s = np.cos(angle), np.sin(angle)
             turned = np.column_stack([c * left[:, 0] - s * left[:, 1], s * left[:, 0] + c * left[:, 1]])
-            shift = reach * self.radius * turned
-            facing |= self.distance(p + shift, q + shift, zp, zq)[0] < self.radius
-        return facing
+            shifts.append(reach * self.radius * turned)
+        # Every way measured in one call.
+        starts, ends = np.concatenate([p + shift for shift in shifts]), np.concatenate([q + shift for shift in shifts])
+        ways = len(angles)
+        dist = self.distance(starts, ends, np.tile(zp, ways), np.tile(zq, ways))[0]
+        return (dist.reshape(ways, len(p)) < self.radius).any(axis=0)
 
     def point_distance(self, xy: np.ndarray, z: np.ndarray, limit: float, progress: Progress = SILENT) -> np.ndarray:
         """(N,) top-view distance of each point xy (N, 2) at floor height z (N,) to the boundary of its
@@ -92,23 +108,41 @@ class FloorBoundary:
         # width of the disc within it.
         y0 = np.where(cj > 0, self.bmin[1] + (cj - _BIN_PAD) * self.cs, -np.inf)
         y1 = np.where(cj < self.rows - 1, self.bmin[1] + (cj + 1 - _BIN_PAD) * self.cs, np.inf)
-        y = xy[point, 1]
+        x, y = xy[:, 0].take(point), xy[:, 1].take(point)
         gap = np.maximum(np.maximum(y0 - y, y - y1), 0.0)
-        half = np.sqrt(np.maximum(reach[point] ** 2 - gap**2, 0.0)) + _NEAR_SLACK
-        ci_lo = self._cell(np.column_stack([xy[point, 0] - half, y]))[:, 0]
-        ci_hi = self._cell(np.column_stack([xy[point, 0] + half, y]))[:, 0]
+        half = np.sqrt(np.maximum(reach.take(point) ** 2 - gap**2, 0.0)) + _NEAR_SLACK
+        ci_lo, ci_hi = self._column(x - half), self._column(x + half)
         first = self.start[cj * self.cols + ci_lo]
         count = self.start[cj * self.cols + ci_hi + 1] - first
         point = np.repeat(point, count)
         if len(point) == 0:
             return best
-        seg = self.seg[np.repeat(first, count) + run_positions(count)]
-        dist = point_segment_distance(xy[point], seg[:, :2], seg[:, 2:4])[0]
-        dist = np.where(np.abs(z[point] - seg[:, 4]) < self.storey, dist, np.inf)
+        seg = np.repeat(first, count) + run_positions(count)
+        dx, dy = self._offsets(xy[:, 0].take(point), xy[:, 1].take(point), seg)
+        # Only pairs that can lower best get their distance measured (np.hypot is most of the
+        # cost): a pair whose squared offset exceeds best's square by more than float noise lies
+        # farther than best, and one of another storey does not count.
+        within_sq = (best * (1.0 + _SQUARE_NOISE)) ** 2
+        near = (dx * dx + dy * dy <= within_sq.take(point)) & (
+            np.abs(z.take(point) - self.columns[4].take(seg)) < self.storey
+        )
+        point = point[near]
+        if len(point) == 0:
+            return best
+        dist = np.hypot(dx[near], dy[near])
         # Pairs come grouped by point, in point order.
-        head = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
+        head = np.flatnonzero(_run_starts(point))
         best[point[head]] = np.minimum(best[point[head]], np.minimum.reduceat(dist, head))
         return best
+
+    def _offsets(self, x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(dx, dy): from the closest point of each segment (P,) to each point x, y (P,), whose
+        np.hypot is their distance: geometry.point_segment_distance's arithmetic, step for step
+        (the same floats)."""
+        abx, aby = self.abx.take(seg), self.aby.take(seg)
+        rx, ry = x - self.columns[0].take(seg), y - self.columns[1].take(seg)
+        t = np.clip((rx * abx + ry * aby) / self.length_sq.take(seg), 0.0, 1.0)
+        return rx - t * abx, ry - t * aby
 
     def distance(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
         """(E,) least top-view distance of each edge p-q (E, 2) to boundary segments of its storey,
@@ -121,10 +155,14 @@ class FloorBoundary:
         known = [self._measured.get(key) for key in keys]
         new = np.array([k is None for k in known], dtype=bool).reshape(-1)
         best, where = np.array([k or (0.0, 0.0) for k in known], dtype=np.float64).reshape(-1, 2).T.copy()
-        if new.any():
-            best[new], where[new] = self._measure(p[new], q[new], zp[new], zq[new])
-            for k in np.flatnonzero(new).tolist():
-                self._measured[keys[k]] = (float(best[k]), float(where[k]))
+        unknown = np.flatnonzero(new)
+        # A batch of edges at a time: an edge has some hundred candidate segments, each pair a few
+        # arrays' rows.
+        for start in range(0, len(unknown), _EDGE_BATCH):
+            part = unknown[start : start + _EDGE_BATCH]
+            best[part], where[part] = self._measure(p[part], q[part], zp[part], zq[part])
+        for k in unknown.tolist():
+            self._measured[keys[k]] = (float(best[k]), float(where[k]))
         return best, where
 
     def _measure(self, p: np.ndarray, q: np.ndarray, zp: np.ndarray, zq: np.ndarray):
@@ -136,20 +174,23 @@ class FloorBoundary:
         edge, seg = self._segments_near(p, q)
         # A segment whose midpoint is farther than agent_radius plus its half length from the edge
         # is farther than agent_radius all along: only the rest is measured exactly.
-        close = point_segment_distance(self.mid[seg], p[edge], q[edge])[0] < self.radius + self.half[seg] + _MID_SLACK
-        edge, s = edge[close], self.seg[seg[close]]
+        # (Rows are gathered with take: several times faster than indexing on these pair arrays.)
+        a, b, s = p.take(edge, axis=0), q.take(edge, axis=0), self.seg[seg]
+        mid = 0.5 * (s[:, :2] + s[:, 2:4])
+        close = point_segment_distance(mid, a, b)[0] < self.radius + _half_lengths(s) + _MID_SLACK
+        edge, a, b, s = edge[close], a[close], b[close], s[close]
         if len(edge) == 0:
             return best, where
-        dist, t = segment_distance(p[edge], q[edge], s[:, :2], s[:, 2:4])
+        dist, t = segment_distance(a, b, s[:, :2], s[:, 2:4])
         same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
         dist = np.where(same, dist, np.inf)
         # Pairs come grouped by edge, in edge order: per edge the least distance and, of the pairs
         # reaching it, the first one's place along the edge.
-        head = np.flatnonzero(np.r_[True, edge[1:] != edge[:-1]])
-        group = np.cumsum(np.r_[False, edge[1:] != edge[:-1]])
+        starts = _run_starts(edge)
+        head, group = np.flatnonzero(starts), np.cumsum(starts) - 1
         least = np.minimum.reduceat(dist, head)
         first_least = np.flatnonzero(dist == least[group])
-        first_least = first_least[np.r_[True, group[first_least[1:]] != group[first_least[:-1]]]]
+        first_least = first_least[_run_starts(group[first_least])]
         best[edge[head]], where[edge[head]] = least, t[first_least]
         return best, where
 
@@ -186,7 +227,7 @@ class FloorBoundary:
         reach = np.where((dist == 0) & same & (tip_across > 0), kept * tip_across, 0.0)
         at = (cross_along + kept * (tip_along - cross_along)) / np.maximum(length, _MID_SLACK)
         deepest = np.lexsort((-reach, edge))
-        first = deepest[np.r_[True, edge[deepest][1:] != edge[deepest][:-1]]]
+        first = deepest[_run_starts(edge[deepest])]
         depth[edge[first]], where[edge[first]] = reach[first], np.clip(at[first], 0.0, 1.0)
         return depth, where
 
@@ -231,10 +272,29 @@ class FloorBoundary:
 # Float slack (m) of the midpoint test in FloorBoundary.distance, and of the candidate searches.
 _MID_SLACK = 1e-9
 _NEAR_SLACK = 1e-6
-# Points measured at once by point_distance (its pair arrays stay within a few MB).
+# Relative float noise allowed between a squared distance summed in floats and np.hypot's (a few
+# units in the last place; this is far more).
+_SQUARE_NOISE = 1e-9
+# Points measured at once by point_distance, and edges by distance (their pair arrays stay within
+# a few MB).
+_EDGE_BATCH = 256
 _POINT_BATCH = 1024
 # Boundary bins extend this many cells beyond the grid (segments on its far edges).
 _BIN_PAD = 2
+
+
+def _half_lengths(seg: np.ndarray) -> np.ndarray:
+    """Half the top-view length of each segment (rows x0, y0, x1, y1, z)."""
+    return 0.5 * np.hypot(*(seg[:, 2:4] - seg[:, :2]).T)
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """(N,) bool: where each run of equal consecutive keys begins (np.r_ costs tens of
+    microseconds a call, and the contours measure a few edges at a time, thousands of times)."""
+    starts = np.empty(len(keys), dtype=bool)
+    starts[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=starts[1:])
+    return starts
 
 
 def model_boundary(hf: Heightfield) -> np.ndarray:

@@ -304,23 +304,33 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         along_y[missing] = DIR_DX[d] != 0
         extent[missing] = np.where(found, half, 0.0)
         dist[missing] = block
-    changed = np.flatnonzero(dist < np.inf)
+    # Spans whose element changed in the last sweep (at first: every span holding one): only their
+    # neighbours can improve. A span's linked neighbours offer it only fresh elements: links are
+    # mutual, so the span was active in the sweep after such a neighbour took its element, did not
+    # improve on it by _CLOSER then, and cannot now that it is no farther. (Diagonal neighbours
+    # offer every element: the way round a diagonal need not lead back.)
+    fresh = dist < np.inf
+    next_to = np.zeros(s, dtype=bool)
+    # The 8 neighbours are looked up per chunk of spans, here and below: a table for every span
+    # would be the erosion's largest array.
+    for part in _chunks(np.flatnonzero(fresh)):
+        nb = _eight_neighbours(links, part)
+        next_to[nb[nb >= 0]] = True
     sweeps = int(np.ceil(radius / cs)) + 3
     for sweep in range(sweeps):
         progress.at(sweep / sweeps)
-        # Only spans next to one that changed can improve. The 8 neighbours are looked up per chunk
-        # of spans, here and below: a table for every span would be the erosion's largest array.
-        next_to = np.zeros(s, dtype=bool)
-        for part in _chunks(changed):
-            nb = _eight_neighbours(links, part)
-            next_to[nb[nb >= 0]] = True
         act = np.flatnonzero(next_to)
         # Every active span is measured against the field as the sweep found it, then all improve
-        # at once; in chunks, so the (A, 8) temporaries stay bounded on large levels.
-        found_better = [
-            _sweep_part(part, _eight_neighbours(links, part), hf.centers_xy(part), near, along_y, extent, dist)
-            for part in _chunks(act)
-        ]
+        # at once; in chunks, so the (A, 8) temporaries stay bounded on large levels. The spans
+        # next to those that improve are marked for the next sweep as they are found.
+        next_to = np.zeros(s, dtype=bool)
+        found_better = []
+        for part in _chunks(act):
+            spans, source, closer, neighbours = _sweep_part(
+                part, _eight_neighbours(links, part), hf.centers_xy(part), near, along_y, extent, dist, fresh
+            )
+            next_to[neighbours[neighbours >= 0]] = True
+            found_better.append((spans, source, closer))
         changed = np.concatenate([spans for spans, _, _ in found_better]) if found_better else act[:0]
         if not len(changed):
             break
@@ -329,6 +339,8 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         near[changed] = near[src]
         along_y[changed] = along_y[src]
         extent[changed] = extent[src]
+        fresh = np.zeros(s, dtype=bool)
+        fresh[changed] = True
     return dist
 
 
@@ -336,23 +348,29 @@ def _chunks(spans: np.ndarray) -> list[np.ndarray]:
     return [spans[start : start + _SWEEP_CHUNK] for start in range(0, len(spans), _SWEEP_CHUNK)]
 
 
-def _sweep_part(act, cand_idx, centre, near, along_y, extent, dist):
-    """(spans, source, distance) for the spans in `act` (column centres `centre`, their 8
-    neighbours `cand_idx` (A, 8)) whose neighbours' boundary elements come closer than their own."""
-    safe = np.maximum(cand_idx, 0)
-    ok = (cand_idx >= 0) & np.isfinite(dist[safe])
-    dx = centre[:, 0, None] - near[safe, 0]
-    dy = centre[:, 1, None] - near[safe, 1]
-    vert = along_y[safe]
-    h = extent[safe]
+def _sweep_part(act, cand_idx, centre, near, along_y, extent, dist, fresh):
+    """(spans, source, distance, their neighbours) for the spans in `act` (column centres `centre`,
+    their 8 neighbours `cand_idx` (A, 8)) whose neighbours' boundary elements come closer than
+    their own: the linked neighbours' fresh elements (changed in the last sweep), and the diagonal
+    neighbours' elements."""
+    ok = cand_idx >= 0
+    ok[:, :4][ok[:, :4]] = fresh[cand_idx[:, :4][ok[:, :4]]]
+    ok[:, 4:][ok[:, 4:]] = np.isfinite(dist[cand_idx[:, 4:][ok[:, 4:]]])
+    at = np.flatnonzero(ok)  # (row, column) as row * 8 + column
+    src, row = cand_idx.ravel().take(at), at >> 3
+    dx = centre[row, 0] - near[src, 0]
+    dy = centre[row, 1] - near[src, 1]
+    vert = along_y.take(src)
+    h = extent.take(src)
     ex = np.where(vert, dx, dx - np.clip(dx, -h, h))
     ey = np.where(vert, dy - np.clip(dy, -h, h), dy)
-    cd = np.where(ok, ex * ex + ey * ey, np.inf)
+    cd = np.full(cand_idx.shape, np.inf)
+    cd.ravel()[at] = ex * ex + ey * ey
     k = np.argmin(cd, axis=1)
     rows = np.arange(len(act))
     best = np.sqrt(cd[rows, k])
     better = best < dist[act] - _CLOSER
-    return act[better], safe[rows[better], k[better]], best[better]
+    return act[better], cand_idx[rows[better], k[better]], best[better], cand_idx[better]
 
 
 def _eight_neighbours(links: np.ndarray, spans: np.ndarray) -> np.ndarray:
@@ -496,7 +514,8 @@ def _split_layers(label, column, hf: Heightfield, conflict, u, v, apart) -> np.n
     pairs, counts = np.unique(np.sort(np.stack([cut_u, cut_v], axis=1), axis=1), axis=0, return_counts=True)
     members = np.flatnonzero(conflict)
     pieces = piece[members]
-    parent = {int(p): int(p) for p in np.unique(pieces)}
+    distinct = np.unique(pieces)
+    parent = {p: p for p in distinct.tolist()}
     # Per piece, the pieces it must never share a region with (kept for the root of each group):
     # those holding a span of one of its columns, and those across a border it has with itself.
     banned: dict[int, set[int]] = {p: set() for p in parent}
@@ -520,9 +539,10 @@ def _split_layers(label, column, hf: Heightfield, conflict, u, v, apart) -> np.n
             banned[other].discard(hi)
             banned[other].add(lo)
             banned[lo].add(other)
-    root = {p: find(p) for p in parent}
+    # Each member's root, looked up by its piece's place among the distinct pieces (sorted).
+    root = np.array([find(p) for p in distinct.tolist()], dtype=np.int64)
     out = label.copy()
-    out[members] = np.array([root[int(p)] for p in pieces], dtype=np.int64) if len(members) else []
+    out[members] = root[np.searchsorted(distinct, pieces)]
     return out
 
 

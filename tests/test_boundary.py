@@ -15,8 +15,12 @@ import pytest
 import shapely
 
 from blender_navmesh import AreaVolume, BakeParams, generate
+from blender_navmesh.boundary import FloorBoundary
+from blender_navmesh.geometry import point_segment_distance
+from blender_navmesh.heightfield import build_heightfield
 from blender_navmesh.query import NavMeshQuery
-from levels import Scene
+from blender_navmesh.soup import prepare_soup
+from levels import Scene, multi_storey
 from tests.navmesh_checks import assert_valid_navmesh
 from tests.oracle import PARAMS, Level, _prism, floor_polygons, painted_areas, pillar_rows, random_level
 
@@ -286,3 +290,27 @@ def test_settling_moves_no_point_farther_than_the_radius(monkeypatch):
         generate(np.asarray(case.scene.vertices), case.scene.triangles, case.params, case.scene.walkable)
     assert len(moved) >= len(SETTLING_LEVELS) and max(moved) <= MAX_INTRUSION
     assert max(crossed) > 0
+
+
+@pytest.mark.parametrize("level", ["random", "multi_storey"])
+def test_point_distance_is_the_least_distance_to_a_boundary_segment_of_the_storey_up_to_the_limit(level):
+    """FloorBoundary.point_distance, which measures only the (point, segment) pairs that can come
+    within the limit, gives bit for bit the least geometry.point_segment_distance of the point to a
+    boundary segment of its storey, capped at the limit."""
+    scene = random_level(3).scene if level == "random" else multi_storey()
+    params = BakeParams(**PARAMS["r0.6"])
+    hf = build_heightfield(prepare_soup(scene.vertices, scene.triangles), params)
+    boundary = FloorBoundary(hf, params)
+    rng = np.random.default_rng(0)
+    spans = rng.choice(hf.span_count, 300)
+    xy = hf.centers_xy(spans) + rng.uniform(-0.5, 0.5, (len(spans), 2)) * hf.cell_size
+    z = hf.z[spans]
+    limit = 1.5 * params.agent_radius
+    seg = boundary.seg
+    every = np.arange(len(spans)).repeat(len(seg))
+    each = np.tile(np.arange(len(seg)), len(spans))
+    dist = point_segment_distance(xy[every], seg[each, :2], seg[each, 2:4])[0].reshape(len(spans), len(seg))
+    same_storey = np.abs(z[:, None] - seg[None, :, 4]) < boundary.storey
+    expected = np.minimum(np.where(same_storey, dist, np.inf).min(axis=1), limit)
+    assert (expected < limit).any() and (expected == limit).any()
+    assert np.array_equal(boundary.point_distance(xy, z, limit), expected)

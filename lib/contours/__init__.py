@@ -24,7 +24,7 @@ from ..regions import RegionMap
 from .corners import fewer_corners
 from .holes import _HOLE_REACH, _enclosing_hole
 from .pinches import dropped_pockets, widen_pinches
-from .push import _away_from_walls, _push_rings, _reach, _RingBoxes
+from .push import _away_from_walls, _push_rings, _reach, _RingBoxes, push_first_options
 from .rings import (
     _cut_necks,
     _dedupe,
@@ -143,10 +143,15 @@ def build_contours(
     successor = _successors(hf, edges)
     tolerance = _simplification_tolerance(params)
     traced_rings = []
-    for ring in _cycles(successor):
-        ring_points, ring_labels, ring_edges = _square_corners(hf, edges, ring, points, labels, boundary)
-        ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
-        traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
+    cycles = list(_cycles(successor))
+    # Corners squared a batch of rings at a time: one boundary measurement per batch, with bounded
+    # temporaries.
+    for first, last in _batches([len(ring) for ring in cycles]):
+        for ring, (ring_points, ring_labels, ring_edges) in zip(
+            cycles[first:last], _square_corners(hf, edges, cycles[first:last], points, labels, boundary)
+        ):
+            ring_points, ring_labels = _split_broken_borders(hf, edges, successor, ring_points, ring_labels, ring_edges)
+            traced_rings.append((int(region[edges.span[ring[0]]]), ring_points, ring_labels))
     # Borders between different area ids keep their shape (to the tolerance), as Recast keeps
     # RC_AREA_BORDER points: a chord between a border's ends would move the painted area.
     kept = _area_border_corners(traced_rings, region_map.region_area, tolerance)
@@ -195,8 +200,12 @@ def build_contours(
     min_area = _MIN_RING_AREA * hf.cell_size**2
     outlines = []
     pushing = progress.span(0.5, 1.0)
+    planning, placing = pushing.span(0.0, 0.2), pushing.span(0.2, 1.0)
+    # Per outer ring of each region, its ring and holes' outlines to try, planned for every region
+    # before any is placed, so the first outlines of all rings are pushed together.
+    plans = []
     for done, r in enumerate(sorted(rings_by_region)):
-        pushing.at(done / len(rings_by_region))
+        planning.at(done / len(rings_by_region))
         rings = [ring for ring in rings_by_region[r] if abs(signed_area(ring.points)) >= min_area]
         outers = sorted(
             (k for k, ring in enumerate(rings) if signed_area(ring.points) > 0),
@@ -214,9 +223,7 @@ def build_contours(
             # then finer simplifications, made only if those fail.
             options = [[rings[m].option, *rings[m].finer] for m in members]
             placed = _RingBoxes([rings[m].points for m in members])
-            region_part = pushing.part(done, len(rings_by_region))
             for slot, h in enumerate(holes_of[k], start=1):
-                region_part.span(0.0, 0.4).at(slot / len(members))
                 traced_hole = rings[h].wall_hole
                 if traced_hole is not None:
                     # The fewer-corner outline stays within tolerance of the traced one.
@@ -226,33 +233,34 @@ def build_contours(
                         placed.replace(slot, fewer)
                         no_border = np.full(len(fewer), -1, dtype=np.int64)
                         options[slot].insert(0, (fewer, no_border, np.zeros(len(fewer), dtype=bool)))
-            standing = [rings[m].option for m in members]
-            chosen, neighbours, unpushed = _push_rings(options, standing, boundary, region_part.span(0.4, 1.0))
-            # A hole that pushing or settling shrank to nothing, or that the outer ring's push left
-            # outside it, holds no floor of the region apart: dropped, as traced rings that small
-            # are, rather than left for the polygons to find no bridge to.
-            lasting = [
-                j
-                for j, ring in enumerate(chosen)
-                if j == 0 or (abs(signed_area(ring)) >= min_area and _hole_inside(chosen[0], ring))
-            ]
-            chosen, neighbours = [chosen[j] for j in lasting], [neighbours[j] for j in lasting]
-            chosen, neighbours = fewer_corners(chosen, neighbours, boundary, tolerance, _reach(boundary))
-            neck, min_lobe = _NECK * float(params.cell_size), float(params.region_min_area)
-            cut = [
-                _cut_necks(ring, nb, neck, min_lobe, chosen[:j] + chosen[j + 1 :])
-                for j, (ring, nb) in enumerate(zip(chosen, neighbours))
-            ]
-            neighbours = [nb for _, nb in cut]
-            chosen = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
-            chosen, neighbours = map(list, zip(*map(dropped_pockets, chosen, neighbours)))
-            chosen, neighbours = map(
-                list,
-                zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
-            )
-            outlines.append(
-                RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed))
-            )
+            plans.append((done, r, options, [rings[m].option for m in members]))
+    push_first_options([options for _, _, options, _ in plans], boundary)
+    for done, r, options, standing in plans:
+        region_part = placing.part(done, len(rings_by_region))
+        chosen, neighbours, unpushed = _push_rings(options, standing, boundary, region_part)
+        # A hole that pushing or settling shrank to nothing, or that the outer ring's push left
+        # outside it, holds no floor of the region apart: dropped, as traced rings that small
+        # are, rather than left for the polygons to find no bridge to.
+        lasting = [
+            j
+            for j, ring in enumerate(chosen)
+            if j == 0 or (abs(signed_area(ring)) >= min_area and _hole_inside(chosen[0], ring))
+        ]
+        chosen, neighbours = [chosen[j] for j in lasting], [neighbours[j] for j in lasting]
+        chosen, neighbours = fewer_corners(chosen, neighbours, boundary, tolerance, _reach(boundary))
+        neck, min_lobe = _NECK * float(params.cell_size), float(params.region_min_area)
+        cut = [
+            _cut_necks(ring, nb, neck, min_lobe, chosen[:j] + chosen[j + 1 :])
+            for j, (ring, nb) in enumerate(zip(chosen, neighbours))
+        ]
+        neighbours = [nb for _, nb in cut]
+        chosen = widen_pinches([ring for ring, _ in cut], neighbours, boundary, _reach(boundary))
+        chosen, neighbours = map(list, zip(*map(dropped_pockets, chosen, neighbours)))
+        chosen, neighbours = map(
+            list,
+            zip(*(_split_long_wall_edges(ring, nb, params.max_edge_len) for ring, nb in zip(chosen, neighbours))),
+        )
+        outlines.append(RegionOutline(r, int(region_map.region_area[r]), chosen, neighbours, unpushed=tuple(unpushed)))
     # Floors either side of a real wall lie at least twice the radius apart.
     seam = min(_SEAM * hf.cell_size, float(params.agent_radius))
     outlines = closed_slits(outlines, boundary, _reach(boundary), seam, float(params.max_edge_len))

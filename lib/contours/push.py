@@ -27,6 +27,8 @@ from .trace import OFF_WALL
 _PUSH_MARGIN = 1e-7
 # Rounds of pushing wall edges off the boundary (each moves vertices; the next one re-measures).
 _PUSH_PASSES = 8
+# Ring points pushed together at most (push_first_options: bounds the pushes' working arrays).
+_PUSH_BATCH_POINTS = 20_000
 # Two consecutive edges whose turn has a sine below this are pushed by the same amount (pushed
 # apart, their nearly parallel lines would meet far away).
 _PUSH_STRAIGHT = 0.5
@@ -149,9 +151,12 @@ def _push_rings(options: list[list[tuple]], standing: list, boundary: FloorBound
             finest = option
             pushed, pushed_nb, cleared = _push_off_walls(ring, nb, fixed, boundary)
             first = first or option
-            if cleared and not _fits(pushed, k, out):
+            # Each outline judged once (_fits measures the ring against itself and the others).
+            fits = cleared and _fits(pushed, k, out)
+            if cleared and not fits:
                 pushed, pushed_nb = _untangle(pushed, pushed_nb)
-            if cleared and len(pushed) and _fits(pushed, k, out):
+                fits = len(pushed) > 0 and _fits(pushed, k, out)
+            if fits:
                 out.replace(k, pushed)
                 out_nb[k] = pushed_nb
                 _prune_in_place(k, out, out_nb, _still_fixed(pushed, ring, fixed), boundary)
@@ -466,11 +471,13 @@ def _merged(k: int, option: tuple | None, out: _RingBoxes, out_nb: list, boundar
         slot = min(merged)
         walls = np.full(len(union), -1, dtype=np.int64)
         ring, walls, cleared = _push_off_walls(union, walls, np.zeros(len(union), dtype=bool), boundary)
-        if cleared and not _fits(ring, slot, out, merged):
+        fits = cleared and _fits(ring, slot, out, merged)
+        if cleared and not fits:
             ring, walls = _untangle(ring, walls)
+            fits = len(ring) > 0 and _fits(ring, slot, out, merged)
         if not len(ring) or _gives_up(union, ring, boundary):
             return None
-        if cleared and _fits(ring, slot, out, merged):
+        if fits:
             return ring, slot, merged
     return None
 
@@ -551,16 +558,69 @@ def _wall_gap(a: np.ndarray, b: np.ndarray, za: np.ndarray, zb: np.ndarray, boun
 def _push_off_walls(
     ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int = _PUSH_PASSES
 ):
-    """_push_once, measured once per ring and number of passes (FloorBoundary.memo)."""
-    key = ("push", passes, ring.tobytes(), nb.tobytes(), fixed.tobytes())
+    """_push_passes run to the end, once per ring and number of passes (FloorBoundary.memo)."""
+    key = _push_key(ring, nb, fixed, passes)
     if key not in boundary.memo:
-        boundary.memo[key] = _push_once(ring, nb, fixed, boundary, passes)
+        boundary.memo[key] = _pushed_together([_push_passes(ring, nb, fixed, boundary, passes)], boundary)[0]
     pushed, pushed_nb, cleared = boundary.memo[key]
     return pushed.copy(), pushed_nb.copy(), cleared
 
 
-def _push_once(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int):
-    """(ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
+def _push_key(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, passes: int) -> tuple:
+    """The key of a push's result in FloorBoundary.memo."""
+    return ("push", passes, ring.tobytes(), nb.tobytes(), fixed.tobytes())
+
+
+def push_first_options(options: list[list[list]], boundary: FloorBoundary) -> None:
+    """Push every ring's first outline to try off the walls (options: per outer ring of a region,
+    per member ring, its outlines as _push_rings takes them), all regions' at once, into
+    FloorBoundary.memo, where _push_rings finds them: each pass measures the edges of every ring
+    still pushed in one call, instead of one call per ring and pass. A batch of rings of about
+    _PUSH_BATCH_POINTS points at a time: each push holds its working arrays until it ends."""
+    pushes: dict = {}
+    points = 0
+    for region in options:
+        for ring_options in region:
+            if ring_options and not callable(ring_options[0]):
+                ring, nb, fixed = ring_options[0]
+                key = _push_key(ring, nb, fixed, _PUSH_PASSES)
+                if key not in boundary.memo and key not in pushes:
+                    pushes[key] = _push_passes(ring, nb, fixed, boundary, _PUSH_PASSES)
+                    points += len(ring)
+                if points >= _PUSH_BATCH_POINTS:
+                    boundary.memo.update(zip(pushes, _pushed_together(list(pushes.values()), boundary)))
+                    pushes, points = {}, 0
+    boundary.memo.update(zip(pushes, _pushed_together(list(pushes.values()), boundary)))
+
+
+def _pushed_together(pushes: list, boundary: FloorBoundary) -> list[tuple]:
+    """The results of _push_passes generators, run in step: the wall edges all of them ask about in
+    a pass are measured (_wall_gap) in one call."""
+    results: list = [None] * len(pushes)
+    asked = {}
+    for k, push in enumerate(pushes):
+        try:
+            asked[k] = next(push)
+        except StopIteration as done:
+            results[k] = done.value
+    while asked:
+        edges = [np.concatenate(part) for part in zip(*asked.values())]
+        gap, where = _wall_gap(edges[0], edges[1], edges[2], edges[3], boundary)
+        ends = np.cumsum([len(a) for a, _, _, _ in asked.values()])[:-1]
+        answers = zip(asked, np.split(gap, ends), np.split(where, ends))
+        asked = {}
+        for k, push_gap, push_where in answers:
+            try:
+                asked[k] = pushes[k].send((push_gap, push_where))
+            except StopIteration as done:
+                results[k] = done.value
+    return results
+
+
+def _push_passes(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: FloorBoundary, passes: int):
+    """A generator (run by _pushed_together): it yields the wall edges (a, b, za, zb) it needs
+    measured, is sent their (gap, where) as _wall_gap gives them, and returns
+    (ring, neighbours, cleared) with every wall edge (nb < 0) at least agent_radius from the
     floor's boundary; cleared is False when the passes ran out before that held.
 
     Edges that come closer are pushed parallel onto the walkable side (left of the edge) by the
@@ -580,7 +640,7 @@ def _push_once(ring: np.ndarray, nb: np.ndarray, fixed: np.ndarray, boundary: Fl
         wall, fixed_next = nb < 0, ring_next(fixed)
         a, b = xy, ring_next(xy)
         dist, t = np.full(len(xy), np.inf), np.zeros(len(xy))
-        dist[wall], t[wall] = _wall_gap(a[wall], b[wall], z[wall], ring_next(z)[wall], boundary)
+        dist[wall], t[wall] = yield a[wall], b[wall], z[wall], ring_next(z)[wall]
         short = wall & (dist < boundary.radius - _PUSH_MARGIN)
         if not short.any():
             cleared = True

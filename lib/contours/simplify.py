@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boundary import FloorBoundary
+from ..components import run_positions
 from ..geometry import cross_vectors, distances_to_segment, ring_next, ring_prev, segments_meet, signed_area
 from .rings import _crossing_edges, _dedupe
 from .swept import walls_swept
@@ -208,16 +209,22 @@ def _rdp(
     keep[starts] = keep[ends - 1] = True
     chords = [(a, b - 1) for a, b in zip(starts.tolist(), ends.tolist()) if b - a > 2]
     while chords:
-        farthest, close = [], []
-        for a, b in chords:
-            inner = p[a + 1 : b]
-            ab = p[b] - p[a]
-            right = ab[0] * (inner[:, 1] - p[a, 1]) - ab[1] * (inner[:, 0] - p[a, 0]) < 0
-            dev = distances_to_segment(inner, p[a], p[b])
-            dev = np.where(right, dev / outside_share, dev)
-            k = int(np.argmax(dev))
-            farthest.append(a + 1 + k)
-            close.append(bool(dev[k] <= tolerance))
+        # Every chord's inner points at once, but their distances to it chord by chord: the
+        # distance's dot product is a matrix product, whose rounding depends on the batch.
+        chord_a, chord_b = np.array(chords).T
+        count = chord_b - chord_a - 1
+        inner = np.repeat(chord_a + 1, count) + run_positions(count)
+        a, b = np.repeat(chord_a, count), np.repeat(chord_b, count)
+        ab = p[b] - p[a]
+        right = ab[:, 0] * (p[inner, 1] - p[a, 1]) - ab[:, 1] * (p[inner, 0] - p[a, 0]) < 0
+        dev = np.concatenate([distances_to_segment(p[c + 1 : d], p[c], p[d]) for c, d in chords])
+        dev = np.where(right, dev / outside_share, dev)
+        # Per chord its farthest point, the first of those that tie.
+        most = np.maximum.reduceat(dev, np.cumsum(count) - count)
+        at_most = np.flatnonzero(dev == np.repeat(most, count))
+        chord = np.repeat(np.arange(len(chords)), count)[at_most]
+        farthest = inner[at_most[np.concatenate(([True], chord[1:] != chord[:-1]))]].tolist()
+        close = (most <= tolerance).tolist()
         split = ~np.array(close)
         if boundary is not None and any(close):
             chord_ends = np.array(chords)[close]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..boundary import FloorBoundary
 from ..components import find_sorted
-from ..geometry import ring_next, ring_prev
+from ..geometry import ring_next
 from ..heightfield import DIR_DX, DIR_DY, Heightfield
 from ..params import BakeParams
 from ..regions import ON_RADIUS, RegionMap
@@ -147,43 +147,60 @@ def _stops_at_border(
 
 
 def _square_corners(
-    hf: Heightfield, edges: _Edges, ring: np.ndarray, points: np.ndarray, labels: np.ndarray, boundary: FloorBoundary
-):
-    """Ring points with the sharp corner restored where two straight walls meet in one cell.
+    hf: Heightfield,
+    edges: _Edges,
+    rings: list[np.ndarray],
+    points: np.ndarray,
+    labels: np.ndarray,
+    boundary: FloorBoundary,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per ring (boundary edge ids), its points with the sharp corner restored where two straight
+    walls meet in one cell.
 
     Marching squares cuts such a corner by a chamfer; the offset of a convex floor corner is sharp,
     at centre + (p1 - centre) + (p2 - centre). Only where both walls run straight into the corner,
     so staircases of slanted walls are left alone, and where the edges to the corner meet no wall:
     a wall through the corners of its cells (a thin one at 45 degrees) rasterises into a staircase
     with a two-cell step here and there, whose squared corner lies on the wall's far side, and at
-    radius 0 (no band to push it out of) the floor's outline crossed the wall there. Returns the
-    points, their labels and their boundary edges (-1 for the corners added).
+    radius 0 (no band to push it out of) the floor's outline crossed the wall there. Returns per
+    ring the points, their labels and their boundary edges (-1 for the corners added). All rings at
+    once: the boundary is measured in one call, not two per ring.
     """
-    span, d = edges.span[ring], edges.dir[ring]
-    nxt = ring_next(np.arange(len(ring)))
+    if not rings:
+        return []
+    size = np.array([len(ring) for ring in rings])
+    first = np.repeat(np.cumsum(size) - size, size)
+    local = np.arange(len(first)) - first
+    n = np.repeat(size, size)
+
+    def ahead(k: int) -> np.ndarray:
+        """Each ring point's k-th successor in its own ring (k = -1: its predecessor)."""
+        return first + (local + k) % n
+
+    ring = np.concatenate(rings)
+    span, d, lab, pts = edges.span[ring], edges.dir[ring], labels[ring], points[ring]
+    nxt, nxt2, prev = ahead(1), ahead(2), ahead(-1)
     left_turn = (span[nxt] == span) & (d[nxt] == (d + 1) % 4)
-    straight_in = ring_prev(d) == d
-    straight_out = d[ring_next(nxt)] == d[nxt]
-    lab = labels[ring]
-    walls = (lab < 0) & (lab[nxt] < 0) & (ring_prev(lab) < 0) & (lab[ring_next(nxt)] < 0)
+    straight_in = d[prev] == d
+    straight_out = d[nxt2] == d[nxt]
+    walls = (lab < 0) & (lab[nxt] < 0) & (lab[prev] < 0) & (lab[nxt2] < 0)
     at = np.flatnonzero(left_turn & straight_in & straight_out & walls)
-    pts = points[ring]
-    if len(at) == 0:
-        return pts, lab, ring
     centre = np.column_stack([hf.centers_xy(span[at]), hf.z[span[at]]])
     corner = pts[at] + pts[nxt[at]] - centre
-    clear = np.ones(len(at), dtype=bool)
-    for end in (pts[at], pts[nxt[at]]):
-        clear &= boundary.distance(end[:, :2], corner[:, :2], end[:, 2], corner[:, 2])[0] > _MEETS_WALL
+    ends = np.concatenate([pts[at], pts[nxt[at]]])
+    twice = np.concatenate([corner, corner])
+    apart = boundary.distance(ends[:, :2], twice[:, :2], ends[:, 2], twice[:, 2])[0] > _MEETS_WALL
+    clear = apart[: len(at)] & apart[len(at) :]
     at, corner = at[clear], corner[clear]
-    if len(at) == 0:
-        return pts, lab, ring
     order = np.argsort(np.concatenate([np.arange(len(ring)), at + 0.5]), kind="stable")
     inserted = np.full(len(at), -1)
-    return (
-        np.concatenate([pts, corner])[order],
-        np.concatenate([lab, inserted])[order],
-        np.concatenate([ring, inserted])[order],
+    cuts = np.cumsum(size + np.bincount(np.searchsorted(np.cumsum(size), at, side="right"), minlength=len(size)))
+    return list(
+        zip(
+            np.split(np.concatenate([pts, corner])[order], cuts[:-1]),
+            np.split(np.concatenate([lab, inserted])[order], cuts[:-1]),
+            np.split(np.concatenate([ring, inserted])[order], cuts[:-1]),
+        )
     )
 
 
