@@ -81,6 +81,29 @@ def test_stairs_connect_only_when_steps_are_within_climb(rise, joined):
     assert connected(mesh, (3, 1.5, 0), (6 + steps * 0.4 + 3, 1.5, top)) is joined
 
 
+@pytest.mark.parametrize("offset", np.round(np.arange(-0.25, 0.0, 0.025), 3).tolist())
+def test_a_flight_climbs_to_a_slab_thinner_than_a_riser_wherever_the_grid_falls(offset):
+    """16 steps of 0.2073 m up to a slab 0.15 m thick, flush with the last step, at climb 0.4 and
+    cell 0.25 (a multi-storey tester's building). Where the column of the slab's edge had its centre
+    on the last tread (the tread narrower than a cell), the slab made a 5.7 cm ceiling over that tread
+    there, and the tread below it was 0.414 m under the slab: the storey above was cut off at 3 of
+    these 10 grid offsets (set by a tiny box far from the stairs). The riser merged onto the tread
+    below is a step between the two, as Recast's span tops are."""
+    rise, run, steps, x0, width, thick = 0.2073, 0.29, 16, 3.3939, 2.7374, 0.15
+    top = rise * (steps + 1)
+    scene = Scene().floor(0, 0, 3.4, 3)
+    for j in range(steps):
+        scene.box((x0 + (j + 0.5) * run, 0.21 + width / 2, 0.0), (run, width, (j + 1) * rise))
+    end = x0 + steps * run
+    scene.box(((end + 19.75) / 2, 7.3, top - thick), (19.75 - end, 14.6, thick))
+    scene.box((offset + 0.05, -0.15, 0.0), (0.1, 0.1, 0.1))  # moves only the level's bounds
+    params = dataclasses.replace(
+        PARAMS, agent_radius=0.5, agent_height=2.0, agent_max_climb=0.4, cell_size=0.25, max_height_error=0.1
+    )
+    mesh = bake(scene, params)
+    assert connected(mesh, (x0 + 7.5 * run, 1.58, 8 * rise), (8.9, 3.5, top))
+
+
 @pytest.mark.parametrize("cell", [0.2, 0.3])
 def test_risers_exactly_a_climb_high_are_climbed(cell):
     """Four 0.9 m steps at agent_max_climb 0.9 (RecastDemo's): the third riser measures

@@ -482,14 +482,15 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         assert np.array_equal(hf.x[b] - hf.x[a], np.full(len(a), DIR_DX[d]))
         assert np.array_equal(hf.y[b] - hf.y[a], np.full(len(a), DIR_DY[d]))
         # The step where the two columns meet, each floor carried there along its own slope but
-        # not past its triangle's lowest or highest point, is climbable; or else the two floors'
+        # not past its triangle's lowest or highest point, is climbable, or two climbable steps by
+        # way of the lower floor's solid top (a riser merged onto it); or else the two floors'
         # planes come within a climb step of each other on the way between the centres (where
         # both triangles exist, which only the bake's trace knows: the foot of a ramp on a floor).
         half = 0.5 * params.cell_size * np.array([DIR_DX[d], DIR_DY[d]], dtype=float)
         bound_a, bound_b = hf.surface_range_at(a), hf.surface_range_at(b)
         there = np.clip(hf.z[b] - hf.gradient_at(b) @ half, bound_b[:, 0], bound_b[:, 1])
         here = np.clip(hf.z[a] + hf.gradient_at(a) @ half, bound_a[:, 0], bound_a[:, 1])
-        at_border = np.abs(there - here) <= climb + STEP_NOISE
+        at_border = np.abs(there - here) <= 2 * (climb + STEP_NOISE)
         gap_a = hf.z[b] - hf.z[a] - hf.gradient_at(b) @ (2 * half)  # at a's centre
         gap_b = hf.z[b] - hf.z[a] - hf.gradient_at(a) @ (2 * half)  # at b's centre
         on_the_way = (gap_a * gap_b <= 0) | (np.minimum(np.abs(gap_a), np.abs(gap_b)) <= climb + STEP_NOISE)

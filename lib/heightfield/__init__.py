@@ -198,6 +198,9 @@ def build_heightfield(
         if area is None:  # a volume that removes the floor inside it
             keep[keep] &= ~_inside_solids(span_col[keep], floor_top[keep], shell, grid)
     solid = (span_col, span_bottom, span_top)
+    # How far each floor's solid rises above it in its column (a riser merged onto a tread): a step
+    # the agent can take between two floors (_link_spans). float32: a rise of at most a climb.
+    lift = (span_top[keep] - floor_top[keep]).astype(np.float32)
     span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
     del floor_top, span_walk, keep
     x = (span_col % width).astype(np.int32)
@@ -218,7 +221,8 @@ def build_heightfield(
     floor_range = np.column_stack([heights.min(axis=1), heights.max(axis=1)])
     del p, normal, nz, heights  # per soup triangle: as large as a tenth of the spans' arrays
     floor = (floor_triangle, floor_slope, floor_range)
-    links, near = _link_spans(span_col, x, y, z, floor, ceiling, grid, params, progress.span(0.6, 0.7))
+    links, near = _link_spans(span_col, x, y, z, lift, floor, ceiling, grid, params, progress.span(0.6, 0.7))
+    del lift
     progress.at(0.7)
     walls &= links < 0  # a wall where the link is missing
     progress.at(0.8)

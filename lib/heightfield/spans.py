@@ -326,7 +326,9 @@ def _under_steep(
     return under
 
 
-def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT):
+def _link_spans(
+    col, x, y, z, lift, floor: tuple, ceiling, grid: _Grid, params: BakeParams, progress: Progress = SILENT
+):
     """Link each span to the best passable span of each neighbour column; links are mutual.
 
     The step and the headroom between two floors are measured where their columns meet, each floor
@@ -336,6 +338,11 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
     comparing heights at the column centres (Recast) would cut it into strips a cell wide; a
     stair's riser is the same step either way. The headroom there is the lower of the two columns'
     ceilings above the higher of the two floors there.
+
+    lift: how far each span's solid rises above its floor in its column. The lower floor's solid top
+    is a step between the two (_steps): a tread narrower than a cell whose column centre lies on the
+    tread below, and whose own column is the higher floor's (the slab the flight climbs to, thinner
+    than a riser, makes a ceiling over it there), is still climbed, as Recast's span tops climb it.
 
     Returns the links and the candidate pairs (a, b, d) that failed only on that step while their
     floors' planes come within a climb step of each other between the centres, for
@@ -362,7 +369,7 @@ def _link_spans(col, x, y, z, floor: tuple, ceiling, grid: _Grid, params: BakePa
             tri = triangle[part]
             here = np.clip(z[part] + rise[tri], bounds[tri, 0], bounds[tri, 1])
             links[part, d] = _best_neighbours(
-                part, d, here, there, x, y, z, ceiling, col_start, grid, params, floor, near
+                part, d, here, there, x, y, z, lift, ceiling, col_start, grid, params, floor, near
             )
     # Keep a link only when the neighbour picked this span back (only matters when a column holds
     # two floors within climb of one neighbour, possible when agent_height < 2 * agent_max_climb).
@@ -437,8 +444,18 @@ def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) ->
     return np.where(lo <= hi + _STRETCH_NOISE / grid.cs, _closest(at_lo, at_hi), np.inf)
 
 
+def _steps(a, b, here, there, z, lift) -> np.ndarray:
+    """The step between floors a (at `here`) and b (at `there`) at their border: straight up or down,
+    or by way of the lower one's solid top, if that lies between (each of the two steps then)."""
+    low = np.where(here <= there, a, b)
+    top = z[low] + lift[low]
+    f_low, f_high = np.minimum(here, there), np.maximum(here, there)
+    via = np.where(top > f_low, np.maximum(top - f_low, np.abs(f_high - top)), np.inf)
+    return np.minimum(f_high - f_low, via)
+
+
 def _best_neighbours(
-    part, d, here, there, x, y, z, ceiling, col_start, grid: _Grid, params: BakeParams, floor: tuple, near: list
+    part, d, here, there, x, y, z, lift, ceiling, col_start, grid: _Grid, params: BakeParams, floor: tuple, near: list
 ):
     """For the spans `part`, the passable span of neighbour column d with the smallest step (-1 if
     none): the step within agent_max_climb (here: each span's floor at that border; there: every
@@ -464,7 +481,7 @@ def _best_neighbours(
     cp = ceiling[part]
     # First candidate of every neighbour column in one pass (most columns hold one span).
     cand = np.where(cnt > 0, base, 0)
-    dz = np.abs(there[cand] - here)
+    dz = _steps(part, cand, here, there[cand], z, lift)
     room = np.minimum(cp, ceiling[cand]) - np.maximum(here, there[cand])
     ok = (cnt > 0) & (dz <= climb) & (room >= params.agent_height - HEIGHT_NOISE)
     note_near(part[cnt > 0], cand[cnt > 0], dz[cnt > 0], room[cnt > 0])
@@ -474,7 +491,7 @@ def _best_neighbours(
     active = np.flatnonzero(cnt > k)
     while active.size:
         cand = base[active] + k
-        dz = np.abs(there[cand] - here[active])
+        dz = _steps(part[active], cand, here[active], there[cand], z, lift)
         room = np.minimum(cp[active], ceiling[cand]) - np.maximum(here[active], there[cand])
         ok = (dz <= climb) & (room >= params.agent_height - HEIGHT_NOISE) & (dz < best_dz[active])
         note_near(part[active], cand, dz, room)
