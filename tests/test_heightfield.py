@@ -551,3 +551,18 @@ def test_floors_own_samples_made_again_are_the_fragments_held(monkeypatch):
     held, _ = bake(scene)
     assert dropped[0] > 0
     _assert_same_heightfield(rebuilt, held)
+
+
+def test_the_floors_only_hold_no_ceilings_areas_or_boundary():
+    """The detail stage is handed the floors only (memory): the heightfield's ceilings, area ids and
+    boundary are dropped, reading them fails, and the floors are the very arrays built."""
+    hf, _ = bake(multi_storey())
+    floors = hf.floors_only()
+    assert floors.boundary is None
+    with pytest.raises(IndexError):
+        floors.ceiling[0]
+    with pytest.raises(IndexError):
+        floors.area[0]
+    for name in ("x", "y", "z", "links", "link_ends", "floor_triangle", "floor_slope", "floor_corners"):
+        assert getattr(floors, name) is getattr(hf, name), name
+    assert len(hf.ceiling) == len(hf.area) == hf.span_count and hf.boundary is not None
