@@ -77,6 +77,7 @@ def generate(
     report("detail", 0.8)
     span_region = region_map.region
     del region_map, outlines  # the detail stage reads only each span's region
+    hf = hf.floors_only()  # and of the heightfield, the floors only
     surface = detail.build_detail(polys, hf, params, span_region, Progress(progress, "detail", 0.8, 0.9))
     # A polygon too large for its floor's relief to follow within the detail's triangle cap is cut
     # in two, and the surfaces round the cuts built again (lib.polygons.rough): only the halves are

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blender_navmesh import heightfield
 from blender_navmesh.geometry import STEP_NOISE
-from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield, spans
+from blender_navmesh.heightfield import DIR_DX, DIR_DY, build_heightfield, ends, rasterise, spans
 from blender_navmesh.params import BakeParams
 from blender_navmesh.soup import prepare_soup
 from levels import Scene, multi_storey, rotated_boxes_scene
@@ -497,11 +498,8 @@ def test_random_soups_give_consistent_links(verts, tri_seed, n_tris, climb, agen
         assert np.all(at_border | on_the_way)
 
 
-@pytest.mark.parametrize("scene_name", ["crates", "storeys"])
-def test_a_large_level_built_in_bands_and_runs_is_the_level_built_whole(monkeypatch, scene_name):
-    """Large levels are merged in runs of fragments and tested against solids in bands of rows
-    (memory); the heightfield is the same, bit for bit, as built in one piece."""
-    scene = {
+def _crates_and_storeys(scene_name: str) -> Scene:
+    return {
         # Crates taller than the agent, closed round the floor they stand on, and a slab above it.
         "crates": lambda: (
             rotated_boxes_scene(3, count=12)[0]
@@ -511,9 +509,61 @@ def test_a_large_level_built_in_bands_and_runs_is_the_level_built_whole(monkeypa
         ),
         "storeys": multi_storey,
     }[scene_name]()
+
+
+def _assert_same_heightfield(a, b) -> None:
+    for name in ("x", "y", "z", "ceiling", "area", "links", "boundary", "floor_triangle", "floor_across"):
+        assert getattr(a, name).dtype == getattr(b, name).dtype, name
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for name in ("key", "fraction", "found"):
+        assert np.array_equal(getattr(a.link_ends, name), getattr(b.link_ends, name)), name
+
+
+@pytest.mark.parametrize("scene_name", ["crates", "storeys"])
+def test_a_large_level_built_in_bands_and_runs_is_the_level_built_whole(monkeypatch, scene_name):
+    """Large levels are rasterised, merged, tested against solids and walls, and their floors'
+    ends cut, in batches, runs, bands and chunks (memory); the heightfield is the same, bit for
+    bit, as built in one piece."""
+    scene = _crates_and_storeys(scene_name)
     whole, _ = bake(scene)
     monkeypatch.setattr(spans, "_MERGE_CHUNK", 50)
     monkeypatch.setattr(spans, "_SOLID_BAND_COLUMNS", 7)
+    monkeypatch.setattr(rasterise, "_CHUNK_PAIRS", 37)
+    monkeypatch.setattr(ends, "_WALL_CHUNK", 13)
+    monkeypatch.setattr(ends, "_PART_PAIRS", 5)
+    monkeypatch.setattr(ends, "_SAMPLE_CHUNK", 7)
     pieces, _ = bake(scene)
-    for name in ("x", "y", "z", "ceiling", "area", "links", "boundary"):
-        assert np.array_equal(getattr(whole, name), getattr(pieces, name)), name
+    _assert_same_heightfield(whole, pieces)
+
+
+def test_floors_own_samples_made_again_are_the_fragments_held(monkeypatch):
+    """The fragments that are a floor's own sample are dropped through the linking and made again
+    from the floors for the walls' ends (memory): the heightfield is the one built holding them."""
+    scene = _crates_and_storeys("crates")
+    rebuilt, _ = bake(scene)
+    dropped = []
+
+    def hold_all(frags, floors):
+        sampled, alone = ends._own_samples(frags, floors)
+        dropped.append(int(alone.sum()))
+        return np.zeros_like(sampled), np.zeros_like(alone)
+
+    monkeypatch.setattr(heightfield, "_own_samples", hold_all)
+    held, _ = bake(scene)
+    assert dropped[0] > 0
+    _assert_same_heightfield(rebuilt, held)
+
+
+def test_the_floors_only_hold_no_ceilings_areas_or_boundary():
+    """The detail stage is handed the floors only (memory): the heightfield's ceilings, area ids and
+    boundary are dropped, reading them fails, and the floors are the very arrays built."""
+    hf, _ = bake(multi_storey())
+    floors = hf.floors_only()
+    assert floors.boundary is None
+    with pytest.raises(IndexError):
+        floors.ceiling[0]
+    with pytest.raises(IndexError):
+        floors.area[0]
+    for name in ("x", "y", "z", "links", "link_ends", "floor_triangle", "floor_slope", "floor_corners"):
+        assert getattr(floors, name) is getattr(hf, name), name
+    assert len(hf.ceiling) == len(hf.area) == hf.span_count and hf.boundary is not None

@@ -26,6 +26,7 @@ from .ends import (
     _ledge_fractions,
     _ledge_segments,
     _outer_corners,
+    _own_samples,
     _wall_fractions,
     _walls,
     weld,
@@ -201,8 +202,23 @@ def build_heightfield(
     # How far each floor's solid rises above it in its column (a riser merged onto a tread): a step
     # the agent can take between two floors (_link_spans). float32: a rise of at most a climb.
     lift = (span_top[keep] - floor_top[keep]).astype(np.float32)
-    span_col, z, ceiling, span_tri = span_col[keep], floor_top[keep], ceiling[keep], span_tri[keep]
-    del floor_top, span_walk, keep
+    # The kept floors' arrays one at a time, each dropping its every-span copy (the solid's are held).
+    z = floor_top[keep]
+    del floor_top, span_walk
+    ceiling = ceiling[keep]
+    span_tri = span_tri[keep]
+    span_col = span_col[keep]
+    del keep
+    # A fragment that is the one floor of its column's own sample is not held through the linking:
+    # _fragments_seen makes it again from the floor (on open ground most fragments are that).
+    sampled, alone = _own_samples((col, lo, hi, label), (span_col, z, span_tri))
+    rest = np.flatnonzero(~alone)
+    del alone
+    col = col[rest]
+    lo = lo[rest]
+    hi = hi[rest]
+    label = label[rest]
+    del rest
     x = (span_col % width).astype(np.int32)
     y = (span_col // width).astype(np.int32)
     # Solid in each neighbour column within the agent's band, before linking: then the solid spans
@@ -242,8 +258,9 @@ def build_heightfield(
     # can run through it, in front of the column the face blocks in (a box's side 84 degrees steep).
     own = np.unique(span)
     outer = tuple(np.concatenate(pair) for pair in zip(_outer_corners(links), (own, 0 * own, 0 * own)))
-    wall_frags = _fragments_seen((span, d), outer, x, y, (col, lo, hi, label), grid)
-    del col, lo, hi, label
+    own_samples = (span_col[sampled], z[sampled], span_tri[sampled])
+    wall_frags = _fragments_seen((span, d), outer, x, y, (col, lo, hi, label), own_samples, grid)
+    del col, lo, hi, label, sampled, own_samples
     block = np.where(wall, 1.0, 0.5)
     found = np.zeros(len(key), dtype=bool)
     ledge = ~wall

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype, partners, sorted_starts, unique_pairs
+from ..components import index_dtype, sorted_starts, unique_pairs
 from ..geometry import COLLINEAR, HEIGHT_NOISE, STEP_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -26,10 +26,14 @@ _REACH_ROUNDS = 16
 # A triangle whose unit normal's z is below minus this faces down (it leans over more than about a
 # degree past upright).
 _FACING_DOWN = 0.02
-# Spans whose neighbour columns _walls tests at once (bounds its temporaries).
-_WALL_CHUNK = 1 << 18
-# Blocking (look, triangle) pairs whose parts _wall_fractions outlines at a time (bounds their temporaries).
-_SEGMENT_PAIRS = 1 << 16
+# Fragments _own_samples matches to their floors at a time (bounds its int64 temporaries).
+_SAMPLE_CHUNK = 1 << 18
+# Spans whose neighbour columns _walls tests at once (bounds its temporaries, about 100 B a span).
+_WALL_CHUNK = 1 << 16
+# (look, triangle) pairs whose band parts _wall_fractions cuts at a time, to test the step against
+# them or to outline them: about 1 kB of temporaries each (a 150k-triangle terrain's first round of
+# 78k looks raised its peak by 57 MB at once).
+_PART_PAIRS = 1 << 14
 # Floor triangles whose slopes (dz/dx, dz/dy) differ by at most this are one plane to _plane_reach.
 _COPLANAR_SLOPE = 1e-9
 # Floor within this many cells beyond a ledge edge, within a climb of its height, continues the
@@ -215,7 +219,7 @@ def _wall_fractions(
     span, nx, ny, inside, ncol = _looks(wall, outer_corners, x, y, grid)
     out = np.ones(len(link_span))
     col, lo, hi, label = frags
-    near = np.flatnonzero(np.isin(col, ncol[inside]))
+    near = np.flatnonzero(_in_columns(col, ncol[inside], grid))
     near = near[np.argsort(col[near], kind="stable")]
     first = np.searchsorted(col[near], ncol, "left")
     count = np.searchsorted(col[near], ncol, "right") - first
@@ -248,17 +252,19 @@ def _wall_fractions(
     active = np.flatnonzero(inside & (count > 0))
     seen = []  # (look, triangle) pairs that block
     while active.size:
-        f = near[first[active] + k]
-        blocks = (hi[f] > band_lo[active]) & (lo[f] < band_hi[active])
-        # A steep triangle that rises into the band somewhere, or whose steep surface does
-        # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
-        # climb (a cone's foot round a floor under its rim).
-        steep = (hi[f] > z[span[active]] + HEIGHT_NOISE) & (lo[f] < band_hi[active])
-        steep[steep] &= from_foot(active[steep], label[f[steep]])
-        blocks |= steep
-        t = _first_crossing(start[active], reach[active], part(active, label[f])[0])
-        best[active] = np.where(blocks, np.minimum(best[active], t * _NEIGHBOUR_FAR_SIDE), best[active])
-        seen.append(np.column_stack([active[blocks], label[f[blocks]]]))
+        for chunk in range(0, active.size, _PART_PAIRS):  # the parts' temporaries a chunk at a time
+            look = active[chunk : chunk + _PART_PAIRS]
+            f = near[first[look] + k]
+            blocks = (hi[f] > band_lo[look]) & (lo[f] < band_hi[look])
+            # A steep triangle that rises into the band somewhere, or whose steep surface does
+            # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
+            # climb (a cone's foot round a floor under its rim).
+            steep = (hi[f] > z[span[look]] + HEIGHT_NOISE) & (lo[f] < band_hi[look])
+            steep[steep] &= from_foot(look[steep], label[f[steep]])
+            blocks |= steep
+            t = _first_crossing(start[look], reach[look], part(look, label[f])[0])
+            best[look] = np.where(blocks, np.minimum(best[look], t * _NEIGHBOUR_FAR_SIDE), best[look])
+            seen.append(np.column_stack([look[blocks], label[f[blocks]]]))
         k += 1
         active = active[count[active] > k]
     found = np.isfinite(best[: len(link_span)])
@@ -268,11 +274,11 @@ def _wall_fractions(
     interior_of = _interior_edges(blocking, vertices, triangles)
     row = row.reshape(-1)
     segs = [np.zeros((0, 5))]
-    for first in range(0, len(pairs), _SEGMENT_PAIRS):  # the parts' temporaries a chunk at a time
-        link, tri = pairs[first : first + _SEGMENT_PAIRS, 0], pairs[first : first + _SEGMENT_PAIRS, 1]
+    for first in range(0, len(pairs), _PART_PAIRS):  # the parts' temporaries a chunk at a time
+        link, tri = pairs[first : first + _PART_PAIRS, 0], pairs[first : first + _PART_PAIRS, 1]
         lo_xy = np.column_stack([grid.bmin[0] + nx[link] * grid.cs, grid.bmin[1] + ny[link] * grid.cs])
         corners, source = part(link, tri)
-        interior = interior_of[row[first : first + _SEGMENT_PAIRS]]
+        interior = interior_of[row[first : first + _PART_PAIRS]]
         k = corners.shape[1]
         for e in range(k):
             p, q, ok = _clip_to_square(corners[:, e], corners[:, (e + 1) % k], lo_xy - grid.cs, 3 * grid.cs)
@@ -294,12 +300,62 @@ def _looks(wall, outer_corners, x, y, grid: _Grid):
     return span, nx, ny, inside, np.where(inside, ny * grid.width + nx, -1)
 
 
-def _fragments_seen(wall, outer_corners, x, y, frags: tuple, grid: _Grid) -> tuple:
-    """The fragments (col, lo, hi, label) in the columns _wall_fractions looks into, in their order:
-    all it reads of them (the rest, the heightfield's largest arrays, need not be held)."""
+def _fragments_seen(wall, outer_corners, x, y, frags: tuple, own_samples: tuple, grid: _Grid) -> tuple:
+    """The fragments (col, lo, hi, label) in the columns _wall_fractions looks into: all it reads of
+    them (the rest, the heightfield's largest arrays, need not be held). frags: those held, in
+    their order; own_samples: (column, height, triangle) of the floors whose own sample was not
+    held (_own_samples), each the one fragment of its column, made again here."""
     _, _, _, inside, ncol = _looks(wall, outer_corners, x, y, grid)
-    keep = np.isin(frags[0], ncol[inside])
-    return tuple(f[keep] for f in frags)
+    looked = np.zeros(grid.width * grid.height, dtype=bool)
+    looked[ncol[inside]] = True
+    keep = looked[frags[0]]
+    sample_col, sample_z, sample_tri = own_samples
+    again = looked[sample_col]
+    del looked
+    col, lo, hi, label = (f[keep] for f in frags)
+    return (
+        np.concatenate([col, sample_col[again]]),
+        np.concatenate([lo, sample_z[again]]),
+        np.concatenate([hi, sample_z[again]]),
+        np.concatenate([label, sample_tri[again]]),
+    )
+
+
+def _own_samples(frags: tuple, floors: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(per floor, per fragment) bool: the floors (column, height, triangle; in column order) whose
+    column holds one fragment, their own sample (at the floor's height, from its triangle), and
+    those fragments (col, lo, hi, label; in column order). Such a fragment is made again from the
+    floor exactly, so it need not be held (_fragments_seen). A run of fragments at a time: the
+    search holds an int64 index per fragment."""
+    col, lo, hi, label = frags
+    floor_col, floor_z, floor_tri = floors
+    n = len(col)
+    sampled = np.zeros(len(floor_col), dtype=bool)
+    alone = np.zeros(n, dtype=bool)
+    if not len(floor_col):
+        return sampled, alone
+    for a in range(0, n, _SAMPLE_CHUNK):
+        b = min(a + _SAMPLE_CHUNK, n)
+        # Alone in its column: the fragments before and after it (across the run's ends too) lie in
+        # other columns.
+        before = max(a - 1, 0)
+        c = col[before : b + 1]
+        column_ends = np.r_[True, c[1:] != c[:-1], True]
+        lone = a + np.flatnonzero((column_ends[:-1] & column_ends[1:])[a - before : b - before])
+        floor = np.minimum(np.searchsorted(floor_col, col[lone]), len(floor_col) - 1)
+        own = (floor_col[floor] == col[lone]) & (floor_tri[floor] == label[lone])
+        own &= (floor_z[floor] == lo[lone]) & (floor_z[floor] == hi[lone])
+        sampled[floor[own]] = True
+        alone[lone[own]] = True
+    return sampled, alone
+
+
+def _in_columns(col: np.ndarray, columns: np.ndarray, grid: _Grid) -> np.ndarray:
+    """Whether each of col lies in one of columns: through a mask of the grid's columns (np.isin
+    sorted every fragment with an int64 order, several times the fragments' own size)."""
+    marked = np.zeros(grid.width * grid.height, dtype=bool)
+    marked[columns] = True
+    return marked[col]
 
 
 def _interior_edges(tri: np.ndarray, vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -746,16 +802,27 @@ def _edge_neighbours(triangles: np.ndarray) -> np.ndarray:
     m = len(triangles)
     if m == 0:
         return np.zeros((0, 3), dtype=np.int64)
-    t = triangles
-    a, b = t.ravel(), np.roll(t, -1, axis=1).ravel()
-    lo, hi, forward = np.minimum(a, b), np.maximum(a, b), a < b
-    # Each edge's rank among the edges walking its segment its way: the k-th either way pair up.
-    order = np.lexsort((forward, hi, lo))
-    new_run = np.ones(len(order), dtype=bool)
-    new_run[1:] = (np.diff(lo[order]) != 0) | (np.diff(hi[order]) != 0) | (np.diff(forward[order].astype(np.int8)) != 0)
-    run_start = np.maximum.accumulate(np.where(new_run, np.arange(len(order)), 0))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order)) - run_start
-    partner = partners(lo, hi, rank)
-    across = np.where(partner >= 0, partner // 3, -1)
+    a, b = triangles.ravel(), np.roll(triangles, -1, axis=1).ravel()
+    # One int64 key per edge: its segment (lower vertex id, higher), then which way it walks it. Sorted
+    # stably, each segment's edges walking it backwards come first, then those walking it forwards,
+    # each in listing order: the k-th either way pair up.
+    key = np.minimum(a, b).astype(np.int64)
+    key *= int(triangles.max()) + 1
+    key += np.maximum(a, b)
+    key *= 2
+    key += a < b
+    del a, b
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    backward = np.flatnonzero(key % 2 == 0)
+    rank = backward - np.searchsorted(key, key[backward], "left")
+    forward = np.searchsorted(key, key[backward] + 1, "left") + rank
+    del rank
+    paired = forward < len(key)
+    paired[paired] = key[forward[paired]] == key[backward[paired]] + 1
+    backward, forward = order[backward[paired]], order[forward[paired]]
+    del key, order, paired
+    across = np.full(3 * m, -1, dtype=np.int64)
+    across[backward] = forward // 3
+    across[forward] = backward // 3
     return across.reshape(m, 3)

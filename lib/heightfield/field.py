@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -128,6 +128,15 @@ class Heightfield:
         if self.floor_triangle is None or self.floor_corners is None:
             return None
         return self.floor_corners[self.floor_triangle[span]]
+
+    def floors_only(self) -> Heightfield:
+        """This heightfield without the ceilings, area ids and boundary segments, which the region
+        and contour stages read and the detail stage does not (it follows the floors: heights,
+        links, triangles): a large level's heightfield need not hold them through that stage (a
+        quarter of undulating_6x6's). The ceilings and area ids are left empty, so that reading
+        them fails, and the boundary not recorded."""
+        nothing = np.zeros(0)
+        return replace(self, ceiling=nothing, area=nothing.astype(self.area.dtype), boundary=None)
 
     def link_end(self, span: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fraction, found) of the links (span, d) that are missing: LinkEnds.at, or (0.5, True)

@@ -13,7 +13,7 @@ from ..progress import SILENT, Progress
 from .field import Heightfield
 
 # (triangle, row) or (triangle, cell) pairs handled per vectorised batch; bounds peak memory.
-_CHUNK_PAIRS = 131072
+_CHUNK_PAIRS = 1 << 16
 # Inclusive tolerance (in cell sizes) of the coverage tests, so centres on shared edges are not lost.
 _INSIDE_TOL = 1e-9
 # A segment whose direction has a component at most this (m) along an axis does not move along it:

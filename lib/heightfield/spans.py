@@ -21,7 +21,7 @@ _SAME_SURFACE = 1e-4
 # not a round number, so no modelled edge passes through the point it samples.
 _SOLID_PROBE_SHIFT = (1.37e-6, 2.91e-6)
 # Fragments merged into spans at a time (whole columns: a run ends at a column's end).
-_MERGE_CHUNK = 1 << 20
+_MERGE_CHUNK = 1 << 18
 # The inside-solid test samples the shells over bands of rows of about this many columns.
 _SOLID_BAND_COLUMNS = 1 << 17
 # Spans linked at a time (bounds the temporaries of the neighbour search).
