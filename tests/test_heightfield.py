@@ -519,6 +519,19 @@ def _assert_same_heightfield(a, b) -> None:
         assert np.array_equal(getattr(a.link_ends, name), getattr(b.link_ends, name)), name
 
 
+def test_a_floor_sloping_up_from_a_ledge_is_no_step_by_way_of_its_column_centre():
+    """A plateau 0.56 m above the foot of a 44 degree ramp rising away from it (climb 0.5, cell 0.2):
+    nothing stands on the ramp, and the step at the columns' border is 0.56 m. Taking a floor's own
+    centre height as a solid step between it and its neighbour linked the two (15 links)."""
+    scene = Scene().floor(0.0, 0.0, 2.95, 3.0, z=0.56).ramp(3.0, 0.0, 3.4, 3.0, 0.0, 0.386)
+    scene.floor(3.4, 0.0, 6.0, 3.0, z=0.386)
+    hf = build_heightfield(prepare_soup(scene.vertices, scene.triangles), BakeParams())
+    for d in range(4):
+        a = np.flatnonzero(hf.links[:, d] >= 0)
+        b = hf.links[a, d]
+        assert not np.any((hf.z[a] > 0.55) & (hf.z[b] < 0.2))
+
+
 @pytest.mark.parametrize("scene_name", ["crates", "storeys"])
 def test_a_large_level_built_in_bands_and_runs_is_the_level_built_whole(monkeypatch, scene_name):
     """Large levels are rasterised, merged, tested against solids and walls, and their floors'

@@ -280,6 +280,41 @@ def test_a_straight_paths_corridor_is_every_polygon_it_crosses(query):
     assert res.corridor[0] == query.locate(s).polygon and res.corridor[-1] == query.locate(g).polygon
 
 
+def test_a_straight_corridor_through_a_corner_goes_by_a_polygon_beside_both():
+    """From (2.5, 2.5) to (4, 4) across 1 m squares the segment passes the corner (3, 3): its
+    corridor was [22, 33], two squares that share only that corner. Every step of a corridor is to
+    an edge neighbour, as a search's is."""
+    mesh = grid_mesh(ROOM, [], step=1.0)
+    query = NavMeshQuery(mesh)
+    for s, g in (
+        ([2.5, 2.5, 0.0], [4.0, 4.0, 0.0]),
+        ([4.0, 4.0, 0.0], [2.5, 2.5, 0.0]),
+        ([0.5, 0.5, 0.0], [9.5, 9.5, 0.0]),
+    ):
+        res = query.find_path(s, g)
+        assert res.nodes_expanded == 0 and len(res.points) == 2
+        for p, q in zip(res.corridor, res.corridor[1:]):
+            assert q in mesh.neighbors[mesh.poly_offsets[p] : mesh.poly_offsets[p + 1]], (s, g, res.corridor)
+
+
+def test_a_search_ends_while_the_flags_are_set_to_what_they_are_every_update():
+    """A game loop that sets a polygon's flags every frame, to the value they have: each set restarted
+    the search, which never ended (in progress after 1,000 updates). Only a change in what the filter
+    admits or costs starts it again."""
+    mesh, door = _door_room()
+    query = NavMeshQuery(mesh)
+    search = query.search([2.0, 2.0, 0.0], [8.0, 2.0, 0.0])
+    for _ in range(1000):
+        if search.update(5) != "in_progress":
+            break
+        query.set_poly_flags(0, 1)
+        query.set_poly_flags(int(door[0]), 1)
+    assert search.status == "found"
+    assert search.result().length == pytest.approx(
+        NavMeshQuery(mesh).find_path([2.0, 2.0, 0.0], [8.0, 2.0, 0.0]).length
+    )
+
+
 def test_the_search_extent_is_checked_when_set_and_paths_follow_it(baked):
     query = NavMeshQuery(baked)
     goal = [40.0, 5.0, 0.0]

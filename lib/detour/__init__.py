@@ -86,8 +86,9 @@ def to_detour_bytes(mesh: NavMesh, tile_size: float | None = None, piece_size: f
     into the largest tiles that fit.
 
     piece_size (meters, default `default_piece_size`; 0 keeps polygons whole) also cuts polygons
-    along a grid of that pitch inside each tile. Detour's findPath costs a path by the midpoints of
-    the polygon edges it crosses, so across the few large polygons of our navmesh it can pick a
+    along a grid of about that pitch inside each tile (each inner line moved up to tiles.CUT_SHIFT of the
+    pitch to keep clear of polygon corners, or left out where it cannot). Detour's findPath costs a
+    path by the midpoints of the polygon edges it crosses, so across the few large polygons of our navmesh it can pick a
     corridor whose path is far longer than the shortest (on random 40 m levels up to 2.8 times);
     cut into pieces, its paths stay near ours.
 

@@ -228,8 +228,9 @@ class _Level:
 
     def tiles(self, size: float, piece: float | None = None) -> list[_Tile]:
         """The level cut into square tiles of `size` meters from the origin, empty tiles left out.
-        piece (meters): each tile's polygons are also cut along a grid of at most that pitch, the
-        two sides of a cut inside a tile each other's neighbours (see `to_detour_bytes`)."""
+        piece (meters): each tile's polygons are also cut along a grid of about that pitch (its inner
+        lines moved clear of polygon corners, `_clear_lines`), the two sides of a cut inside a tile
+        each other's neighbours (see `to_detour_bytes`)."""
         grid = self._cells(size, piece)
         first, last, (xs, zs), (x_border, z_border) = grid.first, grid.last, grid.lines, grid.border
         origin = self.origin[[0, 2]]

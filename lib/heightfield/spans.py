@@ -446,11 +446,14 @@ def _overlap_steps(a, b, d, x, y, z, grid: _Grid, floor: tuple, plane: tuple) ->
 
 def _steps(a, b, here, there, z, lift) -> np.ndarray:
     """The step between floors a (at `here`) and b (at `there`) at their border: straight up or down,
-    or by way of the lower one's solid top, if that lies between (each of the two steps then)."""
+    or by way of the lower one's solid top where a solid rises above that floor in its column and
+    its top lies between (each of the two steps then). A floor with nothing on it is no such step,
+    even where it slopes up from the border toward its column's centre."""
     low = np.where(here <= there, a, b)
     top = z[low] + lift[low]
     f_low, f_high = np.minimum(here, there), np.maximum(here, there)
-    via = np.where(top > f_low, np.maximum(top - f_low, np.abs(f_high - top)), np.inf)
+    riser = (lift[low] > STEP_NOISE) & (top > f_low)
+    via = np.where(riser, np.maximum(top - f_low, np.abs(f_high - top)), np.inf)
     return np.minimum(f_high - f_low, via)
 
 

@@ -277,10 +277,10 @@ class PathDrawing:
     def _pinned_chain(self, plan: PathPlan, corridor: list[int], through: list[tuple], goal: tuple, goal_poly: int):
         """The chain with area costs drawn run by run: the corridor cut where its cost changes, at
         the points the search crossed those portals, and each run's shortest chain within its own
-        polygons. Each run costs one price per meter and is no longer than the search's polyline
-        over it, so the path costs no more than the search paid (a shortest chain over the whole
-        corridor would cut across its costly polygons to save length). None when a run has no chain
-        clear of the walls."""
+        polygons (and the one its start lies on). Each run costs about one price per meter and is no
+        longer than the search's polyline over it, so the path costs about what the search paid (a
+        shortest chain over the whole corridor would cut across its costly polygons to save
+        length). None when a run has no chain clear of the walls."""
         areas, costs = self.graph.areas_l, plan.costs
         price = [costs[areas[p]] for p in corridor]
         cuts = [i for i in range(1, len(corridor)) if price[i] != price[i - 1]]
@@ -342,12 +342,10 @@ class PathDrawing:
         # a goal in a costly area let the path cut through every cheaper one.
         top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
         within_cheapest = top <= min(costs)  # then the second holds the first and costs least per meter
+        as_cheap = [ok and (costs[a] <= top or p in ends) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
+        in_corridor = [ok and p in on_corridor for p, ok in enumerate(plan.passable)]
         best, best_cost = None, math.inf
-        for keep in (
-            *(() if within_cheapest else (lambda p, area: p in on_corridor,)),
-            lambda p, area: costs[area] <= top or p in ends,
-        ):
-            allowed = [ok and keep(p, a) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
+        for allowed in [as_cheap] if within_cheapest else [in_corridor, as_cheap]:
             mask = refine.border_mask(self.mesh, self.graph, allowed)
             corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
             drawn = self._chain_over(

@@ -121,8 +121,15 @@ class NavMeshQuery(PathDrawing):
 
     def set_poly_flags(self, polygon: int, flags: int) -> None:
         """Set a polygon's flags (Detour's setPolyFlags); filters admit polygons by them."""
-        self._flags[self._polygon(polygon)] = check_flags(flags, "flags")
-        self._flags_version += 1
+        p, value = self._polygon(polygon), check_flags(flags, "flags")
+        if self._flags[p] != value:  # setting the flags a polygon has changes no answer
+            self._flags[p] = value
+            self._flags_version += 1
+
+    def excluded_reason(self, name: str, p: int) -> str:
+        """Why a query point on polygon p, which the filter excludes, goes nowhere."""
+        area, flags = int(self.mesh.areas[p]), self._flags[p]
+        return f"{name} lies on polygon {p} (area {area}, flags {flags:#x}), which the filter excludes"
 
     def poly_flags(self, polygon: int) -> int:
         """A polygon's flags (Detour's getPolyFlags)."""
@@ -245,11 +252,7 @@ class NavMeshQuery(PathDrawing):
                 )
                 return plan
             if not passable[loc.polygon]:
-                p = loc.polygon
-                plan.result = unreachable(
-                    f"{name} lies on polygon {p} (area {int(self.mesh.areas[p])}, flags "
-                    f"{self._flags[p]:#x}), which the filter excludes"
-                )
+                plan.result = unreachable(self.excluded_reason(name, loc.polygon))
                 return plan
             ends.append(loc)
         start = self._clear(ends[0].polygon, tuple(ends[0].point.tolist()), d, across + d, passable)
@@ -304,7 +307,24 @@ class NavMeshQuery(PathDrawing):
                 break
         if corridor[-1] != plan.goal_poly:
             corridor.append(plan.goal_poly)
-        return result(FOUND, points, polys, 0, tuple(corridor), plan)
+        return result(FOUND, points, polys, 0, self._edge_joined(corridor, plan.passable), plan)
+
+    def _edge_joined(self, polys: list[int], passable: list[bool]) -> tuple[int, ...]:
+        """The polygons a segment crosses as a corridor of edge neighbours: where it passes from one
+        to the next through a corner they share, a polygon beside both (edge to edge) goes between."""
+        offs, nb = self.graph.offs_l, self.graph.nb_l
+
+        def around(p: int) -> list[int]:
+            return nb[offs[p] : offs[p + 1]]
+
+        joined = polys[:1]
+        for q in polys[1:]:
+            p = joined[-1]
+            if q not in around(p):
+                beside = [r for r in around(p) if r >= 0 and passable[r] and q in around(r)]
+                joined += beside[:1]
+            joined.append(q)
+        return tuple(joined)
 
     # -- reachability ----------------------------------------------------------------------------
 

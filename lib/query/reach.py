@@ -30,10 +30,7 @@ def reachable(query, start, radius: float | None = None, filter: QueryFilter | N
     passable = query.passable(f)
     none = np.zeros(0, dtype=np.int64)
     if not passable[loc.polygon]:
-        p = loc.polygon
-        return ReachableSet(
-            none, 0.0, f"start lies on polygon {p} (area {int(query.mesh.areas[p])}), which the filter excludes"
-        )
+        return ReachableSet(none, 0.0, query.excluded_reason("start", loc.polygon))
     d = r - query.r0
     cleared = query._clear(loc.polygon, tuple(loc.point.tolist()), d, query.extent[0] + d, passable)
     if cleared is None:

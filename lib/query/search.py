@@ -134,10 +134,19 @@ class SlicedSearch:
             self._just_begun = False
         else:
             f, state = self.query._filter_state(self._filter)
-            if self.plan is None or state != self.plan.filter_state:
+            if self.plan is None:
                 self._begin(f, state)
-                if self.status != IN_PROGRESS:
-                    return self.status
+            elif state != self.plan.filter_state:
+                # Only a change in what the filter admits or what it costs starts the search again
+                # (a flag set that admits the same polygons does not: a loop that sets flags every
+                # frame would never let the search end).
+                same = self.query.passable(f, state) == self.plan.passable
+                if same and [f.cost(a) for a in range(len(self.plan.costs))] == self.plan.costs:
+                    self.plan.filter_state = state
+                else:
+                    self._begin(f, state)
+            if self.status != IN_PROGRESS:
+                return self.status
         query, plan = self.query, self.plan
         assert plan is not None  # planned above
         graph = query.graph
