@@ -334,9 +334,11 @@ def test_wrong_kinds_of_budget_radius_and_area_are_named(baked):
         with pytest.raises(NavMeshError, match="max_iterations"):
             search.update(bad)
     assert search.update(np.int64(1_000_000)) == "found"
-    for radius in (True, "0.5"):
+    for radius in (True, np.bool_(True), "0.5", b"0.5", [0.5]):
         with pytest.raises(NavMeshError, match="agent radius must be a number"):
             query.find_path(START, [9.0, 9.0, 0.0], radius=radius)
+    for radius in (0.45, np.float32(0.45), np.array(0.45), 1):  # numbers of every kind numpy gives
+        assert query.find_path(START, [9.0, 9.0, 0.0], radius=radius).status == "found"
     for options in ({"excluded": {-1}}, {"excluded": {500}}, {"area_cost": {64: 2.0}}):
         with pytest.raises(NavMeshError, match="area ids are 0 to 63"):
             QueryFilter(**options)

@@ -10,7 +10,6 @@ functions in `lib.query` build a throwaway query per call.
 from __future__ import annotations
 
 import math
-import numbers
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -160,10 +159,14 @@ class NavMeshQuery(PathDrawing):
         """The query radius (the bake radius when None); below the bake radius is an error."""
         if radius is None:
             return self.r0
-        # A real number: not a string float() would parse, nor a bool (True is no 1 m agent).
-        if not isinstance(radius, numbers.Real) or isinstance(radius, bool):
+        # A number (a numpy scalar or 0-d array too): not a string float() would parse, nor a bool
+        # (True is no 1 m agent).
+        if isinstance(radius, (str, bytes, bool, np.bool_)):
             raise NavMeshError(f"agent radius must be a number of meters, got {radius!r}")
-        r = float(radius)
+        try:
+            r = float(radius)
+        except (TypeError, ValueError):
+            raise NavMeshError(f"agent radius must be a number of meters, got {radius!r}") from None
         if not math.isfinite(r) or r > QUERY_LIMIT:
             raise NavMeshError(f"agent radius must be a finite number of meters up to {QUERY_LIMIT:g}, got {radius}")
         if r < self.r0 - FITS_TOL:
