@@ -227,6 +227,22 @@ def _floors_off_centre(
     return walk, floor_top, label
 
 
+def _row_bands(span_col: np.ndarray, corners: np.ndarray, grid: _Grid):
+    """The grid's rows a band at a time (_SOLID_BAND_COLUMNS columns), for those holding floors:
+    (rows, lo, hi, near) with the floors of its columns span_col[lo:hi] (span_col in column order)
+    and which triangles (corners (T, 3, 3)) reach its rows, a row's margin either side."""
+    low_row = np.floor((corners[:, :, 1].min(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) - 1
+    high_row = np.floor((corners[:, :, 1].max(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) + 1
+    band = max(1, _SOLID_BAND_COLUMNS // grid.width)
+    for first in range(0, grid.height, band):
+        rows = range(first, min(first + band, grid.height))
+        # In the columns' own dtype: other keys would convert every column id, in each band.
+        bounds = np.array([rows.start * grid.width, rows.stop * grid.width], dtype=span_col.dtype)
+        lo, hi = np.searchsorted(span_col, bounds)
+        if lo < hi:
+            yield rows, lo, hi, (high_row >= rows.start) & (low_row < rows.stop)
+
+
 def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarray, grid: _Grid) -> np.ndarray:
     """Per floor (span_col in column order): is it inside a solid, i.e. do the closed shells above
     its column centre wind around it (each crossing counts +1 where the surface faces up, -1 where
@@ -253,17 +269,7 @@ def _inside_solids(span_col: np.ndarray, span_top: np.ndarray, shells: np.ndarra
     shells[:, :, :2] -= np.array(_SOLID_PROBE_SHIFT) * grid.cs  # the same as moving the centres by it
     zbase = min(float(shells[:, :, 2].min()), float(span_top.min()))
     stride = max(float(shells[:, :, 2].max()), float(span_top.max())) - zbase + 1.0
-    low_row = np.floor((shells[:, :, 1].min(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) - 1
-    high_row = np.floor((shells[:, :, 1].max(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) + 1
-    band = max(1, _SOLID_BAND_COLUMNS // grid.width)
-    for first in range(0, grid.height, band):
-        rows = range(first, min(first + band, grid.height))
-        # In the columns' own dtype: other keys would convert every column id, in each band.
-        bounds = np.array([rows.start * grid.width, rows.stop * grid.width], dtype=span_col.dtype)
-        lo, hi = np.searchsorted(span_col, bounds)
-        if lo == hi:
-            continue
-        near = (high_row >= rows.start) & (low_row < rows.stop)
+    for rows, lo, hi, near in _row_bands(span_col, shells, grid):
         col, z, _, _, sign = _sample_centres(shells[near], facing[near], grid, rows, tol_cells=0.0)
         if len(col) == 0:
             continue
@@ -297,16 +303,8 @@ def _under_steep(
     tris, top, step = tris[tilted], tops[0][tilted], tops[1][tilted]
     if len(tris) == 0 or len(span_col) == 0:
         return under
-    low_row = np.floor((tris[:, :, 1].min(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) - 1
-    high_row = np.floor((tris[:, :, 1].max(axis=1) - grid.bmin[1]) / grid.cs).astype(np.int64) + 1
-    band = max(1, _SOLID_BAND_COLUMNS // grid.width)
-    for first_row in range(0, grid.height, band):
-        rows = range(first_row, min(first_row + band, grid.height))
-        bounds = np.array([rows.start * grid.width, rows.stop * grid.width], dtype=span_col.dtype)
-        lo, hi = np.searchsorted(span_col, bounds)
-        if lo == hi:
-            continue
-        near = np.flatnonzero((high_row >= rows.start) & (low_row < rows.stop))
+    for rows, lo, hi, near_mask in _row_bands(span_col, tris, grid):
+        near = np.flatnonzero(near_mask)
         col, height, _, _, tri = _sample_centres(tris[near], near, grid, rows, tol_cells=0.0)
         first = lo + np.searchsorted(span_col[lo:hi], col, "left")
         count = lo + np.searchsorted(span_col[lo:hi], col, "right") - first
