@@ -134,12 +134,11 @@ class PathDrawing:
                 # A valid path: only shorter chains are looked for.
                 drawn = self._chain(plan, corridor, goal, goal_poly, drawn=taut)
         if drawn is None:
-            drawn = self._chain(plan, corridor, goal, goal_poly, bound)
-        if not plan.uniform:
-            # Neither way of drawing with costs is the cheapest everywhere: the cheaper is kept.
-            pinned = self._pinned_chain(plan, corridor, through, goal, goal_poly)
-            if pinned is not None and (drawn is None or self._chain_cost(plan, pinned) < self._chain_cost(plan, drawn)):
-                drawn = pinned
+            drawn = (
+                self._chain(plan, corridor, goal, goal_poly, bound)
+                if plan.uniform
+                else self._costed_chain(plan, corridor, goal, goal_poly, through)
+            )
         if drawn is None:
             return None
         points, polys = refine.drape(self.index, walk, drawn[0], drawn[1], self.climb)
@@ -244,10 +243,8 @@ class PathDrawing:
         corners near the corridor (or `drawn`, a valid path already known, such as the taut string);
         then, with uniform costs, over every corner a shorter path could bend at (inside the ellipse
         of that length about start and goal), which makes it exact up to the arcs' polygons. With
-        area costs the path keeps to the corridor's polygons, as Detour's string does: the search
-        chose them for their cost, and the shortest chain within them is the cheapest along them.
-        Bend points are reflex wall corners and the vertices where allowed polygons meet excluded
-        ones. None when no chain keeps clear of the walls."""
+        area costs, `_costed_chain`'s. Bend points are reflex wall corners and the vertices where
+        allowed polygons meet excluded ones. None when no chain keeps clear of the walls."""
         if not plan.uniform:
             return self._costed_chain(plan, corridor, goal, goal_poly)
         allowed = plan.passable
@@ -329,12 +326,17 @@ class PathDrawing:
                 total += (bounds[k + 1] - bounds[k]) * length * price
         return total
 
-    def _costed_chain(self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int):
-        """The shortest chain with area costs within the corridor's polygons, or within every polygon
-        costing no more than the costliest the corridor crossed between its ends, whichever costs
-        less (the first keeps off costly polygons beside the corridor; the second may bend round a
-        costly stretch the search had to cross, or take a cheaper way the corridor missed); drawn as
-        if costs were uniform where neither keeps clear of the walls."""
+    def _costed_chain(
+        self, plan: PathPlan, corridor: list[int], goal: tuple, goal_poly: int, through: list[tuple] | None = None
+    ):
+        """The chain with area costs that costs least of: the shortest within the corridor's
+        polygons; the shortest within every polygon costing no more than the costliest the corridor
+        crossed between its ends; and, given the search's crossing points (`through`), the corridor
+        drawn run by run (`_pinned_chain`). The first keeps off costly polygons beside the corridor,
+        the second may bend round a costly stretch the search had to cross or take a cheaper way the
+        corridor missed, the third keeps to the search's own crossings from one cost to another; none
+        is the cheapest everywhere. Drawn as if costs were uniform where none keeps clear of the
+        walls."""
         areas, costs = self.graph.areas_l, plan.costs
         ends = (plan.start_poly, goal_poly)
         on_corridor = set(corridor) | set(ends)
@@ -351,10 +353,11 @@ class PathDrawing:
             drawn = self._chain_over(
                 plan, corners, extra, allowed, self._walker(allowed), goal, goal_poly, math.inf, {}
             )
-            if drawn is not None and within_cheapest:
-                return drawn
             if drawn is not None and (cost := self._chain_cost(plan, drawn)) < best_cost:
                 best, best_cost = drawn, cost
+        pinned = None if through is None else self._pinned_chain(plan, corridor, through, goal, goal_poly)
+        if pinned is not None and (best is None or self._chain_cost(plan, pinned) < best_cost):
+            best = pinned
         return best if best is not None else self._chain(replace(plan, uniform=True), corridor, goal, goal_poly)
 
     def _chain_over(
