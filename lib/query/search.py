@@ -87,8 +87,9 @@ class SlicedSearch:
     Made by `NavMeshQuery.search`; the query draws the path once the search ends.
 
     Each update reads the filter (the query's own unless one was given) and the polygon flags, as
-    Detour's updateSlicedFindPath does: where they changed since the search began (a door closed),
-    the search starts again under the new ones, so its answer never crosses what they exclude."""
+    Detour's updateSlicedFindPath does: where what they admit or cost changed since the search
+    began (a door closed), the search starts again under them, so its answer never crosses what they
+    exclude; nodes_expanded counts every start's expansions."""
 
     def __init__(self, query, ends: tuple[tuple, tuple, float], filter, begun: tuple | None = None):
         """ends: (start, goal, radius), checked; filter: as given to the query (None: the query's
