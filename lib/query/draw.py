@@ -119,7 +119,7 @@ class PathDrawing:
         chain keeps clear of the walls."""
         status, reason = (PARTIAL, PARTIAL_REASON) if partial else (FOUND, "")
         bound = known[0] + math.dist(known[1], goal) if plan.d == 0.0 and plan.uniform else math.inf
-        walk = self._walker(plan.passable)
+        walk = plan.walk
         drawn = None
         if plan.d == 0.0 and plan.uniform and plan.everywhere:
             taut, proven = self._taut(plan, crossings, goal, goal_poly)
@@ -181,9 +181,7 @@ class PathDrawing:
                 return unreachable(
                     f"no path keeps an agent of radius {plan.radius:g} m off the navmesh's edge", nodes_expanded
                 )
-            piece_points, piece_polys = refine.drape(
-                self.index, self._walker(plan.passable), drawn[0], drawn[1], self.climb
-            )
+            piece_points, piece_polys = refine.drape(self.index, plan.walk, drawn[0], drawn[1], self.climb)
             points += piece_points
             polys += piece_polys
             if after is not None:
@@ -250,7 +248,7 @@ class PathDrawing:
         allowed = plan.passable
         border = self._border(plan)
         mask = None if border is None else border[0]
-        walk = self._walker(allowed)
+        walk = plan.walk
         seen: dict[tuple, bool] = {}  # links tested in this query, by their ends
         corners, extra = ([], []) if drawn is not None else refine.corridor_corners(self.graph, corridor, allowed, mask)
         best = drawn

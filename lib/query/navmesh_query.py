@@ -237,6 +237,7 @@ class NavMeshQuery(PathDrawing):
             costs,
             f.uniform(),
             data.portals,
+            self._walker(passable),
             state,
             everywhere,
             hscale=min(f.min_cost(), cheapest_link),
@@ -296,7 +297,7 @@ class NavMeshQuery(PathDrawing):
     def _straight(self, plan: PathPlan) -> PathResult | None:
         """The segment itself when the goal is in plain sight and the segment keeps d from walls."""
         starts = self._holders(plan, plan.start_poly, plan.start, plan.passable)
-        walk = self._walker(plan.passable)
+        walk = plan.walk
         if not refine.segment_ok(self.index, walk, starts, plan.start, plan.goal, plan.d, self.climb):
             return None
         goals = self._holders(plan, plan.goal_poly, plan.goal, plan.passable)
@@ -306,7 +307,7 @@ class NavMeshQuery(PathDrawing):
         for p in starts:
             t, _, seen = walk(p, plan.start, plan.goal)
             if t == math.inf:
-                corridor = seen
+                corridor = list(seen)
                 break
         if corridor[-1] != plan.goal_poly:
             corridor.append(plan.goal_poly)
@@ -403,14 +404,25 @@ class NavMeshQuery(PathDrawing):
         return value
 
     def _walker(self, passable):
+        """walk(p, a, b, crossings=None): `walk_segment` over the polygons `passable` admits (all when
+        None). Each walk is kept by (p, a, b) in the walker, as a query walks the same segment several
+        times (tested, then draped); callers must not change the polygons list it returns."""
         test = None if passable is None else passable.__getitem__
+        walks: dict[tuple, tuple] = {}
 
         def walk(p: int, a, b, crossings: list | None = None):
             if test is not None and not test(p):
                 # No walk starts in a polygon the filter excludes: a path point on its border
                 # (a corner it shares with passable ones) is placed on one of those.
                 return 0.0, -1, [p]
-            return walk_segment(self.index, p, a, b, test, crossings)
+            key = (p, a[0], a[1], b[0], b[1])
+            got = walks.get(key)
+            if got is None:
+                entered: list[float] = []
+                got = walks[key] = (*walk_segment(self.index, p, a, b, test, entered), entered)
+            if crossings is not None:
+                crossings += got[3]
+            return got[0], got[1], got[2]
 
         return walk
 

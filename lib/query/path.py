@@ -4,7 +4,7 @@ the drawing of the path and the query object."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +47,9 @@ class PathPlan:
     costs: list
     uniform: bool
     portals: Mapping[int, tuple[tuple, tuple]]
+    # The query's walker over `passable` (NavMeshQuery._walker): one per query, so a segment tested
+    # and then draped is walked once.
+    walk: Callable
     filter_state: tuple = ()
     everywhere: bool = True
     start: tuple = ()
