@@ -111,6 +111,15 @@ class PlanarCertificate:
         self._link_ends = np.array(
             [end[:2] for link in mesh.links for end in (link.start, link.end)], dtype=np.float64
         ).reshape(-1, 2)
+        # What the ellipse test looks at, in one array so a query measures it in one pass: the link
+        # ends, the overlaps' circles and the holes' centres, each with how far (sum of distances)
+        # its circle reaches in from its centre (twice its radius; none for a point).
+        spots = np.concatenate([self._link_ends, self._layer_center, self._holes[0]])
+        self._spot_x, self._spot_y = spots[:, 0].copy(), spots[:, 1].copy()
+        self._spot_reach = np.concatenate(
+            [np.zeros(len(self._link_ends)), 2.0 * self._layer_radius, np.zeros(len(self._holes[0]))]
+        )
+        self._spot_cuts = (len(self._link_ends), len(self._link_ends) + len(self._layer_center))
 
     def loose_bend(self, string: list[tuple[float, float, int]]) -> int:
         """The first vertex where this string (from `pull_string`) bends without a wall inside the
@@ -147,22 +156,24 @@ class PlanarCertificate:
         s, g = string[0][:2], string[-1][:2]
         length = sum(math.dist(a[:2], b[:2]) for a, b in zip(string, string[1:])) + ELLIPSE_TOL
 
-        def focal(xy: np.ndarray) -> np.ndarray:
-            return np.hypot(xy[:, 0] - s[0], xy[:, 1] - s[1]) + np.hypot(xy[:, 0] - g[0], xy[:, 1] - g[1])
+        def focal(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            return np.hypot(x - s[0], y - s[1]) + np.hypot(x - g[0], y - g[1])
 
-        if len(self._link_ends) and (focal(self._link_ends) <= length).any():
+        if not len(self._spot_x):
+            return True
+        inside = focal(self._spot_x, self._spot_y) - self._spot_reach <= length
+        links, layers = self._spot_cuts
+        if inside[:links].any():
             return False
-        if len(self._layer_center):
-            near = np.flatnonzero(focal(self._layer_center) - 2.0 * self._layer_radius <= length)
-            if len(near):
-                floor = self._floor_inside(start_poly, s, g, length)
-                if any(a in floor and b in floor for a, b in self._layer_pairs[near].tolist()):
-                    return False
-        centers, pieces = self._holes
-        if len(centers):
-            for k in np.flatnonzero(focal(centers) <= length).tolist():
-                if focal(pieces[k]).max() <= length:
-                    return False
+        near = np.flatnonzero(inside[links:layers])
+        if len(near):
+            floor = self._floor_inside(start_poly, s, g, length)
+            if any(a in floor and b in floor for a, b in self._layer_pairs[near].tolist()):
+                return False
+        pieces = self._holes[1]
+        for k in np.flatnonzero(inside[layers:]).tolist():
+            if focal(pieces[k][:, 0], pieces[k][:, 1]).max() <= length:
+                return False
         return True
 
     def _floor_inside(self, start_poly: int, s: tuple, g: tuple, length: float) -> set[int]:

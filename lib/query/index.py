@@ -252,8 +252,9 @@ class MeshIndex:
         mid = (c0 + c1) // 2
         c0, c1 = np.maximum(c0, mid - START_SPAN), np.minimum(c1, mid + START_SPAN)
         self._start_rows = int(c1[:, 1].max()) + 1 if len(c1) else 1
+        self._start_polygons = self.mesh.polygon_count
         tri, cx, cy = box_cells(c0, c1)
-        keys = (cx * self._start_rows + cy) * self.mesh.polygon_count + owner[tri]
+        keys = (cx * self._start_rows + cy) * self._start_polygons + owner[tri]
         self._start_grid = dict(zip(keys.tolist(), local[tri].tolist()))
 
     def _start(self, p: int, x: float, y: float) -> int:
@@ -261,7 +262,7 @@ class MeshIndex:
         cell = self._start_cell
         cx = math.floor((x - self._start_origin[0]) / cell)
         cy = math.floor((y - self._start_origin[1]) / cell)
-        return self._start_grid.get((cx * self._start_rows + cy) * self.mesh.polygon_count + p, self._detail_start[p])
+        return self._start_grid.get((cx * self._start_rows + cy) * self._start_polygons + p, self._detail_start[p])
 
     def polygons_near(self, xy, radius: float) -> list[int]:
         """Polygons whose XY bbox may lie within radius of xy (grid lookup)."""
@@ -320,6 +321,8 @@ class MeshIndex:
         rows, across, plane = self._detail[p]
         if plane is not None or not rows:
             return ts, zs
+        box = self.box_l[p]
+        z_lo, z_hi = box[2], box[5]  # as _within_box, inline: once per detail triangle crossed
         t = t0
         for _ in range(len(rows)):
             u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
@@ -347,7 +350,7 @@ class MeshIndex:
             x, y = ax + t * dx, ay + t * dy
             if t > ts[-1]:
                 ts.append(t)
-                zs.append(self._within_box(p, z0 + zx * x + zy * y))
+                zs.append(min(max(z0 + zx * x + zy * y, z_lo), z_hi))
             k = across[k][side]
             if rows[k][0] == FLAT_ROW:
                 # A sliver seen from above: find the triangle just beyond it.
@@ -505,16 +508,16 @@ class MeshIndex:
         if among is not None:
             gap = np.maximum(np.maximum(self.lo[among] - xyz, np.array(xyz) - self.hi[among]), 0.0)
             lower = np.einsum("ij,ij->i", gap, gap)
-            best = (-1, math.inf, np.array(xyz))
+            found, nearest, point = -1, math.inf, xyz
+            lower_l, among_l = lower.tolist(), among.tolist()
             for k in np.argsort(lower).tolist():
-                if lower[k] >= best[1] * best[1]:
+                if lower_l[k] >= nearest * nearest:
                     break
-                p = int(among[k])
-                q = self.closest_point(p, xyz)
-                d = math.dist(q.tolist(), xyz)
-                if d < best[1]:
-                    best = (p, d, q)
-            return best
+                q = self._closest(among_l[k], xyz[0], xyz[1])
+                d = math.dist(q, xyz)
+                if d < nearest:
+                    found, nearest, point = among_l[k], d, q
+            return found, nearest, np.array(point)
         seen: set[int] = set()
         # The polygons over or under the point's own grid cell first: for a point on the mesh one of
         # them holds it, and its distance bounds the search that follows to a tiny radius.

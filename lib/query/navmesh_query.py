@@ -242,6 +242,7 @@ class NavMeshQuery(PathDrawing):
             everywhere,
             hscale=min(f.min_cost(), cheapest_link),
             link_costs=link_costs,
+            open_edges=self._open_edges(r, passable, state),
         )
         across = self.extent[0]
         ends = []
@@ -435,6 +436,15 @@ class NavMeshQuery(PathDrawing):
         else:
             self._radii.move_to_end(d)
         return data
+
+    def _open_edges(self, r: float, passable: list[bool], state: tuple) -> list[bool]:
+        """Per edge slot: is it a portal an agent of radius r fits through into a polygon the filter
+        allows? Kept per radius and filter state, so the search tests one flag per edge it relaxes."""
+        fits = r - FITS_TOL
+        return self._cached(
+            ("open edges", r, state),
+            lambda: [q >= 0 and not c < fits and passable[q] for q, c in zip(self.graph.nb_l, self.graph.edge_clear_l)],
+        )
 
     def _piece(self, r: float, f: QueryFilter, passable: list[bool], state: tuple) -> np.ndarray:
         """Connected piece of each polygon for radius r through portals wide enough and polygons the

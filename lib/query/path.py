@@ -65,6 +65,8 @@ class PathPlan:
     holders: dict = field(default_factory=dict)
     # For a partial path: the polygons of the start's connected piece, where its end may be placed.
     reach: list | None = None
+    # Per edge slot: does it lead into a polygon `passable` admits through a portal the radius fits?
+    open_edges: list = field(default_factory=list)
 
 
 def path_length(points) -> float:

@@ -437,10 +437,11 @@ def _drape_indices(t: list[float], z: list[float], tol: float) -> list[int]:
     while stack:
         i, j = stack.pop()
         worst, m = tol, -1
-        span = t[j] - t[i]
-        slope = (z[j] - z[i]) / span if span > 0.0 else 0.0
-        for k in range(i + 1, j):
-            gap = abs(z[k] - z[i] - (t[k] - t[i]) * slope)
+        ti, zi = t[i], z[i]
+        span = t[j] - ti
+        slope = (z[j] - zi) / span if span > 0.0 else 0.0
+        for k, tk, zk in zip(range(i + 1, j), t[i + 1 : j], z[i + 1 : j]):
+            gap = abs(zk - zi - (tk - ti) * slope)
             if gap > worst:
                 worst, m = gap, k
         if m >= 0:

@@ -151,10 +151,10 @@ class SlicedSearch:
         query, plan = self.query, self.plan
         assert plan is not None  # planned above
         graph = query.graph
-        offs, nb, clear, areas, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.areas_l, graph.twin_l
+        offs, nb, areas, twin = graph.offs_l, graph.nb_l, graph.areas_l, graph.twin_l
         cross, cross_offs = graph.cross_l, graph.cross_offsets_l
-        passable, costs, portals = plan.passable, plan.costs, plan.portals
-        r, goal, hscale = plan.radius, plan.goal, plan.hscale
+        passable, costs, portals, open_edges = plan.passable, plan.costs, plan.portals, plan.open_edges
+        goal, hscale, fits = plan.goal, plan.hscale, plan.radius - FITS_TOL
         nodes, closed, heap = self._nodes, self._closed, self._heap
         it = 0
         while self.status == IN_PROGRESS and it < budget:
@@ -193,11 +193,11 @@ class SlicedSearch:
             a, b = offs[p], offs[p + 1]
             row = cross_offs[p] + entry * (b - a) - a if cross is not None and entry >= 0 else -1
             for e in range(a, b):
+                if not open_edges[e] or e - a == entry or e in closed:
+                    continue
+                if row >= 0 and cross[row + e] < fits:
+                    continue
                 q = nb[e]
-                if q < 0 or e - a == entry or clear[e] < r - FITS_TOL or not passable[q] or e in closed:
-                    continue
-                if row >= 0 and cross[row + e] < r - FITS_TOL:
-                    continue
                 left, right = portals[e]
                 y = crossing_point(x, goal, left, right)
                 g2 = g + cost * math.dist(y, x)
