@@ -39,6 +39,11 @@ ANGLE_TOL = 1e-9
 # Polygon pairs tested for overlap per vectorised batch (bounds the batch's memory).
 OVERLAP_BATCH = 20_000
 START, GOAL = -1, -2
+# Kinds of the places the ellipse test looks at.
+LINK_END, OVERLAP, HOLE = 0, 1, 2
+# Relative and absolute (m) slack on the slab of x the ellipse spans: rounding never leaves out a
+# place the test itself would count as inside.
+SLAB_MARGIN = 1e-9
 TAU = 2.0 * math.pi
 
 
@@ -111,15 +116,21 @@ class PlanarCertificate:
         self._link_ends = np.array(
             [end[:2] for link in mesh.links for end in (link.start, link.end)], dtype=np.float64
         ).reshape(-1, 2)
-        # What the ellipse test looks at, in one array so a query measures it in one pass: the link
-        # ends, the overlaps' circles and the holes' centres, each with how far (sum of distances)
-        # its circle reaches in from its centre (twice its radius; none for a point).
+        # What the ellipse test looks at, in one array sorted by x, so a query measures only the
+        # slab of x the ellipse spans, in one pass: the link ends, the overlaps' circles and the
+        # holes' centres, each with how far (in sum of distances) its circle reaches in from its
+        # centre (twice its radius; none for a point), its kind and its index among its kind.
         spots = np.concatenate([self._link_ends, self._layer_center, self._holes[0]])
-        self._spot_x, self._spot_y = spots[:, 0].copy(), spots[:, 1].copy()
-        self._spot_reach = np.concatenate(
+        reach = np.concatenate(
             [np.zeros(len(self._link_ends)), 2.0 * self._layer_radius, np.zeros(len(self._holes[0]))]
         )
-        self._spot_cuts = (len(self._link_ends), len(self._link_ends) + len(self._layer_center))
+        counts = [len(self._link_ends), len(self._layer_center), len(self._holes[0])]
+        kind = np.repeat(np.arange(3), counts)
+        index = np.concatenate([np.arange(n) for n in counts])
+        order = np.argsort(spots[:, 0], kind="stable")
+        self._spot_x, self._spot_y, self._spot_reach = spots[order, 0], spots[order, 1], reach[order]
+        self._spot_kind, self._spot_index = kind[order], index[order]
+        self._spot_max_reach = float(reach.max()) if len(reach) else 0.0
 
     def loose_bend(self, string: list[tuple[float, float, int]]) -> int:
         """The first vertex where this string (from `pull_string`) bends without a wall inside the
@@ -159,19 +170,24 @@ class PlanarCertificate:
         def focal(x: np.ndarray, y: np.ndarray) -> np.ndarray:
             return np.hypot(x - s[0], y - s[1]) + np.hypot(x - g[0], y - g[1])
 
-        if not len(self._spot_x):
+        # A spot's distances to s and g sum to at least twice its distance to their midpoint, so one
+        # the ellipse can hold lies within half of (length + its reach) of it, in x too.
+        half = 0.5 * (length + self._spot_max_reach) * (1.0 + SLAB_MARGIN) + SLAB_MARGIN
+        mid = 0.5 * (s[0] + g[0])
+        lo, hi = np.searchsorted(self._spot_x, [mid - half, mid + half]).tolist()
+        if lo >= hi:
             return True
-        inside = focal(self._spot_x, self._spot_y) - self._spot_reach <= length
-        links, layers = self._spot_cuts
-        if inside[:links].any():
+        inside = focal(self._spot_x[lo:hi], self._spot_y[lo:hi]) - self._spot_reach[lo:hi] <= length
+        kind, index = self._spot_kind[lo:hi][inside], self._spot_index[lo:hi][inside]
+        if (kind == LINK_END).any():
             return False
-        near = np.flatnonzero(inside[links:layers])
+        near = index[kind == OVERLAP]
         if len(near):
             floor = self._floor_inside(start_poly, s, g, length)
             if any(a in floor and b in floor for a, b in self._layer_pairs[near].tolist()):
                 return False
         pieces = self._holes[1]
-        for k in np.flatnonzero(inside[layers:]).tolist():
+        for k in index[kind == HOLE].tolist():
             if focal(pieces[k][:, 0], pieces[k][:, 1]).max() <= length:
                 return False
         return True

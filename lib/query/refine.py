@@ -436,12 +436,14 @@ def _drape_indices(t: list[float], z: list[float], tol: float) -> list[int]:
     stack = [(0, len(t) - 1)]
     while stack:
         i, j = stack.pop()
+        if j - i < 2:
+            continue  # no sample between them (most spans once the samples are mostly kept)
         worst, m = tol, -1
         ti, zi = t[i], z[i]
         span = t[j] - ti
         slope = (z[j] - zi) / span if span > 0.0 else 0.0
-        for k, tk, zk in zip(range(i + 1, j), t[i + 1 : j], z[i + 1 : j]):
-            gap = abs(zk - zi - (tk - ti) * slope)
+        for k in range(i + 1, j):
+            gap = abs(z[k] - zi - (t[k] - ti) * slope)
             if gap > worst:
                 worst, m = gap, k
         if m >= 0:
