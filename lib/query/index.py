@@ -423,6 +423,7 @@ class MeshIndex:
                 return float(c[2]), 0
             return float(c[2] - (n[0] * (x - c[0]) + n[1] * (y - c[1])) / n[2]), 0
         k = hint if hint >= 0 else self._start(p, x, y)
+        came = -1
         for _ in range(len(rows)):
             u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
             u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
@@ -435,7 +436,11 @@ class MeshIndex:
                 if min(u, w, v) >= -ON_OUTLINE_TOL:
                     return self._within_box(p, z0 + zx * x + zy * y), k
                 break
-            k = step
+            if step == came:
+                # Back to the triangle it came from: a point on their shared edge that rounding puts
+                # outside both. The walk would go back and forth to the end; the scan decides now.
+                break
+            came, k = k, step
         best, z = math.inf, 0.0
         for k, (u0, ux, uy, w0, wx, wy, z0, zx, zy) in enumerate(rows):
             u, w = u0 + ux * x + uy * y, w0 + wx * x + wy * y
