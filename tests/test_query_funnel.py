@@ -175,3 +175,58 @@ def test_taut_paths_are_never_longer_than_the_chain_they_replace(seed, monkeypat
     assert len(found) >= 40
     assert all(a <= b + 1e-6 for a, b in found)
     assert sum(a for a, _ in found) == pytest.approx(sum(b for _, b in found), rel=1e-4)
+
+
+def _nothing_inside_everywhere(cert: funnel.PlanarCertificate, string, start_poly: int) -> bool:
+    """`nothing_inside` by its definition: every link end, overlap and hole of the mesh measured."""
+    s, g = string[0][:2], string[-1][:2]
+    length = sum(math.dist(a[:2], b[:2]) for a, b in zip(string, string[1:])) + funnel.ELLIPSE_TOL
+
+    def focal(xy: np.ndarray) -> np.ndarray:
+        return np.hypot(xy[:, 0] - s[0], xy[:, 1] - s[1]) + np.hypot(xy[:, 0] - g[0], xy[:, 1] - g[1])
+
+    if (focal(cert._link_ends) <= length).any():
+        return False
+    near = np.flatnonzero(focal(cert._layer_center) - 2.0 * cert._layer_radius <= length)
+    if len(near):
+        floor = cert._floor_inside(start_poly, s, g, length)
+        if any(a in floor and b in floor for a, b in cert._layer_pairs[near].tolist()):
+            return False
+    centers, pieces = cert._holes
+    return not any(focal(pieces[k]).max() <= length for k in np.flatnonzero(focal(centers) <= length).tolist())
+
+
+@pytest.mark.parametrize("level", ["random", "two floors"])
+def test_the_certificate_measures_only_its_ellipse_s_slab_and_misses_nothing_there(level):
+    """The ellipse test looks only at the places whose x its ellipse can reach: on a random level of
+    pillars, walls and boxes (holes) and on two floors joined by a ramp (overlaps), strings from short
+    to as long as the level give the answer of measuring every place."""
+    if level == "random":
+        scene = random_level(3).scene
+        mesh = generate(scene.vertices, scene.triangles, BakeParams(**PARAMS["r0.3"]))
+    else:
+        mesh = two_floors()
+    cert = funnel.PlanarCertificate(mesh)
+    assert len(cert._holes[0] if level == "random" else cert._layer_center)
+    lo, hi = mesh.vertices[:, :2].min(axis=0), mesh.vertices[:, :2].max(axis=0)
+    rng = np.random.default_rng(5)
+    strings = []
+    for _ in range(300):
+        s, bend, g = rng.uniform(lo, hi, size=(3, 2))
+        strings.append([(*s, funnel.START), (*bend, 0), (*g, funnel.GOAL)])
+        if rng.random() < 0.5:
+            strings[-1] = [strings[-1][0], strings[-1][2]]
+    # Strings starting just beside a place and bending far off it, either way along x: the place lies
+    # near one end of a fat ellipse, as far in x from its middle as a place inside it can be.
+    for cx, cy in np.concatenate([cert._holes[0], cert._layer_center]).tolist():
+        for span in (-16.0, -8.0, 8.0, 16.0):
+            s, g = (cx + 0.01 * span, cy), (cx - 0.99 * span, cy)
+            bend = (cx - 0.49 * span, cy + 0.5 * abs(span))
+            strings.append([(*s, funnel.START), (*bend, 0), (*g, funnel.GOAL)])
+    answers = set()
+    for string in strings:
+        start_poly = int(rng.integers(mesh.polygon_count))
+        answer = cert.nothing_inside(string, start_poly)
+        assert answer == _nothing_inside_everywhere(cert, string, start_poly)
+        answers.add(answer)
+    assert answers == {True, False}
