@@ -244,10 +244,9 @@ def _wall_fractions(
         tilt = (np.where(ramp[:, None], 0.0, gradient[look]), start[look])
         return _band_part(vertices[triangles[tri]], lo, band_hi[look], tilt)
 
-    # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
-    reach = np.zeros((len(span), 2))
-    reach[: len(link_span)] = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
-    best = np.full(len(span), np.inf)
+    # Only the wall links' looks (the first) have a step to trace; a corner's gives segments only.
+    reach = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
+    best = np.full(len(link_span), np.inf)
     k = 0
     active = np.flatnonzero(inside & (count > 0))
     seen = []  # (look, triangle) pairs that block
@@ -262,13 +261,16 @@ def _wall_fractions(
             steep = (hi[f] > z[span[look]] + HEIGHT_NOISE) & (lo[f] < band_hi[look])
             steep[steep] &= from_foot(look[steep], label[f[steep]])
             blocks |= steep
-            t = _first_crossing(start[look], reach[look], part(look, label[f])[0])
-            best[look] = np.where(blocks, np.minimum(best[look], t * _NEIGHBOUR_FAR_SIDE), best[look])
             seen.append(np.column_stack([look[blocks], label[f[blocks]]]))
+            # Only a blocking triangle seen from a wall link can move its fraction: trace those.
+            traced = blocks & (look < len(link_span))
+            look, f = look[traced], f[traced]
+            t = _first_crossing(start[look], reach[look], part(look, label[f])[0])
+            best[look] = np.minimum(best[look], t * _NEIGHBOUR_FAR_SIDE)
         k += 1
         active = active[count[active] > k]
-    found = np.isfinite(best[: len(link_span)])
-    out[found] = np.maximum(best[: len(link_span)][found], 0.5)
+    found = np.isfinite(best)
+    out[found] = np.maximum(best[found], 0.5)
     pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
     blocking, row = np.unique(pairs[:, 1], return_inverse=True)
     interior_of = _interior_edges(blocking, vertices, triangles)
