@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype, sorted_starts, unique_pairs
+from ..components import index_dtype, run_positions, sorted_starts, unique_pairs
 from ..geometry import COLLINEAR, HEIGHT_NOISE, STEP_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -247,28 +247,32 @@ def _wall_fractions(
     # Only the wall links' looks (the first) have a step to trace; a corner's gives segments only.
     reach = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
     best = np.full(len(link_span), np.inf)
-    k = 0
-    active = np.flatnonzero(inside & (count > 0))
     seen = []  # (look, triangle) pairs that block
-    while active.size:
-        for chunk in range(0, active.size, _PART_PAIRS):  # the parts' temporaries a chunk at a time
-            look = active[chunk : chunk + _PART_PAIRS]
-            f = near[first[look] + k]
-            blocks = (hi[f] > band_lo[look]) & (lo[f] < band_hi[look])
-            # A steep triangle that rises into the band somewhere, or whose steep surface does
-            # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
-            # climb (a cone's foot round a floor under its rim).
-            steep = (hi[f] > z[span[look]] + HEIGHT_NOISE) & (lo[f] < band_hi[look])
-            steep[steep] &= from_foot(look[steep], label[f[steep]])
-            blocks |= steep
-            seen.append(np.column_stack([look[blocks], label[f[blocks]]]))
-            # Only a blocking triangle seen from a wall link can move its fraction: trace those.
-            traced = blocks & (look < len(link_span))
-            look, f = look[traced], f[traced]
-            t = _first_crossing(start[look], reach[look], part(look, label[f])[0])
-            best[look] = np.minimum(best[look], t * _NEIGHBOUR_FAR_SIDE)
-        k += 1
-        active = active[count[active] > k]
+    looking = np.flatnonzero(inside & (count > 0))
+    # Every (look, candidate fragment) pair, in runs of looks holding about _PART_PAIRS pairs each.
+    batch = (np.cumsum(count[looking]) - count[looking]) // _PART_PAIRS
+    bounds = np.flatnonzero(np.r_[True, batch[1:] != batch[:-1], True])
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        looks = looking[a:b]
+        look = np.repeat(looks, count[looks])
+        f = near[np.repeat(first[looks], count[looks]) + run_positions(count[looks])]
+        blocks = (hi[f] > band_lo[look]) & (lo[f] < band_hi[look])
+        # A steep triangle that rises into the band somewhere, or whose steep surface does
+        # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
+        # climb (a cone's foot round a floor under its rim).
+        steep = (hi[f] > z[span[look]] + HEIGHT_NOISE) & (lo[f] < band_hi[look])
+        steep[steep] &= from_foot(look[steep], label[f[steep]])
+        blocks |= steep
+        seen.append(np.column_stack([look[blocks], label[f[blocks]]]))
+        # Only a blocking triangle seen from a wall link can move its fraction: trace those.
+        traced = blocks & (look < len(link_span))
+        look, f = look[traced], f[traced]
+        if not len(look):
+            continue
+        t = _first_crossing(start[look], reach[look], part(look, label[f])[0]) * _NEIGHBOUR_FAR_SIDE
+        # Pairs come grouped by look: each look's nearest crossing.
+        head = np.flatnonzero(np.r_[True, look[1:] != look[:-1]])
+        best[look[head]] = np.minimum(best[look[head]], np.minimum.reduceat(t, head))
     found = np.isfinite(best)
     out[found] = np.maximum(best[found], 0.5)
     pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
