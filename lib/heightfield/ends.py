@@ -521,14 +521,17 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
 
     Also returns the floor's edges where the traces end (as Heightfield.boundary describes them),
     each clipped to the square of _LEDGE_CLIP cells around its trace's exit point: the exact ledge,
-    where a grid-aligned segment per step would make a staircase of a slanted one.
+    where a grid-aligned segment per step would make a staircase of a slanted one. They come as
+    (link, edges): per edge its link, not made unique (each trace is its link's own, so the edges
+    of any of the links are those rows: _link_edges).
     climb: agent_max_climb, how far the floor beyond a seam may lie above or below.
     """
     span, d = ledge
     out = np.full(len(span), 0.5)
     found = np.zeros(len(span), dtype=bool)
+    no_edges = (np.zeros(0, dtype=np.int64), np.zeros((0, 5)))
     if not len(span):
-        return out, found, np.zeros((0, 5))
+        return out, found, no_edges
     local, across, xy, _, open_edge = floor_mesh  # xy: counter-clockwise seen from above
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
@@ -574,7 +577,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
         tri[active[go_on]] = beyond[go_on]
         active = active[go_on]
     if not exits:
-        return out, found, np.zeros((0, 5))
+        return out, found, no_edges
     link = np.concatenate([e[0] for e in exits])
     a, b = np.concatenate([e[1] for e in exits]), np.concatenate([e[2] for e in exits])
     at = start[link] + out[link, None] * step[link]
@@ -582,8 +585,14 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
     seam = np.concatenate([e[4] for e in exits])
     a[seam], b[seam] = _ledge_piece(a[seam], b[seam], at[seam], ending[seam], floor_mesh, grid, climb)
     a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
-    edges = np.column_stack([a, b, z[span[link]]])[ok]
-    return out, found, np.unique(edges, axis=0)
+    return out, found, (link[ok], np.column_stack([a, b, z[span[link]]])[ok])
+
+
+def _link_edges(edges: tuple, links: np.ndarray) -> np.ndarray:
+    """The distinct floor edges (sorted rows) that _ledge_fractions' traces of the links (a bool
+    mask over its links) end at: its (link, edges)."""
+    link, rows = edges
+    return np.unique(rows[links[link]], axis=0)
 
 
 def _ledge_piece(a, b, at, ending, floor_mesh: tuple, grid: _Grid, climb: float):
