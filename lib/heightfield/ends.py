@@ -251,8 +251,8 @@ def _wall_fractions(
     looking = np.flatnonzero(inside & (count > 0))
     # Every (look, candidate fragment) pair, in runs of looks holding about _PART_PAIRS pairs each.
     batch = (np.cumsum(count[looking]) - count[looking]) // _PART_PAIRS
-    bounds = np.flatnonzero(np.r_[True, batch[1:] != batch[:-1], True])
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    firsts = np.flatnonzero(np.diff(batch, prepend=-1)).tolist()
+    for a, b in zip(firsts, firsts[1:] + [len(looking)]):
         looks = looking[a:b]
         look = np.repeat(looks, count[looks])
         f = near[np.repeat(first[looks], count[looks]) + run_positions(count[looks])]
