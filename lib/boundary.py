@@ -39,7 +39,12 @@ class FloorBoundary:
         self.length_sq = np.where(length_sq > 0, length_sq, 1.0)
         # A segment within some distance of a point or edge has its midpoint within that distance
         # plus the longest half segment of it.
-        self.longest_half = float(_half_lengths(self.seg).max(initial=0.0))
+        # Per segment, its half length and midpoint, for distance()'s first cut of its candidates
+        # (gathered per candidate pair, the same floats as measured on the pair's row).
+        self.half = _half_lengths(self.seg)
+        self.longest_half = float(self.half.max(initial=0.0))
+        self.mid_x = 0.5 * (self.columns[0] + self.columns[2])
+        self.mid_y = 0.5 * (self.columns[1] + self.columns[3])
         # Bin b's segments are self.seg[start[b]:start[b + 1]]. One entry per bin (the grid's size),
         # so int32 while segment ids fit.
         self.start = sorted_starts(key[order], self.cols * self.rows)
@@ -175,14 +180,16 @@ class FloorBoundary:
         # A segment whose midpoint is farther than agent_radius plus its half length from the edge
         # is farther than agent_radius all along: only the rest is measured exactly.
         # (Rows are gathered with take: several times faster than indexing on these pair arrays.)
-        a, b, s = p.take(edge, axis=0), q.take(edge, axis=0), self.seg[seg]
-        mid = 0.5 * (s[:, :2] + s[:, 2:4])
-        close = point_segment_distance(mid, a, b)[0] < self.radius + _half_lengths(s) + _MID_SLACK
-        edge, a, b, s = edge[close], a[close], b[close], s[close]
-        if len(edge) == 0:
+        a, b = p.take(edge, axis=0), q.take(edge, axis=0)
+        mid = np.column_stack([self.mid_x.take(seg), self.mid_y.take(seg)])
+        close = point_segment_distance(mid, a, b)[0] < self.radius + self.half.take(seg) + _MID_SLACK
+        keep = np.flatnonzero(close)
+        if len(keep) == 0:
             return best, where
-        dist, t = segment_distance(a, b, s[:, :2], s[:, 2:4])
-        same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - s[:, 4]) < self.storey
+        edge, a, b, seg = edge.take(keep), a.take(keep, axis=0), b.take(keep, axis=0), seg.take(keep)
+        x0, y0, x1, y1, z = (column.take(seg) for column in self.columns)
+        dist, t = segment_distance(a, b, np.column_stack([x0, y0]), np.column_stack([x1, y1]))
+        same = np.abs(zp[edge] + t * (zq[edge] - zp[edge]) - z) < self.storey
         dist = np.where(same, dist, np.inf)
         # Pairs come grouped by edge, in edge order: per edge the least distance and, of the pairs
         # reaching it, the first one's place along the edge.

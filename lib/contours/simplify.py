@@ -209,15 +209,13 @@ def _rdp(
     keep[starts] = keep[ends - 1] = True
     chords = [(a, b - 1) for a, b in zip(starts.tolist(), ends.tolist()) if b - a > 2]
     while chords:
-        # Every chord's inner points at once, but their distances to it chord by chord: the
-        # distance's dot product is a matrix product, whose rounding depends on the batch.
         chord_a, chord_b = np.array(chords).T
         count = chord_b - chord_a - 1
         inner = np.repeat(chord_a + 1, count) + run_positions(count)
         a, b = np.repeat(chord_a, count), np.repeat(chord_b, count)
         ab = p[b] - p[a]
         right = ab[:, 0] * (p[inner, 1] - p[a, 1]) - ab[:, 1] * (p[inner, 0] - p[a, 0]) < 0
-        dev = np.concatenate([distances_to_segment(p[c + 1 : d], p[c], p[d]) for c, d in chords])
+        dev = _chord_distances(p, chords, inner, a, ab, count)
         dev = np.where(right, dev / outside_share, dev)
         # Per chord its farthest point, the first of those that tie.
         most = np.maximum.reduceat(dev, np.cumsum(count) - count)
@@ -246,6 +244,25 @@ def _rdp(
                 next_chords += [(c, d) for c, d in ((a, m), (m, b)) if d - c >= 2]
         chords = next_chords
     return [np.flatnonzero(keep[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+
+
+def _chord_distances(p: np.ndarray, chords: list, inner: np.ndarray, a: np.ndarray, ab: np.ndarray, count: np.ndarray):
+    """Top-view distances of the inner points of chords (a, b) of points p to their chord, as
+    geometry.distances_to_segment measures them: its two dot products chord by chord (a matrix
+    product, whose rounding depends on the batch), the rest for every chord's points at once.
+    inner, a, ab: per inner point its index, its chord's start and the chord (b - a); count: the
+    inner points per chord."""
+    den = np.zeros(len(chords))
+    along = []
+    for k, (c, d) in enumerate(chords):
+        chord = p[d] - p[c]
+        den[k] = float(chord @ chord)
+        along.append((p[c + 1 : d] - p[c]) @ chord)
+    den = np.repeat(den, count)
+    t = np.zeros(len(inner))
+    np.divide(np.concatenate(along), den, out=t, where=den > 0)
+    t = np.clip(t, 0.0, 1.0)
+    return np.hypot(*(p[inner] - (p[a] + t[:, None] * ab)).T)
 
 
 def borders_in_the_way(rings: list[tuple], tolerance: float, kept: frozenset | set) -> set[tuple[float, float]]:

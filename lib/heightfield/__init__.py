@@ -25,6 +25,7 @@ from .ends import (
     _fragments_seen,
     _ledge_fractions,
     _ledge_segments,
+    _link_edges,
     _outer_corners,
     _own_samples,
     _wall_fractions,
@@ -264,9 +265,11 @@ def build_heightfield(
     block = np.where(wall, 1.0, 0.5)
     found = np.zeros(len(key), dtype=bool)
     ledge = ~wall
-    block[ledge], found[ledge], ledge_edges = _ledge_fractions(
-        (span[ledge], d[ledge]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
-    )
+    # The floor's end traced on every missing link's step at once: a ledge link's end, and where a
+    # wall link's floor ends short of the wall (below).
+    at, ends, traced_edges = _ledge_fractions((span, d), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb)
+    block[ledge], found[ledge] = at[ledge], ends[ledge]
+    ledge_edges = _link_edges(traced_edges, ledge)
     progress.at(0.9)
     floors_seen = (floor_tri, tops, floor_triangle, floor_slope)
     blocked, met, blockers = _wall_fractions(
@@ -278,16 +281,10 @@ def build_heightfield(
     block[steep], found[steep] = blocked[steep], True
     # The floor can end short of the blocking geometry beyond it (a slope's edge a few centimetres
     # before a steep face): there the floor's own edge is where it ends.
-    wall_link = np.flatnonzero(wall)
-    at, ends, _ = _ledge_fractions(
-        (span[wall_link], d[wall_link]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
-    )
-    earlier = ends & (at < block[wall_link])
-    short = wall_link[earlier]
-    block[short], found[short] = at[earlier], True
-    short_ledges = _ledge_fractions(
-        (span[short], d[short]), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
-    )[2]
+    short = wall & ends & (at < block)
+    block[short], found[short] = at[short], True
+    short_ledges = _link_edges(traced_edges, short)
+    del at, ends, traced_edges
     # The floor mesh's corners, heights and neighbours are the heightfield's floor rows (floor_ids).
     _, floor_across, floor_xy, floor_heights, _ = floor_mesh
     floor_across = floor_across.astype(index_dtype(len(floors)))

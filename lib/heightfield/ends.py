@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..components import index_dtype, sorted_starts, unique_pairs
+from ..components import index_dtype, run_positions, sorted_starts, unique_pairs
 from ..geometry import COLLINEAR, HEIGHT_NOISE, STEP_NOISE, cross_vectors
 from ..params import BakeParams
 from .field import DIR_DX, DIR_DY, Heightfield
@@ -244,31 +244,37 @@ def _wall_fractions(
         tilt = (np.where(ramp[:, None], 0.0, gradient[look]), start[look])
         return _band_part(vertices[triangles[tri]], lo, band_hi[look], tilt)
 
-    # A corner's look has no step to trace (no reach: it crosses nothing), only segments to give.
-    reach = np.zeros((len(span), 2))
-    reach[: len(link_span)] = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
-    best = np.full(len(span), np.inf)
-    k = 0
-    active = np.flatnonzero(inside & (count > 0))
+    # Only the wall links' looks (the first) have a step to trace; a corner's gives segments only.
+    reach = np.column_stack([DIR_DX[d], DIR_DY[d]]) * (_NEIGHBOUR_FAR_SIDE * grid.cs)
+    best = np.full(len(link_span), np.inf)
     seen = []  # (look, triangle) pairs that block
-    while active.size:
-        for chunk in range(0, active.size, _PART_PAIRS):  # the parts' temporaries a chunk at a time
-            look = active[chunk : chunk + _PART_PAIRS]
-            f = near[first[look] + k]
-            blocks = (hi[f] > band_lo[look]) & (lo[f] < band_hi[look])
-            # A steep triangle that rises into the band somewhere, or whose steep surface does
-            # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
-            # climb (a cone's foot round a floor under its rim).
-            steep = (hi[f] > z[span[look]] + HEIGHT_NOISE) & (lo[f] < band_hi[look])
-            steep[steep] &= from_foot(look[steep], label[f[steep]])
-            blocks |= steep
-            t = _first_crossing(start[look], reach[look], part(look, label[f])[0])
-            best[look] = np.where(blocks, np.minimum(best[look], t * _NEIGHBOUR_FAR_SIDE), best[look])
-            seen.append(np.column_stack([look[blocks], label[f[blocks]]]))
-        k += 1
-        active = active[count[active] > k]
-    found = np.isfinite(best[: len(link_span)])
-    out[found] = np.maximum(best[: len(link_span)][found], 0.5)
+    looking = np.flatnonzero(inside & (count > 0))
+    # Every (look, candidate fragment) pair, in runs of looks holding about _PART_PAIRS pairs each.
+    batch = (np.cumsum(count[looking]) - count[looking]) // _PART_PAIRS
+    firsts = np.flatnonzero(np.diff(batch, prepend=-1)).tolist()
+    for a, b in zip(firsts, firsts[1:] + [len(looking)]):
+        looks = looking[a:b]
+        look = np.repeat(looks, count[looks])
+        f = near[np.repeat(first[looks], count[looks]) + run_positions(count[looks])]
+        blocks = (hi[f] > band_lo[look]) & (lo[f] < band_hi[look])
+        # A steep triangle that rises into the band somewhere, or whose steep surface does
+        # (_blocking_tops), blocks from the floor up, also in a column where it stays below a
+        # climb (a cone's foot round a floor under its rim).
+        steep = (hi[f] > z[span[look]] + HEIGHT_NOISE) & (lo[f] < band_hi[look])
+        steep[steep] &= from_foot(look[steep], label[f[steep]])
+        blocks |= steep
+        seen.append(np.column_stack([look[blocks], label[f[blocks]]]))
+        # Only a blocking triangle seen from a wall link can move its fraction: trace those.
+        traced = blocks & (look < len(link_span))
+        look, f = look[traced], f[traced]
+        if not len(look):
+            continue
+        t = _first_crossing(start[look], reach[look], part(look, label[f])[0]) * _NEIGHBOUR_FAR_SIDE
+        # Pairs come grouped by look: each look's nearest crossing.
+        head = np.flatnonzero(np.r_[True, look[1:] != look[:-1]])
+        best[look[head]] = np.minimum(best[look[head]], np.minimum.reduceat(t, head))
+    found = np.isfinite(best)
+    out[found] = np.maximum(best[found], 0.5)
     pairs = unique_pairs(np.concatenate(seen)) if seen else np.zeros((0, 2), dtype=np.int64)
     blocking, row = np.unique(pairs[:, 1], return_inverse=True)
     interior_of = _interior_edges(blocking, vertices, triangles)
@@ -515,14 +521,17 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
 
     Also returns the floor's edges where the traces end (as Heightfield.boundary describes them),
     each clipped to the square of _LEDGE_CLIP cells around its trace's exit point: the exact ledge,
-    where a grid-aligned segment per step would make a staircase of a slanted one.
+    where a grid-aligned segment per step would make a staircase of a slanted one. They come as
+    (link, edges): per edge its link, not made unique (each trace is its link's own, so the edges
+    of any of the links are those rows: _link_edges).
     climb: agent_max_climb, how far the floor beyond a seam may lie above or below.
     """
     span, d = ledge
     out = np.full(len(span), 0.5)
     found = np.zeros(len(span), dtype=bool)
+    no_edges = (np.zeros(0, dtype=np.int64), np.zeros((0, 5)))
     if not len(span):
-        return out, found, np.zeros((0, 5))
+        return out, found, no_edges
     local, across, xy, _, open_edge = floor_mesh  # xy: counter-clockwise seen from above
     start = np.column_stack([grid.bmin[0] + (x[span] + 0.5) * grid.cs, grid.bmin[1] + (y[span] + 0.5) * grid.cs])
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]) * grid.cs
@@ -568,7 +577,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
         tri[active[go_on]] = beyond[go_on]
         active = active[go_on]
     if not exits:
-        return out, found, np.zeros((0, 5))
+        return out, found, no_edges
     link = np.concatenate([e[0] for e in exits])
     a, b = np.concatenate([e[1] for e in exits]), np.concatenate([e[2] for e in exits])
     at = start[link] + out[link, None] * step[link]
@@ -576,8 +585,14 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
     seam = np.concatenate([e[4] for e in exits])
     a[seam], b[seam] = _ledge_piece(a[seam], b[seam], at[seam], ending[seam], floor_mesh, grid, climb)
     a, b, ok = _clip_to_square(a, b, at - 0.5 * _LEDGE_CLIP * grid.cs, _LEDGE_CLIP * grid.cs)
-    edges = np.column_stack([a, b, z[span[link]]])[ok]
-    return out, found, np.unique(edges, axis=0)
+    return out, found, (link[ok], np.column_stack([a, b, z[span[link]]])[ok])
+
+
+def _link_edges(edges: tuple, links: np.ndarray) -> np.ndarray:
+    """The distinct floor edges (sorted rows) that _ledge_fractions' traces of the links (a bool
+    mask over its links) end at: its (link, edges)."""
+    link, rows = edges
+    return np.unique(rows[links[link]], axis=0)
 
 
 def _ledge_piece(a, b, at, ending, floor_mesh: tuple, grid: _Grid, climb: float):
