@@ -21,9 +21,9 @@ from ..progress import SILENT, Progress
 from ..soup import TriangleSoup, volume_triangles
 from .ends import (
     _blocking_tops,
+    _floor_end_fractions,
     _floor_mesh,
     _fragments_seen,
-    _ledge_fractions,
     _ledge_segments,
     _link_edges,
     _outer_corners,
@@ -267,7 +267,9 @@ def build_heightfield(
     ledge = ~wall
     # The floor's end traced on every missing link's step at once: a ledge link's end, and where a
     # wall link's floor ends short of the wall (below).
-    at, ends, traced_edges = _ledge_fractions((span, d), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb)
+    at, ends, traced_edges = _floor_end_fractions(
+        (span, d), span_tri, x, y, z, floor_mesh, grid, params.agent_max_climb
+    )
     block[ledge], found[ledge] = at[ledge], ends[ledge]
     ledge_edges = _link_edges(traced_edges, ledge)
     progress.at(0.9)

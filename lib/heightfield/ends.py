@@ -145,7 +145,7 @@ def _walls(x, y, z, solid, grid: _Grid, params: BakeParams) -> np.ndarray:
     so the true blocking geometry lies uniformly anywhere in the neighbour column: a wall's floor
     ends at the neighbour's centre on average (1.0 of the step) until _wall_fractions finds it.
     Otherwise the floor simply ends (ledge, drop, grid edge): between the two centre samples,
-    unbiased at the cell edge (0.5) until _ledge_fractions finds it."""
+    unbiased at the cell edge (0.5) until _floor_end_fractions finds it."""
     solid_col, solid_bottom, solid_top = solid
     walls = np.zeros((len(z), 4), dtype=bool)
     # Solid spans are sorted by (column, bottom): per column a contiguous run.
@@ -506,8 +506,9 @@ def _floor_mesh(vertices: np.ndarray, triangles: np.ndarray, floor_ids: np.ndarr
     return local, _edge_neighbours(triangles[floor_ids]), corners[..., :2], corners[..., 2], open_edge
 
 
-def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, climb: float):
-    """(fraction, found) per ledge link: where the floor really ends on the step to the neighbour centre.
+def _floor_end_fractions(links, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, climb: float):
+    """(fraction, found) per missing link (span, direction): where the floor really ends on the step
+    to the neighbour centre (a ledge link's end; a wall link's floor ending short of the wall).
 
     The step is traced through the floor triangles, starting in the one the span was sampled
     from. Where it leaves a triangle it goes on in the floor beyond: the floor triangle across the
@@ -526,7 +527,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
     of any of the links are those rows: _link_edges).
     climb: agent_max_climb, how far the floor beyond a seam may lie above or below.
     """
-    span, d = ledge
+    span, d = links
     out = np.full(len(span), 0.5)
     found = np.zeros(len(span), dtype=bool)
     no_edges = (np.zeros(0, dtype=np.int64), np.zeros((0, 5)))
@@ -589,7 +590,7 @@ def _ledge_fractions(ledge, span_tri, x, y, z, floor_mesh: tuple, grid: _Grid, c
 
 
 def _link_edges(edges: tuple, links: np.ndarray) -> np.ndarray:
-    """The distinct floor edges (sorted rows) that _ledge_fractions' traces of the links (a bool
+    """The distinct floor edges (sorted rows) that _floor_end_fractions' traces of the links (a bool
     mask over its links) end at: its (link, edges)."""
     link, rows = edges
     return np.unique(rows[links[link]], axis=0)
