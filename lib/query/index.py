@@ -17,6 +17,9 @@ from ..navmesh import NavMesh
 QUERY_LIMIT = 1e9
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
+# Relative rounding of a distance computed two ways (across only, or in 3D): a polygon farther
+# across than the best so far by more than this cannot be nearer in 3D.
+NORM_ROUNDING = 1e-12
 # A point counts as inside a polygon, seen from above, while its cross product with each edge (m²,
 # the edge's length times the point's distance outside it) is above -INSIDE_TOL: rounding.
 INSIDE_TOL = 1e-9
@@ -465,14 +468,20 @@ class MeshIndex:
 
     def _closest(self, p: int, x: float, y: float) -> tuple[float, float, float]:
         """`closest_point` as a float tuple."""
+        qx, qy = self._closest_xy(p, x, y)
+        return qx, qy, self._surface(p, qx, qy, -1)[0]
+
+    def _closest_xy(self, p: int, x: float, y: float) -> tuple[float, float]:
+        """The XY of `closest_point`: (x, y) itself when polygon p holds it seen from above, else the
+        nearest point of p's edges."""
         if self.inside_xy(p, (x, y)):
-            return x, y, self._surface(p, x, y, -1)[0]
+            return x, y
         best, out = math.inf, (x, y)
         for ax, ay, _, bx, by, _ in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
             d, qx, qy = point_segment_xy(x, y, ax, ay, bx - ax, by - ay)
             if d < best:
                 best, out = d, (qx, qy)
-        return out[0], out[1], self._surface(p, out[0], out[1], -1)[0]
+        return out
 
     def locate(self, point, extent: tuple[float, float]) -> Location:
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
@@ -493,13 +502,13 @@ class MeshIndex:
         for lower2, p in bounds:
             if lower2 >= best[1] * best[1]:
                 break
-            q = self._closest(p, x, y)
+            qx, qy = self._closest_xy(p, x, y)
+            across_gap = math.hypot(qx - x, qy - y)
+            if across_gap > across + LOCATE_TOL or across_gap > best[1] * (1.0 + NORM_ROUNDING):
+                continue  # beyond the extent, or farther across alone than the best: no height needed
+            q = (qx, qy, self._surface(p, qx, qy, -1)[0])
             dist = math.dist(q, xyz)
-            if (
-                math.hypot(q[0] - x, q[1] - y) <= across + LOCATE_TOL
-                and abs(q[2] - z) <= up + LOCATE_TOL
-                and dist < best[1]
-            ):
+            if abs(q[2] - z) <= up + LOCATE_TOL and dist < best[1]:
                 best = (p, dist, q)
         if best[0] >= 0:
             return Location(best[0], np.array(best[2]), best[1])
