@@ -326,7 +326,9 @@ class MeshIndex:
             return ts, zs
         box = self.box_l[p]
         z_lo, z_hi = box[2], box[5]  # as _within_box, inline: once per detail triangle crossed
-        t = t0
+        # Plain comparisons instead of min/max calls, and each value computed once: this loop runs
+        # once per detail triangle a path crosses, the most of any query's loops on rolling ground.
+        t = last = t0
         for _ in range(len(rows)):
             u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
             # Barycentric coordinates along the line: c(t) = c_at + t c_rate; the line leaves the
@@ -334,27 +336,41 @@ class MeshIndex:
             u_at, u_rate = u0 + ux * ax + uy * ay, ux * dx + uy * dy
             w_at, w_rate = w0 + wx * ax + wy * ay, wx * dx + wy * dy
             out, side = t1, -1
-            if u_rate < 0.0 and -u_at / u_rate < out:
-                out, side = -u_at / u_rate, 1
-            if w_rate < 0.0 and -w_at / w_rate < out:
-                out, side = -w_at / w_rate, 2
+            if u_rate < 0.0:
+                at = -u_at / u_rate
+                if at < out:
+                    out, side = at, 1
+            if w_rate < 0.0:
+                at = -w_at / w_rate
+                if at < out:
+                    out, side = at, 2
             v_rate = -u_rate - w_rate
-            if v_rate < 0.0 and (u_at + w_at - 1.0) / v_rate < out:
-                out, side = (u_at + w_at - 1.0) / v_rate, 0
+            if v_rate < 0.0:
+                at = (u_at + w_at - 1.0) / v_rate
+                if at < out:
+                    out, side = at, 0
             if side < 0:
                 break  # the line stays in this triangle up to t1
-            if across[k][side] < 0:
+            beyond = across[k][side]
+            if beyond < 0:
                 if out < t1 - ON_LINE_TOL / math.sqrt(dx * dx + dy * dy):
                     # Out of the polygon before the line is: it runs along the outline, where the
                     # triangles' barycentric rates vanish and the walk cannot follow it.
                     return self._edge_profile(p, ax, ay, dx, dy, t0, t1, z)
                 break  # it leaves the polygon by rounding
-            t = max(out, t)
+            if not t > out:
+                t = out
             x, y = ax + t * dx, ay + t * dy
-            if t > ts[-1]:
+            if t > last:
+                height = z0 + zx * x + zy * y
+                if z_lo > height:
+                    height = z_lo
+                if z_hi < height:
+                    height = z_hi
                 ts.append(t)
-                zs.append(min(max(z0 + zx * x + zy * y, z_lo), z_hi))
-            k = across[k][side]
+                zs.append(height)
+                last = t
+            k = beyond
             if rows[k][0] == FLAT_ROW:
                 # A sliver seen from above: find the triangle just beyond it.
                 k = self._surface(p, x + SLIVER_STEP * dx, y + SLIVER_STEP * dy, k)[1]
