@@ -10,7 +10,7 @@ from shapely.ops import unary_union
 
 from blender_navmesh import AreaVolume, BakeParams, generate
 from blender_navmesh.errors import NavMeshError
-from blender_navmesh.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable
+from blender_navmesh.query import NavMeshQuery, QueryFilter, find_path, find_paths, locate, reachable, refine
 from levels import Scene, random_solids
 from tests.test_query_scenes import PILLARS, ROOM, free_space, grid_mesh, two_floors, visibility_shortest
 
@@ -176,6 +176,21 @@ def test_a_goal_in_a_costly_area_does_not_open_cheaper_costly_areas_to_the_path(
         res = find_path(mesh, [2.0, 2.0, 0.0], [18.0, 2.0, 0.0], filter=QueryFilter(area_cost={3: 3.0, 4: goal_cost}))
         assert res.status == "found"
         assert LineString(res.points[:, :2]).intersection(band).length < 1e-6, goal_cost
+
+
+def test_border_vertices_read_one_at_a_time_are_the_border_mask(pillars):
+    """The costed chains' border test, which reads only the polygons around a vertex, marks exactly
+    the vertices `border_mask` marks over the whole mesh, for random sets of admitted polygons (from
+    none to all) given as a list or computed when read."""
+    q = NavMeshQuery(pillars)
+    rng = np.random.default_rng(11)
+    for share in (0.0, 0.1, 0.5, 0.9, 1.0):
+        admitted = (rng.random(pillars.polygon_count) < share).tolist()
+        expected = refine.border_mask(pillars, q.graph, admitted).tolist()
+        assert 0 < sum(expected) or share in (0.0, 1.0)
+        for allowed in (admitted, refine.Admitted(admitted.__getitem__)):
+            border = refine.BorderVertices(q.graph, allowed)
+            assert [border[v] for v in range(len(pillars.vertices))] == expected
 
 
 def test_a_path_does_not_cut_through_a_costly_area_it_must_cross_elsewhere():

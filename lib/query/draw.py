@@ -48,7 +48,7 @@ class PathDrawing:
 
     if TYPE_CHECKING:
 
-        def _walker(self, passable: list[bool] | None) -> Callable: ...
+        def _walker(self, passable: refine.Allowed | None) -> Callable: ...
 
         def _clear(
             self, poly: int, xyz: tuple, d: float, limit: float, passable, toward: tuple | None = None
@@ -216,7 +216,7 @@ class PathDrawing:
         polys.append(self._holders(plan, goal_poly, goal, plan.passable))
         return (points, polys), loose < 0 and self._certificate.nothing_inside(string, plan.start_poly)
 
-    def _holders(self, plan: PathPlan, poly: int, point: tuple, allowed: list[bool]) -> list[int]:
+    def _holders(self, plan: PathPlan, poly: int, point: tuple, allowed: refine.Allowed) -> list[int]:
         """The polygons `allowed` holding a path end on polygon poly (MeshIndex.holders), poly first."""
         found = plan.holders.get((poly, point))
         if found is None:
@@ -287,10 +287,9 @@ class PathDrawing:
         for begin, end in zip([0, *cuts], [*cuts, len(corridor)]):
             run = corridor[begin:end]
             there, there_poly = (through[end - 1], corridor[end - 1]) if end < len(corridor) else (goal, goal_poly)
-            members = set(run) | {here_poly, there_poly}
-            allowed = [ok and p in members for p, ok in enumerate(plan.passable)]
-            mask = refine.border_mask(self.mesh, self.graph, allowed)
-            corners, extra = refine.corridor_corners(self.graph, run, allowed, mask)
+            allowed = _admitted(plan.passable, set(run) | {here_poly, there_poly})
+            border = refine.BorderVertices(self.graph, allowed)
+            corners, extra = refine.corridor_corners(self.graph, run, allowed, border)
             piece = replace(plan, start=here, start_poly=here_poly)
             drawn = self._chain_over(
                 piece, corners, extra, allowed, self._walker(allowed), there, there_poly, math.inf, {}
@@ -342,12 +341,13 @@ class PathDrawing:
         # a goal in a costly area let the path cut through every cheaper one.
         top = max((costs[areas[p]] for p in corridor if p not in ends), default=-math.inf)
         within_cheapest = top <= min(costs)  # then the second holds the first and costs least per meter
-        as_cheap = [ok and (costs[a] <= top or p in ends) for p, (ok, a) in enumerate(zip(plan.passable, areas))]
-        in_corridor = [ok and p in on_corridor for p, ok in enumerate(plan.passable)]
+        passable = plan.passable
+        as_cheap = refine.Admitted(lambda p: passable[p] and (costs[areas[p]] <= top or p in ends))
+        in_corridor = _admitted(passable, on_corridor)
         best, best_cost = None, math.inf
         for allowed in [as_cheap] if within_cheapest else [in_corridor, as_cheap]:
-            mask = refine.border_mask(self.mesh, self.graph, allowed)
-            corners, extra = refine.corridor_corners(self.graph, corridor, allowed, mask)
+            border = refine.BorderVertices(self.graph, allowed)
+            corners, extra = refine.corridor_corners(self.graph, corridor, allowed, border)
             drawn = self._chain_over(
                 plan, corners, extra, allowed, self._walker(allowed), goal, goal_poly, math.inf, {}
             )
@@ -363,7 +363,7 @@ class PathDrawing:
         plan: PathPlan,
         corners: list[int],
         extra: list[int],
-        allowed: list[bool],
+        allowed: refine.Allowed,
         walk,
         goal: tuple,
         goal_poly: int,
@@ -469,3 +469,8 @@ class PathDrawing:
                 self._visible.clear()
             self._visible[key] = seen
         return seen
+
+
+def _admitted(passable: list[bool], members: set[int]) -> refine.Admitted:
+    """The polygons `passable` admits among members, as a bool per polygon read when needed."""
+    return refine.Admitted(lambda p: passable[p] and p in members)

@@ -17,6 +17,9 @@ from ..navmesh import NavMesh
 QUERY_LIMIT = 1e9
 # Slack (m) on the search extent of `locate`, so a point exactly at its edge counts as inside.
 LOCATE_TOL = 1e-9
+# Relative rounding of a distance computed two ways (across only, or in 3D): a polygon farther
+# across than the best so far by more than this cannot be nearer in 3D.
+NORM_ROUNDING = 1e-12
 # A point counts as inside a polygon, seen from above, while its cross product with each edge (m²,
 # the edge's length times the point's distance outside it) is above -INSIDE_TOL: rounding.
 INSIDE_TOL = 1e-9
@@ -323,7 +326,9 @@ class MeshIndex:
             return ts, zs
         box = self.box_l[p]
         z_lo, z_hi = box[2], box[5]  # as _within_box, inline: once per detail triangle crossed
-        t = t0
+        # Plain comparisons instead of min/max calls, and each value computed once: this loop runs
+        # once per detail triangle a path crosses, the most of any query's loops on rolling ground.
+        t = last = t0
         for _ in range(len(rows)):
             u0, ux, uy, w0, wx, wy, z0, zx, zy = rows[k]
             # Barycentric coordinates along the line: c(t) = c_at + t c_rate; the line leaves the
@@ -331,27 +336,41 @@ class MeshIndex:
             u_at, u_rate = u0 + ux * ax + uy * ay, ux * dx + uy * dy
             w_at, w_rate = w0 + wx * ax + wy * ay, wx * dx + wy * dy
             out, side = t1, -1
-            if u_rate < 0.0 and -u_at / u_rate < out:
-                out, side = -u_at / u_rate, 1
-            if w_rate < 0.0 and -w_at / w_rate < out:
-                out, side = -w_at / w_rate, 2
+            if u_rate < 0.0:
+                at = -u_at / u_rate
+                if at < out:
+                    out, side = at, 1
+            if w_rate < 0.0:
+                at = -w_at / w_rate
+                if at < out:
+                    out, side = at, 2
             v_rate = -u_rate - w_rate
-            if v_rate < 0.0 and (u_at + w_at - 1.0) / v_rate < out:
-                out, side = (u_at + w_at - 1.0) / v_rate, 0
+            if v_rate < 0.0:
+                at = (u_at + w_at - 1.0) / v_rate
+                if at < out:
+                    out, side = at, 0
             if side < 0:
                 break  # the line stays in this triangle up to t1
-            if across[k][side] < 0:
+            beyond = across[k][side]
+            if beyond < 0:
                 if out < t1 - ON_LINE_TOL / math.sqrt(dx * dx + dy * dy):
                     # Out of the polygon before the line is: it runs along the outline, where the
                     # triangles' barycentric rates vanish and the walk cannot follow it.
                     return self._edge_profile(p, ax, ay, dx, dy, t0, t1, z)
                 break  # it leaves the polygon by rounding
-            t = max(out, t)
+            if not t > out:
+                t = out
             x, y = ax + t * dx, ay + t * dy
-            if t > ts[-1]:
+            if t > last:
+                height = z0 + zx * x + zy * y
+                if z_lo > height:
+                    height = z_lo
+                if z_hi < height:
+                    height = z_hi
                 ts.append(t)
-                zs.append(min(max(z0 + zx * x + zy * y, z_lo), z_hi))
-            k = across[k][side]
+                zs.append(height)
+                last = t
+            k = beyond
             if rows[k][0] == FLAT_ROW:
                 # A sliver seen from above: find the triangle just beyond it.
                 k = self._surface(p, x + SLIVER_STEP * dx, y + SLIVER_STEP * dy, k)[1]
@@ -465,14 +484,20 @@ class MeshIndex:
 
     def _closest(self, p: int, x: float, y: float) -> tuple[float, float, float]:
         """`closest_point` as a float tuple."""
+        qx, qy = self._closest_xy(p, x, y)
+        return qx, qy, self._surface(p, qx, qy, -1)[0]
+
+    def _closest_xy(self, p: int, x: float, y: float) -> tuple[float, float]:
+        """The XY of `closest_point`: (x, y) itself when polygon p holds it seen from above, else the
+        nearest point of p's edges."""
         if self.inside_xy(p, (x, y)):
-            return x, y, self._surface(p, x, y, -1)[0]
+            return x, y
         best, out = math.inf, (x, y)
         for ax, ay, _, bx, by, _ in self.seg_l[self.offs_l[p] : self.offs_l[p + 1]]:
             d, qx, qy = point_segment_xy(x, y, ax, ay, bx - ax, by - ay)
             if d < best:
                 best, out = d, (qx, qy)
-        return out[0], out[1], self._surface(p, out[0], out[1], -1)[0]
+        return out
 
     def locate(self, point, extent: tuple[float, float]) -> Location:
         """The nearest polygon and surface point within `extent` = (across, up or down) of a 3D point,
@@ -493,13 +518,13 @@ class MeshIndex:
         for lower2, p in bounds:
             if lower2 >= best[1] * best[1]:
                 break
-            q = self._closest(p, x, y)
+            qx, qy = self._closest_xy(p, x, y)
+            across_gap = math.hypot(qx - x, qy - y)
+            if across_gap > across + LOCATE_TOL or across_gap > best[1] * (1.0 + NORM_ROUNDING):
+                continue  # beyond the extent, or farther across alone than the best: no height needed
+            q = (qx, qy, self._surface(p, qx, qy, -1)[0])
             dist = math.dist(q, xyz)
-            if (
-                math.hypot(q[0] - x, q[1] - y) <= across + LOCATE_TOL
-                and abs(q[2] - z) <= up + LOCATE_TOL
-                and dist < best[1]
-            ):
+            if abs(q[2] - z) <= up + LOCATE_TOL and dist < best[1]:
                 best = (p, dist, q)
         if best[0] >= 0:
             return Location(best[0], np.array(best[2]), best[1])

@@ -30,8 +30,10 @@ from .walk import walk_segment
 
 # Radii whose portal and corner data are kept (least recently used dropped first).
 RADIUS_SLOTS = 4
-# Values derived from a filter state (what it admits, its borders, connected pieces per radius) kept.
-FILTER_SLOTS = 16
+# Values derived from a filter state (what it admits, its borders, link prices and connected pieces
+# per radius) kept: one filter at two radii uses about 16, and dropping them costs a rebuild in
+# proportion to the mesh.
+FILTER_SLOTS = 32
 # Paths kept by default in the path cache.
 PATH_CACHE_SIZE = 1024
 # A segment ends on the same floor as its end point when the surface there is within the larger of
@@ -226,7 +228,7 @@ class NavMeshQuery(PathDrawing):
         everywhere = self._cached(("everywhere", state), lambda: all(passable))
         costs = [f.cost(a) for a in range(self._area_count)]
         data = self._radius_data(d)
-        link_costs = self._link_costs(r, f)
+        link_costs = self._link_costs(r, f, state)
         # A link cheaper per metre than walking (a zipline) can beat the straight line: the search's
         # distance estimate scales by the cheapest way to travel, links included.
         cheapest_link = min((c for c in link_costs if c is not None), default=math.inf)
@@ -454,7 +456,7 @@ class NavMeshQuery(PathDrawing):
             mesh = self.mesh
             ok = np.array(passable, dtype=bool)
             e = np.flatnonzero((mesh.neighbors >= 0) & (np.asarray(self.graph.edge_clear) >= r - FITS_TOL))
-            usable = [link for link, price in zip(mesh.links, self._link_costs(r, f)) if price is not None]
+            usable = [link for link, price in zip(mesh.links, self._link_costs(r, f, state)) if price is not None]
             u = np.concatenate([mesh.edge_polygon[e], [link.start_polygon for link in usable]]).astype(np.int64)
             v = np.concatenate([mesh.neighbors[e], [link.end_polygon for link in usable]]).astype(np.int64)
             keep = ok[u] & ok[v]
@@ -474,13 +476,17 @@ class NavMeshQuery(PathDrawing):
 
         return self._cached(("piece polygons", r, state), make)
 
-    def _link_costs(self, r: float, f: QueryFilter) -> list:
+    def _link_costs(self, r: float, f: QueryFilter, state: tuple) -> list:
         """Per off-mesh link: its cost per meter for this radius and filter, None where the filter
-        excludes its area or the agent is wider than the link allows."""
-        return [
-            None if r > link.radius + FITS_TOL or link.area in f.excluded else f.cost(link.area) * link.cost
-            for link in self.mesh.links
-        ]
+        excludes its area or the agent is wider than the link allows. Kept per radius and filter
+        state (`_state(f)`), so a query costs nothing in proportion to the number of links."""
+        return self._cached(
+            ("link costs", r, state),
+            lambda: [
+                None if r > link.radius + FITS_TOL or link.area in f.excluded else f.cost(link.area) * link.cost
+                for link in self.mesh.links
+            ],
+        )
 
     def _clear(
         self, poly: int, xyz: tuple, d: float, limit: float, passable, toward: tuple | None = None

@@ -27,7 +27,8 @@ def reachable(query, start, radius: float | None = None, filter: QueryFilter | N
     f = query.filter_for(filter)
     r = query.check_radius(radius)
     loc = query.located(start, "reachable start")
-    passable = query.passable(f)
+    state = query._state(f)
+    passable = query.passable(f, state)
     none = np.zeros(0, dtype=np.int64)
     if not passable[loc.polygon]:
         return ReachableSet(none, 0.0, query.excluded_reason("start", loc.polygon))
@@ -41,7 +42,7 @@ def reachable(query, start, radius: float | None = None, filter: QueryFilter | N
             "off the navmesh's edge",
         )
     p0 = cleared[0]
-    link_costs = query._link_costs(r, f)
+    link_costs = query._link_costs(r, f, state)
     graph = query.graph
     offs, nb, clear, twin = graph.offs_l, graph.nb_l, graph.edge_clear_l, graph.twin_l
     seen = {(p0, -1)}

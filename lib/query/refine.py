@@ -331,7 +331,7 @@ def segment_ok(index, walk, polys: list[int], a: tuple, b: tuple, d: float, clim
     return False
 
 
-def corridor_corners(graph, corridor: list[int], allowed: list[bool], border, rings: int = CORNER_RINGS):
+def corridor_corners(graph, corridor: list[int], allowed: Allowed, border, rings: int = CORNER_RINGS):
     """Reflex wall corners, and vertices marked in `border` (a bool per vertex, or None), of the
     corridor's polygons and of `rings` rings of their allowed neighbours."""
     ring = set(corridor)
@@ -356,6 +356,43 @@ def border_mask(mesh, graph, allowed: list[bool]) -> np.ndarray:
     mask[mesh.poly_vertices[cut]] = True
     mask[graph.nxt[cut]] = True
     return mask
+
+
+class Admitted:
+    """A bool per polygon, computed when read: `test(p)`. The chains with area costs admit a set of
+    polygons of their own per query and read only those near the corridor, so a list of every
+    polygon would cost time in proportion to the mesh."""
+
+    def __init__(self, test):
+        self._test = test
+
+    def __getitem__(self, p: int) -> bool:
+        return self._test(p)
+
+
+# What a chain may cross: a bool per polygon, listed or computed when read.
+Allowed = list[bool] | Admitted
+
+
+class BorderVertices:
+    """A bool per vertex, computed when read, as `border_mask` gives for `allowed`: does the vertex
+    end an edge between an allowed polygon and an excluded one? Only the polygons around the vertex
+    are read."""
+
+    def __init__(self, graph, allowed):
+        self.graph, self.allowed = graph, allowed
+
+    def __getitem__(self, v: int) -> bool:
+        g, allowed = self.graph, self.allowed
+        offs, nb, pv, nxt = g.offs_l, g.nb_l, g.poly_vertices_l, g.nxt_l
+        for p in g.vertex_polys[v]:
+            if not allowed[p]:
+                continue
+            for e in range(offs[p], offs[p + 1]):
+                q = nb[e]
+                if q >= 0 and (pv[e] == v or nxt[e] == v) and not allowed[q]:
+                    return True
+        return False
 
 
 def ellipse_vertices(ids: np.ndarray, xy: np.ndarray, a: tuple, b: tuple, length: float, reach: float) -> list[int]:
