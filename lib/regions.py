@@ -121,8 +121,11 @@ def build_regions(
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
     progress.at(0.95)
-    island = connected_components(s, *_edges(hf, inside, same_area=False), narrow=True)
-    region, region_area = _finish(label, island, inside, hf.area, hf.cell_size, params.region_min_area)
+    # Of the labels and islands, only the inside spans' are held through _finish.
+    inside_label = label[inside]
+    del label
+    island = connected_components(s, *_edges(hf, inside, same_area=False), narrow=True)[inside]
+    region, region_area = _finish(inside_label, island, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
 
@@ -568,35 +571,38 @@ def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apar
     return unique_pairs(np.sort(pairs, axis=1))
 
 
-def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
-    """Number the components (label) 0..R-1 (in order of first span), dropping those whose island
-    (the inside spans linked whatever their area ids and storeys) is smaller than min_area: a piece
-    split off by an area border or a storey is a region of a larger floor, not an island."""
-    region = np.full(len(label), -1, dtype=np.int64)
-    if not inside.any():
-        return region, np.zeros(0, np.int64)
+def _finish(lab, isl, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Number the components (lab: the label of each inside span) 0..R-1 (in order of first span),
+    dropping those whose island (isl: each inside span's island, the inside spans linked whatever
+    their area ids and storeys) is smaller than min_area: a piece split off by an area border or a
+    storey is a region of a larger floor, not an island."""
+    s = len(inside)
+    if not len(lab):
+        return np.full(s, -1, dtype=np.int64), np.zeros(0, np.int64)
     # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
     # stage's largest temporaries). A label's spans lie in one island (the islands join more).
-    # Each per-span temporary is dropped as soon as it is used: this is the stage's peak.
-    lab = label[inside]
-    isl = island[inside]
+    # Each temporary is dropped as soon as it is used, and the regions are made last: this is the
+    # stage's peak.
     island_size = np.bincount(isl)
     island_area = island_size * cs  # (size * cs) * cs in one array
     del island_size
     island_area *= _OUTLINE_CELLS_BOUND * cs
     big_island = island_area >= min_area  # else its outline is certainly smaller than min_area
     del island_area
-    big = np.zeros(len(label), dtype=bool)
+    big = np.zeros(s, dtype=bool)
     big[lab] = big_island[isl]
-    del isl, big_island
-    new_id = np.cumsum(big, dtype=index_dtype(len(label))) - 1
-    region[inside] = np.where(big[lab], new_id[lab], -1)
-    del new_id, lab
+    del big_island
+    new_id = np.cumsum(big, dtype=index_dtype(s)) - 1
+    inside_region = np.where(big[lab], new_id[lab], -1)
+    del new_id
+    region = np.full(s, -1, dtype=np.int64)
+    region[inside] = inside_region
+    del inside_region
     # The first span of each kept region, in chunks of spans; those dropped (-1) go to the extra
     # last entry.
     count = int(big.sum())
-    first = np.full(count + 1, len(label))
-    for start in range(0, len(label), _FIRST_CHUNK):
+    first = np.full(count + 1, s)
+    for start in range(0, s, _FIRST_CHUNK):
         part = region[start : start + _FIRST_CHUNK]
         np.minimum.at(first, part, np.arange(start, start + len(part)))
     region_area = area[first[:count]].astype(np.int64)
