@@ -310,6 +310,6 @@ def model_boundary(hf: Heightfield) -> np.ndarray:
     span, d = np.nonzero(hf.links < 0)
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
     fraction, found = hf.link_end(span, d)
-    mid = hf.centers_xy()[span] + (fraction * hf.cell_size)[:, None] * step
+    mid = hf.centers_xy(span) + (fraction * hf.cell_size)[:, None] * step
     half = np.where(found, 0.5 * hf.cell_size, 0.0)[:, None] * step[:, ::-1]
     return np.column_stack([mid - half, mid + half, hf.z[span]])

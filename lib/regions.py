@@ -121,8 +121,11 @@ def build_regions(
         label = _split_layers(label, column, hf, conflict, u, v, apart)
     del u, v, column, apart, conflict  # the links' size: not held through _finish's sort
     progress.at(0.95)
-    island = connected_components(s, *_edges(hf, inside, same_area=False), narrow=True)
-    region, region_area = _finish(label, island, inside, hf.area, hf.cell_size, params.region_min_area)
+    # Of the labels and islands, only the inside spans' are held through _finish.
+    inside_label = label[inside]
+    del label
+    island = connected_components(s, *_edges(hf, inside, same_area=False), narrow=True)[inside]
+    region, region_area = _finish(inside_label, island, inside, hf.area, hf.cell_size, params.region_min_area)
     return RegionMap(distance, region, len(region_area), region_area, bridges, bridge_xy)
 
 
@@ -281,18 +284,19 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
     cell-wide segment across it; where it was not (geometry that only clips the neighbour column),
     the neighbour column's centre, a point (the expected place of geometry lying anywhere in that
     column, corners included). Every span
-    carries its nearest known boundary element (midpoint, orientation, half-length); each sweep
+    carries the id of its nearest known boundary element (midpoint, orientation, half-length); each sweep
     offers it the elements of its 4 linked and 4 diagonal (two links) neighbours, measured to the
     whole segment so raster corners are exact. Sweeps stop when nothing changes or after enough to
     cover radius + 2 cells; farther spans keep inf.
     """
     s, cs = hf.span_count, hf.cell_size
-    half = 0.5 * cs
     links = hf.links
-    near = np.zeros((s, 2))
-    along_y = np.zeros(s, dtype=bool)  # the edge runs along y (it faces +-x)
-    extent = np.zeros(s)  # half-length of the edge: half a cell at ledges, 0 (a point) at walls
+    # Per span, its nearest element so far (an id into the element arrays, -1 for none) and the
+    # distance to it: the elements are held once each, not copied to every span they reach.
+    element = np.full(s, -1, dtype=index_dtype(4 * s))
     dist = np.full(s, np.inf)
+    near_parts, along_y_parts, extent_parts = [], [], []
+    count = 0
     for d in (1, 3, 0, 2):
         missing = np.flatnonzero(links[:, d] < 0)
         fraction, found = hf.link_end(missing, np.full(len(missing), d))
@@ -300,10 +304,15 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         # Nearest first, so a wall one cell away does not hide a ledge at this cell's edge.
         nearer = block <= dist[missing]
         missing, block, found = missing[nearer], block[nearer], found[nearer]
-        near[missing] = hf.centers_xy(missing) + block[:, None] * np.array([DIR_DX[d], DIR_DY[d]])
-        along_y[missing] = DIR_DX[d] != 0
-        extent[missing] = np.where(found, half, 0.0)
+        near_parts.append(hf.centers_xy(missing) + block[:, None] * np.array([DIR_DX[d], DIR_DY[d]]))
+        along_y_parts.append(np.full(len(missing), DIR_DX[d] != 0))  # the edge runs along y (it faces +-x)
+        # Half-length of the edge: half a cell at ledges, 0 (a point) at walls.
+        extent_parts.append(np.where(found, 0.5 * cs, 0.0))
+        element[missing] = np.arange(count, count + len(missing))
+        count += len(missing)
         dist[missing] = block
+    elements = (np.concatenate(near_parts), np.concatenate(along_y_parts), np.concatenate(extent_parts))
+    del near_parts, along_y_parts, extent_parts
     # Spans whose element changed in the last sweep (at first: every span holding one): only their
     # neighbours can improve. A span's linked neighbours offer it only fresh elements: links are
     # mutual, so the span was active in the sweep after such a neighbour took its element, did not
@@ -327,7 +336,7 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
         found_better = []
         for part in _chunks(act):
             spans, source, closer, neighbours = _sweep_part(
-                part, _eight_neighbours(links, part), hf.centers_xy(part), near, along_y, extent, dist, fresh
+                part, _eight_neighbours(links, part), hf.centers_xy(part), element, elements, dist, fresh
             )
             next_to[neighbours[neighbours >= 0]] = True
             found_better.append((spans, source, closer))
@@ -336,9 +345,7 @@ def distance_field(hf: Heightfield, radius: float, progress: Progress = SILENT) 
             break
         src = np.concatenate([source for _, source, _ in found_better])
         dist[changed] = np.concatenate([closer for _, _, closer in found_better])
-        near[changed] = near[src]
-        along_y[changed] = along_y[src]
-        extent[changed] = extent[src]
+        element[changed] = element[src]
         fresh = np.zeros(s, dtype=bool)
         fresh[changed] = True
     return dist
@@ -348,16 +355,18 @@ def _chunks(spans: np.ndarray) -> list[np.ndarray]:
     return [spans[start : start + _SWEEP_CHUNK] for start in range(0, len(spans), _SWEEP_CHUNK)]
 
 
-def _sweep_part(act, cand_idx, centre, near, along_y, extent, dist, fresh):
+def _sweep_part(act, cand_idx, centre, element, elements, dist, fresh):
     """(spans, source, distance, their neighbours) for the spans in `act` (column centres `centre`,
     their 8 neighbours `cand_idx` (A, 8)) whose neighbours' boundary elements come closer than
     their own: the linked neighbours' fresh elements (changed in the last sweep), and the diagonal
-    neighbours' elements."""
+    neighbours' elements. element: each span's element id; elements: (midpoint (E, 2), runs
+    along y (E,), half-length (E,))."""
+    near, along_y, extent = elements
     ok = cand_idx >= 0
     ok[:, :4][ok[:, :4]] = fresh[cand_idx[:, :4][ok[:, :4]]]
     ok[:, 4:][ok[:, 4:]] = np.isfinite(dist[cand_idx[:, 4:][ok[:, 4:]]])
     at = np.flatnonzero(ok)  # (row, column) as row * 8 + column
-    src, row = cand_idx.ravel().take(at), at >> 3
+    src, row = element.take(cand_idx.ravel().take(at)), at >> 3
     dx = centre[row, 0] - near[src, 0]
     dy = centre[row, 1] - near[src, 1]
     vert = along_y.take(src)
@@ -562,35 +571,38 @@ def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apar
     return unique_pairs(np.sort(pairs, axis=1))
 
 
-def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
-    """Number the components (label) 0..R-1 (in order of first span), dropping those whose island
-    (the inside spans linked whatever their area ids and storeys) is smaller than min_area: a piece
-    split off by an area border or a storey is a region of a larger floor, not an island."""
-    region = np.full(len(label), -1, dtype=np.int64)
-    if not inside.any():
-        return region, np.zeros(0, np.int64)
+def _finish(lab, isl, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Number the components (lab: the label of each inside span) 0..R-1 (in order of first span),
+    dropping those whose island (isl: each inside span's island, the inside spans linked whatever
+    their area ids and storeys) is smaller than min_area: a piece split off by an area border or a
+    storey is a region of a larger floor, not an island."""
+    s = len(inside)
+    if not len(lab):
+        return np.full(s, -1, dtype=np.int64), np.zeros(0, np.int64)
     # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
     # stage's largest temporaries). A label's spans lie in one island (the islands join more).
-    # Each per-span temporary is dropped as soon as it is used: this is the stage's peak.
-    lab = label[inside]
-    isl = island[inside]
+    # Each temporary is dropped as soon as it is used, and the regions are made last: this is the
+    # stage's peak.
     island_size = np.bincount(isl)
     island_area = island_size * cs  # (size * cs) * cs in one array
     del island_size
     island_area *= _OUTLINE_CELLS_BOUND * cs
     big_island = island_area >= min_area  # else its outline is certainly smaller than min_area
     del island_area
-    big = np.zeros(len(label), dtype=bool)
+    big = np.zeros(s, dtype=bool)
     big[lab] = big_island[isl]
-    del isl, big_island
-    new_id = np.cumsum(big, dtype=index_dtype(len(label))) - 1
-    region[inside] = np.where(big[lab], new_id[lab], -1)
-    del new_id, lab
+    del big_island
+    new_id = np.cumsum(big, dtype=index_dtype(s)) - 1
+    inside_region = np.where(big[lab], new_id[lab], -1)
+    del new_id
+    region = np.full(s, -1, dtype=np.int64)
+    region[inside] = inside_region
+    del inside_region
     # The first span of each kept region, in chunks of spans; those dropped (-1) go to the extra
     # last entry.
     count = int(big.sum())
-    first = np.full(count + 1, len(label))
-    for start in range(0, len(label), _FIRST_CHUNK):
+    first = np.full(count + 1, s)
+    for start in range(0, s, _FIRST_CHUNK):
         part = region[start : start + _FIRST_CHUNK]
         np.minimum.at(first, part, np.arange(start, start + len(part)))
     region_area = area[first[:count]].astype(np.int64)

@@ -15,6 +15,9 @@ MAX_EDGE_POINTS = 32
 # The floor along an edge is sampled this many cells apart: a cell apart, an edge across a bending
 # floor was off by 1.1 times max_height_error between two samples within it (a rolling terrain).
 EDGE_STEP = 0.5
+# Edge samples whose floor is found at once (bounds the temporaries: on large levels they were the
+# detail stage's peak).
+_EDGE_SAMPLES_PER_CHUNK = 1 << 16
 
 
 def _edge_points(
@@ -50,18 +53,68 @@ def _edge_points(
     a, b = mesh.vertices[u[slots]], mesh.vertices[w[slots]]
     steps = np.maximum(np.ceil(np.linalg.norm(b[:, :2] - a[:, :2], axis=1) / (EDGE_STEP * cs)).astype(np.int64), 1)
     n = steps - 1
+    cuts = np.concatenate([[0], np.cumsum(n)])
+    floor = np.empty(int(cuts[-1]))
+    off = np.zeros(len(slots))
+    # A run of edges at a time, so the per-sample temporaries stay bounded.
+    first = 0
+    while first < len(slots):
+        last = max(int(np.searchsorted(cuts, cuts[first] + _EDGE_SAMPLES_PER_CHUNK, side="right")) - 1, first + 1)
+        run = slice(first, last)
+        floor[cuts[first] : cuts[last]], off[run] = _edge_floor(
+            mesh, hf, start, layer_tol, span_region, slots[run], a[run], b[run], steps[run]
+        )
+        first = last
+    out: dict[int, np.ndarray] = {}
+    twins = twin_edges(u, w) if (off > max_error).any() else None
+    for k in np.flatnonzero(off > max_error).tolist():
+        t = (np.arange(n[k]) + 1) / steps[k]
+        xyz = a[k] + t[:, None] * (b[k] - a[k])
+        profile_floor = floor[cuts[k] : cuts[k + 1]]
+        good = ~np.isnan(profile_floor)
+        profile = np.column_stack([xyz[:, 0], xyz[:, 1], profile_floor])[good]
+        on = _one_floor(a[k, 2], profile[:, 2], climb)
+        keep = _profile_points(a[k], b[k], profile[on], t[good][on], max_error)
+        if not keep:
+            continue
+        pts = profile[on][sorted(keep)]
+        e = int(slots[k])
+        out[e] = pts
+        back = int(twins[e]) if twins is not None else -1
+        if back >= 0 and mesh.neighbors[e] >= 0:
+            out[back] = pts[::-1]
+    return out
+
+
+def _edge_floor(
+    mesh: PolyMesh,
+    hf: Heightfield,
+    start: np.ndarray,
+    layer_tol: float,
+    span_region: np.ndarray | None,
+    slots: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    steps: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(floor, off) of the edge slots `slots` (from a to b, `steps` steps): the floor under each of
+    their samples, in order (NaN where none is found), as _edge_points describes, and per slot how
+    far the floor it found leaves the straight edge at most (0 where it found none)."""
+    owner = mesh.edge_polygon
+    n = steps - 1
     edge = np.repeat(np.arange(len(slots)), n)
     t = (run_positions(n) + 1) / np.repeat(steps, n)
     xyz = a[edge] + t[:, None] * (b[edge] - a[edge])
+    del t
     span, sample = _column_spans(hf, start, xyz[:, :2])
     height = floor_at(hf, span, xyz[sample, :2])
-    floor = np.full(len(t), np.nan)
+    floor = np.full(len(xyz), np.nan)
     if span_region is not None:
         other = mesh.neighbors[slots]
         # The neighbour's region may hold another storey in this column: only its span nearest the
         # edge counts, and only within a storey's height of it.
         gap = np.abs(height - xyz[sample, 2])
-        least = np.full(len(t), np.inf)
+        least = np.full(len(xyz), np.inf)
         np.minimum.at(least, sample, gap)
         near_line = (gap <= least[sample]) & (gap < 2.0 * layer_tol)
         own = mesh.regions[owner[slots]]
@@ -72,7 +125,7 @@ def _edge_points(
         # That eroded floor is the region's own, at whatever height the straight edge passes (on the
         # shared undulating level a 30 m wall edge ran 4.8 m under a hump): the nearest such span
         # to the line counts, not only one within a storey's height of it.
-        least_joined = np.full(len(t), np.inf)
+        least_joined = np.full(len(xyz), np.inf)
         np.minimum.at(least_joined, sample[joined], gap[joined])
         nearest_joined = joined & (gap <= least_joined[sample])
         wall = other[edge[sample]] < 0
@@ -96,24 +149,7 @@ def _edge_points(
     known = ~np.isnan(floor)
     off = np.zeros(len(slots))
     np.maximum.at(off, edge[known], np.abs(floor[known] - xyz[known, 2]))
-    out: dict[int, np.ndarray] = {}
-    twins = twin_edges(u, w) if (off > max_error).any() else None
-    cuts = np.concatenate([[0], np.cumsum(n)])
-    for k in np.flatnonzero(off > max_error).tolist():
-        sel = slice(cuts[k], cuts[k + 1])
-        good = known[sel]
-        profile = np.column_stack([xyz[sel, 0], xyz[sel, 1], floor[sel]])[good]
-        on = _one_floor(a[k, 2], profile[:, 2], climb)
-        keep = _profile_points(a[k], b[k], profile[on], t[sel][good][on], max_error)
-        if not keep:
-            continue
-        pts = profile[on][sorted(keep)]
-        e = int(slots[k])
-        out[e] = pts
-        back = int(twins[e]) if twins is not None else -1
-        if back >= 0 and mesh.neighbors[e] >= 0:
-            out[back] = pts[::-1]
-    return out
+    return floor, off
 
 
 def _column_spans(hf: Heightfield, start: np.ndarray, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,10 +196,11 @@ def _floor_beside(
 def _eroded_off(hf: Heightfield, span: np.ndarray, region: np.ndarray, span_region: np.ndarray) -> np.ndarray:
     """Bool per span: it has no region and a link joins it to a span of `region` (one per span):
     the floor eroded off that region beside its walls."""
-    linked = hf.links[span]
-    return (span_region[span] < 0) & ((linked >= 0) & (span_region[np.maximum(linked, 0)] == region[:, None])).any(
-        axis=1
-    )
+    joined = np.zeros(len(span), dtype=bool)
+    for d in range(4):  # one direction at a time: no (K, 4) temporaries
+        linked = hf.links[span, d]
+        joined |= (linked >= 0) & (span_region[np.maximum(linked, 0)] == region)
+    return (span_region[span] < 0) & joined
 
 
 def _one_floor(start: float, heights: np.ndarray, climb: float) -> np.ndarray:

@@ -132,7 +132,7 @@ def _ledge_segments(hf: Heightfield, span: np.ndarray, d: np.ndarray) -> np.ndar
     """(L, 5) boundary segments of the ledge links (span, d) whose floor's end was not traced: a
     cell-wide segment across each step at its link end."""
     step = np.column_stack([DIR_DX[d], DIR_DY[d]]).astype(np.float64)
-    mid = hf.centers_xy()[span] + (hf.link_end(span, d)[0] * hf.cell_size)[:, None] * step
+    mid = hf.centers_xy(span) + (hf.link_end(span, d)[0] * hf.cell_size)[:, None] * step
     half = 0.5 * hf.cell_size * step[:, ::-1]
     return np.column_stack([mid - half, mid + half, hf.z[span]])
 
