@@ -571,29 +571,29 @@ def _apart_pieces(piece: np.ndarray, order: np.ndarray, column: np.ndarray, apar
     return unique_pairs(np.sort(pairs, axis=1))
 
 
-def _finish(lab, isl, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
-    """Number the components (lab: the label of each inside span) 0..R-1 (in order of first span),
-    dropping those whose island (isl: each inside span's island, the inside spans linked whatever
-    their area ids and storeys) is smaller than min_area: a piece split off by an area border or a
-    storey is a region of a larger floor, not an island."""
+def _finish(label, island, inside, area, cs: float, min_area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Number the components 0..R-1 (in order of first span), dropping those whose island (the
+    inside spans linked whatever their area ids and storeys) is smaller than min_area: a piece split
+    off by an area border or a storey is a region of a larger floor, not an island. label and
+    island: per inside span (in span order), its component label and its island."""
     s = len(inside)
-    if not len(lab):
+    if not len(label):
         return np.full(s, -1, dtype=np.int64), np.zeros(0, np.int64)
     # Labels are span ids: counted per label value, not sorted (a sort of every span would be the
     # stage's largest temporaries). A label's spans lie in one island (the islands join more).
     # Each temporary is dropped as soon as it is used, and the regions are made last: this is the
     # stage's peak.
-    island_size = np.bincount(isl)
+    island_size = np.bincount(island)
     island_area = island_size * cs  # (size * cs) * cs in one array
     del island_size
     island_area *= _OUTLINE_CELLS_BOUND * cs
     big_island = island_area >= min_area  # else its outline is certainly smaller than min_area
     del island_area
     big = np.zeros(s, dtype=bool)
-    big[lab] = big_island[isl]
+    big[label] = big_island[island]
     del big_island
     new_id = np.cumsum(big, dtype=index_dtype(s)) - 1
-    inside_region = np.where(big[lab], new_id[lab], -1)
+    inside_region = np.where(big[label], new_id[label], -1)
     del new_id
     region = np.full(s, -1, dtype=np.int64)
     region[inside] = inside_region
